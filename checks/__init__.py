@@ -1,0 +1,19 @@
+"""Check definitions shared by the notebooks' visible tests and the grader.
+
+``checks_for_lesson("02_replay_buffer")`` returns the checks of one lesson; see
+:mod:`checks.framework` for what a check is.
+"""
+
+import importlib
+
+LESSON_MODULES = {
+    "01_qlearning": "checks.lesson01_qlearning",
+    "02_replay_buffer": "checks.lesson02_replay_buffer",
+}
+
+
+def checks_for_lesson(lesson):
+    """The :class:`~checks.framework.LessonChecks` of ``lesson``, e.g. "01_qlearning"."""
+    if lesson not in LESSON_MODULES:
+        raise KeyError(f"unknown lesson {lesson!r}; known: {', '.join(LESSON_MODULES)}")
+    return importlib.import_module(LESSON_MODULES[lesson]).CHECKS

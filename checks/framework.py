@@ -1,0 +1,141 @@
+"""What a check is, and how a notebook's visible test runs one.
+
+A check has three parts:
+
+- ``make_inputs(rng)``: the inputs (capacities, seeds, transitions...) drawn from a
+  generator seeded by a salt. Visible tests use a public salt; the grader a secret one.
+- ``probe(inputs, **student_objects)``: runs where the student's code lives (their
+  kernel), drives their objects with the inputs and returns plain data only: numbers,
+  strings, lists, dicts and numpy arrays. It never decides pass or fail.
+- ``verdict(inputs, data)``: a pure function of the inputs and the probe's data that
+  returns a :class:`Verdict`. The grader calls it in its own process, so nothing the
+  student's code does to its kernel (patched numpy, swallowed exceptions) reaches it.
+
+A visible test cell runs all three in the notebook; the grader runs the probe in the
+student's kernel and the verdict outside it. One definition, two uses.
+"""
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+VISIBLE_SALT = "visible"
+# Used when no salt is given. Not secret: instructors pass --salt or set GRADER_SALT.
+DEFAULT_HIDDEN_SALT = "default-salt-not-secret"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The share of a check's points earned (0 to 1) and feedback a student can act on."""
+
+    fraction: float
+    feedback: str
+
+    @property
+    def passed(self):
+        return self.fraction >= 1.0
+
+
+def passed(feedback="passed"):
+    return Verdict(1.0, feedback)
+
+
+def failed(feedback, fraction=0.0):
+    return Verdict(float(fraction), feedback)
+
+
+class ProbeError(Exception):
+    """The student's code raised while a probe drove it; carries what to tell them."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """One graded behaviour; ``name`` is the grade_id of the test cell that runs it."""
+
+    name: str
+    title: str
+    needs: tuple  # names the probe takes from the student's notebook
+    make_inputs: Callable[[np.random.Generator], dict]
+    probe: Callable[..., Any]
+    verdict: Callable[[dict, Any], Verdict]
+    time_limit: float = 30.0  # seconds the probe may take in the grader
+
+
+def as_plain_data(value):
+    """``value`` as it arrives after crossing from a kernel to the grader: JSON.
+
+    Visible tests pass inputs and data through this too, so a check behaves the same
+    in a notebook as in the grader (tuples become lists, dict keys become strings).
+    """
+    return json.loads(json.dumps(value, allow_nan=True))
+
+
+def seed_for(salt, lesson, check_name):
+    """A 64-bit seed from the salt, so each (lesson, check) gets its own inputs."""
+    digest = hashlib.sha256(f"{salt}\0{lesson}\0{check_name}".encode()).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
+def hidden_salt():
+    return os.environ.get("GRADER_SALT") or DEFAULT_HIDDEN_SALT
+
+
+class LessonChecks:
+    """The checks of one lesson, looked up by the grade_id of their test cell."""
+
+    def __init__(self, lesson, checks):
+        self.lesson = lesson
+        self.by_name = {check.name: check for check in checks}
+        if len(self.by_name) != len(checks):
+            raise ValueError(f"duplicate check names in lesson {lesson}")
+
+    def __getitem__(self, name):
+        return self.by_name[name]
+
+    def __iter__(self):
+        return iter(self.by_name.values())
+
+    def inputs(self, name, salt):
+        seed = seed_for(salt, self.lesson, name)
+        return self[name].make_inputs(np.random.default_rng(seed))
+
+    def run(self, name, namespace, hidden=False):
+        """Run check ``name`` on the objects in ``namespace`` (a notebook's ``globals()``).
+
+        Prints a line when it passes; raises ``AssertionError`` with the feedback when
+        it does not, which is what makes a notebook test cell fail.
+        """
+        check = self[name]
+        missing = [needed for needed in check.needs if needed not in namespace]
+        if missing:
+            raise AssertionError(
+                f"{check.title}: {', '.join(missing)} is not defined yet. "
+                "Run the cells above this one first.")
+        inputs = as_plain_data(self.inputs(name, hidden_salt() if hidden else VISIBLE_SALT))
+        objects = {needed: namespace[needed] for needed in check.needs}
+        try:
+            data = as_plain_data(check.probe(inputs, **objects))
+        except ProbeError as error:
+            raise AssertionError(f"{check.title}: {error}") from None
+        verdict = check.verdict(inputs, data)
+        if not verdict.passed:
+            raise AssertionError(f"{check.title}: {verdict.feedback}")
+        print(f"\u2713 {check.title}: {verdict.feedback}")
+
+
+def call_student(description, function, *args, **kwargs):
+    """Call the student's code; turn any exception into a ProbeError that names the call.
+
+    ``NotImplementedError`` gets its own message because it means "not written yet".
+    """
+    try:
+        return function(*args, **kwargs)
+    except NotImplementedError:
+        raise ProbeError(f"{description} is not implemented yet "
+                         "(it raised NotImplementedError).") from None
+    except Exception as error:  # the student's bug, reported rather than propagated
+        raise ProbeError(f"{description} raised {type(error).__name__}: {error}") from None

@@ -1,0 +1,57 @@
+"""Learning curves over seeds: a mean line and a 95% confidence band around it."""
+
+import matplotlib.pyplot as plt
+import numpy as np
+from scipy import stats
+
+
+def moving_average(values, window):
+    """Average of the last ``window`` episodes at each episode (shorter at the start)."""
+    values = np.asarray(values, dtype=np.float64)
+    cumulative = np.cumsum(values, axis=-1)
+    shifted = np.zeros_like(cumulative)
+    shifted[..., window:] = cumulative[..., :-window]
+    counts = np.minimum(np.arange(1, values.shape[-1] + 1), window)
+    return (cumulative - shifted) / counts
+
+
+def mean_and_band(curves, confidence=0.95):
+    """Mean over seeds (axis 0) and the half-width of a t confidence interval for it."""
+    curves = np.asarray(curves, dtype=np.float64)
+    n_seeds = curves.shape[0]
+    mean = curves.mean(axis=0)
+    if n_seeds < 2:
+        return mean, np.zeros_like(mean)
+    sem = curves.std(axis=0, ddof=1) / np.sqrt(n_seeds)
+    return mean, sem * stats.t.ppf(0.5 + confidence / 2, df=n_seeds - 1)
+
+
+def plot_learning_curves(curves_by_method, window=20, ax=None, title=None,
+                         ylabel="episode return", reference=None, ylim=None):
+    """Plot ``{method: array (seeds, episodes)}`` as smoothed means with 95% bands.
+
+    ``reference`` is an optional ``(value, label)`` drawn as a dashed line, e.g. the
+    optimal return.
+    """
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 4.5))
+    for method, curves in curves_by_method.items():
+        smoothed = moving_average(curves, window)
+        mean, half_width = mean_and_band(smoothed)
+        episodes = np.arange(1, mean.size + 1)
+        n_seeds = np.asarray(curves).shape[0]
+        (line,) = ax.plot(episodes, mean, label=f"{method} ({n_seeds} seed{'s' * (n_seeds != 1)})")
+        ax.fill_between(episodes, mean - half_width, mean + half_width,
+                        color=line.get_color(), alpha=0.2, linewidth=0)
+    if reference is not None:
+        value, label = reference
+        ax.axhline(value, color="black", linestyle="--", linewidth=1, label=label)
+    ax.set_xlabel("episode")
+    ax.set_ylabel(f"{ylabel} (mean of last {window})")
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    if title:
+        ax.set_title(title)
+    ax.legend(loc="lower right")
+    ax.grid(alpha=0.3)
+    return ax

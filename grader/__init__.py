@@ -1,0 +1,1 @@
+"""The course's instructor tools: release student notebooks, and grade submissions."""

@@ -1,0 +1,83 @@
+"""Generate everything that is derived from ``solutions/``.
+
+- ``notebooks/<lesson>.ipynb``, the student versions, made by nbgrader's own
+  preprocessors: solutions become ``# YOUR CODE HERE`` stubs, hidden tests and outputs go,
+  cells are locked.
+- The reference modules that lessons export (``qlearning.py``, ...).
+- The setup cell at the top of every source notebook, from :mod:`grader.setup_cell`.
+
+Everything written is a pure function of the source notebooks, so a second release
+changes nothing; a test checks that the committed files are exactly what a release makes.
+"""
+
+from pathlib import Path
+
+import nbformat
+from nbgrader.preprocessors import (CheckCellMetadata, ClearHiddenTests, ClearMarkScheme,
+                                    ClearOutput, ClearSolutions, ComputeChecksums, LockCells)
+
+from grader.export import export_target, module_source
+from grader.setup_cell import SETUP_CELL_ID, SETUP_CELL_SOURCE
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+SOURCE_DIR = "solutions"
+STUDENT_DIR = "notebooks"
+
+# nbgrader's generate_assignment order, minus its database steps. ClearHiddenTests must
+# run before ComputeChecksums, so the checksums describe the cells students receive.
+STUDENT_PIPELINE = (LockCells, ClearSolutions, ClearOutput, ClearHiddenTests,
+                    ClearMarkScheme, ComputeChecksums, CheckCellMetadata)
+
+
+def source_notebooks(root=REPOSITORY):
+    return sorted((Path(root) / SOURCE_DIR).glob("[0-9][0-9]_*.ipynb"))
+
+
+def with_current_setup_cell(notebook, path):
+    """Put the current setup cell first; the source must already start with one."""
+    first = notebook.cells[0] if notebook.cells else None
+    if first is None or first.metadata.get("nbgrader", {}).get("grade_id") != SETUP_CELL_ID:
+        raise ValueError(f"{path}: the first cell must be the setup cell "
+                         f"(nbgrader grade_id {SETUP_CELL_ID!r})")
+    first.source = SETUP_CELL_SOURCE
+    return notebook
+
+
+def student_version(source_notebook):
+    """The student notebook made from a source notebook (which is left untouched)."""
+    notebook = nbformat.from_dict(source_notebook)  # a deep copy
+    resources = {}
+    for preprocessor in STUDENT_PIPELINE:
+        notebook, resources = preprocessor().preprocess(notebook, resources)
+    return notebook
+
+
+def _write_if_changed(path, text, written):
+    path = Path(path)
+    if not path.exists() or path.read_text() != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        written.append(path)
+
+
+def release(root=REPOSITORY, output_root=None):
+    """Regenerate student notebooks and exported modules; return the paths that changed.
+
+    ``output_root`` (default: ``root``) is where generated files go, so a test can
+    release into a temporary folder and compare it with what is committed.
+    """
+    root = Path(root)
+    output_root = Path(output_root or root)
+    written = []
+    for path in source_notebooks(root):
+        relative = path.relative_to(root)
+        source = with_current_setup_cell(nbformat.read(path, as_version=4), relative)
+        _write_if_changed(output_root / relative, nbformat.writes(source) + "\n", written)
+        target = export_target(source)
+        if target:
+            _write_if_changed(output_root / target, module_source(source, relative.as_posix()),
+                              written)
+        student = student_version(source)
+        _write_if_changed(output_root / STUDENT_DIR / path.name,
+                          nbformat.writes(student) + "\n", written)
+    return written
