@@ -40,7 +40,8 @@ def plot_learning_curves(curves_by_method, window=20, ax=None, title=None,
         mean, half_width = mean_and_band(smoothed)
         episodes = np.arange(1, mean.size + 1)
         n_seeds = np.asarray(curves).shape[0]
-        (line,) = ax.plot(episodes, mean, label=f"{method} ({n_seeds} seed{'s' * (n_seeds != 1)})")
+        seeds = f"{n_seeds} seed" + ("s" if n_seeds != 1 else "")
+        (line,) = ax.plot(episodes, mean, label=f"{method} ({seeds})")
         ax.fill_between(episodes, mean - half_width, mean + half_width,
                         color=line.get_color(), alpha=0.2, linewidth=0)
     if reference is not None:

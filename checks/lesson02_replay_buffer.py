@@ -1,0 +1,509 @@
+"""Checks for lesson 02: the FIFO replay buffer and training with replay on Taxi."""
+
+from functools import lru_cache
+
+import numpy as np
+from scipy import stats
+
+from checks.framework import (Check, LessonChecks, ProbeError, call_student, failed,
+                              passed)
+from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
+from checks.stub_envs import ScriptedAgent, make_corridor
+
+LESSON = "02_replay_buffer"
+FIELDS = ("obs_t", "action", "reward", "obs_tp1", "done")
+
+
+# Transition number k is (k, k % 5, k / 2, k + 1, k % 3 == 0): every field can be traced
+# back to k, so a sampled row tells which transition it is and whether it is intact.
+def transition(k):
+    return k, k % 5, k / 2, k + 1, k % 3 == 0
+
+
+def _new_buffer(ReplayBuffer, capacity, seed):
+    return call_student(f"ReplayBuffer({capacity}, seed={seed})", ReplayBuffer, capacity,
+                        seed=seed)
+
+
+def _add(buffer, *fields):
+    call_student("add(obs_t, action, reward, obs_tp1, done)", buffer.add, *fields)
+
+
+def _sample(buffer, batch_size):
+    batch = call_student(f"sample({batch_size})", buffer.sample, batch_size)
+    try:
+        fields = list(batch)
+    except TypeError:
+        raise ProbeError(f"sample({batch_size}) returned {type(batch).__name__}, not the five "
+                         "arrays (obs_t, action, reward, obs_tp1, done).") from None
+    if len(fields) != 5:
+        raise ProbeError(f"sample({batch_size}) returned {len(fields)} items; expected five "
+                         "arrays (obs_t, action, reward, obs_tp1, done).")
+    return fields
+
+
+def _sampled_ids(buffer, batch_size):
+    """The transition numbers in one batch (-1 for a row whose fields disagree)."""
+    obs, action, reward, obs_next, done = (np.asarray(f) for f in _sample(buffer, batch_size))
+    ids = np.asarray(obs, dtype=np.int64).reshape(-1)
+    intact = ((np.asarray(action).reshape(-1) == ids % 5)
+              & (np.asarray(reward, dtype=np.float64).reshape(-1) == ids / 2)
+              & (np.asarray(obs_next).reshape(-1) == ids + 1)
+              & (np.asarray(done).reshape(-1).astype(bool) == (ids % 3 == 0)))
+    return np.where(intact, ids, -1).tolist()
+
+
+def _len(buffer):
+    return call_student("len(buffer)", len, buffer)
+
+
+# --- length and FIFO eviction ----------------------------------------------------------
+
+def _filling_inputs(rng):
+    capacity = int(rng.integers(3, 25))
+    return {"capacity": capacity, "additions": int(rng.integers(capacity + 1, 3 * capacity)),
+            "seed": int(rng.integers(2**31))}
+
+
+def _len_probe(inputs, ReplayBuffer):
+    buffer = _new_buffer(ReplayBuffer, inputs["capacity"], inputs["seed"])
+    lengths = [_len(buffer)]
+    for k in range(inputs["additions"]):
+        _add(buffer, *transition(k))
+        lengths.append(_len(buffer))
+    return {"lengths": lengths}
+
+
+def _len_verdict(inputs, data):
+    capacity = inputs["capacity"]
+    for added, got in enumerate(data["lengths"]):
+        want = min(added, capacity)
+        if got != want:
+            return failed(f"after adding {added} transition(s) to ReplayBuffer({capacity}), "
+                          f"len(buffer) should be {want} but is {got}."
+                          + (" The buffer must never hold more than its size."
+                             if isinstance(got, int) and got > capacity else ""))
+    return passed(f"len grows to the capacity {capacity} and stays there "
+                  f"over {inputs['additions']} additions.")
+
+
+EVICTION_DRAWS = 3000  # every kept transition is missed with probability < 1e-40
+
+
+def _eviction_probe(inputs, ReplayBuffer):
+    buffer = _new_buffer(ReplayBuffer, inputs["capacity"], inputs["seed"])
+    for k in range(inputs["additions"]):
+        _add(buffer, *transition(k))
+    seen = []
+    for _ in range(EVICTION_DRAWS // 50):
+        seen.extend(_sampled_ids(buffer, 50))
+    return {"seen": sorted(set(seen))}
+
+
+def _eviction_verdict(inputs, data):
+    capacity, additions = inputs["capacity"], inputs["additions"]
+    kept = set(range(additions - capacity, additions))
+    seen = set(data["seen"])
+    if -1 in seen:
+        return failed("sample returned rows whose fields do not belong together (obs_t of one "
+                      "transition with the reward or done of another): keep each transition "
+                      "as one unit.")
+    stale = sorted(seen - kept)
+    situation = (f"after adding transitions 0..{additions - 1} to ReplayBuffer({capacity}) "
+                 f"it should hold the newest {capacity}, {min(kept)}..{max(kept)}")
+    if stale:
+        return failed(f"{situation}, but sample returned transition {stale[0]}, which should "
+                      "have been evicted. When the buffer is full, drop the oldest first.")
+    missing = sorted(kept - seen)
+    if missing:
+        return failed(f"{situation}, but transition {missing[-1]} never came up in "
+                      f"{EVICTION_DRAWS} samples. Is the newest transition stored when the "
+                      "buffer is full?")
+    return passed(f"{situation}, and it does.")
+
+
+# --- what sample returns ---------------------------------------------------------------
+
+OBSERVATION_KINDS = {
+    # name: (how to make observation k, what the stored dtype is)
+    "integer states (Taxi)": (lambda k: k, "int64"),
+    "float32 vectors (CartPole)": (lambda k: np.full(4, k, dtype=np.float32), "float32"),
+    "uint8 arrays (images)": (lambda k: np.full((3, 2), k, dtype=np.uint8), "uint8"),
+}
+
+
+def _types_inputs(rng):
+    return {"batch_size": int(rng.integers(3, 40)), "stored": int(rng.integers(5, 30)),
+            "seed": int(rng.integers(2**31))}
+
+
+def _describe_array(value):
+    if not isinstance(value, np.ndarray):
+        return {"type": type(value).__name__}
+    return {"type": "ndarray", "dtype": str(value.dtype), "shape": list(value.shape)}
+
+
+def _types_probe(inputs, ReplayBuffer):
+    described = {}
+    for kind, (make_obs, _) in OBSERVATION_KINDS.items():
+        buffer = _new_buffer(ReplayBuffer, 100, inputs["seed"])
+        for k in range(inputs["stored"]):
+            _, action, reward, _, done = transition(k)
+            _add(buffer, make_obs(k), action, reward, make_obs(k + 1), done)
+        described[kind] = [_describe_array(f) for f in _sample(buffer, inputs["batch_size"])]
+    return described
+
+
+def _types_verdict(inputs, data):
+    batch = inputs["batch_size"]
+    for kind, (make_obs, obs_dtype) in OBSERVATION_KINDS.items():
+        obs_shape = list(np.shape(make_obs(0)))
+        expected = {"obs_t": (obs_dtype, [batch, *obs_shape]), "action": ("int64", [batch]),
+                    "reward": ("float64", [batch]), "obs_tp1": (obs_dtype, [batch, *obs_shape]),
+                    "done": ("bool", [batch])}
+        for field, got in zip(FIELDS, data[kind]):
+            dtype, shape = expected[field]
+            where = f"with {kind} stored, sample({batch}) returned {field}"
+            if got["type"] != "ndarray":
+                return failed(f"{where} as a {got['type']}; return numpy arrays.")
+            if got["shape"] != shape:
+                return failed(f"{where} with shape {tuple(got['shape'])}; expected "
+                              f"{tuple(shape)}: the batch first, then the shape of one item.")
+            if got["dtype"] != dtype:
+                return failed(f"{where} with dtype {got['dtype']}; expected {dtype}, the type "
+                              "of what was stored. Let numpy keep the stored dtype (no "
+                              "conversion to float or to a fixed type).")
+    return passed("five arrays whose shapes and dtypes follow the stored data, for integer, "
+                  "float32-vector and uint8-array observations.")
+
+
+def _aliasing_inputs(rng):
+    return {"stored": int(rng.integers(3, 12)), "seed": int(rng.integers(2**31))}
+
+
+def _aliasing_probe(inputs, ReplayBuffer):
+    buffer = _new_buffer(ReplayBuffer, 100, inputs["seed"])
+    originals = []
+    for k in range(inputs["stored"]):
+        obs, obs_next = np.full(3, float(k)), np.full(3, float(k + 1))
+        originals.append((obs, obs_next))
+        _add(buffer, obs, k % 5, k / 2, obs_next, False)
+    for obs, obs_next in originals:  # the caller reuses its arrays, as envs often do
+        obs[:] = -1.0
+        obs_next[:] = -1.0
+    first = [np.asarray(f) for f in _sample(buffer, 64)]
+    after_caller_mutation = first[0].tolist()
+    for field in first:  # a learner may normalise a batch in place
+        if field.dtype.kind == "f":
+            field *= 0.0
+    second = [np.asarray(f) for f in _sample(buffer, 64)]
+    return {"after_caller_mutation": after_caller_mutation,
+            "after_batch_mutation": second[0].tolist()}
+
+
+def _aliasing_verdict(inputs, data):
+    def all_rows_original(rows):
+        return all(len(set(row)) == 1 and 0 <= row[0] < inputs["stored"] for row in rows)
+
+    if not all_rows_original(data["after_caller_mutation"]):
+        return failed("after add(obs, ...) the caller overwrote its obs array, and sample "
+                      "returned the overwritten values: the buffer kept a reference, not a "
+                      "copy. Copy array observations when you add them (np.array(obs)).")
+    if not all_rows_original(data["after_batch_mutation"]):
+        return failed("zeroing a sampled batch in place changed what the buffer stores: "
+                      "sample must return new arrays, not views of the storage.")
+    return passed("the buffer stores copies and sampling hands out new arrays.")
+
+
+# --- sampling distribution -------------------------------------------------------------
+
+def _uniform_inputs(rng):
+    capacity = int(rng.integers(6, 16))
+    return {"capacity": capacity, "additions": capacity + int(rng.integers(0, capacity)),
+            "batch_size": int(rng.integers(16, 64)), "draws_per_item": 200,
+            "seed": int(rng.integers(2**31))}
+
+
+def _uniform_probe(inputs, ReplayBuffer):
+    buffer = _new_buffer(ReplayBuffer, inputs["capacity"], inputs["seed"])
+    for k in range(inputs["additions"]):
+        _add(buffer, *transition(k))
+    draws = inputs["capacity"] * inputs["draws_per_item"]
+    ids = []
+    while len(ids) < draws:
+        ids.extend(_sampled_ids(buffer, inputs["batch_size"]))
+    return {"ids": ids[:draws]}
+
+
+def _uniform_verdict(inputs, data):
+    kept = list(range(inputs["additions"] - inputs["capacity"], inputs["additions"]))
+    ids = data["ids"]
+    strays = [i for i in ids if i not in kept]
+    if strays:
+        return failed(f"sampling returned transition {strays[0]}, which is not among the "
+                      f"{len(kept)} stored ({kept[0]}..{kept[-1]}); test_fifo_eviction says "
+                      "more.")
+    counts = [ids.count(i) for i in kept]
+    uniform = [1 / len(kept)] * len(kept)
+    if not fits(counts, uniform):
+        oldest, newest = counts[0], counts[-1]
+        lean = ("the newest" if newest > oldest else "the oldest")
+        return failed(f"over {len(ids)} draws from {len(kept)} stored transitions each should "
+                      f"come up about {len(ids) / len(kept):.0f} times, but the counts lean "
+                      f"towards {lean}: " + describe_counts(counts, uniform,
+                                                            [f"#{i}" for i in kept])
+                      + ". Draw every index with equal probability.")
+    return passed(f"{len(ids)} draws fit a uniform distribution over the stored transitions "
+                  f"(chi-square, rejection rate {FALSE_FAILURE_RATE:g}).")
+
+
+def _replacement_inputs(rng):
+    return {"small": int(rng.integers(2, 6)), "large_batch": int(rng.integers(20, 80)),
+            "stored": 50, "batch_size": 20, "batches": 100, "seed": int(rng.integers(2**31))}
+
+
+def _replacement_probe(inputs, ReplayBuffer):
+    small = _new_buffer(ReplayBuffer, 100, inputs["seed"])
+    for k in range(inputs["small"]):
+        _add(small, *transition(k))
+    oversized = _sampled_ids(small, inputs["large_batch"])
+    buffer = _new_buffer(ReplayBuffer, 100, inputs["seed"])
+    for k in range(inputs["stored"]):
+        _add(buffer, *transition(k))
+    with_repeats = sum(len(set(batch)) < len(batch)
+                       for batch in (_sampled_ids(buffer, inputs["batch_size"])
+                                     for _ in range(inputs["batches"])))
+    return {"oversized_rows": len(oversized), "batches_with_repeats": with_repeats}
+
+
+def probability_of_a_repeat(stored, batch_size):
+    """P(a batch drawn with replacement holds some transition twice): the birthday problem."""
+    return 1 - np.prod(1 - np.arange(batch_size) / stored)
+
+
+def _replacement_verdict(inputs, data):
+    small, large = inputs["small"], inputs["large_batch"]
+    if data["oversized_rows"] != large:
+        return failed(f"with {small} transitions stored, sample({large}) returned "
+                      f"{data['oversized_rows']} rows. Sampling is with replacement, so a "
+                      "batch can be larger than the buffer.")
+    p_repeat = probability_of_a_repeat(inputs["stored"], inputs["batch_size"])
+    # too few batches with a repeated transition means sampling without replacement
+    p_value = stats.binom.cdf(data["batches_with_repeats"], inputs["batches"], p_repeat)
+    if p_value < FALSE_FAILURE_RATE:
+        return failed(f"drawing batches of {inputs['batch_size']} from {inputs['stored']} "
+                      f"transitions with replacement repeats a transition in about "
+                      f"{p_repeat:.0%} of batches, but only {data['batches_with_repeats']} of "
+                      f"{inputs['batches']} of yours did. Draw each index independently "
+                      "(with replacement).")
+    return passed("batches are drawn with replacement, even when larger than the buffer.")
+
+
+# --- errors ---------------------------------------------------------------------------
+
+def _errors_inputs(rng):
+    return {"bad_sizes": [0, -int(rng.integers(1, 50))], "seed": int(rng.integers(2**31))}
+
+
+def _raised(function, *args):
+    try:
+        function(*args)
+    except Exception as error:  # what the student's code raised is the data
+        return {"raised": type(error).__name__, "message": str(error)[:200]}
+    return {"raised": None}
+
+
+def _errors_probe(inputs, ReplayBuffer):
+    empty = _new_buffer(ReplayBuffer, 10, inputs["seed"])
+    filled = _new_buffer(ReplayBuffer, 10, inputs["seed"])
+    _add(filled, *transition(1))
+    return {"empty": _raised(empty.sample, 1),
+            "bad_sizes": [_raised(filled.sample, size) for size in inputs["bad_sizes"]]}
+
+
+def _errors_verdict(inputs, data):
+    cases = [("sample(1) on an empty buffer", data["empty"])]
+    cases += [(f"sample({size})", outcome)
+              for size, outcome in zip(inputs["bad_sizes"], data["bad_sizes"])]
+    for call, outcome in cases:
+        if outcome["raised"] != "ValueError":
+            what = "returned normally" if outcome["raised"] is None else \
+                f"raised {outcome['raised']}"
+            return failed(f"{call} {what}; it should raise ValueError with a message that "
+                          "says what is wrong.")
+        if not outcome["message"].strip():
+            return failed(f"{call} raised ValueError without a message: say what is wrong.")
+    return passed("sampling an empty buffer or a non-positive batch size raises ValueError.")
+
+
+# --- the training loop with replay -----------------------------------------------------
+
+class RecordingBuffer:
+    """Stands in for a replay buffer: stores adds, samples the newest transition."""
+
+    def __init__(self):
+        self.added = []
+        self.sampled_sizes = []
+
+    def __len__(self):
+        return len(self.added)
+
+    def add(self, obs_t, action, reward, obs_tp1, done):
+        self.added.append([int(obs_t), int(action), float(reward), int(obs_tp1), bool(done)])
+
+    def sample(self, batch_size):
+        if not self.added:
+            raise ValueError("sample() on an empty buffer: add the transition first")
+        self.sampled_sizes.append(int(batch_size))
+        rows = [self.added[-1]] * batch_size
+        return tuple(np.array(column) for column in zip(*rows))
+
+
+def _loop_inputs(rng):
+    length = int(rng.integers(3, 7))
+    return {"length": length, "time_limit": int(rng.integers(length + 2, length + 8)),
+            "batch_size": int(rng.integers(2, 9))}
+
+
+def _loop_probe(inputs, play_and_train_with_replay):
+    outcome = {}
+    for case, action, use_replay in (("reaches_goal", 1, True), ("runs_out_of_time", 0, True),
+                                     ("without_replay", 1, False)):
+        env = make_corridor(inputs["length"], inputs["time_limit"])
+        agent, buffer = ScriptedAgent(action), RecordingBuffer()
+        call_student("play_and_train_with_replay(env, agent, replay, replay_batch_size)",
+                     play_and_train_with_replay, env, agent,
+                     buffer if use_replay else None, inputs["batch_size"])
+        outcome[case] = {"steps": env.unwrapped.steps_taken, "updates": len(agent.updates),
+                         "added": buffer.added, "sampled_sizes": buffer.sampled_sizes}
+    return outcome
+
+
+def _loop_verdict(inputs, data):
+    batch = inputs["batch_size"]
+    plain = data["without_replay"]
+    if plain["updates"] != plain["steps"]:
+        return failed(f"with replay=None the loop should update once per step; it made "
+                      f"{plain['updates']} updates in {plain['steps']} steps.")
+    for case in ("reaches_goal", "runs_out_of_time"):
+        run = data[case]
+        if len(run["added"]) != run["steps"]:
+            return failed(f"the episode took {run['steps']} steps but replay.add was called "
+                          f"{len(run['added'])} times: store every transition once.")
+        if run["sampled_sizes"] != [batch] * run["steps"]:
+            return failed(f"expected one replay.sample({batch}) per step "
+                          f"(replay_batch_size={batch}); got sizes {run['sampled_sizes']}.")
+        if run["updates"] != run["steps"] * (1 + batch):
+            return failed(f"each step should update the agent on the new transition and on "
+                          f"each of the {batch} replayed ones ({1 + batch} updates per step); "
+                          f"got {run['updates']} updates in {run['steps']} steps.")
+    if not data["reaches_goal"]["added"][-1][4]:
+        return failed("the last transition reached the goal (terminated=True) but was stored "
+                      "with done=False.")
+    if any(row[4] for row in data["runs_out_of_time"]["added"]):
+        return failed("an episode cut by the time limit (truncated) was stored with "
+                      "done=True. Store `terminated`: a replayed transition must not zero the "
+                      "bootstrap just because the clock ran out.")
+    return passed("every step updates on the new transition, stores it with done=terminated, "
+                  "and replays one batch.")
+
+
+# --- learning on Taxi -----------------------------------------------------------------
+
+LEARNING = dict(alpha=0.5, epsilon=0.25, discount=0.99, epsilon_decay=0.99)
+EARLY_EPISODES, TOTAL_EPISODES = 150, 300
+REPLAY = dict(capacity=1000, batch_size=8)
+EARLY_MARGIN = 0.20  # replay must solve 20 points more start states after 150 episodes
+FINAL_TOLERANCE = 0.05  # and may trail no replay by at most 5 points at the end
+
+
+def _learning_inputs(rng):
+    return {"seeds": rng.integers(2**31, size=3).tolist(), "early": EARLY_EPISODES,
+            "total": TOTAL_EPISODES, **REPLAY, **LEARNING}
+
+
+def train_taxi_snapshots(play_episode, seed, early, total, alpha, epsilon, discount,
+                         epsilon_decay):
+    """Q-tables of the reference agent after ``early`` and ``total`` Taxi episodes."""
+    from course.experiments import train_agent
+    from course.qtables import qtable_from_agent
+    from course.taxi import N_ACTIONS, N_STATES, make_taxi
+    from qlearning import QLearningAgent
+
+    env = make_taxi(seed)
+    agent = QLearningAgent(alpha=alpha, epsilon=epsilon, discount=discount,
+                           get_legal_actions=lambda state: range(N_ACTIONS), seed=seed)
+    snapshots = []
+    for episodes in (early, total - early):
+        train_agent(env, agent, play_episode, episodes, epsilon_decay=epsilon_decay,
+                    progress=False)
+        snapshots.append(qtable_from_agent(agent, N_STATES, N_ACTIONS))
+    return snapshots
+
+
+def _learning_probe(inputs, ReplayBuffer, play_and_train_with_replay):
+    settings = {k: inputs[k] for k in ("early", "total", *LEARNING)}
+    runs = []
+    for seed in inputs["seeds"]:
+        buffer = _new_buffer(ReplayBuffer, inputs["capacity"], seed)
+
+        def play_episode(env, agent):
+            return play_and_train_with_replay(env, agent, buffer, inputs["batch_size"])
+
+        snapshots = call_student("training with your buffer on Taxi", train_taxi_snapshots,
+                                 play_episode, seed, **settings)
+        runs.append([q.tolist() for q in snapshots])
+    return {"snapshots": runs}
+
+
+@lru_cache(maxsize=8)
+def _no_replay_success(seeds, settings):
+    from course.taxi import evaluate_qtable
+    from qlearning import play_and_train
+
+    rates = [[evaluate_qtable(q).success_rate
+              for q in train_taxi_snapshots(play_and_train, seed, **dict(settings))]
+             for seed in seeds]
+    return np.mean(rates, axis=0)
+
+
+def _learning_verdict(inputs, data):
+    from course.taxi import evaluate_qtable
+
+    settings = tuple(sorted((k, inputs[k]) for k in ("early", "total", *LEARNING)))
+    base_early, base_final = _no_replay_success(tuple(inputs["seeds"]), settings)
+    rates = np.array([[evaluate_qtable(np.asarray(q, dtype=np.float64)).success_rate
+                       for q in run] for run in data["snapshots"]])
+    early, final = rates.mean(axis=0)
+    summary = (f"share of Taxi's 300 start states the greedy policy solves (mean of "
+               f"{len(rates)} seeds): after {inputs['early']} episodes {early:.0%} with your "
+               f"buffer vs {base_early:.0%} without replay; after {inputs['total']} "
+               f"{final:.0%} vs {base_final:.0%}")
+    if early < base_early + EARLY_MARGIN:
+        return failed(summary + f". Replay should be at least {EARLY_MARGIN:.0%} ahead early.")
+    if final < base_final - FINAL_TOLERANCE:
+        return failed(summary + ". Replay should not end up worse than no replay.")
+    return passed(summary + ".")
+
+
+CHECKS = LessonChecks(LESSON, [
+    Check("test_len_never_above_capacity", "len of a filling buffer", ("ReplayBuffer",),
+          _filling_inputs, _len_probe, _len_verdict),
+    Check("test_fifo_eviction", "FIFO eviction when full", ("ReplayBuffer",),
+          _filling_inputs, _eviction_probe, _eviction_verdict),
+    Check("test_sample_types", "dtypes and shapes of a sample", ("ReplayBuffer",),
+          _types_inputs, _types_probe, _types_verdict),
+    Check("test_no_aliasing", "stored data is copied", ("ReplayBuffer",),
+          _aliasing_inputs, _aliasing_probe, _aliasing_verdict),
+    Check("test_uniform_sampling", "uniform sampling", ("ReplayBuffer",),
+          _uniform_inputs, _uniform_probe, _uniform_verdict),
+    Check("test_with_replacement", "sampling with replacement", ("ReplayBuffer",),
+          _replacement_inputs, _replacement_probe, _replacement_verdict),
+    Check("test_sample_errors", "errors for bad samples", ("ReplayBuffer",),
+          _errors_inputs, _errors_probe, _errors_verdict),
+    Check("test_replay_loop", "play_and_train_with_replay", ("play_and_train_with_replay",),
+          _loop_inputs, _loop_probe, _loop_verdict),
+    Check("test_replay_learning", "replay on Taxi",
+          ("ReplayBuffer", "play_and_train_with_replay"),
+          _learning_inputs, _learning_probe, _learning_verdict, time_limit=120.0),
+])
