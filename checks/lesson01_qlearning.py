@@ -353,27 +353,25 @@ def _learning_inputs(rng):
             **LEARNING}
 
 
-def train_taxi_qtable(QLearningAgent, seed, episodes, alpha, epsilon, discount,
-                      epsilon_decay, play_episode=None):
-    """Train one agent class on Taxi with the reference loop; return its Q-table."""
+def train_taxi_qtable(QLearningAgent, play_and_train, seed, episodes, alpha, epsilon,
+                      discount, epsilon_decay):
+    """Train an agent class with an episode loop on Taxi; return its Q-table."""
     from course.experiments import train_agent
     from course.qtables import qtable_from_agent
     from course.taxi import N_ACTIONS, N_STATES, make_taxi
 
-    if play_episode is None:
-        from qlearning import play_and_train as play_episode
     env = make_taxi(seed)
     agent = QLearningAgent(alpha=alpha, epsilon=epsilon, discount=discount,
                            get_legal_actions=lambda state: range(N_ACTIONS), seed=seed)
-    train_agent(env, agent, play_episode, episodes, epsilon_decay=epsilon_decay,
+    train_agent(env, agent, play_and_train, episodes, epsilon_decay=epsilon_decay,
                 progress=False)
     return qtable_from_agent(agent, N_STATES, N_ACTIONS)
 
 
-def _learning_probe(inputs, QLearningAgent):
+def _learning_probe(inputs, QLearningAgent, play_and_train):
     settings = {k: v for k, v in inputs.items() if k != "seeds"}
-    return {"qtables": [call_student("training your QLearningAgent on Taxi",
-                                     train_taxi_qtable, QLearningAgent, seed,
+    return {"qtables": [call_student("training your agent on Taxi with your play_and_train",
+                                     train_taxi_qtable, QLearningAgent, play_and_train, seed,
                                      **settings).tolist()
                         for seed in inputs["seeds"]]}
 
@@ -381,9 +379,10 @@ def _learning_probe(inputs, QLearningAgent):
 @lru_cache(maxsize=8)
 def _baseline_evaluations(seeds, settings):
     from course.taxi import evaluate_qtable
-    from qlearning import QLearningAgent
+    from qlearning import QLearningAgent, play_and_train
 
-    return [evaluate_qtable(train_taxi_qtable(QLearningAgent, seed, **dict(settings)))
+    return [evaluate_qtable(train_taxi_qtable(QLearningAgent, play_and_train, seed,
+                                              **dict(settings)))
             for seed in seeds]
 
 
@@ -402,8 +401,8 @@ def _learning_verdict(inputs, data):
                f"mean return {mean_return:.2f}; the reference agent: {base_success:.1%}, "
                f"{base_return:.2f}")
     if success < base_success - SUCCESS_TOLERANCE or mean_return < base_return - RETURN_TOLERANCE:
-        return failed(summary + ". Your agent learns clearly worse: check update and "
-                      "get_best_action, which the greedy policy comes from.")
+        return failed(summary + ". Your agent learns clearly worse: the tests above say "
+                      "which part (update, get_best_action, play_and_train) to look at.")
     return passed(summary + ".")
 
 
@@ -418,6 +417,6 @@ CHECKS = LessonChecks(LESSON, [
           _update_inputs, _update_probe, _update_verdict),
     Check("test_play_and_train", "play_and_train: terminated versus truncated",
           ("play_and_train",), _loop_inputs, _loop_probe, _loop_verdict),
-    Check("test_learning", "learning on Taxi", ("QLearningAgent",),
+    Check("test_learning", "learning on Taxi", ("QLearningAgent", "play_and_train"),
           _learning_inputs, _learning_probe, _learning_verdict, time_limit=120.0),
 ])

@@ -1,0 +1,84 @@
+"""Rebuild a submission from the source notebook: only the answer cells are the student's.
+
+Every other cell (setup, given code, tests) and all metadata (points, grade ids) come
+from ``solutions/``, so a student who edits a test, its points or its metadata changes
+nothing. Answer cells are matched by nbgrader ``grade_id``; a missing one is taken from
+the released stub, so it counts as unanswered.
+"""
+
+from dataclasses import dataclass, field
+
+import nbformat
+
+from grader.release import student_version
+
+EXPERIMENT_TAG = "experiment"  # given cells the grader skips: plots, long experiments
+
+
+def nbgrader_meta(cell):
+    return cell.metadata.get("nbgrader", {})
+
+
+def is_answer(cell):
+    meta = nbgrader_meta(cell)
+    return cell.cell_type == "code" and meta.get("solution", False) and not meta.get("grade")
+
+
+def is_test(cell):
+    meta = nbgrader_meta(cell)
+    return cell.cell_type == "code" and meta.get("grade", False)
+
+
+def is_manually_graded(cell):
+    meta = nbgrader_meta(cell)
+    return meta.get("solution", False) and meta.get("grade", False) and cell.cell_type != "code"
+
+
+@dataclass
+class Rebuilt:
+    notebook: nbformat.NotebookNode
+    unanswered: list = field(default_factory=list)  # grade_ids left as the stub or missing
+    missing: list = field(default_factory=list)  # grade_ids not found in the submission
+
+
+def student_answers(submission):
+    """``{grade_id: source}`` of the submission's answer-like cells (metadata as sent)."""
+    answers = {}
+    for cell in submission.cells:
+        grade_id = nbgrader_meta(cell).get("grade_id")
+        if cell.cell_type == "code" and grade_id and grade_id not in answers:
+            answers[grade_id] = cell.source
+    return answers
+
+
+def rebuild(source, submission):
+    """The notebook to grade: ``source`` with the submission's answer cells put in."""
+    stubs = {nbgrader_meta(c)["grade_id"]: c.source
+             for c in student_version(source).cells if is_answer(c)}
+    answers = student_answers(submission) if submission is not None else {}
+    notebook = nbformat.from_dict(source)  # a deep copy
+    result = Rebuilt(notebook)
+    for cell in notebook.cells:
+        if not is_answer(cell):
+            continue
+        grade_id = nbgrader_meta(cell)["grade_id"]
+        if grade_id not in answers:
+            result.missing.append(grade_id)
+        cell.source = answers.get(grade_id, stubs[grade_id])
+        if cell.source.strip() == stubs[grade_id].strip():
+            result.unanswered.append(grade_id)
+    return result
+
+
+def cells_to_run(notebook):
+    """The code cells a grading kernel runs, in order: everything but tests and experiments.
+
+    Test cells are replaced by probes, and experiments only make plots for the student.
+    """
+    return [cell for cell in notebook.cells
+            if cell.cell_type == "code" and not is_test(cell)
+            and EXPERIMENT_TAG not in cell.metadata.get("tags", [])]
+
+
+def test_cells(notebook):
+    return [cell for cell in notebook.cells if is_test(cell)]
