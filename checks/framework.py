@@ -63,6 +63,9 @@ class Check:
     probe: Callable[..., Any]
     verdict: Callable[[dict, Any], Verdict]
     time_limit: float = 30.0  # seconds the probe may take in the grader
+    # Optional: precompute what the verdict needs for these inputs (a baseline agent's
+    # results), so parallel graders inherit it instead of each training it again.
+    prepare: Callable[[dict], Any] | None = None
 
 
 def as_plain_data(value):

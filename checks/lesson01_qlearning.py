@@ -386,11 +386,15 @@ def _baseline_evaluations(seeds, settings):
             for seed in seeds]
 
 
+def _learning_baseline(inputs):
+    settings = tuple(sorted((k, v) for k, v in inputs.items() if k != "seeds"))
+    return _baseline_evaluations(tuple(inputs["seeds"]), settings)
+
+
 def _learning_verdict(inputs, data):
     from course.taxi import evaluate_qtable
 
-    settings = tuple(sorted((k, v) for k, v in inputs.items() if k != "seeds"))
-    baseline = _baseline_evaluations(tuple(inputs["seeds"]), settings)
+    baseline = _learning_baseline(inputs)
     student = [evaluate_qtable(np.asarray(q, dtype=np.float64)) for q in data["qtables"]]
     success = np.mean([e.success_rate for e in student])
     base_success = np.mean([e.success_rate for e in baseline])
@@ -418,5 +422,6 @@ CHECKS = LessonChecks(LESSON, [
     Check("test_play_and_train", "play_and_train: terminated versus truncated",
           ("play_and_train",), _loop_inputs, _loop_probe, _loop_verdict),
     Check("test_learning", "learning on Taxi", ("QLearningAgent", "play_and_train"),
-          _learning_inputs, _learning_probe, _learning_verdict, time_limit=120.0),
+          _learning_inputs, _learning_probe, _learning_verdict, time_limit=120.0,
+          prepare=_learning_baseline),
 ])

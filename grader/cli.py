@@ -1,8 +1,15 @@
-"""Command-line entry points: ``release`` now; ``grade`` arrives with the grader."""
+"""``python -m grader release`` and ``python -m grader grade PATH``."""
 
 import argparse
+import os
+import sys
+import time
 
+from tqdm import tqdm
+
+from checks.framework import DEFAULT_HIDDEN_SALT
 from grader.release import REPOSITORY, release
+from grader.sandbox import DEFAULT_MEMORY_MB
 
 
 def _release(args):
@@ -13,6 +20,42 @@ def _release(args):
     return 0
 
 
+def _grade(args):
+    from grader.grade_class import grade_jobs
+    from grader.report import gradebook, submissions_report, summary_table, write_json
+    from grader.submissions import CannotGrade, find_jobs
+
+    try:
+        jobs, skipped = find_jobs(args.path)
+    except CannotGrade as error:
+        print(f"grader: {error}", file=sys.stderr)
+        return 2
+    salt = args.salt or os.environ.get("GRADER_SALT") or DEFAULT_HIDDEN_SALT
+    if salt == DEFAULT_HIDDEN_SALT:
+        print("grader: no --salt or GRADER_SALT given; using the default salt, which is "
+              "public (fine for practice, not for grades)", file=sys.stderr)
+    for line in skipped:
+        print(f"grader: {line}", file=sys.stderr)
+    root = args.path if os.path.isdir(args.path) else None
+    started = time.monotonic()
+    with tqdm(total=len(jobs), desc="grading", unit="notebook", file=sys.stderr,
+              disable=args.quiet) as bar:
+        results = grade_jobs(jobs, salt, submissions_root=root, workers=args.workers,
+                             memory_mb=args.memory_mb, isolate=not args.no_sandbox,
+                             progress=lambda job: bar.update())
+    report = submissions_report(results)
+    print(summary_table(report))
+    print(f"\ngraded {len(jobs)} notebook(s) of {len(report['submissions'])} student(s) in "
+          f"{time.monotonic() - started:.1f} s")
+    if args.json:
+        write_json(report, args.json)
+        print(f"report: {args.json}")
+    if args.csv:
+        gradebook(report).to_csv(args.csv)
+        print(f"gradebook: {args.csv}")
+    return 0
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="python -m grader",
                                      description="Release and grade the course's notebooks.")
@@ -20,9 +63,25 @@ def build_parser():
     release_parser = commands.add_parser(
         "release", help="regenerate notebooks/ and the reference modules from solutions/")
     release_parser.set_defaults(run=_release)
+    grade = commands.add_parser(
+        "grade", help="grade one notebook, one student's folder, or a class folder")
+    grade.add_argument("path", help="a notebook, a student's folder, or a folder of them")
+    grade.add_argument("--json", metavar="REPORT", help="write the full report as JSON")
+    grade.add_argument("--csv", metavar="GRADEBOOK", help="write the gradebook as CSV")
+    grade.add_argument("--salt", help="secret that chooses hidden inputs (or GRADER_SALT)")
+    grade.add_argument("--workers", type=int, default=1, help="notebooks graded at once")
+    grade.add_argument("--memory-mb", type=int, default=DEFAULT_MEMORY_MB,
+                       help="address-space cap of each kernel")
+    grade.add_argument("--no-sandbox", action="store_true",
+                       help="do not run kernels in Linux namespaces")
+    grade.add_argument("--quiet", action="store_true", help="no progress bar")
+    grade.set_defaults(run=_grade)
     return parser
 
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
+    if getattr(args, "workers", 1) < 1:
+        print("grader: --workers must be at least 1", file=sys.stderr)
+        return 2
     return args.run(args)

@@ -1,0 +1,131 @@
+"""One sandboxed Jupyter kernel, driven cell by cell with time limits.
+
+Every execution ends in one of four ways: ``ok``, ``error`` (an exception), ``timeout``
+(interrupted after its limit) or ``died`` (the kernel process is gone: ``os._exit``, a
+crash, the memory cap). After ``timeout`` or ``died`` the caller restarts the kernel;
+nothing else is lost. Only what the grader asked for is collected: stream output is
+read and dropped, so a student printing in a loop cannot flood the grader.
+"""
+
+import json
+import queue
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jupyter_client import KernelManager
+from jupyter_client.kernelspec import KernelSpecManager
+
+PROBE_MIME = "application/vnd.course-grader.probe+json"
+MAX_PAYLOAD = 50 * 2**20  # bytes of probe JSON accepted from a kernel
+
+
+@dataclass
+class Execution:
+    status: str  # "ok" | "error" | "timeout" | "died"
+    error_name: str = ""
+    error_value: str = ""
+    payloads: list = field(default_factory=list)  # decoded probe results, in order
+    seconds: float = 0.0
+
+
+class KernelSession:
+    def __init__(self, argv, cwd, env, startup_timeout=60):
+        self._spec_dir = Path(tempfile.mkdtemp(prefix="grader-kernelspec-"))
+        spec_path = self._spec_dir / "grader-sandbox"
+        spec_path.mkdir()
+        (spec_path / "kernel.json").write_text(json.dumps(
+            {"argv": argv, "display_name": "grader sandbox", "language": "python"}))
+        self._spec_manager = KernelSpecManager(kernel_dirs=[str(self._spec_dir)])
+        self._cwd, self._env = str(cwd), env
+        self._startup_timeout = startup_timeout
+        self.manager = self.client = None
+        self.restarts = 0
+
+    def start(self):
+        self.manager = KernelManager(kernel_name="grader-sandbox",
+                                     kernel_spec_manager=self._spec_manager,
+                                     transport="ipc",
+                                     connection_file=str(self._spec_dir / "connection.json"),
+                                     ip=str(self._spec_dir / "ipc"))
+        self.manager.start_kernel(cwd=self._cwd, env=self._env)
+        self.client = self.manager.client()
+        self.client.start_channels()
+        self.client.wait_for_ready(timeout=self._startup_timeout)
+
+    def restart(self):
+        self.shutdown()
+        self.restarts += 1
+        self.start()
+
+    def shutdown(self):
+        if self.client is not None:
+            self.client.stop_channels()
+        if self.manager is not None and self.manager.has_kernel:
+            self.manager.shutdown_kernel(now=True)
+        self.manager = self.client = None
+
+    def alive(self):
+        return self.manager is not None and self.manager.is_alive()
+
+    def execute(self, code, timeout):
+        """Run ``code``; wait at most ``timeout`` seconds, then interrupt it."""
+        started = time.monotonic()
+        msg_id = self.client.execute(code, store_history=False, allow_stdin=False,
+                                     stop_on_error=False)
+        result = Execution("ok")
+        deadline = started + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                result = self._interrupt(msg_id, result)
+                break
+            try:
+                message = self.client.get_iopub_msg(timeout=min(remaining, 0.5))
+            except queue.Empty:
+                if not self.alive():
+                    result.status = "died"
+                    break
+                continue
+            if message["parent_header"].get("msg_id") != msg_id:
+                continue
+            kind, content = message["msg_type"], message["content"]
+            if kind == "error":
+                result.status = "error"
+                result.error_name, result.error_value = content["ename"], content["evalue"]
+            elif kind == "display_data" and PROBE_MIME in content.get("data", {}):
+                result.payloads.append(self._decode(content["data"][PROBE_MIME]))
+            elif kind == "status" and content["execution_state"] == "idle":
+                break
+        result.seconds = time.monotonic() - started
+        return result
+
+    def _interrupt(self, msg_id, result):
+        """Interrupt a run past its limit; report ``died`` if the kernel will not stop."""
+        result.status = "timeout"
+        if not self.alive():
+            result.status = "died"
+            return result
+        self.manager.interrupt_kernel()
+        grace = time.monotonic() + 10
+        while time.monotonic() < grace:
+            try:
+                message = self.client.get_iopub_msg(timeout=0.5)
+            except queue.Empty:
+                continue
+            if (message["parent_header"].get("msg_id") == msg_id
+                    and message["msg_type"] == "status"
+                    and message["content"]["execution_state"] == "idle"):
+                return result
+        result.error_name = "unresponsive"  # interrupt ignored: the caller must restart
+        return result
+
+    @staticmethod
+    def _decode(text):
+        if not isinstance(text, str) or len(text) > MAX_PAYLOAD:
+            return {"status": "malformed", "message": "probe result too large or not text"}
+        try:
+            return json.loads(text)
+        except ValueError:
+            return {"status": "malformed", "message": "probe result is not JSON"}
