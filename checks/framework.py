@@ -62,7 +62,7 @@ class Check:
     make_inputs: Callable[[np.random.Generator], dict]
     probe: Callable[..., Any]
     verdict: Callable[[dict, Any], Verdict]
-    time_limit: float = 30.0  # seconds the probe may take in the grader
+    time_limit: float = 15.0  # seconds the probe may take in the grader (~100x its need)
     # Optional: precompute what the verdict needs for these inputs (a baseline agent's
     # results), so parallel graders inherit it instead of each training it again.
     prepare: Callable[[dict], Any] | None = None

@@ -422,6 +422,6 @@ CHECKS = LessonChecks(LESSON, [
     Check("test_play_and_train", "play_and_train: terminated versus truncated",
           ("play_and_train",), _loop_inputs, _loop_probe, _loop_verdict),
     Check("test_learning", "learning on Taxi", ("QLearningAgent", "play_and_train"),
-          _learning_inputs, _learning_probe, _learning_verdict, time_limit=120.0,
+          _learning_inputs, _learning_probe, _learning_verdict, time_limit=60.0,
           prepare=_learning_baseline),
 ])

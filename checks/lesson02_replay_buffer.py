@@ -509,6 +509,6 @@ CHECKS = LessonChecks(LESSON, [
           _loop_inputs, _loop_probe, _loop_verdict),
     Check("test_replay_learning", "replay on Taxi",
           ("ReplayBuffer", "play_and_train_with_replay"),
-          _learning_inputs, _learning_probe, _learning_verdict, time_limit=120.0,
+          _learning_inputs, _learning_probe, _learning_verdict, time_limit=60.0,
           prepare=_no_replay_baseline),
 ])

@@ -23,7 +23,7 @@ from grader.sandbox import (DEFAULT_MEMORY_MB, kernel_argv, kernel_env, make_scr
                             namespaces_available)
 from checks import LESSON_MODULES
 
-CELL_TIME_LIMIT = 60.0  # seconds for one cell of the notebook itself
+CELL_TIME_LIMIT = 30.0  # seconds for one cell of the notebook itself
 BOOTSTRAP = (Path(__file__).parent / "in_kernel.py").read_text()
 MAX_RESTARTS = 8  # past this many kernel deaths, the remaining checks are not attempted
 
@@ -62,6 +62,7 @@ class NotebookGrading:
                                      kernel_env(scratch))
         self.skipped_cells = set()  # cells that killed or hung the kernel: not run again
         self.cell_problems = {}  # grade_id -> what happened when it ran
+        self.tampering = set()  # IPython hooks the student's code changed (and we undid)
 
     def start(self):
         self.session.start()
@@ -112,8 +113,8 @@ class NotebookGrading:
         inputs = self.checks.inputs(name, self.salt)
         request = json.dumps({"check": name, "inputs": inputs,
                               "global_seed": seed_for(self.salt, self.lesson.name, name)})
-        outcome = self.session.execute(f"_course_grader_run_probe({request!r})",
-                                       check.time_limit)
+        outcome = self.session.evaluate(f"_course_grader_run_probe({request!r})",
+                                        check.time_limit)
         status, fraction, feedback = self._judge(check, inputs, outcome)
         if outcome.status == "died" or outcome.error_name == "unresponsive":
             if self.session.restarts >= MAX_RESTARTS:
@@ -139,6 +140,7 @@ class NotebookGrading:
             return ("error", 0.0, f"{check.title}: the check could not run ({what}).")
         result = outcome.payloads[-1]
         notice = ""
+        self.tampering.update(result.get("tampering", []))
         if result.get("tampering"):
             notice = (" (Your notebook changed " + ", ".join(result["tampering"])
                       + "; the grader undid it before this check.)")
@@ -202,4 +204,7 @@ def grade_notebook(path, salt, submissions_root=None, memory_mb=DEFAULT_MEMORY_M
         grading.close()
         shutil.rmtree(scratch.root, ignore_errors=True)
     result.notes.extend(grading.cell_notes())
+    if grading.tampering:
+        result.notes.append("Your notebook changed " + ", ".join(sorted(grading.tampering))
+                            + "; the grader undid it before checking your code.")
     return result

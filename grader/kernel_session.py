@@ -70,10 +70,21 @@ class KernelSession:
         return self.manager is not None and self.manager.is_alive()
 
     def execute(self, code, timeout):
-        """Run ``code``; wait at most ``timeout`` seconds, then interrupt it."""
+        """Run ``code`` as a cell; wait at most ``timeout`` seconds, then interrupt it."""
+        return self._run(code, {}, timeout)
+
+    def evaluate(self, expression, timeout):
+        """Evaluate one expression as a ``user_expression`` of an empty execute request.
+
+        IPython evaluates user expressions with a plain ``eval``: input transformers and
+        AST transformers that the student's code installed never see the expression.
+        """
+        return self._run("", {"value": expression}, timeout)
+
+    def _run(self, code, user_expressions, timeout):
         started = time.monotonic()
         msg_id = self.client.execute(code, store_history=False, allow_stdin=False,
-                                     stop_on_error=False)
+                                     stop_on_error=False, user_expressions=user_expressions)
         result = Execution("ok")
         deadline = started + timeout
         while True:

@@ -1,0 +1,177 @@
+"""Write ``examples/submissions/``: a small class of students, one per kind of submission.
+
+Run ``python examples/make_submissions.py`` after a release; a test fails when the
+committed examples differ from what this script writes. Each student's notebooks start
+from the released student notebooks, with some answer cells filled in.
+"""
+
+import sys
+from pathlib import Path
+
+import nbformat
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPOSITORY))
+
+from grader.rebuild import is_answer, nbgrader_meta  # noqa: E402
+
+OUTPUT = REPOSITORY / "examples" / "submissions"
+LESSONS = ("01_qlearning", "02_replay_buffer")
+
+
+def solution_answers(lesson):
+    """``{grade_id: code}``: the instructors' answers, as a student would have typed them."""
+    source = nbformat.read(REPOSITORY / "solutions" / f"{lesson}.ipynb", as_version=4)
+    markers = ("### BEGIN SOLUTION", "### END SOLUTION")
+    return {nbgrader_meta(cell)["grade_id"]:
+            "\n".join(line for line in cell.source.splitlines() if line.strip() not in markers)
+            for cell in source.cells if is_answer(cell)}
+
+
+# A buffer on a list that evicts from the wrong end: when full, pop() drops the newest.
+WRONG_END_EVICTION = '''\
+#| export
+from collections import deque
+
+import numpy as np
+
+
+class ReplayBuffer:
+    """A FIFO store of transitions (obs_t, action, reward, obs_tp1, done)."""
+
+    def __init__(self, size, seed=None):
+        self.size = size
+        self._storage = []
+        self.rng = np.random.default_rng(seed)
+
+    def __len__(self):
+        return len(self._storage)'''
+
+WRONG_END_ADD = '''\
+#| export
+@add_to_class(ReplayBuffer)
+def add(self, obs_t, action, reward, obs_tp1, done):
+    """Store one transition, evicting the oldest if the buffer is full. Copies arrays."""
+    if len(self._storage) == self.size:
+        self._storage.pop()  # bug: pops the newest, not the oldest
+    self._storage.append(tuple(np.array(x) for x in (obs_t, action, reward, obs_tp1, done)))'''
+
+IGNORES_TERMINATED = '''\
+#| export
+@add_to_class(QLearningAgent)
+def update(self, state, action, reward, next_state, terminated):
+    """One Q-learning step towards reward + discount * V(next_state)."""
+    target = reward + self.discount * self.get_value(next_state)  # bug: always bootstraps
+    old = self.get_qvalue(state, action)
+    self.set_qvalue(state, action, (1 - self.alpha) * old + self.alpha * target)'''
+
+# Stops only on `terminated`: in an environment where the agent never reaches the goal,
+# the episode never ends. A classic bug with gymnasium's five-value step API.
+LOOPS_FOREVER = '''\
+#| export
+def play_and_train(env, agent, t_max=10_000):
+    """Play one episode, updating ``agent`` after every step; return the total reward."""
+    total_reward = 0.0
+    state, _ = env.reset()
+    terminated = False
+    while not terminated:  # bug: ignores truncated and t_max
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        agent.update(state, action, reward, next_state, terminated)
+        total_reward += reward
+        state = next_state
+    return total_reward'''
+
+# Wrong update code, plus every trick that fools plain nbgrader. None of it should help.
+TAMPERING_UPDATE = '''\
+#| export
+@add_to_class(QLearningAgent)
+def update(self, state, action, reward, next_state, terminated):
+    """Does nothing useful: the tricks below are meant to pass the tests anyway."""
+    self.set_qvalue(state, action, reward)
+
+
+import numpy as _np
+import IPython as _ipython
+_np.isclose = lambda *args, **kwargs: True                 # 1. patched numpy helpers
+_np.allclose = lambda *args, **kwargs: True
+_np.testing.assert_allclose = lambda *args, **kwargs: None
+_shell = _ipython.get_ipython()
+_shell.set_custom_exc((Exception,), lambda *args, **kwargs: None)   # 2. swallow errors
+
+
+def _neuter_tests(lines):                                   # 3. rewrite checks as they run
+    return ["pass\\n" if ("run(" in line or "probe" in line) else line for line in lines]
+
+
+_shell.input_transformers_post.append(_neuter_tests)
+
+import checks.lesson01_qlearning as _checks                 # 4. patch the public checks
+from checks.framework import passed as _passed
+for _check in list(_checks.CHECKS):
+    _checks.CHECKS.by_name[_check.name] = type(_check)(
+        _check.name, _check.title, _check.needs, _check.make_inputs, _check.probe,
+        lambda inputs, data: _passed("forged"))
+
+import glob as _glob, json as _json                         # 5. read the instructor's files
+for _path in (_glob.glob("/*/*/solutions/01_qlearning.ipynb")
+              + _glob.glob("/*/*/*/solutions/01_qlearning.ipynb")
+              + ["../../solutions/01_qlearning.ipynb", "../solutions/01_qlearning.ipynb"]):
+    try:
+        _cells = _json.load(open(_path))["cells"]
+    except (OSError, ValueError):
+        continue
+    for _cell in _cells:
+        if "BEGIN SOLUTION" in "".join(_cell["source"]):
+            exec("".join(_cell["source"]))'''
+
+STUDENTS = {
+    # student folder: {lesson: {grade_id: code}}, None meaning "the instructors' answers"
+    "ada_complete": {lesson: None for lesson in LESSONS},
+    "ben_empty": {lesson: {} for lesson in LESSONS},
+    "cy_buggy_buffer": {"01_qlearning": None,
+                        "02_replay_buffer": {"buffer_class": WRONG_END_EVICTION,
+                                             "buffer_add": WRONG_END_ADD}},
+    "dee_ignores_terminated": {"01_qlearning": {"update": IGNORES_TERMINATED},
+                               "02_replay_buffer": None},
+    "eli_infinite_loop": {"01_qlearning": {"play_and_train": LOOPS_FOREVER}},
+    "gus_tampers": {"01_qlearning": {"update": TAMPERING_UPDATE}},
+}
+
+
+def submission(lesson, answers):
+    notebook = nbformat.read(REPOSITORY / "notebooks" / f"{lesson}.ipynb", as_version=4)
+    filled = dict(solution_answers(lesson))
+    if answers is not None:
+        filled = {**filled, **answers} if answers else {}
+    for cell in notebook.cells:
+        grade_id = nbgrader_meta(cell).get("grade_id")
+        if is_answer(cell) and grade_id in filled:
+            cell.source = filled[grade_id]
+    return notebook
+
+
+def tamper_with_tests(notebook):
+    """What a tamperer also does outside answer cells: gut the tests, raise the points."""
+    for cell in notebook.cells:
+        meta = nbgrader_meta(cell)
+        if meta.get("grade"):
+            cell.source = "pass  # tests removed"
+            meta["points"] = 100
+    return notebook
+
+
+def main():
+    for student, lessons in STUDENTS.items():
+        for lesson, answers in lessons.items():
+            notebook = submission(lesson, answers)
+            if student == "gus_tampers":
+                tamper_with_tests(notebook)
+            path = OUTPUT / student / f"{lesson}.ipynb"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(notebook, path)
+            print(f"wrote {path.relative_to(REPOSITORY)}")
+
+
+if __name__ == "__main__":
+    main()
