@@ -56,6 +56,15 @@ def _grade(args):
     return 0
 
 
+def _nbgrader_course(args):
+    from grader.nbgrader_course import make_course_directory
+
+    lessons = make_course_directory(args.directory)
+    print(f"nbgrader course directory {args.directory} with assignments: {', '.join(lessons)}")
+    print(f"next: cd {args.directory} && nbgrader generate_assignment {lessons[0]} --force")
+    return 0
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="python -m grader",
                                      description="Release and grade the course's notebooks.")
@@ -76,6 +85,10 @@ def build_parser():
                        help="do not run kernels in Linux namespaces")
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
     grade.set_defaults(run=_grade)
+    course = commands.add_parser(
+        "nbgrader-course", help="lay out an nbgrader course directory for these lessons")
+    course.add_argument("directory")
+    course.set_defaults(run=_nbgrader_course)
     return parser
 
 
