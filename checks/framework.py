@@ -77,6 +77,22 @@ def as_plain_data(value):
     return json.loads(json.dumps(value, allow_nan=True))
 
 
+def wrong_amount(what, got, expected):
+    """A failed verdict when a probe's data holds the wrong number of results, else None.
+
+    Verdicts call this before reading data, so results that are missing (or forged
+    short) can never pass by leaving a loop with nothing to check.
+    """
+    try:
+        count = len(got)
+    except TypeError:
+        count = None
+    if count != expected:
+        return failed(f"expected {expected} {what} from your code, got "
+                      f"{count if count is not None else 'something else'}.")
+    return None
+
+
 def seed_for(salt, lesson, check_name):
     """A 64-bit seed from the salt, so each (lesson, check) gets its own inputs."""
     digest = hashlib.sha256(f"{salt}\0{lesson}\0{check_name}".encode()).digest()

@@ -6,7 +6,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from checks.framework import Check, LessonChecks, call_student, failed, passed
+from checks.framework import (Check, LessonChecks, call_student, failed, passed,
+                              wrong_amount)
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
 from checks.stub_envs import ScriptedAgent, make_corridor
 
@@ -84,6 +85,11 @@ def _values_probe(inputs, QLearningAgent):
 
 
 def _values_verdict(inputs, data):
+    n_states = len(inputs["qvalues"])
+    problem = (wrong_amount("values", data["values"], n_states)
+               or wrong_amount("best actions", data["best_actions"], n_states))
+    if problem:
+        return problem
     for state, row in enumerate(inputs["qvalues"]):
         legal = inputs["legal"][state]
         expected_action, expected_value = max(row, key=lambda pair: pair[1])
@@ -141,6 +147,12 @@ def _ties_probe(inputs, QLearningAgent):
 
 
 def _ties_verdict(inputs, data):
+    for run in ("first", "second"):
+        problem = wrong_amount("states' draws", data[run], len(inputs["qvalues"]))
+        for drawn in data[run] if not problem else []:
+            problem = problem or wrong_amount("tie-breaking draws", drawn, TIE_DRAWS)
+        if problem:
+            return problem
     for state, row in enumerate(inputs["qvalues"]):
         top = max(value for _, value in row)
         tied = [action for action, value in row if value == top]
@@ -198,6 +210,11 @@ def _epsilon_probe(inputs, QLearningAgent):
 def _epsilon_verdict(inputs, data):
     legal, epsilon = inputs["legal"], inputs["epsilon"]
     best, _ = max(inputs["qvalues"], key=lambda pair: pair[1])
+    expected_draws = {"exploring": inputs["draws"], "greedy": 200, "random": 150 * len(legal)}
+    for label, count in expected_draws.items():
+        problem = wrong_amount("actions", data[label], count)
+        if problem:
+            return problem
     for label, drawn in data.items():
         illegal = [a for a in drawn if a not in legal]
         if illegal:
@@ -264,6 +281,9 @@ def expected_qvalues_after_updates(inputs, bootstrap_terminal=False):
 def _update_verdict(inputs, data):
     expected = expected_qvalues_after_updates(inputs)
     ignoring_terminated = expected_qvalues_after_updates(inputs, bootstrap_terminal=True)
+    problem = wrong_amount("Q-values", data["after_each"], len(expected))
+    if problem:
+        return problem
     for index, (got, want) in enumerate(zip(data["after_each"], expected)):
         if isinstance(got, float) and math.isclose(got, want, rel_tol=1e-7, abs_tol=1e-9):
             continue
@@ -395,6 +415,10 @@ def _learning_verdict(inputs, data):
     from course.taxi import evaluate_qtable
 
     baseline = _learning_baseline(inputs)
+    problem = wrong_amount("Q-tables", data["qtables"], len(inputs["seeds"]))
+    shapes = {np.shape(q) for q in data["qtables"]}
+    if problem or shapes != {(500, 6)}:
+        return problem or failed(f"expected Q-tables of shape (500, 6), got {shapes}.")
     student = [evaluate_qtable(np.asarray(q, dtype=np.float64)) for q in data["qtables"]]
     success = np.mean([e.success_rate for e in student])
     base_success = np.mean([e.success_rate for e in baseline])

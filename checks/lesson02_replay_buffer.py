@@ -6,7 +6,7 @@ import numpy as np
 from scipy import stats
 
 from checks.framework import (Check, LessonChecks, ProbeError, call_student, failed,
-                              passed)
+                              passed, wrong_amount)
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
 from checks.stub_envs import ScriptedAgent, make_corridor
 
@@ -76,6 +76,9 @@ def _len_probe(inputs, ReplayBuffer):
 
 def _len_verdict(inputs, data):
     capacity = inputs["capacity"]
+    problem = wrong_amount("lengths", data["lengths"], inputs["additions"] + 1)
+    if problem:
+        return problem
     for added, got in enumerate(data["lengths"]):
         want = min(added, capacity)
         if got != want:
@@ -161,6 +164,9 @@ def _types_verdict(inputs, data):
         expected = {"obs_t": (obs_dtype, [batch, *obs_shape]), "action": ("int64", [batch]),
                     "reward": ("float64", [batch]), "obs_tp1": (obs_dtype, [batch, *obs_shape]),
                     "done": ("bool", [batch])}
+        problem = wrong_amount("arrays", data[kind], len(FIELDS))
+        if problem:
+            return problem
         for field, got in zip(FIELDS, data[kind]):
             dtype, shape = expected[field]
             where = f"with {kind} stored, sample({batch}) returned {field}"
@@ -203,7 +209,8 @@ def _aliasing_probe(inputs, ReplayBuffer):
 
 def _aliasing_verdict(inputs, data):
     def all_rows_original(rows):
-        return all(len(set(row)) == 1 and 0 <= row[0] < inputs["stored"] for row in rows)
+        return len(rows) == 64 and all(len(set(row)) == 1 and 0 <= row[0] < inputs["stored"]
+                                       for row in rows)
 
     if not all_rows_original(data["after_caller_mutation"]):
         return failed("after add(obs, ...) the caller overwrote its obs array, and sample "
@@ -238,6 +245,10 @@ def _uniform_probe(inputs, ReplayBuffer):
 def _uniform_verdict(inputs, data):
     kept = list(range(inputs["additions"] - inputs["capacity"], inputs["additions"]))
     ids = data["ids"]
+    problem = wrong_amount("sampled transitions", ids,
+                           inputs["capacity"] * inputs["draws_per_item"])
+    if problem:
+        return problem
     strays = [i for i in ids if i not in kept]
     if strays:
         return failed(f"sampling returned transition {strays[0]}, which is not among the "
@@ -270,10 +281,8 @@ def _replacement_probe(inputs, ReplayBuffer):
     buffer = _new_buffer(ReplayBuffer, 100, inputs["seed"])
     for k in range(inputs["stored"]):
         _add(buffer, *transition(k))
-    with_repeats = sum(len(set(batch)) < len(batch)
-                       for batch in (_sampled_ids(buffer, inputs["batch_size"])
-                                     for _ in range(inputs["batches"])))
-    return {"oversized_rows": len(oversized), "batches_with_repeats": with_repeats}
+    batches = [_sampled_ids(buffer, inputs["batch_size"]) for _ in range(inputs["batches"])]
+    return {"oversized": oversized, "batches": batches}
 
 
 def probability_of_a_repeat(stored, batch_size):
@@ -283,17 +292,23 @@ def probability_of_a_repeat(stored, batch_size):
 
 def _replacement_verdict(inputs, data):
     small, large = inputs["small"], inputs["large_batch"]
-    if data["oversized_rows"] != large:
+    if len(data["oversized"]) != large:
         return failed(f"with {small} transitions stored, sample({large}) returned "
-                      f"{data['oversized_rows']} rows. Sampling is with replacement, so a "
+                      f"{len(data['oversized'])} rows. Sampling is with replacement, so a "
                       "batch can be larger than the buffer.")
+    problem = wrong_amount("batches", data["batches"], inputs["batches"])
+    for batch in data["batches"] if not problem else []:
+        problem = problem or wrong_amount("rows in a batch", batch, inputs["batch_size"])
+    if problem:
+        return problem
+    with_repeats = sum(len(set(batch)) < len(batch) for batch in data["batches"])
     p_repeat = probability_of_a_repeat(inputs["stored"], inputs["batch_size"])
     # too few batches with a repeated transition means sampling without replacement
-    p_value = stats.binom.cdf(data["batches_with_repeats"], inputs["batches"], p_repeat)
+    p_value = stats.binom.cdf(with_repeats, inputs["batches"], p_repeat)
     if p_value < FALSE_FAILURE_RATE:
         return failed(f"drawing batches of {inputs['batch_size']} from {inputs['stored']} "
                       f"transitions with replacement repeats a transition in about "
-                      f"{p_repeat:.0%} of batches, but only {data['batches_with_repeats']} of "
+                      f"{p_repeat:.0%} of batches, but only {with_repeats} of "
                       f"{inputs['batches']} of yours did. Draw each index independently "
                       "(with replacement).")
     return passed("batches are drawn with replacement, even when larger than the buffer.")
@@ -322,6 +337,10 @@ def _errors_probe(inputs, ReplayBuffer):
 
 
 def _errors_verdict(inputs, data):
+    problem = wrong_amount("outcomes of bad batch sizes", data["bad_sizes"],
+                           len(inputs["bad_sizes"]))
+    if problem:
+        return problem
     cases = [("sample(1) on an empty buffer", data["empty"])]
     cases += [(f"sample({size})", outcome)
               for size, outcome in zip(inputs["bad_sizes"], data["bad_sizes"])]
@@ -476,6 +495,10 @@ def _learning_verdict(inputs, data):
     from course.taxi import evaluate_qtable
 
     base_early, base_final = _no_replay_baseline(inputs)
+    problem = wrong_amount("runs", data["snapshots"], len(inputs["seeds"]))
+    shapes = {np.shape(run) for run in data["snapshots"]}
+    if problem or shapes != {(2, 500, 6)}:
+        return problem or failed(f"expected two (500, 6) Q-tables per run, got {shapes}.")
     rates = np.array([[evaluate_qtable(np.asarray(q, dtype=np.float64)).success_rate
                        for q in run] for run in data["snapshots"]])
     early, final = rates.mean(axis=0)

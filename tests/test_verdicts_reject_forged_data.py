@@ -1,0 +1,57 @@
+"""A verdict must never pass data that is missing or cut short.
+
+Probes run in the student's kernel, so their data could be forged. Forging *correct*
+data means computing correct results, which is the assignment; forging *empty* data must
+not be an easier way. Each verdict here gets real probe data from the reference modules
+with every list emptied, and with every list truncated to one item.
+"""
+
+import pytest
+
+import qlearning
+import replay_buffer
+from checks import checks_for_lesson
+
+REFERENCE = {"01_qlearning": vars(qlearning), "02_replay_buffer": vars(replay_buffer)}
+LEARNING = {"test_learning", "test_replay_learning"}
+CASES = [(lesson, check.name) for lesson in REFERENCE
+         for check in checks_for_lesson(lesson) if check.name not in LEARNING]
+
+
+def shrink(data, keep):
+    """``data`` with every list cut to its first ``keep`` items, recursively."""
+    if isinstance(data, list):
+        return [shrink(item, keep) for item in data[:keep]]
+    if isinstance(data, dict):
+        return {key: shrink(value, keep) for key, value in data.items()}
+    return data
+
+
+def judge(check, inputs, data):
+    try:
+        return check.verdict(inputs, data).passed
+    except Exception:  # the grader reports this as an error worth 0 points
+        return False
+
+
+@pytest.mark.parametrize("lesson, name", CASES)
+def test_verdict_rejects_emptied_and_truncated_data(lesson, name):
+    checks = checks_for_lesson(lesson)
+    check = checks[name]
+    inputs = checks.inputs(name, "forgery-test")
+    data = check.probe(inputs, **{n: REFERENCE[lesson][n] for n in check.needs})
+    assert check.verdict(inputs, data).passed, "the reference must pass its own check"
+    for keep in (0, 1):
+        assert not judge(check, inputs, shrink(data, keep)), \
+            f"{lesson}/{name} passed data whose lists were cut to {keep} item(s)"
+
+
+@pytest.mark.parametrize("lesson, name, data", [
+    ("01_qlearning", "test_learning", {"qtables": []}),
+    ("01_qlearning", "test_learning", {"qtables": [[[0.0] * 6] * 500]}),
+    ("02_replay_buffer", "test_replay_learning", {"snapshots": []}),
+])
+def test_learning_verdicts_reject_missing_qtables(lesson, name, data):
+    checks = checks_for_lesson(lesson)
+    inputs = checks.inputs(name, "forgery-test")
+    assert not judge(checks[name], inputs, data)
