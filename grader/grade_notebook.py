@@ -88,7 +88,8 @@ class NotebookGrading:
             if not is_answer(cell):
                 raise RuntimeError(f"the course's own cell {grade_id!r} failed: "
                                    f"{outcome.status} {outcome.error_name}: "
-                                   f"{outcome.error_value}")
+                                   f"{outcome.error_value} (a kernel needs about 1.2 GB of "
+                                   f"address space; --memory-mb is {self.memory_mb})")
             self.cell_problems[grade_id] = self._describe_cell_fault(outcome)
             if outcome.status in ("died", "timeout"):
                 self.skipped_cells.add(grade_id)

@@ -108,9 +108,28 @@ class KernelSession:
             elif kind == "display_data" and PROBE_MIME in content.get("data", {}):
                 result.payloads.append(self._decode(content["data"][PROBE_MIME]))
             elif kind == "status" and content["execution_state"] == "idle":
+                self._check_reply(msg_id, result)
                 break
         result.seconds = time.monotonic() - started
         return result
+
+    def _check_reply(self, msg_id, result):
+        """Trust the execute_reply's status too: under memory pressure IPython may fail to
+        publish a traceback, and then no error message ever reaches iopub."""
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                reply = self.client.get_shell_msg(timeout=1)
+            except queue.Empty:
+                continue
+            if reply["parent_header"].get("msg_id") != msg_id:
+                continue
+            content = reply["content"]
+            if content.get("status") != "ok" and result.status == "ok":
+                result.status = "error"
+                result.error_name = content.get("ename", "error")
+                result.error_value = content.get("evalue", "the cell failed")
+            return
 
     def _interrupt(self, msg_id, result):
         """Interrupt a run past its limit; report ``died`` if the kernel will not stop."""

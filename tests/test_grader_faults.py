@@ -1,0 +1,143 @@
+"""Faults in a submission cost only the checks they touch, with feedback that says so."""
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from grader.rebuild import is_test, nbgrader_meta
+from submission_factory import (QUICK_CHECKS, as_json, feedback, grade, statuses,
+                                write_submission)
+
+LESSON_01_QUICK = QUICK_CHECKS["01_qlearning"]
+
+
+def all_passed_except(result, *failing):
+    return {name for name, status in statuses(result).items() if status != "passed"} == \
+        set(failing)
+
+
+def test_instructors_answers_get_full_marks_on_the_quick_checks(tmp_path):
+    result = grade(write_submission(tmp_path, "01_qlearning"))
+    assert result.score == result.max_score == 10.0
+    assert all_passed_except(result)
+
+
+def test_a_syntax_error_costs_only_the_checks_that_need_its_cell(tmp_path):
+    broken = "#| export\n@add_to_class(QLearningAgent)\ndef get_action(self, state)\n    return 0"
+    result = grade(write_submission(tmp_path, "01_qlearning", {"get_action": broken}))
+    assert all_passed_except(result, "test_epsilon_greedy")
+    assert "SyntaxError" in feedback(result, "test_epsilon_greedy")
+    assert any("get_action" in note and "SyntaxError" in note for note in result.notes)
+
+
+def test_an_infinite_loop_at_the_top_of_a_cell_is_stopped_and_reported(tmp_path):
+    looping = ("#| export\n@add_to_class(QLearningAgent)\ndef get_value(self, state):\n"
+               "    return max(self.get_qvalue(state, a) for a in self.get_legal_actions(state))"
+               "\n\nwhile True:\n    pass")
+    result = grade(write_submission(tmp_path, "01_qlearning", {"get_value": looping}),
+                   cell_time_limit=3.0)
+    assert all_passed_except(result)  # the function was defined before the loop began
+    assert any("did not finish within 3 s" in note for note in result.notes)
+
+
+def test_an_infinite_loop_inside_a_method_times_out_that_check_only(tmp_path):
+    looping = ("#| export\ndef play_and_train(env, agent, t_max=10_000):\n"
+               "    while True:\n        pass")
+    result = grade(write_submission(tmp_path, "01_qlearning", {"play_and_train": looping}),
+                   check_time_limit=3.0)
+    assert statuses(result)["test_play_and_train"] == "timeout"
+    assert all_passed_except(result, "test_play_and_train")
+    assert "did not finish within 3 s" in feedback(result, "test_play_and_train")
+
+
+def test_a_memory_bomb_hits_the_cap_and_costs_its_check(tmp_path):
+    bomb = ("#| export\n@add_to_class(QLearningAgent)\n"
+            "def get_best_action(self, state):\n"
+            "    hoard = [bytearray(2**28) for _ in range(64)]  # 16 GiB\n"
+            "    return 0")
+    result = grade(write_submission(tmp_path, "01_qlearning", {"get_best_action": bomb}),
+                   memory_mb=2048)
+    assert all_passed_except(result, "test_value_and_best_action", "test_best_action_ties",
+                             "test_epsilon_greedy")
+    assert "MemoryError" in feedback(result, "test_value_and_best_action")
+    assert statuses(result)["test_update"] == "passed"
+
+
+def test_a_kernel_that_exits_is_restarted_for_the_remaining_checks(tmp_path):
+    exits = ("#| export\n@add_to_class(QLearningAgent)\n"
+             "def update(self, state, action, reward, next_state, terminated):\n"
+             "    import os\n    os._exit(3)")
+    result = grade(write_submission(tmp_path, "01_qlearning", {"update": exits}))
+    assert all_passed_except(result, "test_update")
+    assert "kernel died" in feedback(result, "test_update")
+    assert statuses(result)["test_play_and_train"] == "passed"  # graded after the restart
+
+
+def remove_test_cells_and_inflate_points(notebook):
+    notebook.cells = [cell for cell in notebook.cells if not is_test(cell)]
+    for cell in notebook.cells:
+        if "nbgrader" in cell.metadata:
+            cell.metadata["nbgrader"]["points"] = 1000
+            cell.metadata["nbgrader"]["grade"] = True
+
+
+def test_deleted_tests_and_edited_metadata_change_nothing(tmp_path):
+    result = grade(write_submission(tmp_path, "01_qlearning",
+                                    edit=remove_test_cells_and_inflate_points))
+    assert result.max_score == 10.0 and result.score == 10.0
+
+
+def test_a_missing_answer_cell_counts_as_unanswered(tmp_path):
+    def drop_update(notebook):
+        notebook.cells = [cell for cell in notebook.cells
+                          if nbgrader_meta(cell).get("grade_id") != "update"]
+
+    result = grade(write_submission(tmp_path, "01_qlearning", edit=drop_update))
+    assert all_passed_except(result, "test_update")
+    assert "not implemented yet" in feedback(result, "test_update")
+    assert any("missing" in note and "update" in note for note in result.notes)
+
+
+def test_an_unreadable_notebook_scores_zero_with_a_reason(tmp_path):
+    path = Path(tmp_path) / "student" / "01_qlearning.ipynb"
+    path.parent.mkdir()
+    path.write_text("{ this is not a notebook")
+    result = grade(path)
+    assert result.score == 0 and result.max_score == 10.0
+    assert any("could not be read" in note for note in result.notes)
+
+
+def test_warnings_on_stderr_cost_nothing(tmp_path):
+    noisy = ("#| export\n@add_to_class(QLearningAgent)\ndef get_value(self, state):\n"
+             "    import sys, warnings\n"
+             "    warnings.warn('a noisy but correct answer')\n"
+             "    print('debugging output', file=sys.stderr)\n"
+             "    return max(self.get_qvalue(state, a) for a in self.get_legal_actions(state))")
+    result = grade(write_submission(tmp_path, "01_qlearning", {"get_value": noisy}))
+    assert all_passed_except(result)
+
+
+def test_the_same_submission_and_salt_give_the_same_report(tmp_path):
+    path = write_submission(tmp_path, "02_replay_buffer")
+    assert as_json(grade(path)) == as_json(grade(path))
+
+
+def test_unanswered_notebook_scores_zero_and_every_check_says_why(tmp_path):
+    path = Path(tmp_path) / "student" / "02_replay_buffer.ipynb"
+    path.parent.mkdir()
+    fresh = nbformat.read(Path(__file__).parent.parent / "notebooks" / path.name, 4)
+    nbformat.write(fresh, path)
+    result = grade(path)
+    assert result.score == 0
+    assert all("not implemented yet" in check.feedback for check in result.checks)
+
+
+@pytest.mark.parametrize("lesson", sorted(QUICK_CHECKS))
+def test_student_added_cells_are_not_run(tmp_path, lesson):
+    def add_a_cell_that_breaks_everything(notebook):
+        notebook.cells.append(nbformat.v4.new_code_cell("raise SystemExit('gone')"))
+        notebook.cells.insert(3, nbformat.v4.new_code_cell("import os; os._exit(1)"))
+
+    result = grade(write_submission(tmp_path, lesson, edit=add_a_cell_that_breaks_everything))
+    assert result.score == result.max_score
