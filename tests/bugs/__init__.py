@@ -1,0 +1,47 @@
+"""Buggy student answers, each of which a named check must catch.
+
+A :class:`Bug` replaces one or more answer cells of a lesson's notebook (by nbgrader
+``grade_id``) with code a student could plausibly write. The check named by ``check``
+must fail on it, with the visible salt and with a hidden one; every other quick check of
+the lesson must pass, except those listed in ``also_fails`` (kept as short as the truth
+allows: a bug that breaks ``sample`` can legitimately fail several sampling checks).
+"""
+
+from dataclasses import dataclass, field
+
+LESSONS = ("01_qlearning", "02_replay_buffer")
+
+
+@dataclass(frozen=True)
+class Bug:
+    name: str
+    lesson: str  # "01_qlearning" or "02_replay_buffer"
+    check: str  # the check that names this bug and must fail on it
+    answers: dict = field(hash=False)  # grade_id -> full source of the answer cell
+    also_fails: tuple = ()  # other checks that legitimately fail too
+    description: str = ""
+
+    def __post_init__(self):
+        if self.lesson not in LESSONS:
+            raise ValueError(f"{self.name}: unknown lesson {self.lesson!r}")
+        if self.check in self.also_fails:
+            raise ValueError(f"{self.name}: {self.check} is listed in also_fails too")
+        for grade_id, source in self.answers.items():
+            if not source.startswith("#| export\n"):
+                raise ValueError(f"{self.name}: answer {grade_id!r} must keep its first "
+                                 "line, '#| export'")
+
+
+def _collect():
+    from .lesson01 import BUGS as LESSON01
+    from .lesson02 import BUGS as LESSON02
+
+    bugs = [*LESSON01, *LESSON02]
+    names = [bug.name for bug in bugs]
+    duplicated = sorted({name for name in names if names.count(name) > 1})
+    if duplicated:
+        raise ValueError(f"bug names must be unique: {duplicated}")
+    return tuple(bugs)
+
+
+ALL_BUGS = _collect()

@@ -1,0 +1,619 @@
+"""Buggy answers to lesson 02 (the FIFO replay buffer), each the mistake its name says.
+
+Every answer is a whole answer cell, as a student would submit it: the solution cell's
+``#| export`` line, decorator and docstring kept, the body rewritten with the bug. Bugs
+that rewrite the buffer's design (a list, a numpy ring) replace the class cell too.
+"""
+
+from . import Bug
+
+LESSON = "02_replay_buffer"
+
+# --- buffer_class -----------------------------------------------------------------------
+
+CLASS_CAPACITY_OFF_BY_ONE = '''\
+#| export
+from collections import deque
+
+import numpy as np
+
+
+class ReplayBuffer:
+    """A FIFO store of transitions (obs_t, action, reward, obs_tp1, done).
+
+    Holds at most ``size`` transitions, dropping the oldest first. ``seed`` seeds the
+    buffer's own generator, ``self.rng``, which ``sample`` draws from.
+    """
+
+    def __init__(self, size, seed=None):
+        if size < 1:
+            raise ValueError(f"size must be at least 1, got {size}")
+        self.size = size
+        self._storage = deque(maxlen=size + 1)
+        self.rng = np.random.default_rng(seed)
+
+    def __len__(self):
+        """The number of transitions stored now (never more than ``size``)."""
+        return len(self._storage)
+'''
+
+CLASS_LEN_IS_CAPACITY = '''\
+#| export
+from collections import deque
+
+import numpy as np
+
+
+class ReplayBuffer:
+    """A FIFO store of transitions (obs_t, action, reward, obs_tp1, done).
+
+    Holds at most ``size`` transitions, dropping the oldest first. ``seed`` seeds the
+    buffer's own generator, ``self.rng``, which ``sample`` draws from.
+    """
+
+    def __init__(self, size, seed=None):
+        if size < 1:
+            raise ValueError(f"size must be at least 1, got {size}")
+        self.size = size
+        self._storage = deque(maxlen=size)
+        self.rng = np.random.default_rng(seed)
+
+    def __len__(self):
+        """The number of transitions stored now (never more than ``size``)."""
+        return self.size
+'''
+
+CLASS_ON_A_LIST = '''\
+#| export
+import numpy as np
+
+
+class ReplayBuffer:
+    """A FIFO store of transitions (obs_t, action, reward, obs_tp1, done).
+
+    Holds at most ``size`` transitions, dropping the oldest first. ``seed`` seeds the
+    buffer's own generator, ``self.rng``, which ``sample`` draws from.
+    """
+
+    def __init__(self, size, seed=None):
+        if size < 1:
+            raise ValueError(f"size must be at least 1, got {size}")
+        self.size = size
+        self._storage = []
+        self.rng = np.random.default_rng(seed)
+
+    def __len__(self):
+        """The number of transitions stored now (never more than ``size``)."""
+        return len(self._storage)
+'''
+
+CLASS_WITH_PYTHON_RANDOM = '''\
+#| export
+import random
+from collections import deque
+
+import numpy as np
+
+
+class ReplayBuffer:
+    """A FIFO store of transitions (obs_t, action, reward, obs_tp1, done).
+
+    Holds at most ``size`` transitions, dropping the oldest first. ``seed`` seeds the
+    buffer's own generator, ``self.rng``, which ``sample`` draws from.
+    """
+
+    def __init__(self, size, seed=None):
+        if size < 1:
+            raise ValueError(f"size must be at least 1, got {size}")
+        self.size = size
+        self._storage = deque(maxlen=size)
+        self.rng = random.Random(seed)
+
+    def __len__(self):
+        """The number of transitions stored now (never more than ``size``)."""
+        return len(self._storage)
+'''
+
+CLASS_NUMPY_RING = '''\
+#| export
+import numpy as np
+
+
+class ReplayBuffer:
+    """A FIFO store of transitions (obs_t, action, reward, obs_tp1, done).
+
+    Holds at most ``size`` transitions, dropping the oldest first. ``seed`` seeds the
+    buffer's own generator, ``self.rng``, which ``sample`` draws from.
+    """
+
+    def __init__(self, size, seed=None):
+        if size < 1:
+            raise ValueError(f"size must be at least 1, got {size}")
+        self.size = size
+        self.rng = np.random.default_rng(seed)
+        self._fields = None  # five preallocated arrays, made on the first add
+        self._next = 0  # where the next transition goes
+        self._count = 0
+
+    def __len__(self):
+        """The number of transitions stored now (never more than ``size``)."""
+        return self._count
+'''
+
+# --- buffer_add -------------------------------------------------------------------------
+
+ADD_REFUSED_WHEN_FULL = '''\
+#| export
+@add_to_class(ReplayBuffer)
+def add(self, obs_t, action, reward, obs_tp1, done):
+    """Store one transition, evicting the oldest if the buffer is full. Copies arrays."""
+    if len(self._storage) < self.size:
+        self._storage.append(tuple(np.array(field) for field in
+                                   (obs_t, action, reward, obs_tp1, done)))
+'''
+
+ADD_POPS_FROM_THE_NEWEST_END = '''\
+#| export
+@add_to_class(ReplayBuffer)
+def add(self, obs_t, action, reward, obs_tp1, done):
+    """Store one transition, evicting the oldest if the buffer is full. Copies arrays."""
+    if len(self._storage) == self.size:
+        self._storage.pop()
+    self._storage.append(tuple(np.array(field) for field in
+                               (obs_t, action, reward, obs_tp1, done)))
+'''
+
+ADD_ACTION_AND_DONE_AS_FLOAT = '''\
+#| export
+@add_to_class(ReplayBuffer)
+def add(self, obs_t, action, reward, obs_tp1, done):
+    """Store one transition, evicting the oldest if the buffer is full. Copies arrays."""
+    self._storage.append((np.array(obs_t), float(action), float(reward), np.array(obs_tp1),
+                          float(done)))
+'''
+
+ADD_KEEPS_REFERENCES = '''\
+#| export
+@add_to_class(ReplayBuffer)
+def add(self, obs_t, action, reward, obs_tp1, done):
+    """Store one transition, evicting the oldest if the buffer is full. Copies arrays."""
+    self._storage.append((obs_t, action, reward, obs_tp1, done))
+'''
+
+ADD_TO_NUMPY_RING = '''\
+#| export
+@add_to_class(ReplayBuffer)
+def add(self, obs_t, action, reward, obs_tp1, done):
+    """Store one transition, evicting the oldest if the buffer is full. Copies arrays."""
+    transition = (obs_t, action, reward, obs_tp1, done)
+    if self._fields is None:
+        self._fields = [np.empty((self.size, *np.shape(x)), dtype=np.asarray(x).dtype)
+                        for x in transition]
+    for field, value in zip(self._fields, transition):
+        field[self._next] = value  # writing into the array copies
+    self._next = (self._next + 1) % self.size
+    self._count = min(self._count + 1, self.size)
+'''
+
+# --- buffer_sample ----------------------------------------------------------------------
+
+SAMPLE_FAVOURS_NEW = '''\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if not self._storage:
+        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+    n = len(self._storage)
+    recency = np.arange(1, n + 1)  # recent experience is more relevant
+    indices = self.rng.choice(n, size=batch_size, p=recency / recency.sum())
+    batch = [self._storage[i] for i in indices]
+    return tuple(np.stack(field) for field in zip(*batch))
+'''
+
+SAMPLE_FAVOURS_OLD = '''\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if not self._storage:
+        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+    n = len(self._storage)
+    age = np.arange(n, 0, -1)
+    indices = self.rng.choice(n, size=batch_size, p=age / age.sum())
+    batch = [self._storage[i] for i in indices]
+    return tuple(np.stack(field) for field in zip(*batch))
+'''
+
+SAMPLE_NEVER_THE_NEWEST = '''\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if not self._storage:
+        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+    indices = self.rng.integers(0, len(self._storage) - 1, size=batch_size)
+    batch = [self._storage[i] for i in indices]
+    return tuple(np.stack(field) for field in zip(*batch))
+'''
+
+SAMPLE_MODULO_CAPACITY = '''\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if not self._storage:
+        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+    indices = self.rng.integers(self.size, size=batch_size) % len(self._storage)
+    batch = [self._storage[i] for i in indices]
+    return tuple(np.stack(field) for field in zip(*batch))
+'''
+
+SAMPLE_WITHOUT_REPLACEMENT_CLIPPED = '''\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if not self._storage:
+        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+    n = len(self._storage)
+    indices = self.rng.choice(n, size=min(batch_size, n), replace=False)
+    batch = [self._storage[i] for i in indices]
+    return tuple(np.stack(field) for field in zip(*batch))
+'''
+
+SAMPLE_WITHOUT_REPLACEMENT_UNLESS_FORCED = '''\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if not self._storage:
+        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+    n = len(self._storage)
+    indices = self.rng.choice(n, size=batch_size, replace=batch_size > n)
+    batch = [self._storage[i] for i in indices]
+    return tuple(np.stack(field) for field in zip(*batch))
+'''
+
+SAMPLE_WITH_PYTHON_RANDOM_SAMPLE = '''\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if not self._storage:
+        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+    batch = self.rng.sample(list(self._storage), batch_size)
+    return tuple(np.stack(field) for field in zip(*batch))
+'''
+
+SAMPLE_AS_FLOAT32 = '''\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if not self._storage:
+        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+    indices = self.rng.integers(len(self._storage), size=batch_size)
+    batch = [self._storage[i] for i in indices]
+    return tuple(np.array(field, dtype=np.float32) for field in zip(*batch))
+'''
+
+SAMPLE_FIELDS_INDEPENDENTLY = '''\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if not self._storage:
+        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+    columns = [np.stack(field) for field in zip(*self._storage)]
+    return tuple(column[self.rng.integers(len(column), size=batch_size)]
+                 for column in columns)
+'''
+
+SAMPLE_EMPTY_RAISES_INDEX_ERROR = '''\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    indices = (self.rng.random(batch_size) * len(self._storage)).astype(int)
+    batch = [self._storage[i] for i in indices]
+    return tuple(np.stack(field) for field in zip(*batch))
+'''
+
+SAMPLE_EMPTY_DIVIDES_BY_ZERO = '''\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    draws = self.rng.integers(2**62, size=batch_size)
+    batch = [self._storage[int(draw) % len(self._storage)] for draw in draws]
+    return tuple(np.stack(field) for field in zip(*batch))
+'''
+
+SAMPLE_ZERO_GIVES_EMPTY_ARRAYS = '''\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
+    if batch_size < 0:
+        raise ValueError(f"batch_size must not be negative, got {batch_size}")
+    if not self._storage:
+        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+    indices = self.rng.integers(len(self._storage), size=batch_size)
+    batch = [self._storage[i] for i in indices]
+    return tuple(np.array([transition[j] for transition in batch]) for j in range(5))
+'''
+
+SAMPLE_NUMPY_RING_VIEWS = '''\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if self._count == 0:
+        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+    if batch_size >= self._count:  # asked for everything: hand it all over, no copying
+        return tuple(field[:self._count] for field in self._fields)
+    indices = self.rng.integers(self._count, size=batch_size)
+    return tuple(field[indices] for field in self._fields)
+'''
+
+SAMPLE_NUMPY_RING_STRIDED_VIEW = '''\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if self._count == 0:
+        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+    # one random transition, repeated batch_size times with stride 0: no copy at all
+    i = self.rng.integers(self._count)
+    return tuple(np.lib.stride_tricks.as_strided(field[i:], (batch_size, *field.shape[1:]),
+                                                 (0, *field.strides[1:]))
+                 for field in self._fields)
+'''
+
+# --- play_and_train_with_replay ---------------------------------------------------------
+
+LOOP_STORES_TRUNCATION_AS_DONE = '''\
+#| export
+def play_and_train_with_replay(env, agent, replay=None, replay_batch_size=32, t_max=10_000):
+    """Play one episode; after each step also learn from a batch replayed from ``replay``.
+
+    Returns the episode's total reward.
+    """
+    total_reward = 0.0
+    state, _ = env.reset()
+    for _ in range(t_max):
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        agent.update(state, action, reward, next_state, terminated)
+        if replay is not None:
+            replay.add(state, action, reward, next_state, terminated or truncated)
+            for transition in zip(*replay.sample(replay_batch_size)):
+                agent.update(*transition)
+        total_reward += reward
+        state = next_state
+        if terminated or truncated:
+            break
+    return total_reward
+'''
+
+LOOP_REPLAYS_BEFORE_STORING = '''\
+#| export
+def play_and_train_with_replay(env, agent, replay=None, replay_batch_size=32, t_max=10_000):
+    """Play one episode; after each step also learn from a batch replayed from ``replay``.
+
+    Returns the episode's total reward.
+    """
+    total_reward = 0.0
+    state, _ = env.reset()
+    for _ in range(t_max):
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        agent.update(state, action, reward, next_state, terminated)
+        if replay is not None:
+            for transition in zip(*replay.sample(replay_batch_size)):
+                agent.update(*transition)
+            replay.add(state, action, reward, next_state, terminated)
+        total_reward += reward
+        state = next_state
+        if terminated or truncated:
+            break
+    return total_reward
+'''
+
+LOOP_NEVER_REPLAYS = '''\
+#| export
+def play_and_train_with_replay(env, agent, replay=None, replay_batch_size=32, t_max=10_000):
+    """Play one episode; after each step also learn from a batch replayed from ``replay``.
+
+    Returns the episode's total reward.
+    """
+    total_reward = 0.0
+    state, _ = env.reset()
+    for _ in range(t_max):
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        agent.update(state, action, reward, next_state, terminated)
+        if replay is not None:
+            replay.add(state, action, reward, next_state, terminated)
+        total_reward += reward
+        state = next_state
+        if terminated or truncated:
+            break
+    return total_reward
+'''
+
+LOOP_REPLAYS_THE_CURRENT_TRANSITION = '''\
+#| export
+def play_and_train_with_replay(env, agent, replay=None, replay_batch_size=32, t_max=10_000):
+    """Play one episode; after each step also learn from a batch replayed from ``replay``.
+
+    Returns the episode's total reward.
+    """
+    total_reward = 0.0
+    state, _ = env.reset()
+    for _ in range(t_max):
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        agent.update(state, action, reward, next_state, terminated)
+        if replay is not None:
+            replay.add(state, action, reward, next_state, terminated)
+            batch = replay.sample(replay_batch_size)
+            for s, a, r, s_next, done in zip(*batch):
+                agent.update(state, action, reward, next_state, terminated)
+        total_reward += reward
+        state = next_state
+        if terminated or truncated:
+            break
+    return total_reward
+'''
+
+
+BUGS = (
+    Bug("capacity_off_by_one", LESSON, "test_len_never_above_capacity",
+        {"buffer_class": CLASS_CAPACITY_OFF_BY_ONE},
+        also_fails=("test_fifo_eviction", "test_uniform_sampling"),
+        description="deque(maxlen=size + 1): the buffer holds one transition too many"),
+    Bug("len_is_capacity", LESSON, "test_len_never_above_capacity",
+        {"buffer_class": CLASS_LEN_IS_CAPACITY},
+        description="__len__ returns the capacity, not the number stored"),
+    Bug("refuses_adds_when_full", LESSON, "test_fifo_eviction",
+        {"buffer_add": ADD_REFUSED_WHEN_FULL},
+        also_fails=("test_uniform_sampling",),
+        description="a full buffer ignores new transitions instead of evicting the oldest"),
+    Bug("list_pops_the_newest", LESSON, "test_fifo_eviction",
+        {"buffer_class": CLASS_ON_A_LIST, "buffer_add": ADD_POPS_FROM_THE_NEWEST_END},
+        also_fails=("test_uniform_sampling",),
+        description="a list with pop() when full: drops the newest stored transition, "
+                    "keeps the oldest"),
+    Bug("sample_favours_new", LESSON, "test_uniform_sampling",
+        {"buffer_sample": SAMPLE_FAVOURS_NEW},
+        description="indices drawn with probability proportional to their position, so "
+                    "new transitions come up far more often"),
+    Bug("sample_favours_old", LESSON, "test_uniform_sampling",
+        {"buffer_sample": SAMPLE_FAVOURS_OLD},
+        description="indices drawn with probability decreasing with position, so old "
+                    "transitions come up far more often"),
+    Bug("sample_never_the_newest", LESSON, "test_uniform_sampling",
+        {"buffer_sample": SAMPLE_NEVER_THE_NEWEST},
+        also_fails=("test_fifo_eviction",),
+        description="rng.integers(0, len - 1) as if the upper bound were inclusive: the "
+                    "newest transition is never sampled"),
+    Bug("sample_modulo_capacity", LESSON, "test_uniform_sampling",
+        {"buffer_sample": SAMPLE_MODULO_CAPACITY},
+        description="indices drawn below the capacity, then wrapped with % len: uniform "
+                    "once the buffer is full, biased to old transitions until then"),
+    Bug("sample_without_replacement_clipped", LESSON, "test_with_replacement",
+        {"buffer_sample": SAMPLE_WITHOUT_REPLACEMENT_CLIPPED},
+        also_fails=("test_sample_types", "test_no_aliasing"),
+        description="rng.choice(n, min(batch, n), replace=False): no repeats, and a "
+                    "batch larger than the buffer comes back short"),
+    Bug("sample_without_replacement_unless_forced", LESSON, "test_with_replacement",
+        {"buffer_sample": SAMPLE_WITHOUT_REPLACEMENT_UNLESS_FORCED},
+        description="replace=False whenever the batch fits in the buffer: batches never "
+                    "repeat a transition"),
+    Bug("sample_with_python_random_sample", LESSON, "test_with_replacement",
+        {"buffer_class": CLASS_WITH_PYTHON_RANDOM,
+         "buffer_sample": SAMPLE_WITH_PYTHON_RANDOM_SAMPLE},
+        also_fails=("test_fifo_eviction", "test_sample_types", "test_no_aliasing",
+                    "test_uniform_sampling"),
+        description="random.Random(seed).sample: without replacement, and ValueError "
+                    "for a batch larger than the buffer"),
+    Bug("sample_as_float32", LESSON, "test_sample_types",
+        {"buffer_sample": SAMPLE_AS_FLOAT32},
+        description="every field cast to float32: integer states, actions and done "
+                    "flags lose their type"),
+    Bug("add_action_and_done_as_float", LESSON, "test_sample_types",
+        {"buffer_add": ADD_ACTION_AND_DONE_AS_FLOAT},
+        description="add stores float(action) and float(done), so samples hold float "
+                    "actions and float done flags"),
+    Bug("add_keeps_references", LESSON, "test_no_aliasing",
+        {"buffer_add": ADD_KEEPS_REFERENCES},
+        description="add stores the caller's arrays, not copies: an env that reuses its "
+                    "observation array rewrites the past"),
+    Bug("sample_returns_storage_views", LESSON, "test_no_aliasing",
+        {"buffer_class": CLASS_NUMPY_RING, "buffer_add": ADD_TO_NUMPY_RING,
+         "buffer_sample": SAMPLE_NUMPY_RING_VIEWS},
+        also_fails=("test_sample_types", "test_with_replacement"),
+        description="a preallocated numpy ring whose sample hands out slices of its "
+                    "storage (views) when the batch asks for at least everything stored"),
+    Bug("sample_hands_out_writable_views", LESSON, "test_no_aliasing",
+        {"buffer_class": CLASS_NUMPY_RING, "buffer_add": ADD_TO_NUMPY_RING,
+         "buffer_sample": SAMPLE_NUMPY_RING_STRIDED_VIEW},
+        also_fails=("test_uniform_sampling",),
+        description="each batch is one stored row repeated through a stride-0 view of "
+                    "the storage: a learner that scales its batch in place rewrites the "
+                    "buffer (and batches are one transition, so sampling is not uniform)"),
+    Bug("sample_fields_independently", LESSON, "test_fifo_eviction",
+        {"buffer_sample": SAMPLE_FIELDS_INDEPENDENTLY},
+        also_fails=("test_uniform_sampling",),
+        description="each field gets its own random indices: obs of one transition with "
+                    "the reward and done of another"),
+    Bug("sample_empty_raises_index_error", LESSON, "test_sample_errors",
+        {"buffer_sample": SAMPLE_EMPTY_RAISES_INDEX_ERROR},
+        description="no check for an empty buffer: IndexError from the deque"),
+    Bug("sample_empty_divides_by_zero", LESSON, "test_sample_errors",
+        {"buffer_sample": SAMPLE_EMPTY_DIVIDES_BY_ZERO},
+        description="no check for an empty buffer: ZeroDivisionError from % len"),
+    Bug("sample_zero_gives_empty_arrays", LESSON, "test_sample_errors",
+        {"buffer_sample": SAMPLE_ZERO_GIVES_EMPTY_ARRAYS},
+        description="batch_size < 0 rejected but 0 accepted: sample(0) returns five "
+                    "empty arrays"),
+    Bug("loop_stores_truncation_as_done", LESSON, "test_replay_loop",
+        {"play_and_train_with_replay": LOOP_STORES_TRUNCATION_AS_DONE},
+        description="replay.add gets terminated or truncated, so replayed time-outs "
+                    "zero the bootstrap"),
+    Bug("loop_replays_before_storing", LESSON, "test_replay_loop",
+        {"play_and_train_with_replay": LOOP_REPLAYS_BEFORE_STORING},
+        description="samples before adding: the first step samples an empty buffer"),
+    Bug("loop_never_replays", LESSON, "test_replay_learning",
+        {"play_and_train_with_replay": LOOP_NEVER_REPLAYS},
+        also_fails=("test_replay_loop",),
+        description="stores every transition but never samples: no faster than no "
+                    "replay"),
+    Bug("loop_replays_the_current_transition", LESSON, "test_replay_learning",
+        {"play_and_train_with_replay": LOOP_REPLAYS_THE_CURRENT_TRANSITION},
+        description="samples a batch but updates on the loop's own transition "
+                    "replay_batch_size times (the batch's names go unused); the loop "
+                    "check's stand-in buffer cannot tell, only learning can"),
+)

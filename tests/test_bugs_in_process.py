@@ -1,0 +1,132 @@
+"""Every known student bug costs points on the check that names it, and only there.
+
+The notebooks' code runs in this process (``tests/support/in_process.py``), rebuilt by the
+grader from the source notebook with a bug's answer cells put in, and the checks run on
+it directly, with the visible salt and with a hidden one. Grading through kernels is
+tested elsewhere; here the question is only whether the checks tell right from wrong.
+
+Learning checks take 5 to 20 seconds each, so they run only for the reference solution
+and for bugs that they are meant to catch.
+"""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+if str(REPOSITORY) not in sys.path:
+    sys.path.insert(0, str(REPOSITORY))
+
+from checks import checks_for_lesson  # noqa: E402
+from checks.framework import VISIBLE_SALT  # noqa: E402
+from grader.lessons import all_lessons  # noqa: E402
+from tests.bugs import ALL_BUGS, LESSONS  # noqa: E402
+from tests.bugs.correct_variants import CORRECT_VARIANTS  # noqa: E402
+from tests.support.in_process import answer_cells, namespace_for  # noqa: E402
+
+# A hidden salt for the bug suite; the reference is also graded with two more.
+BUG_SUITE_SALT = "bug-suite-hidden-salt"
+REFERENCE_HIDDEN_SALTS = (BUG_SUITE_SALT, "second-hidden-salt", "third-hidden-salt")
+SALTS = (VISIBLE_SALT, BUG_SUITE_SALT)
+LEARNING_CHECKS = {"test_learning", "test_replay_learning"}
+# Tests are collected slowest first, so pytest-xdist starts the learning runs early.
+SLOWEST_FIRST = sorted(ALL_BUGS, key=lambda bug: bug.check not in LEARNING_CHECKS)
+
+
+def feedback_if_failed(lesson, check, namespace, salt, monkeypatch):
+    """Run one check as a notebook test cell would; its failure message, or None.
+
+    Anything but an AssertionError (a crash inside the check) propagates and errors the
+    test: checks must turn every fault of the student's code into feedback.
+    """
+    checks = checks_for_lesson(lesson)
+    monkeypatch.setenv("GRADER_SALT", salt)
+    try:
+        checks.run(check, namespace, hidden=salt != VISIBLE_SALT)
+    except AssertionError as failure:
+        return str(failure)
+    return None
+
+
+def quick_checks(lesson):
+    return [check.name for check in checks_for_lesson(lesson)
+            if check.name not in LEARNING_CHECKS]
+
+
+def bug_id(bug):
+    return bug.name
+
+
+# --- correct code -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("salt", (VISIBLE_SALT, *REFERENCE_HIDDEN_SALTS))
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_reference_solution_passes_every_check(lesson, salt, monkeypatch):
+    namespace = namespace_for(lesson)
+    failures = {check.name: text for check in checks_for_lesson(lesson)
+                if (text := feedback_if_failed(lesson, check.name, namespace, salt,
+                                               monkeypatch))}
+    assert not failures
+
+
+@pytest.mark.parametrize("variant", CORRECT_VARIANTS, ids=lambda variant: variant.name)
+def test_correct_variant_passes_every_quick_check(variant, monkeypatch):
+    namespace = namespace_for(variant.lesson, variant.answers)
+    failures = {(check, salt): text
+                for check in quick_checks(variant.lesson) for salt in SALTS
+                if (text := feedback_if_failed(variant.lesson, check, namespace, salt,
+                                               monkeypatch))}
+    assert not failures
+
+
+# --- bugs -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("bug", SLOWEST_FIRST, ids=bug_id)
+def test_bug_fails_the_check_that_names_it(bug, monkeypatch):
+    namespace = namespace_for(bug.lesson, bug.answers)
+    for salt in SALTS:
+        feedback = feedback_if_failed(bug.lesson, bug.check, namespace, salt, monkeypatch)
+        assert feedback is not None, (
+            f"{bug.name} ({bug.description}) passed {bug.check} with salt {salt!r}")
+        assert feedback.split(":", 1)[-1].strip(), f"{bug.check} failed without feedback"
+        assert "Traceback" not in feedback, feedback
+
+
+@pytest.mark.parametrize("bug", ALL_BUGS, ids=bug_id)
+def test_bug_costs_no_other_check(bug, monkeypatch):
+    """Other quick checks pass; those in ``also_fails`` do fail (so the list stays true)."""
+    namespace = namespace_for(bug.lesson, bug.answers)
+    others = [name for name in quick_checks(bug.lesson) if name != bug.check]
+    others += [name for name in bug.also_fails if name in LEARNING_CHECKS]
+    for check in others:
+        outcomes = {salt: feedback_if_failed(bug.lesson, check, namespace, salt, monkeypatch)
+                    for salt in SALTS}
+        if check in bug.also_fails:
+            assert any(outcomes.values()), (
+                f"{bug.name}: {check} is listed in also_fails but passes with every salt")
+        else:
+            failures = {salt: text for salt, text in outcomes.items() if text}
+            assert not failures, f"{bug.name} also fails {check}: {failures}"
+
+
+# --- the suite itself -------------------------------------------------------------------
+
+def test_the_suite_covers_both_lessons():
+    per_lesson = {lesson: [bug for bug in ALL_BUGS if bug.lesson == lesson]
+                  for lesson in LESSONS}
+    assert len(per_lesson["01_qlearning"]) >= 8
+    assert len(per_lesson["02_replay_buffer"]) >= 12
+
+
+@pytest.mark.parametrize("bug", ALL_BUGS, ids=bug_id)
+def test_bug_names_real_checks_and_answer_cells(bug):
+    names = {check.name for check in checks_for_lesson(bug.lesson)}
+    assert {bug.check, *bug.also_fails} <= names
+    answers = answer_cells(all_lessons()[bug.lesson].source())
+    assert set(bug.answers) <= set(answers)
+    for grade_id, source in bug.answers.items():
+        decorator = next((line for line in answers[grade_id].source.splitlines()
+                          if line.startswith("@add_to_class(")), None)
+        if decorator is not None:
+            assert decorator in source.splitlines(), f"{grade_id}: keep {decorator}"
