@@ -114,8 +114,10 @@ for _check in list(_checks.CHECKS):
         lambda inputs, data: _passed("forged"))
 
 import glob as _glob, json as _json                         # 5. read the instructor's files
-for _path in (_glob.glob("/*/*/solutions/01_qlearning.ipynb")
-              + _glob.glob("/*/*/*/solutions/01_qlearning.ipynb")
+for _path in (_glob.glob("/*/*/solutions/01_qlearning.ipynb")       # the repository
+              + _glob.glob("/proc/*/cwd/solutions/01_qlearning.ipynb")  # via the grader
+              + _glob.glob("/proc/*/root/*/*/solutions/01_qlearning.ipynb")
+              + _glob.glob("/tmp/*/solutions/01_qlearning.ipynb")       # stray copies
               + ["../../solutions/01_qlearning.ipynb", "../solutions/01_qlearning.ipynb"]):
     try:
         _cells = _json.load(open(_path))["cells"]
@@ -161,16 +163,16 @@ def tamper_with_tests(notebook):
     return notebook
 
 
-def main():
+def main(output=OUTPUT):
     for student, lessons in STUDENTS.items():
         for lesson, answers in lessons.items():
             notebook = submission(lesson, answers)
             if student == "gus_tampers":
                 tamper_with_tests(notebook)
-            path = OUTPUT / student / f"{lesson}.ipynb"
+            path = Path(output) / student / f"{lesson}.ipynb"
             path.parent.mkdir(parents=True, exist_ok=True)
             nbformat.write(notebook, path)
-            print(f"wrote {path.relative_to(REPOSITORY)}")
+            print(f"wrote {path}")
 
 
 if __name__ == "__main__":

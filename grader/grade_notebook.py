@@ -62,7 +62,7 @@ class NotebookGrading:
         self.checks = checks_for_lesson(lesson.name)
         self.memory_mb = memory_mb
         self.session = KernelSession(kernel_argv(scratch, memory_mb, isolate), scratch.workdir,
-                                     kernel_env(scratch))
+                                     kernel_env(scratch), connection_dir=scratch.root)
         self.skipped_cells = set()  # cells that killed or hung the kernel: not run again
         self.cell_problems = {}  # grade_id -> what happened when it ran
         self.tampering = set()  # IPython hooks the student's code changed (and we undid)

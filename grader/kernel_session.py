@@ -31,12 +31,16 @@ class Execution:
 
 
 class KernelSession:
-    def __init__(self, argv, cwd, env, startup_timeout=60):
-        self._spec_dir = Path(tempfile.mkdtemp(prefix="grader-kernelspec-"))
+    def __init__(self, argv, cwd, env, startup_timeout=60, connection_dir=None):
+        # the connection file and IPC sockets live in ``connection_dir``, which must be
+        # visible both to the grader and inside the kernel's sandbox (its scratch folder)
+        self._spec_dir = Path(tempfile.mkdtemp(prefix="kernel-", dir=connection_dir))
         spec_path = self._spec_dir / "grader-sandbox"
         spec_path.mkdir()
+        # interrupts go as control messages: a signal would hit unshare, not the kernel
         (spec_path / "kernel.json").write_text(json.dumps(
-            {"argv": argv, "display_name": "grader sandbox", "language": "python"}))
+            {"argv": argv, "display_name": "grader sandbox", "language": "python",
+             "interrupt_mode": "message"}))
         self._spec_manager = KernelSpecManager(kernel_dirs=[str(self._spec_dir)])
         self._cwd, self._env = str(cwd), env
         self._startup_timeout = startup_timeout
@@ -137,7 +141,7 @@ class KernelSession:
         if not self.alive():
             result.status = "died"
             return result
-        self.manager.interrupt_kernel()
+        self.manager.interrupt_kernel()  # a control-channel message (see __init__)
         grace = time.monotonic() + 10
         while time.monotonic() < grace:
             try:

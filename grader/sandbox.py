@@ -6,10 +6,11 @@ the reference modules of *earlier* lessons from a second scratch folder: the mod
 lesson is about (``qlearning.py`` for lesson 01) is not there, so it cannot be imported
 instead of written.
 
-On Linux the kernel also runs in its own user and mount namespaces (``unshare``), where
-the course's ``solutions/``, ``grader/``, reference modules of this and later lessons,
-and the folder of submissions are covered by empty mounts: they cannot be read by
-absolute path either. Where namespaces are unavailable (macOS, some containers) the
+On Linux the kernel also runs in its own user, mount and PID namespaces (``unshare``),
+where the course's ``solutions/``, ``grader/``, reference modules of this and later
+lessons, the folder of submissions and ``/tmp`` (but for the scratch folder) are covered
+by empty mounts, and ``/proc`` shows only the kernel's own processes: none of it can be
+read by absolute path either. Where namespaces are unavailable (macOS, some containers) the
 grader says so in its report and still grades, without that wall.
 """
 
@@ -64,7 +65,8 @@ def namespaces_available():
     """Can this machine give a process its own user and mount namespaces?"""
     if not sys.platform.startswith("linux") or shutil.which("unshare") is None:
         return False
-    probe = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "true"],
+    probe = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "--pid",
+                            "--fork", "--mount-proc", "--kill-child", "true"],
                            capture_output=True, timeout=10)
     return probe.returncode == 0
 
@@ -72,12 +74,15 @@ def namespaces_available():
 def kernel_argv(scratch, memory_mb, isolate=True):
     """The command that starts a sandboxed ipykernel (``{connection_file}`` is filled in)."""
     launcher = [sys.executable, str(Path(__file__).with_name("kernel_launcher.py")),
-                "--memory-mb", str(memory_mb)]
+                "--memory-mb", str(memory_mb), "--scratch", str(scratch.root)]
     for path in scratch.hidden:
         launcher += ["--hide", str(path)]
     if isolate and namespaces_available():
-        return ["unshare", "--user", "--map-root-user", "--mount", "--", *launcher,
-                "--in-namespace", "--", "-f", "{connection_file}"]
+        # --fork makes the kernel PID 1 of a new PID namespace with its own /proc;
+        # --kill-child ends it when the grader kills unshare
+        return ["unshare", "--user", "--map-root-user", "--mount", "--pid", "--fork",
+                "--mount-proc", "--kill-child", "--", *launcher, "--in-namespace",
+                "--", "-f", "{connection_file}"]
     return [*launcher, "--", "-f", "{connection_file}"]
 
 

@@ -11,8 +11,9 @@ from pathlib import Path
 import nbformat
 
 REPOSITORY = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPOSITORY / "examples"))
+sys.path.insert(0, str(REPOSITORY / "examples"))  # make_submissions
 
+import make_submissions  # noqa: E402
 from make_submissions import solution_answers, submission  # noqa: E402
 
 from grader.grade_notebook import grade_notebook  # noqa: E402

@@ -1,0 +1,112 @@
+"""``python -m grader grade``: exit codes, the printed table, the JSON report, the CSV."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from submission_factory import REPOSITORY, make_submissions
+
+EXAMPLES = REPOSITORY / "examples" / "submissions"
+
+
+def run_grader(*arguments, cwd=REPOSITORY):
+    return subprocess.run([sys.executable, "-m", "grader", *arguments], cwd=cwd,
+                          capture_output=True, text=True, timeout=900)
+
+
+@pytest.mark.parametrize("make_path, reason", [
+    (lambda tmp: tmp / "nowhere", "no such file or folder"),
+    (lambda tmp: (tmp / "essay.txt").write_text("hi") and tmp / "essay.txt", "not a notebook"),
+    (lambda tmp: (tmp / "99_unknown.ipynb").write_text("{}") and tmp / "99_unknown.ipynb",
+     "not a lesson of this course"),
+    (lambda tmp: (tmp / "empty").mkdir() or tmp / "empty", "no notebooks found"),
+])
+def test_the_grader_exits_2_with_one_line_when_it_cannot_run(tmp_path, make_path, reason):
+    completed = run_grader("grade", str(make_path(tmp_path)))
+    assert completed.returncode == 2
+    lines = completed.stderr.strip().splitlines()
+    assert len(lines) == 1 and reason in lines[0] and "Traceback" not in completed.stderr
+
+
+def test_the_committed_example_class_is_what_the_script_writes(tmp_path):
+    make_submissions.main(tmp_path)
+    written = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*.ipynb"))
+    committed = sorted(p.relative_to(EXAMPLES) for p in EXAMPLES.rglob("*.ipynb"))
+    assert written == committed
+    for relative in written:
+        assert (tmp_path / relative).read_text() == (EXAMPLES / relative).read_text(), \
+            f"examples/submissions/{relative} is stale: run python examples/make_submissions.py"
+
+
+@pytest.fixture(scope="module")
+def example_class(tmp_path_factory):
+    """The README's main job: grade the example class on two workers."""
+    out = tmp_path_factory.mktemp("reports")
+    completed = run_grader("grade", str(EXAMPLES), "--workers", "2", "--salt", "cli-test",
+                           "--json", str(out / "report.json"), "--csv", str(out / "book.csv"))
+    assert completed.returncode == 0, completed.stderr
+    report = json.loads((out / "report.json").read_text())
+    return completed.stdout, report, pd.read_csv(out / "book.csv", index_col="student")
+
+
+def checks_of(report, student, lesson):
+    submission = next(s for s in report["submissions"] if s["student"] == student)
+    notebook = next(n for n in submission["notebooks"] if n["name"] == lesson)
+    return {check["id"]: check for check in notebook["checks"]}
+
+
+def test_the_report_has_the_documented_shape(example_class):
+    _, report, _ = example_class
+    for submission in report["submissions"]:
+        assert set(submission) == {"student", "score", "max_score", "notebooks"}
+        assert submission["score"] == pytest.approx(sum(n["score"] for n in submission["notebooks"]))
+        for notebook in submission["notebooks"]:
+            assert {"name", "score", "max_score", "checks"} <= set(notebook)
+            for check in notebook["checks"]:
+                assert set(check) == {"id", "score", "max_score", "status", "feedback"}
+                assert check["status"] in {"passed", "failed", "error", "timeout"}
+                assert check["feedback"].strip()
+
+
+def test_each_example_student_gets_what_their_work_deserves(example_class):
+    _, report, book = example_class
+    assert book.loc["ada_complete", "total"] == 26
+    assert book.loc["ben_empty", "total"] == 0
+    cy = checks_of(report, "cy_buggy_buffer", "02_replay_buffer")
+    assert cy["test_fifo_eviction"]["status"] == "failed"
+    assert "evicted" in cy["test_fifo_eviction"]["feedback"]
+    dee = checks_of(report, "dee_ignores_terminated", "01_qlearning")
+    assert {name for name, c in dee.items() if c["status"] != "passed"} == {"test_update"}
+    assert "terminated" in dee["test_update"]["feedback"]
+    eli = checks_of(report, "eli_infinite_loop", "01_qlearning")
+    assert eli["test_play_and_train"]["status"] == "timeout"
+    gus = checks_of(report, "gus_tampers", "01_qlearning")
+    assert gus["test_update"]["status"] == "failed"
+    assert book.loc["gus_tampers", "total"] < 12
+
+
+def test_the_gradebook_has_a_row_per_student_and_a_column_per_lesson(example_class):
+    stdout, _, book = example_class
+    assert list(book.columns) == ["01_qlearning", "02_replay_buffer", "total"]
+    assert sorted(book.index) == sorted(p.name for p in EXAMPLES.iterdir())
+    assert book.loc["eli_infinite_loop", "02_replay_buffer"] == 0  # not submitted
+    assert "ada_complete" in stdout and "12 / 12" in stdout
+
+
+def test_one_worker_and_two_workers_give_the_same_report(example_class, tmp_path):
+    _, report, _ = example_class
+    students = tmp_path / "class"
+    for student in ("dee_ignores_terminated",):
+        (students / student).mkdir(parents=True)
+        for notebook in (EXAMPLES / student).glob("*.ipynb"):
+            (students / student / notebook.name).write_bytes(notebook.read_bytes())
+    completed = run_grader("grade", str(students), "--workers", "1", "--salt", "cli-test",
+                           "--json", str(tmp_path / "one.json"))
+    assert completed.returncode == 0, completed.stderr
+    sequential = json.loads((tmp_path / "one.json").read_text())["submissions"]
+    parallel = [s for s in report["submissions"] if s["student"] == "dee_ignores_terminated"]
+    assert sequential == parallel

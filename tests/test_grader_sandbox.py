@@ -1,0 +1,84 @@
+"""What a grading kernel can see: its submission, the public helpers, and nothing else."""
+
+import json
+
+import pytest
+
+from grader.kernel_session import PROBE_MIME, KernelSession
+from grader.lessons import all_lessons
+from grader.release import REPOSITORY
+from grader.sandbox import kernel_argv, kernel_env, make_scratch, namespaces_available
+from submission_factory import write_submission
+
+LOOK_AROUND = f'''
+import importlib.util, json, os
+from IPython.display import publish_display_data
+
+def readable(path):
+    try:
+        with open(path, "rb") as handle:
+            return len(handle.read()) > 0
+    except OSError:
+        return False
+
+publish_display_data({{{PROBE_MIME!r}: json.dumps({{
+    "cwd_listing": sorted(os.listdir(".")),
+    "salt_in_environment": "GRADER_SALT" in os.environ,
+    "solutions": readable({str(REPOSITORY / "solutions" / "01_qlearning.ipynb")!r}),
+    "grader": readable({str(REPOSITORY / "grader" / "grade_notebook.py")!r}),
+    "own_reference": readable({str(REPOSITORY / "qlearning.py")!r}),
+    "other_student": readable(OTHER_STUDENT),
+    "processes": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
+    "tmp": sorted(os.listdir("/tmp")),
+    "importable": {{name: importlib.util.find_spec(name) is not None
+                   for name in ("course", "checks", "qlearning", "replay_buffer", "grader")}},
+}})}})
+'''
+
+
+@pytest.fixture
+def kernel_view(tmp_path, monkeypatch):
+    """Start a grading kernel for alice's lesson 01, with bob's work in the same class."""
+    assert namespaces_available(), "this machine should give kernels a mount namespace"
+    monkeypatch.setenv("GRADER_SALT", "must-not-leak")
+    alice = write_submission(tmp_path, "01_qlearning", student="alice")
+    bob = write_submission(tmp_path, "01_qlearning", student="bob")
+    lesson = all_lessons()["01_qlearning"]
+    scratch = make_scratch(lesson, alice, submissions_root=tmp_path)
+    session = KernelSession(kernel_argv(scratch, 3072), scratch.workdir, kernel_env(scratch),
+                            connection_dir=scratch.root)
+    session.start()
+    try:
+        outcome = session.execute(f"OTHER_STUDENT = {str(bob)!r}\n" + LOOK_AROUND, 60)
+    finally:
+        session.shutdown()
+    assert outcome.status == "ok", outcome
+    return outcome.payloads[0]
+
+
+def test_the_working_directory_holds_only_the_submission(kernel_view):
+    assert kernel_view["cwd_listing"] == ["01_qlearning.ipynb"]
+
+
+def test_no_salt_solutions_grader_or_other_students_are_readable(kernel_view):
+    assert not kernel_view["salt_in_environment"]
+    assert not kernel_view["solutions"]
+    assert not kernel_view["grader"]
+    assert not kernel_view["own_reference"]
+    assert not kernel_view["other_student"]
+
+
+def test_proc_shows_only_the_kernel_and_tmp_only_its_scratch(kernel_view):
+    # other processes' /proc/<pid>/cwd and /root would lead back to the repository
+    assert kernel_view["processes"] == [1]
+    assert len(kernel_view["tmp"]) == 1 and kernel_view["tmp"][0].startswith("grade-")
+
+
+def test_only_public_helpers_and_earlier_lessons_are_importable(kernel_view):
+    assert kernel_view["importable"] == {"course": True, "checks": True, "qlearning": False,
+                                         "replay_buffer": False, "grader": False}
+
+
+def test_the_sandbox_leaves_the_graders_own_view_alone(kernel_view):
+    # mounts happen in the kernel's namespace only; the repository is intact out here
+    assert json.loads((REPOSITORY / "solutions" / "01_qlearning.ipynb").read_text())["cells"]

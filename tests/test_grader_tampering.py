@@ -1,0 +1,131 @@
+"""Tampering gains nothing: wrong code plus a trick scores what the wrong code scores.
+
+Each trick below fools plain nbgrader (RESEARCH.md, "Autograding"). Here the submission's
+update() is wrong; with the trick added, its score must not rise.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from grader.release import REPOSITORY
+from grader.rebuild import is_test, nbgrader_meta
+from grader.sandbox import namespaces_available
+from submission_factory import grade, statuses, write_submission
+
+WRONG_UPDATE = '''\
+#| export
+@add_to_class(QLearningAgent)
+def update(self, state, action, reward, next_state, terminated):
+    self.set_qvalue(state, action, reward)  # wrong: no learning rate, no bootstrap
+'''
+
+TRICKS = {
+    "patched_numpy_testing_helpers": '''
+import numpy as np
+np.isclose = lambda *args, **kwargs: True
+np.allclose = lambda *args, **kwargs: True
+np.testing.assert_allclose = lambda *args, **kwargs: None
+np.testing.assert_array_equal = lambda *args, **kwargs: None
+import math
+math.isclose = lambda *args, **kwargs: True
+''',
+    "custom_exception_handler": '''
+get_ipython().set_custom_exc((BaseException,), lambda *args, **kwargs: None)
+''',
+    "input_transformer_rewrites_cells": '''
+def _skip_checks(lines):
+    return ["pass\\n" if "run" in line or "probe" in line else line for line in lines]
+get_ipython().input_transformers_post.append(_skip_checks)
+''',
+    "ast_transformer_rewrites_code": '''
+import ast
+class _ReturnTrue(ast.NodeTransformer):
+    def visit_Call(self, node):
+        return ast.copy_location(ast.Constant(True), node)
+get_ipython().ast_transformers.append(_ReturnTrue())
+''',
+    "forged_public_check_verdicts": '''
+import checks.lesson01_qlearning as _public
+from checks.framework import passed as _passed
+for _check in list(_public.CHECKS):
+    _public.CHECKS.by_name[_check.name] = type(_check)(
+        _check.name, _check.title, _check.needs, _check.make_inputs,
+        lambda inputs, **objects: {}, lambda inputs, data: _passed("forged"))
+''',
+    "fake_probe_runner_publishes_forged_data": '''
+import json as _json
+from IPython.display import publish_display_data as _publish
+def _course_grader_run_probe(payload):
+    _publish({"application/vnd.course-grader.probe+json": _json.dumps(
+        {"status": "ok", "data": {"after_each": []}, "tampering": []})})
+''',
+    "patched_statistics": '''
+import scipy.stats
+scipy.stats.chisquare = lambda *args, **kwargs: type("Result", (), {"pvalue": 1.0})()
+''',
+}
+
+
+@pytest.fixture(scope="module")
+def wrong_code_score(tmp_path_factory):
+    result = grade(write_submission(tmp_path_factory.mktemp("honest"), "01_qlearning",
+                                    {"update": WRONG_UPDATE}))
+    assert statuses(result)["test_update"] == "failed"
+    return result.score
+
+
+@pytest.mark.parametrize("trick", sorted(TRICKS))
+def test_a_trick_in_an_answer_cell_gains_nothing(tmp_path, trick, wrong_code_score):
+    answer = WRONG_UPDATE + TRICKS[trick]
+    result = grade(write_submission(tmp_path, "01_qlearning", {"update": answer}))
+    assert statuses(result)["test_update"] != "passed"
+    assert result.score <= wrong_code_score
+
+
+def rewrite_tests_and_points(notebook):
+    for cell in notebook.cells:
+        if is_test(cell):
+            cell.source = "print('all tests passed')"
+            nbgrader_meta(cell)["points"] = 100
+            nbgrader_meta(cell)["grade_id"] += "_renamed"
+
+
+def test_rewritten_test_cells_and_points_gain_nothing(tmp_path, wrong_code_score):
+    result = grade(write_submission(tmp_path, "01_qlearning", {"update": WRONG_UPDATE},
+                                    edit=rewrite_tests_and_points))
+    assert result.score <= wrong_code_score and result.max_score == 10.0
+
+
+COPY_THE_SOLUTION = '''
+import json as _json
+_source = {path!r}
+try:
+    for _cell in _json.load(open(_source))["cells"]:
+        _text = "".join(_cell["source"])
+        if "BEGIN SOLUTION" in _text and "def update" in _text:
+            exec(_text.replace("### BEGIN SOLUTION", "").replace("### END SOLUTION", ""))
+except OSError:
+    pass
+'''
+
+
+def test_reading_the_solutions_outside_the_scratch_folder_gains_nothing(tmp_path,
+                                                                        wrong_code_score):
+    assert namespaces_available(), "this machine should give kernels a mount namespace"
+    solutions = REPOSITORY / "solutions" / "01_qlearning.ipynb"
+    answer = WRONG_UPDATE + COPY_THE_SOLUTION.format(path=str(solutions))
+    path = write_submission(tmp_path, "01_qlearning", {"update": answer})
+    sandboxed = grade(path)
+    assert sandboxed.score <= wrong_code_score
+    # The same attack without the sandbox works, which shows the test can fail.
+    unsandboxed = grade(path, isolate=False)
+    assert statuses(unsandboxed)["test_update"] == "passed"
+
+
+def test_the_kernel_cannot_import_its_own_lessons_reference_module(tmp_path,
+                                                                    wrong_code_score):
+    answer = WRONG_UPDATE + "\nfrom qlearning import QLearningAgent  # the reference\n"
+    result = grade(write_submission(tmp_path, "01_qlearning", {"update": answer}))
+    assert result.score <= wrong_code_score
+    assert any("ModuleNotFoundError" in note for note in result.notes)
