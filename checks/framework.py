@@ -128,7 +128,6 @@ class LessonChecks:
         Prints a line when it passes; raises ``AssertionError`` with the feedback when
         it does not, which is what makes a notebook test cell fail.
         """
-        __tracebackhide__ = True  # IPython: show the message, not this frame
         check = self[name]
         missing = [needed for needed in check.needs if needed not in namespace]
         if missing:

@@ -96,7 +96,8 @@ def _values_verdict(inputs, data):
         got_value = data["values"][state]
         if not isinstance(got_value, float) or not math.isclose(got_value, expected_value,
                                                                  abs_tol=1e-9):
-            hint = (" Every legal Q-value here is negative: did your maximum start at 0?"
+            hint = (" Every legal Q-value here is negative: did your maximum start at 0, or "
+                    "include actions that are not legal here (never set, so 0)?"
                     if expected_value < 0 and got_value == 0 else "")
             return failed(f"state {state} has legal actions {legal} with "
                           f"{_describe_row(state, row)}; get_value should be "
@@ -198,6 +199,8 @@ def _epsilon_probe(inputs, QLearningAgent):
         agent = _make_agent(QLearningAgent, legal, inputs["seed"], epsilon=start)
         _set_qvalues(agent, [inputs["qvalues"]])
         if set_after_construction:
+            for _ in range(20):  # an agent that copies epsilon on its first call is caught
+                call_student("get_action(state)", agent.get_action, 0)
             agent.epsilon = epsilon  # training loops decay epsilon through this attribute
         return [_as_action(call_student("get_action(state)", agent.get_action, 0))
                 for _ in range(draws)]
@@ -248,7 +251,9 @@ def _update_inputs(rng):
                     int(rng.integers(n_states)), bool(rng.random() < 0.3)]
                    for _ in range(n_transitions)]
     return {"n_states": n_states, "n_actions": n_actions, "transitions": transitions,
-            "alpha": round(float(rng.uniform(0.1, 0.9)), 2),
+            # away from 0.5, where a swapped alpha and 1 - alpha would look right
+            "alpha": round(float(rng.choice([rng.uniform(0.1, 0.4), rng.uniform(0.6, 0.9)])),
+                           2),
             "discount": round(float(rng.uniform(0.5, 0.99)), 2),
             "seed": int(rng.integers(2**31))}
 

@@ -120,8 +120,8 @@ def _eviction_verdict(inputs, data):
     missing = sorted(kept - seen)
     if missing:
         return failed(f"{situation}, but transition {missing[-1]} never came up in "
-                      f"{EVICTION_DRAWS} samples. Is the newest transition stored when the "
-                      "buffer is full?")
+                      f"{EVICTION_DRAWS} samples. Is it stored, and can sample draw every "
+                      "index? (rng.integers(n) already stops before n.)")
     return passed(f"{situation}, and it does.")
 
 
@@ -187,6 +187,10 @@ def _aliasing_inputs(rng):
     return {"stored": int(rng.integers(3, 12)), "seed": int(rng.integers(2**31))}
 
 
+MARKER = -7.0  # no stored observation holds this value
+AFTER_MUTATION_BATCHES = 10
+
+
 def _aliasing_probe(inputs, ReplayBuffer):
     buffer = _new_buffer(ReplayBuffer, 100, inputs["seed"])
     originals = []
@@ -195,29 +199,38 @@ def _aliasing_probe(inputs, ReplayBuffer):
         originals.append((obs, obs_next))
         _add(buffer, obs, k % 5, k / 2, obs_next, False)
     for obs, obs_next in originals:  # the caller reuses its arrays, as envs often do
-        obs[:] = -1.0
-        obs_next[:] = -1.0
-    first = [np.asarray(f) for f in _sample(buffer, 64)]
-    after_caller_mutation = first[0].tolist()
+        obs[:] = MARKER
+        obs_next[:] = MARKER
+    first = _sample(buffer, 64)
+    after_caller_mutation = np.asarray(first[0]).tolist()
     for field in first:  # a learner may normalise a batch in place
-        if field.dtype.kind == "f":
-            field *= 0.0
-    second = [np.asarray(f) for f in _sample(buffer, 64)]
-    return {"after_caller_mutation": after_caller_mutation,
-            "after_batch_mutation": second[0].tolist()}
+        if isinstance(field, np.ndarray) and field.flags.writeable and field.dtype.kind == "f":
+            field[...] = MARKER  # read-only batches cannot leak: nothing to try
+    # many draws afterwards, so an overwritten stored transition is sure to come up
+    after = [row for _ in range(AFTER_MUTATION_BATCHES)
+             for row in np.asarray(_sample(buffer, 64)[0]).tolist()]
+    return {"after_caller_mutation": after_caller_mutation, "after_batch_mutation": after}
 
 
 def _aliasing_verdict(inputs, data):
+    first = data["after_caller_mutation"]
+    if len(first) != 64:
+        return failed(f"sample(64) returned {len(first)} observations; see "
+                      "test_with_replacement.")
+    problem = wrong_amount("observations", data["after_batch_mutation"],
+                           64 * AFTER_MUTATION_BATCHES)
+    if problem:
+        return problem
+
     def all_rows_original(rows):
-        return len(rows) == 64 and all(len(set(row)) == 1 and 0 <= row[0] < inputs["stored"]
-                                       for row in rows)
+        return all(len(set(row)) == 1 and 0 <= row[0] < inputs["stored"] for row in rows)
 
     if not all_rows_original(data["after_caller_mutation"]):
         return failed("after add(obs, ...) the caller overwrote its obs array, and sample "
                       "returned the overwritten values: the buffer kept a reference, not a "
                       "copy. Copy array observations when you add them (np.array(obs)).")
     if not all_rows_original(data["after_batch_mutation"]):
-        return failed("zeroing a sampled batch in place changed what the buffer stores: "
+        return failed("overwriting a sampled batch in place changed what the buffer stores: "
                       "sample must return new arrays, not views of the storage.")
     return passed("the buffer stores copies and sampling hands out new arrays.")
 
@@ -226,46 +239,62 @@ def _aliasing_verdict(inputs, data):
 
 def _uniform_inputs(rng):
     capacity = int(rng.integers(6, 16))
-    return {"capacity": capacity, "additions": capacity + int(rng.integers(0, capacity)),
+    stored = int(rng.integers(8, 20))
+    return {"cases": [  # [capacity, additions]: wrapped around, and only partly filled
+                [capacity, capacity + int(rng.integers(0, capacity))],
+                [int(rng.integers(3 * stored, 6 * stored)), stored]],
             "batch_size": int(rng.integers(16, 64)), "draws_per_item": 200,
             "seed": int(rng.integers(2**31))}
 
 
+def _kept(capacity, additions):
+    return list(range(max(0, additions - capacity), additions))
+
+
 def _uniform_probe(inputs, ReplayBuffer):
-    buffer = _new_buffer(ReplayBuffer, inputs["capacity"], inputs["seed"])
-    for k in range(inputs["additions"]):
-        _add(buffer, *transition(k))
-    draws = inputs["capacity"] * inputs["draws_per_item"]
-    ids = []
-    while len(ids) < draws:
-        ids.extend(_sampled_ids(buffer, inputs["batch_size"]))
-    return {"ids": ids[:draws]}
+    samples = []
+    for capacity, additions in inputs["cases"]:
+        buffer = _new_buffer(ReplayBuffer, capacity, inputs["seed"])
+        for k in range(additions):
+            _add(buffer, *transition(k))
+        draws = len(_kept(capacity, additions)) * inputs["draws_per_item"]
+        ids = []
+        while len(ids) < draws:
+            ids.extend(_sampled_ids(buffer, inputs["batch_size"]))
+        samples.append(ids[:draws])
+    return {"ids": samples}
 
 
 def _uniform_verdict(inputs, data):
-    kept = list(range(inputs["additions"] - inputs["capacity"], inputs["additions"]))
-    ids = data["ids"]
-    problem = wrong_amount("sampled transitions", ids,
-                           inputs["capacity"] * inputs["draws_per_item"])
+    problem = wrong_amount("sampling runs", data["ids"], len(inputs["cases"]))
     if problem:
         return problem
-    strays = [i for i in ids if i not in kept]
-    if strays:
-        return failed(f"sampling returned transition {strays[0]}, which is not among the "
-                      f"{len(kept)} stored ({kept[0]}..{kept[-1]}); test_fifo_eviction says "
-                      "more.")
-    counts = [ids.count(i) for i in kept]
-    uniform = [1 / len(kept)] * len(kept)
-    if not fits(counts, uniform):
-        oldest, newest = counts[0], counts[-1]
-        lean = ("the newest" if newest > oldest else "the oldest")
-        return failed(f"over {len(ids)} draws from {len(kept)} stored transitions each should "
-                      f"come up about {len(ids) / len(kept):.0f} times, but the counts lean "
-                      f"towards {lean}: " + describe_counts(counts, uniform,
-                                                            [f"#{i}" for i in kept])
-                      + ". Draw every index with equal probability.")
-    return passed(f"{len(ids)} draws fit a uniform distribution over the stored transitions "
-                  f"(chi-square, rejection rate {FALSE_FAILURE_RATE:g}).")
+    for (capacity, additions), ids in zip(inputs["cases"], data["ids"]):
+        kept = _kept(capacity, additions)
+        where = (f"with {len(kept)} transitions in a ReplayBuffer({capacity})"
+                 + (" (not yet full)" if additions < capacity else ""))
+        problem = wrong_amount("sampled transitions", ids, len(kept) * inputs["draws_per_item"])
+        if problem:
+            return problem
+        if -1 in ids:
+            return failed(f"{where}, sample returned rows whose fields do not belong "
+                          "together; test_fifo_eviction says more.")
+        strays = [i for i in ids if i not in kept]
+        if strays:
+            return failed(f"{where}, sampling returned transition {strays[0]}, which is not "
+                          f"stored ({kept[0]}..{kept[-1]}).")
+        counts = [ids.count(i) for i in kept]
+        uniform = [1 / len(kept)] * len(kept)
+        if not fits(counts, uniform):
+            lean = "the newest" if counts[-1] > counts[0] else "the oldest"
+            return failed(f"{where}, each should come up about "
+                          f"{len(ids) / len(kept):.0f} times in {len(ids)} draws, but the "
+                          f"counts lean towards {lean}: "
+                          + describe_counts(counts, uniform, [f"#{i}" for i in kept])
+                          + ". Draw every stored index with equal probability.")
+    return passed(f"draws fit a uniform distribution over the stored transitions, in a full "
+                  f"and in a partly filled buffer (chi-square, rejection rate "
+                  f"{FALSE_FAILURE_RATE:g}).")
 
 
 def _replacement_inputs(rng):
@@ -358,11 +387,12 @@ def _errors_verdict(inputs, data):
 # --- the training loop with replay -----------------------------------------------------
 
 class RecordingBuffer:
-    """Stands in for a replay buffer: stores adds, samples the newest transition."""
+    """Stands in for a replay buffer: records adds, and hands out older transitions, in a
+    pattern, so the verdict can tell replayed updates from updates on the new step."""
 
     def __init__(self):
         self.added = []
-        self.sampled_sizes = []
+        self.returned = []  # the rows of each sampled batch
 
     def __len__(self):
         return len(self.added)
@@ -373,8 +403,9 @@ class RecordingBuffer:
     def sample(self, batch_size):
         if not self.added:
             raise ValueError("sample() on an empty buffer: add the transition first")
-        self.sampled_sizes.append(int(batch_size))
-        rows = [self.added[-1]] * batch_size
+        start = 3 * len(self.returned)
+        rows = [self.added[(start + j) % len(self.added)] for j in range(batch_size)]
+        self.returned.append(rows)
         return tuple(np.array(column) for column in zip(*rows))
 
 
@@ -393,29 +424,39 @@ def _loop_probe(inputs, play_and_train_with_replay):
         call_student("play_and_train_with_replay(env, agent, replay, replay_batch_size)",
                      play_and_train_with_replay, env, agent,
                      buffer if use_replay else None, inputs["batch_size"])
-        outcome[case] = {"steps": env.unwrapped.steps_taken, "updates": len(agent.updates),
-                         "added": buffer.added, "sampled_sizes": buffer.sampled_sizes}
+        outcome[case] = {"steps": env.unwrapped.steps_taken, "updates": agent.updates,
+                         "added": buffer.added, "returned": buffer.returned}
     return outcome
 
 
 def _loop_verdict(inputs, data):
     batch = inputs["batch_size"]
     plain = data["without_replay"]
-    if plain["updates"] != plain["steps"]:
+    if len(plain["updates"]) != plain["steps"]:
         return failed(f"with replay=None the loop should update once per step; it made "
-                      f"{plain['updates']} updates in {plain['steps']} steps.")
+                      f"{len(plain['updates'])} updates in {plain['steps']} steps.")
     for case in ("reaches_goal", "runs_out_of_time"):
         run = data[case]
-        if len(run["added"]) != run["steps"]:
-            return failed(f"the episode took {run['steps']} steps but replay.add was called "
+        steps, updates = run["steps"], run["updates"]
+        if len(run["added"]) != steps:
+            return failed(f"the episode took {steps} steps but replay.add was called "
                           f"{len(run['added'])} times: store every transition once.")
-        if run["sampled_sizes"] != [batch] * run["steps"]:
+        if [len(rows) for rows in run["returned"]] != [batch] * steps:
             return failed(f"expected one replay.sample({batch}) per step "
-                          f"(replay_batch_size={batch}); got sizes {run['sampled_sizes']}.")
-        if run["updates"] != run["steps"] * (1 + batch):
+                          f"(replay_batch_size={batch}); got batch sizes "
+                          f"{[len(rows) for rows in run['returned']]}.")
+        if len(updates) != steps * (1 + batch):
             return failed(f"each step should update the agent on the new transition and on "
                           f"each of the {batch} replayed ones ({1 + batch} updates per step); "
-                          f"got {run['updates']} updates in {run['steps']} steps.")
+                          f"got {len(updates)} updates in {steps} steps.")
+        for step in range(steps):
+            made = sorted(updates[step * (1 + batch):(step + 1) * (1 + batch)])
+            if made != sorted([run["added"][step], *run["returned"][step]]):
+                return failed(f"at step {step + 1} the agent should be updated on the new "
+                              f"transition and on the {batch} transitions that "
+                              "replay.sample returned, but its updates were on other "
+                              "transitions. Update on the sampled batch, not the current "
+                              "step again.")
     if not data["reaches_goal"]["added"][-1][4]:
         return failed("the last transition reached the goal (terminated=True) but was stored "
                       "with done=False.")
@@ -424,7 +465,7 @@ def _loop_verdict(inputs, data):
                       "done=True. Store `terminated`: a replayed transition must not zero the "
                       "bootstrap just because the clock ran out.")
     return passed("every step updates on the new transition, stores it with done=terminated, "
-                  "and replays one batch.")
+                  "and learns from one replayed batch.")
 
 
 # --- learning on Taxi -----------------------------------------------------------------

@@ -20,6 +20,20 @@ def export_target(notebook):
     return notebook.metadata.get("course", {}).get("exports_to")
 
 
+def _split_leading_comments(code):
+    """(comment lines before the first statement, the rest of the code)."""
+    lines = code.splitlines()
+    first = next((i for i, line in enumerate(lines)
+                  if line.strip() and not line.lstrip().startswith("#")), len(lines))
+    return lines[:first], "\n".join(lines[first:])
+
+
+def _has_top_level_code_after(first_line_index, lines):
+    """True when a statement at column 0 follows the block that starts at the index."""
+    return any(line.strip() and not line[0].isspace() and not line.lstrip().startswith("#")
+               for line in lines[first_line_index + 1:])
+
+
 def _exported_code(cell):
     lines = cell.source.splitlines()
     if cell.cell_type != "code" or not lines or lines[0].strip() != EXPORT_MARK:
@@ -30,9 +44,8 @@ def _exported_code(cell):
 
 def _ends_with_class_body(code, header):
     """True when nothing at top level follows the class that ``header`` starts."""
-    after = code[header.end():].splitlines()[1:]
-    return all(not line.strip() or line[0].isspace() or line.lstrip().startswith("#")
-               for line in after)
+    lines = code[header.start():].splitlines()
+    return not _has_top_level_code_after(0, lines)
 
 
 def module_source(notebook, notebook_path):
@@ -43,14 +56,24 @@ def module_source(notebook, notebook_path):
         code = _exported_code(cell)
         if code is None:
             continue
-        first, _, rest = code.partition("\n")
+        comments, statements = _split_leading_comments(code)
+        first, _, rest = statements.partition("\n")
         decorator = ADD_TO_CLASS.match(first)
         if decorator:
             owner = decorator.group(1)
             if owner not in class_block:
                 raise ValueError(f"{notebook_path}: @add_to_class({owner}) before class "
-                                 f"{owner} was exported")
-            blocks[class_block[owner]] += "\n\n" + textwrap.indent(rest, "    ")
+                                 f"{owner} was exported, or its class is followed by "
+                                 "top-level code in its cell")
+            method = rest.splitlines()
+            start = next(i for i, line in enumerate(method) if line.startswith(("def ",
+                                                                              "async def ")))
+            if _has_top_level_code_after(start, method):
+                raise ValueError(f"{notebook_path}: a cell with @add_to_class({owner}) may "
+                                 "hold only the method; move the code after it to a cell "
+                                 "of its own")
+            method_text = "\n".join([*comments, *method])
+            blocks[class_block[owner]] += "\n\n" + textwrap.indent(method_text, "    ")
             continue
         classes = list(CLASS_HEADER.finditer(code))
         if classes and _ends_with_class_body(code, classes[-1]):

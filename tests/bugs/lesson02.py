@@ -611,9 +611,10 @@ BUGS = (
         also_fails=("test_replay_loop",),
         description="stores every transition but never samples: no faster than no "
                     "replay"),
-    Bug("loop_replays_the_current_transition", LESSON, "test_replay_learning",
+    Bug("loop_replays_the_current_transition", LESSON, "test_replay_loop",
         {"play_and_train_with_replay": LOOP_REPLAYS_THE_CURRENT_TRANSITION},
         description="samples a batch but updates on the loop's own transition "
-                    "replay_batch_size times (the batch's names go unused); the loop "
-                    "check's stand-in buffer cannot tell, only learning can"),
+                    "replay_batch_size times (the batch's names go unused): the loop "
+                    "check's stand-in buffer hands out older transitions, which never "
+                    "reach update"),
 )
