@@ -1,0 +1,25 @@
+"""Buggy implementations, graded by the real grader, lose points on their check.
+
+``test_bugs_in_process.py`` runs every bug through the checks in this process, which is
+fast; this runs one bug per check through a sandboxed kernel, JSON and all, as an
+instructor's grading would, restricted to the check that names the bug.
+"""
+
+import pytest
+
+from bugs import ALL_BUGS
+from submission_factory import grade, write_submission
+
+
+ONE_BUG_PER_CHECK = list({(bug.lesson, bug.check): bug for bug in ALL_BUGS}.values())
+
+
+@pytest.mark.parametrize("bug", ONE_BUG_PER_CHECK, ids=lambda bug: bug.name)
+def test_the_grader_takes_points_off_the_check_that_names_the_bug(tmp_path, bug):
+    path = write_submission(tmp_path, bug.lesson, bug.answers)
+    learning = bug.check in ("test_learning", "test_replay_learning")
+    result = grade(path, only={bug.check}, check_time_limit=60.0 if learning else 10.0)
+    (check,) = result.checks
+    assert check.score < check.max_score, f"{bug.name}: {check.feedback}"
+    assert check.status in ("failed", "error", "timeout")
+    assert check.feedback.strip() and "Traceback" not in check.feedback

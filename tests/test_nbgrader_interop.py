@@ -1,0 +1,56 @@
+"""nbgrader's own workflow works on these lessons: generate_assignment and autograde."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from grader.nbgrader_course import make_course_directory
+from submission_factory import REPOSITORY
+
+EXAMPLES = REPOSITORY / "examples" / "submissions"
+
+
+def nbgrader(course, *arguments):
+    # nbgrader runs `alembic` from PATH, as it would in an activated virtual environment
+    env = {**os.environ,
+           "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ["PATH"]])}
+    completed = subprocess.run([sys.executable, "-m", "nbgrader", *arguments], cwd=course,
+                               capture_output=True, text=True, timeout=900, env=env)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    return completed
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("course")
+    assert make_course_directory(directory) == ["01_qlearning", "02_replay_buffer"]
+    for lesson in ("01_qlearning", "02_replay_buffer"):
+        nbgrader(directory, "generate_assignment", lesson, "--force")
+    return directory
+
+
+def cell_sources(path):
+    return [cell["source"] for cell in json.loads(path.read_text())["cells"]]
+
+
+@pytest.mark.parametrize("lesson", ["01_qlearning", "02_replay_buffer"])
+def test_generate_assignment_releases_what_grader_release_commits(course, lesson):
+    released = course / "release" / lesson / f"{lesson}.ipynb"
+    assert cell_sources(released) == cell_sources(REPOSITORY / "notebooks" / f"{lesson}.ipynb")
+
+
+def test_autograde_gives_full_marks_to_a_complete_submission_and_none_to_an_empty_one(course):
+    for student, folder in (("ada", "ada_complete"), ("ben", "ben_empty")):
+        target = course / "submitted" / student / "01_qlearning"
+        target.mkdir(parents=True)
+        shutil.copy(EXAMPLES / folder / "01_qlearning.ipynb", target)
+    nbgrader(course, "autograde", "01_qlearning", "--force")
+    nbgrader(course, "export", "--to", str(course / "grades.csv"))
+    grades = pd.read_csv(course / "grades.csv").set_index("student_id")
+    assert grades.loc["ada", "score"] == grades.loc["ada", "max_score"] == 12
+    assert grades.loc["ben", "score"] == 0
