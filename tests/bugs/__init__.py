@@ -5,11 +5,44 @@ A :class:`Bug` replaces one or more answer cells of a lesson's notebook (by nbgr
 must fail on it, with the visible salt and with a hidden one; every other quick check of
 the lesson must pass, except those listed in ``also_fails`` (kept as short as the truth
 allows: a bug that breaks ``sample`` can legitimately fail several sampling checks).
+
+A bug that changes a line or two of an instructors' answer is written as that edit,
+``edited(lesson, grade_id, (old, new), ...)``, so the rest of the cell follows the
+solution; a bug that is a different implementation is written out in full.
 """
 
+import sys
 from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+if str(REPOSITORY / "examples") not in sys.path:
+    sys.path.insert(0, str(REPOSITORY / "examples"))  # make_submissions
+
+from make_submissions import solution_answers  # noqa: E402
 
 LESSONS = ("01_qlearning", "02_replay_buffer")
+
+
+@lru_cache(maxsize=None)
+def _solution_answers(lesson):
+    return solution_answers(lesson)
+
+
+def edited(lesson, grade_id, *replacements):
+    """The instructors' answer cell ``grade_id`` of ``lesson``, with each ``(old, new)``
+    of ``replacements`` applied in turn; ``old`` must occur exactly once, so a change to
+    the solution that a bug's edit no longer fits fails here, loudly."""
+    source = _solution_answers(lesson)[grade_id]
+    for old, new in replacements:
+        count = source.count(old)
+        if count != 1:
+            found = "does not occur" if count == 0 else f"occurs {count} times"
+            raise ValueError(f"{lesson}:{grade_id}: the text a bug edits {found} in the "
+                             f"solution cell (expected exactly once): {old!r}")
+        source = source.replace(old, new)
+    return source
 
 
 @dataclass(frozen=True)

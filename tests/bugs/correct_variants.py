@@ -2,12 +2,14 @@
 
 They guard against checks that test one way of writing the code rather than its
 behaviour: a numpy ring buffer instead of a deque, ``rng.choice`` instead of
-``rng.integers``, a ``while`` loop instead of a ``for`` loop.
+``rng.integers``, a ``while`` loop instead of a ``for`` loop. Those that differ from the
+solution in a line or two are written as edits of its cells (``edited``).
 """
 
 from dataclasses import dataclass, field
 
-from .lesson02 import ADD_TO_NUMPY_RING, CLASS_NUMPY_RING, CLASS_ON_A_LIST
+from . import edited
+from .lesson02 import CLASS_ON_A_LIST, NUMPY_RING, ring_sample
 
 
 @dataclass(frozen=True)
@@ -28,16 +30,15 @@ def get_best_action(self, state):
     return int(self.rng.choice(actions[np.flatnonzero(qvalues == qvalues.max())]))
 '''
 
-ACTION_WITH_RNG_CHOICE = '''\
-#| export
-@add_to_class(QLearningAgent)
-def get_action(self, state):
-    """Epsilon-greedy: random legal action with probability epsilon, else the best."""
+ACTION_WITH_RNG_CHOICE = edited("01_qlearning", "get_action", (
+    """\
+    if self.rng.random() < self.epsilon:
+        actions = list(self.get_legal_actions(state))
+        return actions[self.rng.integers(len(actions))]""",
+    """\
     explore = self.rng.random() < self.epsilon
     if explore:
-        return int(self.rng.choice(list(self.get_legal_actions(state))))
-    return self.get_best_action(state)
-'''
+        return int(self.rng.choice(list(self.get_legal_actions(state))))"""))
 
 UPDATE_AS_A_STEP_TOWARDS_THE_TARGET = '''\
 #| export
@@ -66,48 +67,23 @@ def play_and_train(env, agent, t_max=10_000):
     return total_reward
 '''
 
-ADD_TO_A_LIST_WITH_POP_ZERO = '''\
-#| export
-@add_to_class(ReplayBuffer)
-def add(self, obs_t, action, reward, obs_tp1, done):
-    """Store one transition, evicting the oldest if the buffer is full. Copies arrays."""
-    if len(self._storage) == self.size:
-        self._storage.pop(0)
-    self._storage.append(tuple(np.array(field) for field in
-                               (obs_t, action, reward, obs_tp1, done)))
-'''
+ADD_TO_A_LIST_WITH_POP_ZERO = edited("02_replay_buffer", "buffer_add", (
+    "    self._storage.append(",
+    "    if len(self._storage) == self.size:\n"
+    "        self._storage.pop(0)\n"
+    "    self._storage.append("))
 
-SAMPLE_NUMPY_RING = '''\
-#| export
-@add_to_class(ReplayBuffer)
-def sample(self, batch_size):
-    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
-    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
-    if batch_size <= 0:
-        raise ValueError(f"batch_size must be positive, got {batch_size}")
-    if self._count == 0:
-        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+SAMPLE_NUMPY_RING = ring_sample("""\
     indices = self.rng.integers(self._count, size=batch_size)
-    return tuple(field[indices] for field in self._fields)  # fancy indexing copies
-'''
+    return tuple(field[indices] for field in self._fields)  # fancy indexing copies""")
 
-SAMPLE_READ_ONLY_COPIES = '''\
-#| export
-@add_to_class(ReplayBuffer)
-def sample(self, batch_size):
-    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
-    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
-    if batch_size <= 0:
-        raise ValueError(f"batch_size must be positive, got {batch_size}")
-    if not self._storage:
-        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
-    indices = self.rng.integers(len(self._storage), size=batch_size)
-    batch = [self._storage[i] for i in indices]
+SAMPLE_READ_ONLY_COPIES = edited("02_replay_buffer", "buffer_sample", (
+    "    return tuple(np.stack(field) for field in zip(*batch))",
+    """\
     fields = tuple(np.stack(field) for field in zip(*batch))
     for array in fields:
         array.flags.writeable = False  # new arrays, and nobody can change them by mistake
-    return fields
-'''
+    return fields"""))
 
 
 CORRECT_VARIANTS = (
@@ -123,8 +99,7 @@ CORRECT_VARIANTS = (
                     "buffer_add": ADD_TO_A_LIST_WITH_POP_ZERO},
                    description="a list that drops its first item when full"),
     CorrectVariant("buffer_as_a_numpy_ring", "02_replay_buffer",
-                   {"buffer_class": CLASS_NUMPY_RING, "buffer_add": ADD_TO_NUMPY_RING,
-                    "buffer_sample": SAMPLE_NUMPY_RING},
+                   {**NUMPY_RING, "buffer_sample": SAMPLE_NUMPY_RING},
                    description="preallocated arrays and a write position, like SB3"),
     CorrectVariant("buffer_sampling_read_only_copies", "02_replay_buffer",
                    {"buffer_sample": SAMPLE_READ_ONLY_COPIES},

@@ -1,85 +1,70 @@
 """Buggy answers to lesson 01 (tabular Q-learning), each the mistake its name says.
 
-Every answer is a whole answer cell, as a student would submit it: the solution cell's
-``#| export`` line, decorator and docstring kept, the body rewritten with the bug.
+Every answer is a whole answer cell, as a student would submit it: most are the solution
+cell with the bug edited in (``edited``), so its ``#| export`` line, decorator and
+docstring follow the solution; the others keep them and rewrite the body.
 """
 
-from . import Bug
+from . import Bug, edited
 
 LESSON = "01_qlearning"
 
 
+def _edit(grade_id, *replacements):
+    return edited(LESSON, grade_id, *replacements)
+
+
 # --- get_value --------------------------------------------------------------------------
 
-VALUE_MAX_STARTS_AT_ZERO = '''\
-#| export
-@add_to_class(QLearningAgent)
-def get_value(self, state):
-    """The largest Q-value over the legal actions of ``state``."""
+VALUE_MAX_STARTS_AT_ZERO = _edit("get_value", (
+    "    return max(self.get_qvalue(state, action) for action in "
+    "self.get_legal_actions(state))",
+    """\
     best = 0.0
     for action in self.get_legal_actions(state):
         best = max(best, self.get_qvalue(state, action))
-    return best
-'''
+    return best"""))
 
-VALUE_OVER_ALL_ACTIONS = '''\
-#| export
-@add_to_class(QLearningAgent)
-def get_value(self, state):
-    """The largest Q-value over the legal actions of ``state``."""
-    return max(self.get_qvalue(state, action) for action in range(N_ACTIONS))
-'''
+VALUE_OVER_ALL_ACTIONS = _edit("get_value", (
+    "for action in self.get_legal_actions(state)", "for action in range(N_ACTIONS)"))
 
 # --- get_best_action --------------------------------------------------------------------
 
-TIES_TO_LOWEST_ACTION = '''\
-#| export
-@add_to_class(QLearningAgent)
-def get_best_action(self, state):
-    """A legal action of maximal Q-value; ties broken uniformly at random by ``self.rng``."""
-    actions = list(self.get_legal_actions(state))
-    return max(actions, key=lambda action: self.get_qvalue(state, action))
-'''
+TIES_TO_LOWEST_ACTION = _edit("get_best_action", (
+    """\
+    qvalues = [self.get_qvalue(state, action) for action in actions]
+    best = max(qvalues)
+    tied = [action for action, q in zip(actions, qvalues) if q == best]
+    return tied[self.rng.integers(len(tied))]""",
+    "    return max(actions, key=lambda action: self.get_qvalue(state, action))"))
 
-TIES_WITH_GLOBAL_RANDOM = '''\
-#| export
-import random
-
-
-@add_to_class(QLearningAgent)
-def get_best_action(self, state):
-    """A legal action of maximal Q-value; ties broken uniformly at random by ``self.rng``."""
-    actions = list(self.get_legal_actions(state))
-    best = max(self.get_qvalue(state, action) for action in actions)
-    return random.choice([a for a in actions if self.get_qvalue(state, a) == best])
-'''
+TIES_WITH_GLOBAL_RANDOM = _edit(
+    "get_best_action",
+    ("#| export\n", "#| export\nimport random\n\n\n"),
+    ("return tied[self.rng.integers(len(tied))]", "return random.choice(tied)"))
 
 # --- get_action -------------------------------------------------------------------------
 
-EXPLORES_ONLY_NON_GREEDY_ACTIONS = '''\
-#| export
-@add_to_class(QLearningAgent)
-def get_action(self, state):
-    """Epsilon-greedy: random legal action with probability epsilon, else the best."""
-    best = self.get_best_action(state)
-    if self.rng.random() < self.epsilon:
+_EXPLORE = """\
+        actions = list(self.get_legal_actions(state))
+        return actions[self.rng.integers(len(actions))]"""
+
+EXPLORES_ONLY_NON_GREEDY_ACTIONS = _edit(
+    "get_action",
+    ("    if self.rng.random()", "    best = self.get_best_action(state)\n"
+                               "    if self.rng.random()"),
+    (_EXPLORE, """\
         others = [a for a in self.get_legal_actions(state) if a != best]
         if others:
-            return others[self.rng.integers(len(others))]
-    return best
-'''
+            return others[self.rng.integers(len(others))]"""),
+    ("    return self.get_best_action(state)", "    return best"))
 
-EXPLORES_ILLEGAL_ACTIONS = '''\
-#| export
-@add_to_class(QLearningAgent)
-def get_action(self, state):
-    """Epsilon-greedy: random legal action with probability epsilon, else the best."""
-    if self.rng.random() < self.epsilon:
-        return int(self.rng.integers(6))
-    return self.get_best_action(state)
-'''
+EXPLORES_ILLEGAL_ACTIONS = _edit("get_action", (
+    _EXPLORE, "        return int(self.rng.integers(6))"))
 
-EPSILON_READ_AT_CONSTRUCTION = '''\
+EPSILON_READ_AT_CONSTRUCTION = _edit(
+    "get_action",
+    ("#| export\n", """\
 #| export
 _init_without_exploration_rate = QLearningAgent.__init__
 
@@ -92,120 +77,47 @@ def _init_with_exploration_rate(self, *args, **kwargs):
 QLearningAgent.__init__ = _init_with_exploration_rate
 
 
-@add_to_class(QLearningAgent)
-def get_action(self, state):
-    """Epsilon-greedy: random legal action with probability epsilon, else the best."""
-    if self.rng.random() < self.exploration_rate:
-        actions = list(self.get_legal_actions(state))
-        return actions[self.rng.integers(len(actions))]
-    return self.get_best_action(state)
-'''
+"""),
+    ("< self.epsilon", "< self.exploration_rate"))
 
-EPSILON_READ_AT_FIRST_CALL = '''\
-#| export
-@add_to_class(QLearningAgent)
-def get_action(self, state):
-    """Epsilon-greedy: random legal action with probability epsilon, else the best."""
+EPSILON_READ_AT_FIRST_CALL = _edit("get_action", (
+    "    if self.rng.random() < self.epsilon:",
+    """\
     if not hasattr(self, "exploration_rate"):
         self.exploration_rate = self.epsilon
-    if self.rng.random() < self.exploration_rate:
-        actions = list(self.get_legal_actions(state))
-        return actions[self.rng.integers(len(actions))]
-    return self.get_best_action(state)
-'''
+    if self.rng.random() < self.exploration_rate:"""))
 
 # --- update -----------------------------------------------------------------------------
 
-UPDATE_IGNORES_TERMINATED = '''\
-#| export
-@add_to_class(QLearningAgent)
-def update(self, state, action, reward, next_state, terminated):
-    """One Q-learning step towards reward + discount * V(next_state) (just the reward
-    when the episode terminated)."""
-    target = reward + self.discount * self.get_value(next_state)
-    old = self.get_qvalue(state, action)
-    self.set_qvalue(state, action, (1 - self.alpha) * old + self.alpha * target)
-'''
-
-UPDATE_ALPHA_SWAPPED = '''\
-#| export
-@add_to_class(QLearningAgent)
-def update(self, state, action, reward, next_state, terminated):
-    """One Q-learning step towards reward + discount * V(next_state) (just the reward
-    when the episode terminated)."""
+UPDATE_IGNORES_TERMINATED = _edit("update", (
+    """\
     future = 0.0 if terminated else self.get_value(next_state)
-    target = reward + self.discount * future
-    old = self.get_qvalue(state, action)
-    self.set_qvalue(state, action, self.alpha * old + (1 - self.alpha) * target)
-'''
+    target = reward + self.discount * future""",
+    "    target = reward + self.discount * self.get_value(next_state)"))
+
+UPDATE_ALPHA_SWAPPED = _edit("update", (
+    "(1 - self.alpha) * old + self.alpha * target",
+    "self.alpha * old + (1 - self.alpha) * target"))
 
 # --- play_and_train ---------------------------------------------------------------------
 
-LOOP_PASSES_TRUNCATION_AS_TERMINAL = '''\
-#| export
-def play_and_train(env, agent, t_max=10_000):
-    """Play one episode, updating ``agent`` after every step; return the total reward."""
-    total_reward = 0.0
-    state, _ = env.reset()
-    for _ in range(t_max):
-        action = agent.get_action(state)
-        next_state, reward, terminated, truncated, _ = env.step(action)
-        done = terminated or truncated
-        agent.update(state, action, reward, next_state, done)
-        total_reward += reward
-        state = next_state
-        if done:
-            break
-    return total_reward
-'''
+LOOP_PASSES_TRUNCATION_AS_TERMINAL = _edit(
+    "play_and_train",
+    ("        agent.update(state, action, reward, next_state, terminated)",
+     "        done = terminated or truncated\n"
+     "        agent.update(state, action, reward, next_state, done)"),
+    ("if terminated or truncated:", "if done:"))
 
-LOOP_IGNORES_TRUNCATION = '''\
-#| export
-def play_and_train(env, agent, t_max=10_000):
-    """Play one episode, updating ``agent`` after every step; return the total reward."""
-    total_reward = 0.0
-    state, _ = env.reset()
-    for _ in range(t_max):
-        action = agent.get_action(state)
-        next_state, reward, terminated, truncated, _ = env.step(action)
-        agent.update(state, action, reward, next_state, terminated)
-        total_reward += reward
-        state = next_state
-        if terminated:
-            break
-    return total_reward
-'''
+LOOP_IGNORES_TRUNCATION = _edit("play_and_train", (
+    "if terminated or truncated:", "if terminated:"))
 
-LOOP_RETURNS_NOTHING = '''\
-#| export
-def play_and_train(env, agent, t_max=10_000):
-    """Play one episode, updating ``agent`` after every step; return the total reward."""
-    total_reward = 0.0
-    state, _ = env.reset()
-    for _ in range(t_max):
-        action = agent.get_action(state)
-        next_state, reward, terminated, truncated, _ = env.step(action)
-        agent.update(state, action, reward, next_state, terminated)
-        total_reward += reward
-        state = next_state
-        if terminated or truncated:
-            break
-'''
+LOOP_RETURNS_NOTHING = _edit("play_and_train", ("\n    return total_reward", ""))
 
-LOOP_RETURNS_LAST_REWARD = '''\
-#| export
-def play_and_train(env, agent, t_max=10_000):
-    """Play one episode, updating ``agent`` after every step; return the total reward."""
-    state, _ = env.reset()
-    for _ in range(t_max):
-        action = agent.get_action(state)
-        next_state, reward, terminated, truncated, _ = env.step(action)
-        agent.update(state, action, reward, next_state, terminated)
-        state = next_state
-        if terminated or truncated:
-            break
-    return reward
-'''
+LOOP_RETURNS_LAST_REWARD = _edit(
+    "play_and_train",
+    ("    total_reward = 0.0\n", ""),
+    ("        total_reward += reward\n", ""),
+    ("return total_reward", "return reward"))
 
 
 BUGS = (

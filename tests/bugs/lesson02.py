@@ -1,184 +1,76 @@
 """Buggy answers to lesson 02 (the FIFO replay buffer), each the mistake its name says.
 
-Every answer is a whole answer cell, as a student would submit it: the solution cell's
-``#| export`` line, decorator and docstring kept, the body rewritten with the bug. Bugs
-that rewrite the buffer's design (a list, a numpy ring) replace the class cell too.
+Every answer is a whole answer cell, as a student would submit it: most are the solution
+cell with the bug edited in (``edited``), so its ``#| export`` line, decorator and
+docstring follow the solution. Bugs that rewrite the buffer's design (a list, a numpy
+ring) replace the class cell too; the ring's ``add`` is written out in full.
 """
 
-from . import Bug
+from . import Bug, edited
 
 LESSON = "02_replay_buffer"
 
+
+def _edit(grade_id, *replacements):
+    return edited(LESSON, grade_id, *replacements)
+
+
 # --- buffer_class -----------------------------------------------------------------------
 
-CLASS_CAPACITY_OFF_BY_ONE = '''\
-#| export
-from collections import deque
+_DEQUE = "self._storage = deque(maxlen=size)  # a full deque drops from the left on append"
 
-import numpy as np
+CLASS_CAPACITY_OFF_BY_ONE = _edit("buffer_class", (
+    "deque(maxlen=size)", "deque(maxlen=size + 1)"))
 
+CLASS_LEN_IS_CAPACITY = _edit("buffer_class", (
+    "return len(self._storage)", "return self.size"))
 
-class ReplayBuffer:
-    """A FIFO store of transitions (obs_t, action, reward, obs_tp1, done).
+CLASS_ON_A_LIST = _edit(
+    "buffer_class",
+    ("from collections import deque\n\n", ""),
+    (_DEQUE, "self._storage = []"))
 
-    Holds at most ``size`` transitions, dropping the oldest first. ``seed`` seeds the
-    buffer's own generator, ``self.rng``, which ``sample`` draws from.
-    """
+CLASS_WITH_PYTHON_RANDOM = _edit(
+    "buffer_class",
+    ("#| export\n", "#| export\nimport random\n"),
+    ("np.random.default_rng(seed)", "random.Random(seed)"))
 
-    def __init__(self, size, seed=None):
-        if size < 1:
-            raise ValueError(f"size must be at least 1, got {size}")
-        self.size = size
-        self._storage = deque(maxlen=size + 1)
-        self.rng = np.random.default_rng(seed)
-
-    def __len__(self):
-        """The number of transitions stored now (never more than ``size``)."""
-        return len(self._storage)
-'''
-
-CLASS_LEN_IS_CAPACITY = '''\
-#| export
-from collections import deque
-
-import numpy as np
-
-
-class ReplayBuffer:
-    """A FIFO store of transitions (obs_t, action, reward, obs_tp1, done).
-
-    Holds at most ``size`` transitions, dropping the oldest first. ``seed`` seeds the
-    buffer's own generator, ``self.rng``, which ``sample`` draws from.
-    """
-
-    def __init__(self, size, seed=None):
-        if size < 1:
-            raise ValueError(f"size must be at least 1, got {size}")
-        self.size = size
-        self._storage = deque(maxlen=size)
-        self.rng = np.random.default_rng(seed)
-
-    def __len__(self):
-        """The number of transitions stored now (never more than ``size``)."""
-        return self.size
-'''
-
-CLASS_ON_A_LIST = '''\
-#| export
-import numpy as np
-
-
-class ReplayBuffer:
-    """A FIFO store of transitions (obs_t, action, reward, obs_tp1, done).
-
-    Holds at most ``size`` transitions, dropping the oldest first. ``seed`` seeds the
-    buffer's own generator, ``self.rng``, which ``sample`` draws from.
-    """
-
-    def __init__(self, size, seed=None):
-        if size < 1:
-            raise ValueError(f"size must be at least 1, got {size}")
-        self.size = size
-        self._storage = []
-        self.rng = np.random.default_rng(seed)
-
-    def __len__(self):
-        """The number of transitions stored now (never more than ``size``)."""
-        return len(self._storage)
-'''
-
-CLASS_WITH_PYTHON_RANDOM = '''\
-#| export
-import random
-from collections import deque
-
-import numpy as np
-
-
-class ReplayBuffer:
-    """A FIFO store of transitions (obs_t, action, reward, obs_tp1, done).
-
-    Holds at most ``size`` transitions, dropping the oldest first. ``seed`` seeds the
-    buffer's own generator, ``self.rng``, which ``sample`` draws from.
-    """
-
-    def __init__(self, size, seed=None):
-        if size < 1:
-            raise ValueError(f"size must be at least 1, got {size}")
-        self.size = size
-        self._storage = deque(maxlen=size)
-        self.rng = random.Random(seed)
-
-    def __len__(self):
-        """The number of transitions stored now (never more than ``size``)."""
-        return len(self._storage)
-'''
-
-CLASS_NUMPY_RING = '''\
-#| export
-import numpy as np
-
-
-class ReplayBuffer:
-    """A FIFO store of transitions (obs_t, action, reward, obs_tp1, done).
-
-    Holds at most ``size`` transitions, dropping the oldest first. ``seed`` seeds the
-    buffer's own generator, ``self.rng``, which ``sample`` draws from.
-    """
-
-    def __init__(self, size, seed=None):
-        if size < 1:
-            raise ValueError(f"size must be at least 1, got {size}")
-        self.size = size
+CLASS_NUMPY_RING = _edit(
+    "buffer_class",
+    ("from collections import deque\n\n", ""),
+    (f"        {_DEQUE}\n", ""),
+    ("        self.rng = np.random.default_rng(seed)", """\
         self.rng = np.random.default_rng(seed)
         self._fields = None  # five preallocated arrays, made on the first add
         self._next = 0  # where the next transition goes
-        self._count = 0
-
-    def __len__(self):
-        """The number of transitions stored now (never more than ``size``)."""
-        return self._count
-'''
+        self._count = 0"""),
+    ("return len(self._storage)", "return self._count"))
 
 # --- buffer_add -------------------------------------------------------------------------
 
-ADD_REFUSED_WHEN_FULL = '''\
-#| export
-@add_to_class(ReplayBuffer)
-def add(self, obs_t, action, reward, obs_tp1, done):
-    """Store one transition, evicting the oldest if the buffer is full. Copies arrays."""
-    if len(self._storage) < self.size:
-        self._storage.append(tuple(np.array(field) for field in
-                                   (obs_t, action, reward, obs_tp1, done)))
-'''
+_APPEND = "    self._storage.append("
+_COPIES = "tuple(np.array(field) for field in\n                               " \
+          "(obs_t, action, reward, obs_tp1, done))"
+_COPY_COMMENT = ("    # np.array copies, so later changes to the caller's arrays do not "
+                 "reach the buffer\n")
 
-ADD_POPS_FROM_THE_NEWEST_END = '''\
-#| export
-@add_to_class(ReplayBuffer)
-def add(self, obs_t, action, reward, obs_tp1, done):
-    """Store one transition, evicting the oldest if the buffer is full. Copies arrays."""
-    if len(self._storage) == self.size:
-        self._storage.pop()
-    self._storage.append(tuple(np.array(field) for field in
-                               (obs_t, action, reward, obs_tp1, done)))
-'''
+ADD_REFUSED_WHEN_FULL = _edit(
+    "buffer_add",
+    (_APPEND, "    if len(self._storage) < self.size:\n    " + _APPEND),
+    (_COPIES, _COPIES.replace("\n", "\n    ")))
 
-ADD_ACTION_AND_DONE_AS_FLOAT = '''\
-#| export
-@add_to_class(ReplayBuffer)
-def add(self, obs_t, action, reward, obs_tp1, done):
-    """Store one transition, evicting the oldest if the buffer is full. Copies arrays."""
-    self._storage.append((np.array(obs_t), float(action), float(reward), np.array(obs_tp1),
-                          float(done)))
-'''
+ADD_POPS_FROM_THE_NEWEST_END = _edit("buffer_add", (
+    _APPEND, "    if len(self._storage) == self.size:\n"
+             "        self._storage.pop()\n" + _APPEND))
 
-ADD_KEEPS_REFERENCES = '''\
-#| export
-@add_to_class(ReplayBuffer)
-def add(self, obs_t, action, reward, obs_tp1, done):
-    """Store one transition, evicting the oldest if the buffer is full. Copies arrays."""
-    self._storage.append((obs_t, action, reward, obs_tp1, done))
-'''
+ADD_ACTION_AND_DONE_AS_FLOAT = _edit("buffer_add", (
+    _COPIES, "(np.array(obs_t), float(action), float(reward), np.array(obs_tp1),\n"
+             "                          float(done))"))
+
+ADD_KEEPS_REFERENCES = _edit(
+    "buffer_add",
+    (_COPY_COMMENT, ""),
+    (_COPIES, "(obs_t, action, reward, obs_tp1, done)"))
 
 ADD_TO_NUMPY_RING = '''\
 #| export
@@ -197,316 +89,121 @@ def add(self, obs_t, action, reward, obs_tp1, done):
 
 # --- buffer_sample ----------------------------------------------------------------------
 
-SAMPLE_FAVOURS_NEW = '''\
-#| export
-@add_to_class(ReplayBuffer)
-def sample(self, batch_size):
-    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
-    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
-    if batch_size <= 0:
-        raise ValueError(f"batch_size must be positive, got {batch_size}")
+_INDICES = "    indices = self.rng.integers(len(self._storage), size=batch_size)"
+_BATCH = "    batch = [self._storage[i] for i in indices]"
+_RETURN = "    return tuple(np.stack(field) for field in zip(*batch))"
+_EMPTY_CHECK = """\
     if not self._storage:
         raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+"""
+
+SAMPLE_FAVOURS_NEW = _edit("buffer_sample", (_INDICES, """\
     n = len(self._storage)
     recency = np.arange(1, n + 1)  # recent experience is more relevant
-    indices = self.rng.choice(n, size=batch_size, p=recency / recency.sum())
-    batch = [self._storage[i] for i in indices]
-    return tuple(np.stack(field) for field in zip(*batch))
-'''
+    indices = self.rng.choice(n, size=batch_size, p=recency / recency.sum())"""))
 
-SAMPLE_FAVOURS_OLD = '''\
-#| export
-@add_to_class(ReplayBuffer)
-def sample(self, batch_size):
-    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
-    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
-    if batch_size <= 0:
-        raise ValueError(f"batch_size must be positive, got {batch_size}")
-    if not self._storage:
-        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+SAMPLE_FAVOURS_OLD = _edit("buffer_sample", (_INDICES, """\
     n = len(self._storage)
     age = np.arange(n, 0, -1)
-    indices = self.rng.choice(n, size=batch_size, p=age / age.sum())
-    batch = [self._storage[i] for i in indices]
-    return tuple(np.stack(field) for field in zip(*batch))
-'''
+    indices = self.rng.choice(n, size=batch_size, p=age / age.sum())"""))
 
-SAMPLE_NEVER_THE_NEWEST = '''\
-#| export
-@add_to_class(ReplayBuffer)
-def sample(self, batch_size):
-    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
-    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
-    if batch_size <= 0:
-        raise ValueError(f"batch_size must be positive, got {batch_size}")
-    if not self._storage:
-        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
-    indices = self.rng.integers(0, len(self._storage) - 1, size=batch_size)
-    batch = [self._storage[i] for i in indices]
-    return tuple(np.stack(field) for field in zip(*batch))
-'''
+SAMPLE_NEVER_THE_NEWEST = _edit("buffer_sample", (
+    "self.rng.integers(len(self._storage), size=batch_size)",
+    "self.rng.integers(0, len(self._storage) - 1, size=batch_size)"))
 
-SAMPLE_MODULO_CAPACITY = '''\
-#| export
-@add_to_class(ReplayBuffer)
-def sample(self, batch_size):
-    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
-    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
-    if batch_size <= 0:
-        raise ValueError(f"batch_size must be positive, got {batch_size}")
-    if not self._storage:
-        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
-    indices = self.rng.integers(self.size, size=batch_size) % len(self._storage)
-    batch = [self._storage[i] for i in indices]
-    return tuple(np.stack(field) for field in zip(*batch))
-'''
+SAMPLE_MODULO_CAPACITY = _edit("buffer_sample", (
+    "self.rng.integers(len(self._storage), size=batch_size)",
+    "self.rng.integers(self.size, size=batch_size) % len(self._storage)"))
 
-SAMPLE_WITHOUT_REPLACEMENT_CLIPPED = '''\
-#| export
-@add_to_class(ReplayBuffer)
-def sample(self, batch_size):
-    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
-    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
-    if batch_size <= 0:
-        raise ValueError(f"batch_size must be positive, got {batch_size}")
-    if not self._storage:
-        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+SAMPLE_WITHOUT_REPLACEMENT_CLIPPED = _edit("buffer_sample", (_INDICES, """\
     n = len(self._storage)
-    indices = self.rng.choice(n, size=min(batch_size, n), replace=False)
-    batch = [self._storage[i] for i in indices]
-    return tuple(np.stack(field) for field in zip(*batch))
-'''
+    indices = self.rng.choice(n, size=min(batch_size, n), replace=False)"""))
 
-SAMPLE_WITHOUT_REPLACEMENT_UNLESS_FORCED = '''\
-#| export
-@add_to_class(ReplayBuffer)
-def sample(self, batch_size):
-    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
-    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
-    if batch_size <= 0:
-        raise ValueError(f"batch_size must be positive, got {batch_size}")
-    if not self._storage:
-        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+SAMPLE_WITHOUT_REPLACEMENT_UNLESS_FORCED = _edit("buffer_sample", (_INDICES, """\
     n = len(self._storage)
-    indices = self.rng.choice(n, size=batch_size, replace=batch_size > n)
-    batch = [self._storage[i] for i in indices]
-    return tuple(np.stack(field) for field in zip(*batch))
-'''
+    indices = self.rng.choice(n, size=batch_size, replace=batch_size > n)"""))
 
-SAMPLE_WITH_PYTHON_RANDOM_SAMPLE = '''\
-#| export
-@add_to_class(ReplayBuffer)
-def sample(self, batch_size):
-    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
-    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
-    if batch_size <= 0:
-        raise ValueError(f"batch_size must be positive, got {batch_size}")
-    if not self._storage:
-        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
-    batch = self.rng.sample(list(self._storage), batch_size)
-    return tuple(np.stack(field) for field in zip(*batch))
-'''
+SAMPLE_WITH_PYTHON_RANDOM_SAMPLE = _edit("buffer_sample", (
+    f"{_INDICES}\n{_BATCH}",
+    "    batch = self.rng.sample(list(self._storage), batch_size)"))
 
-SAMPLE_AS_FLOAT32 = '''\
-#| export
-@add_to_class(ReplayBuffer)
-def sample(self, batch_size):
-    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
-    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
-    if batch_size <= 0:
-        raise ValueError(f"batch_size must be positive, got {batch_size}")
-    if not self._storage:
-        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
-    indices = self.rng.integers(len(self._storage), size=batch_size)
-    batch = [self._storage[i] for i in indices]
-    return tuple(np.array(field, dtype=np.float32) for field in zip(*batch))
-'''
+SAMPLE_AS_FLOAT32 = _edit("buffer_sample", (
+    "np.stack(field)", "np.array(field, dtype=np.float32)"))
 
-SAMPLE_FIELDS_INDEPENDENTLY = '''\
-#| export
-@add_to_class(ReplayBuffer)
-def sample(self, batch_size):
-    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
-    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
-    if batch_size <= 0:
-        raise ValueError(f"batch_size must be positive, got {batch_size}")
-    if not self._storage:
-        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+SAMPLE_FIELDS_INDEPENDENTLY = _edit("buffer_sample", (
+    f"{_INDICES}\n{_BATCH}\n{_RETURN}", """\
     columns = [np.stack(field) for field in zip(*self._storage)]
     return tuple(column[self.rng.integers(len(column), size=batch_size)]
-                 for column in columns)
-'''
+                 for column in columns)"""))
 
-SAMPLE_EMPTY_RAISES_INDEX_ERROR = '''\
-#| export
-@add_to_class(ReplayBuffer)
-def sample(self, batch_size):
-    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
-    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
-    if batch_size <= 0:
-        raise ValueError(f"batch_size must be positive, got {batch_size}")
-    indices = (self.rng.random(batch_size) * len(self._storage)).astype(int)
-    batch = [self._storage[i] for i in indices]
-    return tuple(np.stack(field) for field in zip(*batch))
-'''
+SAMPLE_EMPTY_RAISES_INDEX_ERROR = _edit(
+    "buffer_sample",
+    (_EMPTY_CHECK, ""),
+    (_INDICES,
+     "    indices = (self.rng.random(batch_size) * len(self._storage)).astype(int)"))
 
-SAMPLE_EMPTY_DIVIDES_BY_ZERO = '''\
-#| export
-@add_to_class(ReplayBuffer)
-def sample(self, batch_size):
-    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
-    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
-    if batch_size <= 0:
-        raise ValueError(f"batch_size must be positive, got {batch_size}")
+SAMPLE_EMPTY_DIVIDES_BY_ZERO = _edit(
+    "buffer_sample",
+    (_EMPTY_CHECK, ""),
+    (f"{_INDICES}\n{_BATCH}", """\
     draws = self.rng.integers(2**62, size=batch_size)
-    batch = [self._storage[int(draw) % len(self._storage)] for draw in draws]
-    return tuple(np.stack(field) for field in zip(*batch))
-'''
+    batch = [self._storage[int(draw) % len(self._storage)] for draw in draws]"""))
 
-SAMPLE_ZERO_GIVES_EMPTY_ARRAYS = '''\
-#| export
-@add_to_class(ReplayBuffer)
-def sample(self, batch_size):
-    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
-    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
-    if batch_size < 0:
-        raise ValueError(f"batch_size must not be negative, got {batch_size}")
-    if not self._storage:
-        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
-    indices = self.rng.integers(len(self._storage), size=batch_size)
-    batch = [self._storage[i] for i in indices]
-    return tuple(np.array([transition[j] for transition in batch]) for j in range(5))
-'''
-
-SAMPLE_NUMPY_RING_VIEWS = '''\
-#| export
-@add_to_class(ReplayBuffer)
-def sample(self, batch_size):
-    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
-    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
+SAMPLE_ZERO_GIVES_EMPTY_ARRAYS = _edit(
+    "buffer_sample",
+    ("""\
     if batch_size <= 0:
-        raise ValueError(f"batch_size must be positive, got {batch_size}")
-    if self._count == 0:
-        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+        raise ValueError(f"batch_size must be positive, got {batch_size}")""", """\
+    if batch_size < 0:
+        raise ValueError(f"batch_size must not be negative, got {batch_size}")"""),
+    (_RETURN,
+     "    return tuple(np.array([transition[j] for transition in batch])"
+     " for j in range(5))"))
+
+
+def ring_sample(body):
+    """``sample`` for the numpy ring (``CLASS_NUMPY_RING``): the solution's argument
+    checks, with ``body`` drawing the batch from ``self._fields``."""
+    return _edit("buffer_sample",
+                 ("if not self._storage:", "if self._count == 0:"),
+                 (f"{_INDICES}\n{_BATCH}\n{_RETURN}", body))
+
+
+NUMPY_RING = {"buffer_class": CLASS_NUMPY_RING, "buffer_add": ADD_TO_NUMPY_RING}
+
+SAMPLE_NUMPY_RING_VIEWS = ring_sample("""\
     if batch_size >= self._count:  # asked for everything: hand it all over, no copying
         return tuple(field[:self._count] for field in self._fields)
     indices = self.rng.integers(self._count, size=batch_size)
-    return tuple(field[indices] for field in self._fields)
-'''
+    return tuple(field[indices] for field in self._fields)""")
 
-SAMPLE_NUMPY_RING_STRIDED_VIEW = '''\
-#| export
-@add_to_class(ReplayBuffer)
-def sample(self, batch_size):
-    """``batch_size`` transitions drawn uniformly with replacement, as five arrays
-    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask)."""
-    if batch_size <= 0:
-        raise ValueError(f"batch_size must be positive, got {batch_size}")
-    if self._count == 0:
-        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+SAMPLE_NUMPY_RING_STRIDED_VIEW = ring_sample("""\
     # one random transition, repeated batch_size times with stride 0: no copy at all
     i = self.rng.integers(self._count)
     return tuple(np.lib.stride_tricks.as_strided(field[i:], (batch_size, *field.shape[1:]),
                                                  (0, *field.strides[1:]))
-                 for field in self._fields)
-'''
+                 for field in self._fields)""")
 
 # --- play_and_train_with_replay ---------------------------------------------------------
 
-LOOP_STORES_TRUNCATION_AS_DONE = '''\
-#| export
-def play_and_train_with_replay(env, agent, replay=None, replay_batch_size=32, t_max=10_000):
-    """Play one episode; after each step also learn from a batch replayed from ``replay``.
-
-    Returns the episode's total reward.
-    """
-    total_reward = 0.0
-    state, _ = env.reset()
-    for _ in range(t_max):
-        action = agent.get_action(state)
-        next_state, reward, terminated, truncated, _ = env.step(action)
-        agent.update(state, action, reward, next_state, terminated)
-        if replay is not None:
-            replay.add(state, action, reward, next_state, terminated or truncated)
+_STORE = "            replay.add(state, action, reward, next_state, terminated)"
+_REPLAY = """\
             for transition in zip(*replay.sample(replay_batch_size)):
-                agent.update(*transition)
-        total_reward += reward
-        state = next_state
-        if terminated or truncated:
-            break
-    return total_reward
-'''
+                agent.update(*transition)"""
 
-LOOP_REPLAYS_BEFORE_STORING = '''\
-#| export
-def play_and_train_with_replay(env, agent, replay=None, replay_batch_size=32, t_max=10_000):
-    """Play one episode; after each step also learn from a batch replayed from ``replay``.
+LOOP_STORES_TRUNCATION_AS_DONE = _edit("play_and_train_with_replay", (
+    "replay.add(state, action, reward, next_state, terminated)",
+    "replay.add(state, action, reward, next_state, terminated or truncated)"))
 
-    Returns the episode's total reward.
-    """
-    total_reward = 0.0
-    state, _ = env.reset()
-    for _ in range(t_max):
-        action = agent.get_action(state)
-        next_state, reward, terminated, truncated, _ = env.step(action)
-        agent.update(state, action, reward, next_state, terminated)
-        if replay is not None:
-            for transition in zip(*replay.sample(replay_batch_size)):
-                agent.update(*transition)
-            replay.add(state, action, reward, next_state, terminated)
-        total_reward += reward
-        state = next_state
-        if terminated or truncated:
-            break
-    return total_reward
-'''
+LOOP_REPLAYS_BEFORE_STORING = _edit("play_and_train_with_replay", (
+    f"{_STORE}\n{_REPLAY}", f"{_REPLAY}\n{_STORE}"))
 
-LOOP_NEVER_REPLAYS = '''\
-#| export
-def play_and_train_with_replay(env, agent, replay=None, replay_batch_size=32, t_max=10_000):
-    """Play one episode; after each step also learn from a batch replayed from ``replay``.
+LOOP_NEVER_REPLAYS = _edit("play_and_train_with_replay", (f"\n{_REPLAY}", ""))
 
-    Returns the episode's total reward.
-    """
-    total_reward = 0.0
-    state, _ = env.reset()
-    for _ in range(t_max):
-        action = agent.get_action(state)
-        next_state, reward, terminated, truncated, _ = env.step(action)
-        agent.update(state, action, reward, next_state, terminated)
-        if replay is not None:
-            replay.add(state, action, reward, next_state, terminated)
-        total_reward += reward
-        state = next_state
-        if terminated or truncated:
-            break
-    return total_reward
-'''
-
-LOOP_REPLAYS_THE_CURRENT_TRANSITION = '''\
-#| export
-def play_and_train_with_replay(env, agent, replay=None, replay_batch_size=32, t_max=10_000):
-    """Play one episode; after each step also learn from a batch replayed from ``replay``.
-
-    Returns the episode's total reward.
-    """
-    total_reward = 0.0
-    state, _ = env.reset()
-    for _ in range(t_max):
-        action = agent.get_action(state)
-        next_state, reward, terminated, truncated, _ = env.step(action)
-        agent.update(state, action, reward, next_state, terminated)
-        if replay is not None:
-            replay.add(state, action, reward, next_state, terminated)
+LOOP_REPLAYS_THE_CURRENT_TRANSITION = _edit("play_and_train_with_replay", (_REPLAY, """\
             batch = replay.sample(replay_batch_size)
             for s, a, r, s_next, done in zip(*batch):
-                agent.update(state, action, reward, next_state, terminated)
-        total_reward += reward
-        state = next_state
-        if terminated or truncated:
-            break
-    return total_reward
-'''
+                agent.update(state, action, reward, next_state, terminated)"""))
 
 
 BUGS = (
@@ -572,14 +269,12 @@ BUGS = (
         description="add stores the caller's arrays, not copies: an env that reuses its "
                     "observation array rewrites the past"),
     Bug("sample_returns_storage_views", LESSON, "test_no_aliasing",
-        {"buffer_class": CLASS_NUMPY_RING, "buffer_add": ADD_TO_NUMPY_RING,
-         "buffer_sample": SAMPLE_NUMPY_RING_VIEWS},
+        {**NUMPY_RING, "buffer_sample": SAMPLE_NUMPY_RING_VIEWS},
         also_fails=("test_sample_types", "test_with_replacement"),
         description="a preallocated numpy ring whose sample hands out slices of its "
                     "storage (views) when the batch asks for at least everything stored"),
     Bug("sample_hands_out_writable_views", LESSON, "test_no_aliasing",
-        {"buffer_class": CLASS_NUMPY_RING, "buffer_add": ADD_TO_NUMPY_RING,
-         "buffer_sample": SAMPLE_NUMPY_RING_STRIDED_VIEW},
+        {**NUMPY_RING, "buffer_sample": SAMPLE_NUMPY_RING_STRIDED_VIEW},
         also_fails=("test_uniform_sampling",),
         description="each batch is one stored row repeated through a stride-0 view of "
                     "the storage: a learner that scales its batch in place rewrites the "
