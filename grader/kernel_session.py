@@ -56,7 +56,11 @@ class KernelSession:
         self.manager.start_kernel(cwd=self._cwd, env=self._env)
         self.client = self.manager.client()
         self.client.start_channels()
-        self.client.wait_for_ready(timeout=self._startup_timeout)
+        try:
+            self.client.wait_for_ready(timeout=self._startup_timeout)
+        except Exception:  # a kernel that never answered must not outlive the grader
+            self.shutdown()
+            raise
 
     def restart(self):
         self.shutdown()
