@@ -1,0 +1,340 @@
+"""How reliable and how fast grading is: three sets of figures in one run.
+
+    python benchmarks/grading.py [--salts 200] [--learning-salts 20] [--repeats 1]
+                                 [--skip-false-failures] [--skip-timing]
+
+1. False failures: every check of lessons 01 and 02 run in-process on the reference
+   modules (``qlearning``, ``replay_buffer``) over many salts. A reference solution must
+   never fail (goal: 0); statistical checks state a false-failure rate of 1e-6.
+2. Time to grade one complete submission (``examples/submissions/ada_complete``, lessons
+   01 and 02) with ``python -m grader grade`` and with ``nbgrader autograde``, in the same
+   run, both verified to give full marks (goals: <= 60 s, and <= 1.5x nbgrader's time).
+3. Speed-up of ``--workers 2`` over ``--workers 1`` on the example class, whose two JSON
+   reports must be identical.
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPOSITORY))
+
+import numpy as np  # noqa: E402
+from scipy import stats  # noqa: E402
+
+import checks  # noqa: E402
+from checks.framework import as_plain_data, seed_for  # noqa: E402
+from checks.statistics import FALSE_FAILURE_RATE  # noqa: E402
+
+REFERENCE_MODULES = {"01_qlearning": "qlearning", "02_replay_buffer": "replay_buffer"}
+LEARNING_CHECKS = {"test_learning", "test_replay_learning"}
+SUBMISSIONS = REPOSITORY / "examples" / "submissions"
+COMPLETE_STUDENT = "ada_complete"
+TIMING_SALT = "bench"
+GOAL_SECONDS = 60.0
+GOAL_RATIO = 1.5
+WORKERS = 2  # the machine's cores
+
+
+# --- 1. false failures of the reference solutions ------------------------------------
+
+def run_checks_on_reference(lesson, salt, check_names):
+    """``[(check name, passed, feedback)]`` for the reference module of ``lesson``.
+
+    Runs in a worker process. Each probe starts from the global seeds the grader's kernel
+    sets, so a failure found here is one the grader would report for that salt.
+    """
+    import importlib
+
+    namespace = vars(importlib.import_module(REFERENCE_MODULES[lesson]))
+    lesson_checks = checks.checks_for_lesson(lesson)
+    outcomes = []
+    for name in check_names:
+        check = lesson_checks[name]
+        global_seed = seed_for(salt, lesson, name)
+        random.seed(global_seed)
+        np.random.seed(global_seed % 2**32)
+        inputs = lesson_checks.inputs(name, salt)
+        try:
+            data = as_plain_data(check.probe(inputs, **{n: namespace[n] for n in check.needs}))
+            verdict = check.verdict(inputs, data)
+            outcomes.append((name, verdict.passed, verdict.feedback))
+        except Exception as error:  # a reference that raises is a false failure too
+            outcomes.append((name, False, f"raised {type(error).__name__}: {error}"))
+    return outcomes
+
+
+def states_false_failure_rate(check):
+    """True for checks whose verdict is a statistical test at FALSE_FAILURE_RATE."""
+    return bool({"fits", "FALSE_FAILURE_RATE"} & set(check.verdict.__code__.co_names))
+
+
+def upper_bound_95(failures, trials):
+    """Clopper-Pearson 95% upper bound on the failure rate: what `trials` can show."""
+    return 1.0 if failures >= trials else float(stats.beta.ppf(0.95, failures + 1,
+                                                               trials - failures))
+
+
+def false_failure_jobs(salts, learning_salts):
+    """``[(lesson, salt, check names)]``: quick checks together, learning checks alone."""
+    jobs = []
+    for lesson in REFERENCE_MODULES:
+        names = [check.name for check in checks.checks_for_lesson(lesson)]
+        quick = [name for name in names if name not in LEARNING_CHECKS]
+        jobs += [(lesson, f"benchmark-{i}", quick) for i in range(salts)]
+        jobs += [(lesson, f"benchmark-{i}", [name])
+                 for name in names if name in LEARNING_CHECKS for i in range(learning_salts)]
+    # learning jobs first, so the two workers finish at about the same time
+    return sorted(jobs, key=lambda job: job[2][0] not in LEARNING_CHECKS)
+
+
+def count_false_failures(salts, learning_salts):
+    """``{(lesson, check): (salts run, [(salt, feedback) of each failure])}``."""
+    trials, failures = Counter(), {}
+    with concurrent.futures.ProcessPoolExecutor(max_workers=WORKERS) as pool:
+        futures = {pool.submit(run_checks_on_reference, *job): job
+                   for job in false_failure_jobs(salts, learning_salts)}
+        for future in concurrent.futures.as_completed(futures):
+            lesson, salt, _ = futures[future]
+            for name, passed, feedback in future.result():
+                trials[lesson, name] += 1
+                failures.setdefault((lesson, name), [])
+                if not passed:
+                    failures[lesson, name].append((salt, feedback))
+                    print(f"  false failure: {lesson} {name} salt {salt!r}", flush=True)
+    return {key: (trials[key], sorted(failures[key])) for key in trials}
+
+
+def print_false_failure_table(results):
+    print(f"{'lesson':<17} {'check':<30} {'salts':>5} {'false failures':>14} "
+          f"{'stated rate':>11} {'95% bound':>9}")
+    for lesson in REFERENCE_MODULES:
+        for check in checks.checks_for_lesson(lesson):
+            runs, failed = results.get((lesson, check.name), (0, []))
+            stated = f"{FALSE_FAILURE_RATE:g}" if states_false_failure_rate(check) else "-"
+            print(f"{lesson:<17} {check.name:<30} {runs:>5} {len(failed):>14} {stated:>11} "
+                  f"{upper_bound_95(len(failed), runs):>9.2%}")
+    print("(95% bound: the largest failure rate still consistent with what was seen; "
+          "a few hundred salts can show a gross error, not a rate of 1e-6.)")
+    for (lesson, name), (_, failed) in sorted(results.items()):
+        for salt, feedback in failed:
+            print(f"FAILED {lesson} {name} with salt {salt!r}: {feedback}")
+
+
+def benchmark_false_failures(salts, learning_salts):
+    print(f"\n== 1. False failures of the reference solutions ({salts} salts; the learning "
+          f"checks {', '.join(sorted(LEARNING_CHECKS))} take seconds each, so only "
+          f"{learning_salts} salts) ==", flush=True)
+    print(f"In-process on qlearning.py and replay_buffer.py, {WORKERS} worker processes. "
+          "For lesson "
+          "01 the reference agent is the baseline, so test_learning compares two identical "
+          "trainings: it is deterministic given the seeds.", flush=True)
+    started = time.perf_counter()
+    results = count_false_failures(salts, learning_salts)
+    print_false_failure_table(results)
+    total = sum(len(failed) for _, failed in results.values())
+    runs = sum(runs for runs, _ in results.values())
+    print(f"{total} false failure(s) in {runs} check runs, "
+          f"{time.perf_counter() - started:.0f} s (goal: 0)", flush=True)
+    return [f"false failures of the reference solutions: {total} in {runs} check runs "
+            f"({salts} salts, {learning_salts} for learning checks) (goal 0): "
+            + ("OK" if total == 0 else "NOT MET")]
+
+
+# --- 2. one complete submission: our grader versus nbgrader ---------------------------
+
+def run_timed(argv, cwd=REPOSITORY, env=None):
+    """Wall-clock seconds of a subprocess; raise with its stderr if it fails."""
+    started = time.perf_counter()
+    finished = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if finished.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, argv))} exited {finished.returncode}:\n"
+                           f"{finished.stderr[-3000:]}")
+    return seconds
+
+
+def grade_with_ours(path, report, workers=1):
+    """Seconds for ``python -m grader grade`` (interpreter startup included)."""
+    return run_timed([sys.executable, "-m", "grader", "grade", str(path), "--salt",
+                      TIMING_SALT, "--quiet", "--workers", str(workers), "--json",
+                      str(report)])
+
+
+def best_of(repeats, measure):
+    return min(measure() for _ in range(repeats))
+
+
+def short_of_full_marks(graded, lessons):
+    """``[(lesson, score, max)]`` of each lesson graded below full marks, or not at all;
+    ``graded`` is ``{lesson: (score, max)}``."""
+    return [(lesson, *graded.get(lesson, ("not graded", None))) for lesson in lessons
+            if lesson not in graded or graded[lesson][1] <= 0
+            or graded[lesson][0] != graded[lesson][1]]
+
+
+def ours_short_of_full_marks(report, lessons):
+    graded = {notebook["name"]: (notebook["score"], notebook["max_score"])
+              for submission in json.loads(Path(report).read_text())["submissions"]
+              for notebook in submission["notebooks"]}
+    return short_of_full_marks(graded, lessons)
+
+
+def nbgrader(*arguments):
+    return [sys.executable, "-m", "nbgrader", *arguments]
+
+
+def nbgrader_environment():
+    """The hidden tests read the salt from here (the same inputs as ours); nbgrader runs
+    `alembic` from PATH, so the interpreter's bin folder goes first."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return {**os.environ, "GRADER_SALT": TIMING_SALT, "PATH": path}
+
+
+def prepare_nbgrader_course(directory, lessons, student="ada"):
+    """A course directory with generated assignments and the student's submissions."""
+    run_timed([sys.executable, "-m", "grader", "nbgrader-course", str(directory)])
+    for lesson in lessons:
+        run_timed(nbgrader("generate_assignment", lesson, "--force"), cwd=directory,
+                  env=nbgrader_environment())
+        submitted = directory / "submitted" / student / lesson / f"{lesson}.ipynb"
+        submitted.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(SUBMISSIONS / COMPLETE_STUDENT / f"{lesson}.ipynb", submitted)
+
+
+def autograde_with_nbgrader(directory, lessons):
+    return sum(run_timed(nbgrader("autograde", lesson, "--force"), cwd=directory,
+                         env=nbgrader_environment())
+               for lesson in lessons)
+
+
+def nbgrader_short_of_full_marks(directory, lessons):
+    """Like ``ours_short_of_full_marks``, from ``nbgrader export``'s CSV."""
+    import pandas as pd
+
+    run_timed(nbgrader("export", "--to", str(directory / "grades.csv")), cwd=directory,
+              env=nbgrader_environment())
+    grades = pd.read_csv(directory / "grades.csv")
+    graded = {row.assignment: (row.score, row.max_score) for row in grades.itertuples()}
+    return short_of_full_marks(graded, lessons)
+
+
+def benchmark_one_submission(repeats, scratch):
+    lessons = sorted(path.stem for path in (SUBMISSIONS / COMPLETE_STUDENT).glob("*.ipynb"))
+    print(f"\n== 2. Grading one complete submission ({COMPLETE_STUDENT}: "
+          f"{', '.join(lessons)}), best of {repeats} ==", flush=True)
+    report = scratch / "ours.json"
+    ours = best_of(repeats, lambda: grade_with_ours(SUBMISSIONS / COMPLETE_STUDENT, report))
+    ours_short = ours_short_of_full_marks(report, lessons)
+    print(f"ours:     {ours:6.1f} s   python -m grader grade (startup included); "
+          f"full marks: {'yes' if not ours_short else f'NO {ours_short}'}", flush=True)
+
+    course = scratch / "nbgrader-course"
+    prepare_nbgrader_course(course, lessons)
+    theirs = best_of(repeats, lambda: autograde_with_nbgrader(course, lessons))
+    theirs_short = nbgrader_short_of_full_marks(course, lessons)
+    print(f"nbgrader: {theirs:6.1f} s   nbgrader autograde of {len(lessons)} lessons "
+          f"(runs every cell); full marks: "
+          f"{'yes' if not theirs_short else f'NO {theirs_short}'}", flush=True)
+    ratio = ours / theirs
+    print(f"ratio ours / nbgrader: {ratio:.2f}x (goal <= {GOAL_RATIO}x); "
+          f"ours {ours:.1f} s (goal <= {GOAL_SECONDS:.0f} s)", flush=True)
+    verified = not ours_short and not theirs_short
+    return [f"one complete submission: ours {ours:.1f} s (goal <= {GOAL_SECONDS:.0f} s: "
+            f"{'OK' if ours <= GOAL_SECONDS else 'NOT MET'}), nbgrader {theirs:.1f} s, "
+            f"ratio {ratio:.2f}x (goal <= {GOAL_RATIO}x: "
+            f"{'OK' if ratio <= GOAL_RATIO else 'NOT MET'}); both full marks: "
+            f"{'yes' if verified else 'NO'}"]
+
+
+# --- 3. --workers 2 on the example class ---------------------------------------------
+
+def report_entries(report):
+    """``{(student, lesson, check or "notes"): what the report says about it}``."""
+    entries = {}
+    for submission in report["submissions"]:
+        for notebook in submission["notebooks"]:
+            key = (submission["student"], notebook["name"])
+            entries[(*key, "notes")] = notebook["notes"]
+            for check in notebook["checks"]:
+                entries[(*key, check["id"])] = check
+    return entries
+
+
+def report_differences(first, second):
+    """Lines naming each entry that differs between two reports, with both versions."""
+    a, b = report_entries(first), report_entries(second)
+    return [f"{' '.join(key)}:\n    workers 1: {a.get(key)}\n    workers 2: {b.get(key)}"
+            for key in sorted(set(a) | set(b)) if a.get(key) != b.get(key)]
+
+
+def benchmark_workers(repeats, scratch):
+    print(f"\n== 3. The example class ({SUBMISSIONS.relative_to(REPOSITORY)}) with "
+          f"--workers 1 and --workers 2, best of {repeats} ==", flush=True)
+    seconds, reports = {}, {}
+    for workers in (1, 2):
+        report = scratch / f"class-workers-{workers}.json"
+        seconds[workers] = best_of(repeats, lambda: grade_with_ours(SUBMISSIONS, report,
+                                                                    workers))
+        reports[workers] = json.loads(report.read_text())
+        print(f"--workers {workers}: {seconds[workers]:6.1f} s", flush=True)
+    speedup = seconds[1] / seconds[2]
+    identical = reports[1] == reports[2]
+    print(f"speed-up: {speedup:.2f}x; JSON reports identical: "
+          f"{'yes' if identical else 'NO'}", flush=True)
+    for difference in report_differences(reports[1], reports[2]):
+        print(f"  differs: {difference}", flush=True)
+    return [f"example class: --workers 1 {seconds[1]:.1f} s, --workers 2 {seconds[2]:.1f} s, "
+            f"speed-up {speedup:.2f}x; reports identical: {'yes' if identical else 'NO'}"]
+
+
+# --- the command line -----------------------------------------------------------------
+
+def load_average():
+    return ", ".join(f"{load:.2f}" for load in os.getloadavg())
+
+
+def parse_arguments(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--salts", type=int, default=200,
+                        help="salts for the quick checks (default 200)")
+    parser.add_argument("--learning-salts", type=int, default=20,
+                        help="salts for the learning checks, several seconds each (default 20)")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="timings are the best of this many runs (default 1)")
+    parser.add_argument("--skip-false-failures", action="store_true")
+    parser.add_argument("--skip-timing", action="store_true")
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_arguments(argv)
+    print(f"load average (1, 5, 15 min) at start: {load_average()} on {os.cpu_count()} cores",
+          flush=True)
+    started = time.perf_counter()
+    summary = []
+    if not args.skip_false_failures:
+        summary += benchmark_false_failures(args.salts, args.learning_salts)
+    if not args.skip_timing:
+        with tempfile.TemporaryDirectory(prefix="grading-benchmark-") as scratch:
+            summary += benchmark_one_submission(args.repeats, Path(scratch))
+            summary += benchmark_workers(args.repeats, Path(scratch))
+    print("\n== Summary ==")
+    for line in summary:
+        print(f"- {line}")
+    print(f"load average at end: {load_average()}; benchmark took "
+          f"{time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
