@@ -136,9 +136,8 @@ def benchmark_false_failures(salts, learning_salts):
           f"checks {', '.join(sorted(LEARNING_CHECKS))} take seconds each, so only "
           f"{learning_salts} salts) ==", flush=True)
     print(f"In-process on qlearning.py and replay_buffer.py, {WORKERS} worker processes. "
-          "For lesson "
-          "01 the reference agent is the baseline, so test_learning compares two identical "
-          "trainings: it is deterministic given the seeds.", flush=True)
+          "For lesson 01 the reference agent is the baseline, so test_learning compares "
+          "two identical trainings: it is deterministic given the seeds.", flush=True)
     started = time.perf_counter()
     results = count_false_failures(salts, learning_salts)
     print_false_failure_table(results)
