@@ -6,17 +6,20 @@ the reference modules of *earlier* lessons from a second scratch folder: the mod
 lesson is about (``qlearning.py`` for lesson 01) is not there, so it cannot be imported
 instead of written.
 
-On Linux the kernel also runs in its own user, mount and PID namespaces (``unshare``),
-where the course's ``solutions/``, ``grader/``, reference modules of this and later
-lessons, the folder of submissions and ``/tmp`` (but for the scratch folder) are covered
-by empty mounts, and ``/proc`` shows only the kernel's own processes: none of it can be
-read by absolute path either. Where namespaces are unavailable (macOS, some containers) the
-grader says so in its report and still grades, without that wall.
+On Linux the kernel also runs in its own user, mount, PID and network namespaces
+(``unshare``), inside a root filesystem built from a whitelist (:func:`exposed_paths`):
+the system's programs and libraries and the Python installation, read-only, plus the
+scratch folder. Nothing else of the machine exists there: not the repository, not the
+class folder, not a second checkout of the course somewhere else. ``/proc`` shows only
+the kernel's own processes, there is no network, and the kernel holds no capabilities
+(see ``kernel_launcher.py``). Where namespaces are unavailable (macOS, some containers)
+the grader says so in its report and still grades, without that wall.
 """
 
 import functools
 import os
 import shutil
+import site
 import subprocess
 import sys
 import tempfile
@@ -28,8 +31,18 @@ from grader.release import REPOSITORY
 
 PUBLIC_PACKAGES = ("course", "checks")
 DEFAULT_MEMORY_MB = 3072
-# folders of the repository a kernel must never read
+# folders of the repository a kernel must never read; hidden again inside the sandbox
+# should an exposed folder (a Python installation around the repository) contain them
 PRIVATE_FOLDERS = ("solutions", "grader", "tests", "examples", ".git")
+# what a Python kernel needs from the system; /etc only as the few files it reads
+SYSTEM_PATHS = ("/usr", "/etc/ld.so.cache", "/etc/localtime", "/etc/passwd", "/etc/group",
+                "/etc/nsswitch.conf", "/etc/hosts", "/etc/mime.types", "/etc/fonts")
+
+
+# --fork makes the kernel PID 1 of a new PID namespace with its own /proc; --kill-child
+# ends it when the grader kills unshare; --net leaves it no network at all
+UNSHARE = ("unshare", "--user", "--map-root-user", "--mount", "--pid", "--net", "--fork",
+           "--mount-proc", "--kill-child")
 
 
 @dataclass
@@ -37,14 +50,15 @@ class Scratch:
     root: Path  # removed when grading of the notebook ends
     workdir: Path  # the kernel's working directory: the submission and nothing else
     libdir: Path  # importable: course/, checks/, earlier lessons' reference modules
+    home: Path  # the kernel's HOME (IPython's profile, matplotlib's cache)
     hidden: list  # paths covered inside the kernel's mount namespace
 
 
 def make_scratch(lesson, submission_path, submissions_root=None):
     root = Path(tempfile.mkdtemp(prefix=f"grade-{lesson.name}-"))
-    workdir, libdir = root / "work", root / "lib"
-    workdir.mkdir()
-    libdir.mkdir()
+    workdir, libdir, home = root / "work", root / "lib", root / "home"
+    for folder in (workdir, libdir, home):
+        folder.mkdir()
     shutil.copy2(submission_path, workdir / Path(submission_path).name)
     for package in PUBLIC_PACKAGES:
         shutil.copytree(REPOSITORY / package, libdir / package,
@@ -57,40 +71,52 @@ def make_scratch(lesson, submission_path, submissions_root=None):
                if other.exports_to and other.number >= lesson.number]
     if submissions_root is not None:
         hidden.append(Path(submissions_root).resolve())
-    return Scratch(root, workdir, libdir, hidden)
+    return Scratch(root, workdir, libdir, home, hidden)
+
+
+def exposed_paths():
+    """What the kernel's root filesystem holds besides its scratch folder (read-only):
+    the system's ``/usr`` and a few ``/etc`` files, and this Python's installation and
+    import paths, except those inside the repository (its virtual environment aside)."""
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    imports = {path for path in [*sys.path, *site.getsitepackages()]
+               if path and os.path.isdir(path)
+               and not Path(path).resolve().is_relative_to(REPOSITORY)}
+    return sorted(path for path in {*SYSTEM_PATHS, *prefixes, *imports}
+                  if os.path.exists(path))
 
 
 @functools.lru_cache(maxsize=1)
 def namespaces_available():
-    """Can this machine give a process its own user and mount namespaces?"""
+    """Can this machine give a kernel its own namespaces, drop its capabilities and
+    move its root (``unshare``, ``setpriv`` and ``pivot_root``, all from util-linux)?"""
     if not sys.platform.startswith("linux") or shutil.which("unshare") is None:
         return False
-    probe = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "--pid",
-                            "--fork", "--mount-proc", "--kill-child", "true"],
+    probe = subprocess.run([*UNSHARE, "--", "setpriv", "--bounding-set=-all", "true"],
                            capture_output=True, timeout=10)
-    return probe.returncode == 0
+    return probe.returncode == 0 and shutil.which("pivot_root") is not None
 
 
 def kernel_argv(scratch, memory_mb, isolate=True):
     """The command that starts a sandboxed ipykernel (``{connection_file}`` is filled in)."""
     launcher = [sys.executable, str(Path(__file__).with_name("kernel_launcher.py")),
                 "--memory-mb", str(memory_mb), "--scratch", str(scratch.root)]
-    for path in scratch.hidden:
-        launcher += ["--hide", str(path)]
     if isolate and namespaces_available():
-        # --fork makes the kernel PID 1 of a new PID namespace with its own /proc;
-        # --kill-child ends it when the grader kills unshare
-        return ["unshare", "--user", "--map-root-user", "--mount", "--pid", "--fork",
-                "--mount-proc", "--kill-child", "--", *launcher, "--in-namespace",
-                "--", "-f", "{connection_file}"]
+        for path in exposed_paths():
+            launcher += ["--expose", path]
+        for path in scratch.hidden:
+            launcher += ["--hide", str(path)]
+        return [*UNSHARE, "--", *launcher, "--in-namespace", "--", "-f",
+                "{connection_file}"]
     return [*launcher, "--", "-f", "{connection_file}"]
 
 
 def kernel_env(scratch):
     """The kernel's environment: no salt, no instructor variables, one BLAS thread."""
-    keep = ("PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "SYSTEMROOT")
+    keep = ("PATH", "LANG", "LC_ALL", "SYSTEMROOT")
     env = {name: os.environ[name] for name in keep if name in os.environ}
     env.update({
+        "HOME": str(scratch.home),  # not the instructor's: nothing to read, nothing to lock
         "PYTHONPATH": str(scratch.libdir),
         "PYTHONHASHSEED": "0",  # set iteration order is part of determinism
         "MPLBACKEND": "Agg",

@@ -1,7 +1,13 @@
 """What a grading kernel can see: its submission, the public helpers, and nothing else."""
 
 import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
 
+import numpy
 import pytest
 
 from grader.kernel_session import PROBE_MIME, KernelSession
@@ -28,6 +34,14 @@ publish_display_data({{{PROBE_MIME!r}: json.dumps({{
     "grader": readable({str(REPOSITORY / "grader" / "grade_notebook.py")!r}),
     "own_reference": readable({str(REPOSITORY / "qlearning.py")!r}),
     "other_student": readable(OTHER_STUDENT),
+    "second_checkout": readable(SECOND_CHECKOUT),
+    "repository_listing": (sorted(os.listdir({str(REPOSITORY)!r}))
+                           if os.path.isdir({str(REPOSITORY)!r}) else None),
+    "python_writable": [os.access(path, os.W_OK) for path in PYTHON_FILES],
+    "network_interfaces": sorted(line.split(":")[0].strip()
+                                 for line in open("/proc/net/dev").readlines()[2:]),
+    "capabilities": [line.split()[1] for line in open("/proc/self/status")
+                     if line.startswith("CapEff")],
     "processes": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
     "tmp": sorted(os.listdir("/tmp")),
     "importable": {{name: importlib.util.find_spec(name) is not None
@@ -36,22 +50,45 @@ publish_display_data({{{PROBE_MIME!r}: json.dumps({{
 '''
 
 
-@pytest.fixture
-def kernel_view(tmp_path, monkeypatch):
+# files of the grader's own Python that a kernel could try to change for everyone
+PYTHON_FILES = [numpy.__file__, os.__file__, sys.executable]
+
+
+@pytest.fixture(scope="module")
+def second_checkout():
+    """A copy of the solutions outside the repository and outside /tmp, as an
+    instructor's second clone of the course would be: no list of secrets names it."""
+    folder = Path(tempfile.mkdtemp(prefix="course-copy-", dir="/var/tmp"))
+    shutil.copy2(REPOSITORY / "solutions" / "01_qlearning.ipynb", folder)
+    yield folder / "01_qlearning.ipynb"
+    shutil.rmtree(folder)
+
+
+@pytest.fixture(scope="module")
+def kernel_view(tmp_path_factory, second_checkout):
     """Start a grading kernel for alice's lesson 01, with bob's work in the same class."""
     assert namespaces_available(), "this machine should give kernels a mount namespace"
-    monkeypatch.setenv("GRADER_SALT", "must-not-leak")
+    tmp_path = tmp_path_factory.mktemp("class")
+    previous_salt = os.environ.get("GRADER_SALT")
+    os.environ["GRADER_SALT"] = "must-not-leak"
     alice = write_submission(tmp_path, "01_qlearning", student="alice")
     bob = write_submission(tmp_path, "01_qlearning", student="bob")
     lesson = all_lessons()["01_qlearning"]
     scratch = make_scratch(lesson, alice, submissions_root=tmp_path)
     session = KernelSession(kernel_argv(scratch, 3072), scratch.workdir, kernel_env(scratch),
                             connection_dir=scratch.root)
-    session.start()
     try:
-        outcome = session.execute(f"OTHER_STUDENT = {str(bob)!r}\n" + LOOK_AROUND, 60)
+        session.start()
+        outcome = session.execute(f"OTHER_STUDENT = {str(bob)!r}\n"
+                                  f"SECOND_CHECKOUT = {str(second_checkout)!r}\n"
+                                  f"PYTHON_FILES = {PYTHON_FILES!r}\n" + LOOK_AROUND, 60)
     finally:
         session.shutdown()
+        shutil.rmtree(scratch.root, ignore_errors=True)
+        if previous_salt is None:
+            os.environ.pop("GRADER_SALT", None)
+        else:
+            os.environ["GRADER_SALT"] = previous_salt
     assert outcome.status == "ok", outcome
     return outcome.payloads[0]
 
@@ -66,6 +103,23 @@ def test_no_salt_solutions_grader_or_other_students_are_readable(kernel_view):
     assert not kernel_view["grader"]
     assert not kernel_view["own_reference"]
     assert not kernel_view["other_student"]
+
+
+def test_nothing_outside_the_whitelist_exists_not_even_a_second_copy_of_the_course(
+        kernel_view, second_checkout):
+    assert second_checkout.exists()  # out here it does
+    assert not kernel_view["second_checkout"]
+    # of the repository, at most the virtual environment that runs the kernel is there
+    venv = {Path(prefix).name for prefix in (sys.prefix, sys.base_prefix)
+            if Path(prefix).resolve().parent == REPOSITORY}
+    assert kernel_view["repository_listing"] in (None, sorted(venv))
+
+
+def test_the_python_installation_is_read_only_there_is_no_network_and_no_capability(
+        kernel_view):
+    assert not any(kernel_view["python_writable"])
+    assert kernel_view["network_interfaces"] == ["lo"]  # a namespace of its own, link down
+    assert kernel_view["capabilities"] == ["0000000000000000"]
 
 
 def test_proc_shows_only_the_kernel_and_tmp_only_its_scratch(kernel_view):
