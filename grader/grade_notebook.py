@@ -20,7 +20,7 @@ from grader.kernel_session import KernelSession
 from grader.lessons import lesson_of
 from grader.rebuild import cells_to_run, is_answer, nbgrader_meta, rebuild, test_cells
 from grader.sandbox import (DEFAULT_MEMORY_MB, kernel_argv, kernel_env, make_scratch,
-                            namespaces_available)
+                            namespaces_available, probe_modules)
 from checks import LESSON_MODULES
 
 CELL_TIME_LIMIT = 30.0  # seconds for one cell of the notebook itself
@@ -73,7 +73,8 @@ class NotebookGrading:
 
     def _prepare_kernel(self):
         install = (BOOTSTRAP + "\n_course_grader_run_probe = _course_grader_install("
-                   f"{LESSON_MODULES[self.lesson.name]!r})\ndel _course_grader_install\n")
+                   f"{LESSON_MODULES[self.lesson.name]!r}, {probe_modules(self.lesson)!r})"
+                   "\ndel _course_grader_install\n")
         outcome = self.session.execute(install, 60)
         if outcome.status != "ok":
             raise RuntimeError(f"the grader could not prepare the kernel: {outcome.status} "

@@ -1,19 +1,30 @@
 """Code the grader sends into a student's kernel, before any of the student's code.
 
 This file is never imported by the kernel (``grader/`` is hidden from it): its text is
-executed as the first cell. It loads private copies of the check modules, so later
-changes the student's code makes to ``checks`` do not reach the probes, and remembers
-IPython's input and exception hooks as they were, so they can be put back before each
-probe. A probe returns plain data as JSON in a display message of its own MIME type;
-pass or fail is decided outside, by the grader.
+executed as the first cell. Before the student's code can touch anything it
+
+- loads **private copies** of every module a probe may import (``checks``, ``course``,
+  earlier lessons' reference modules), then removes them from ``sys.modules``, so the
+  notebook imports public copies of its own. While a probe runs, the private copies are
+  swapped into ``sys.modules``: a helper the student patched (``course.qtables...``) is
+  not the one the probe calls, even through an import inside a function;
+- remembers IPython's input, AST and exception hooks and the import machinery, and the
+  functions and classes of the modules a probe leans on (``builtins``, ``numpy``,
+  ``math``, ``random``, ...). Before each probe whatever was changed is put back and
+  named; a change that appears *while* a probe runs (a background thread) voids its
+  result.
+
+A probe returns plain data as JSON in a display message of its own MIME type; pass or
+fail is decided outside, by the grader.
 """
 
 
-def _course_grader_install(lesson_module):
-    import importlib.util
+def _course_grader_install(lesson_module, private_names):
+    import importlib
     import json
     import random
     import sys
+    import types
 
     import numpy as np
     from IPython import get_ipython
@@ -22,51 +33,86 @@ def _course_grader_install(lesson_module):
     shell = get_ipython()
     mime = "application/vnd.course-grader.probe+json"
 
-    def private_copy(name):
-        spec = importlib.util.find_spec(name)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # so the modules loaded next bind to private copies
-        spec.loader.exec_module(module)
-        return module
-
-    names = ["checks", "checks.framework", "checks.statistics", "checks.stub_envs",
-             lesson_module]
-    saved = {name: sys.modules.get(name) for name in names}
-    private = {name: private_copy(name) for name in names}
-    for name, module in saved.items():  # the public modules stay as the student sees them
-        if module is None:
-            sys.modules.pop(name, None)
-        else:
-            sys.modules[name] = module
+    # --- private copies of the course's modules ---------------------------------------
+    for name in private_names:
+        importlib.import_module(name)  # their imports of each other bind to these copies
+    private = {name: sys.modules[name] for name in private_names}
+    for name in private_names:  # the notebook's own imports will load public copies
+        del sys.modules[name]
     checks = private[lesson_module].CHECKS
     ProbeError = private["checks.framework"].ProbeError
 
+    # --- what a probe relies on, as it was before any student code ---------------------
+    guarded_modules = ("builtins", "math", "random", "json", "operator", "functools",
+                       "itertools", "collections", "copy", "numpy", "numpy.random",
+                       "numpy.linalg", "gymnasium", "gymnasium.spaces", "scipy.stats")
+    # IPython rebinds these in builtins itself: its output cache, the names its builtin
+    # trap adds and removes around each execution, and ipykernel's stdin forwarders
+    managed_by_ipython = {"_", "__", "___", "input", "raw_input",
+                          *shell.builtin_trap.auto_builtins}
+
+    def guarded(value):
+        return callable(value) or isinstance(value, types.ModuleType)
+
+    remembered = {
+        module: {key: value for key, value in vars(sys.modules[module]).items()
+                 if guarded(value) and key not in managed_by_ipython}
+        for module in guarded_modules if module in sys.modules}
     hooks = {
         "input_transformers_post": list(shell.input_transformers_post),
         "input_transformers_cleanup": list(shell.input_transformers_cleanup),
         "ast_transformers": list(shell.ast_transformers),
     }
+    import_machinery = {"sys.meta_path": sys.meta_path, "sys.path_hooks": sys.path_hooks}
+    machinery_before = {name: list(items) for name, items in import_machinery.items()}
 
-    def restore_hooks():
-        """Put IPython's hooks back as they were; return the names of those changed."""
+    def changes(restore):
+        """Names of what differs from the remembered state; put back if ``restore``."""
         changed = []
+        for module, attributes in remembered.items():
+            namespace = vars(sys.modules[module])
+            for key, value in attributes.items():
+                if namespace.get(key) is not value:
+                    changed.append(f"{module}.{key}")
+                    if restore:
+                        setattr(sys.modules[module], key, value)
         for attribute, original in hooks.items():
             current = getattr(shell, attribute)
             if list(current) != original:
                 changed.append(attribute)
-                current[:] = original
+                if restore:
+                    current[:] = original
+        for name, items in import_machinery.items():
+            if list(items) != machinery_before[name]:
+                changed.append(name)
+                if restore:
+                    items[:] = machinery_before[name]
         if shell.custom_exceptions:
             changed.append("set_custom_exc")
-            shell.set_custom_exc((), None)
+            if restore:
+                shell.set_custom_exc((), None)
         if sys.gettrace() is not None or sys.getprofile() is not None:
             changed.append("sys.settrace")
-            sys.settrace(None)
-            sys.setprofile(None)
+            if restore:
+                sys.settrace(None)
+                sys.setprofile(None)
         return changed
+
+    def probe_with_private_modules(check, inputs, objects):
+        public = {name: sys.modules.get(name) for name in private}
+        sys.modules.update(private)
+        try:
+            return check.probe(inputs, **objects)
+        finally:
+            for name, module in public.items():
+                if module is None:
+                    sys.modules.pop(name, None)
+                else:
+                    sys.modules[name] = module
 
     def run_probe(payload):
         request = json.loads(payload)
-        tampering = restore_hooks()
+        tampering = changes(restore=True)
         check = checks[request["check"]]
         namespace = shell.user_ns
         missing = [name for name in check.needs if name not in namespace]
@@ -76,8 +122,8 @@ def _course_grader_install(lesson_module):
             random.seed(request["global_seed"])
             np.random.seed(request["global_seed"] % 2**32)
             try:
-                data = check.probe(request["inputs"],
-                                   **{name: namespace[name] for name in check.needs})
+                data = probe_with_private_modules(
+                    check, request["inputs"], {name: namespace[name] for name in check.needs})
                 result = {"status": "ok", "data": data}
             except ProbeError as error:
                 result = {"status": "student_error", "message": str(error)}
@@ -85,7 +131,14 @@ def _course_grader_install(lesson_module):
                 result = {"status": "student_error",
                           "message": f"checking your code raised {type(error).__name__}: "
                                      f"{error}"[:500]}
-        result["tampering"] = tampering
+            during = changes(restore=True)
+            if during:
+                result = {"status": "student_error",
+                          "message": "while this check ran, your code changed "
+                                     + ", ".join(during[:5]) + ", so its result was "
+                                     "discarded."}
+                tampering += during
+        result["tampering"] = sorted(set(tampering))
         try:
             encoded = json.dumps(result, allow_nan=True)
         except (TypeError, ValueError) as error:

@@ -96,7 +96,7 @@ def build_root(new_root, exposed, scratch, hidden):
     for top in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):  # merged-/usr links
         if os.path.islink(f"/{top}") and not os.path.lexists(f"{new_root}/{top}"):
             os.symlink(os.readlink(f"/{top}"), f"{new_root}/{top}")
-    os.makedirs(f"{new_root}/tmp", mode=0o1777)
+    os.makedirs(f"{new_root}/tmp", mode=0o1777, exist_ok=True)
     expose(scratch, new_root, writable=True)
     os.makedirs(f"{new_root}/proc")
     mount("--rbind", "/proc", f"{new_root}/proc")  # the new PID namespace's own /proc

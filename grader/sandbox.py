@@ -17,9 +17,9 @@ the grader says so in its report and still grades, without that wall.
 """
 
 import functools
+import json
 import os
 import shutil
-import site
 import subprocess
 import sys
 import tempfile
@@ -74,16 +74,33 @@ def make_scratch(lesson, submission_path, submissions_root=None):
     return Scratch(root, workdir, libdir, home, hidden)
 
 
+def probe_modules(lesson):
+    """Modules the kernel may import and a probe may call: every module of the public
+    packages, and the reference modules of earlier lessons. The grader's bootstrap keeps
+    private copies of them all (``in_kernel.py``)."""
+    names = []
+    for package in PUBLIC_PACKAGES:
+        for path in sorted((REPOSITORY / package).rglob("*.py")):
+            parts = path.relative_to(REPOSITORY).with_suffix("").parts
+            names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return names + [Path(module).stem for module in earlier_reference_modules(lesson)]
+
+
+@functools.lru_cache(maxsize=1)
 def exposed_paths():
     """What the kernel's root filesystem holds besides its scratch folder (read-only):
     the system's ``/usr`` and a few ``/etc`` files, and this Python's installation and
-    import paths, except those inside the repository (its virtual environment aside)."""
+    the import path a clean interpreter of it has (``.pth`` entries included), except
+    folders inside the repository (its virtual environment aside)."""
+    clean = subprocess.run([sys.executable, "-I", "-c",
+                            "import json, sys; print(json.dumps(sys.path))"],
+                           capture_output=True, text=True, check=True)
     prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    imports = {path for path in [*sys.path, *site.getsitepackages()]
+    imports = {path for path in json.loads(clean.stdout)
                if path and os.path.isdir(path)
                and not Path(path).resolve().is_relative_to(REPOSITORY)}
-    return sorted(path for path in {*SYSTEM_PATHS, *prefixes, *imports}
-                  if os.path.exists(path))
+    return tuple(sorted(path for path in {*SYSTEM_PATHS, *prefixes, *imports}
+                        if os.path.exists(path)))
 
 
 @functools.lru_cache(maxsize=1)

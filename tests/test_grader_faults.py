@@ -46,7 +46,8 @@ def test_an_infinite_loop_inside_a_method_times_out_that_check_only(tmp_path):
                "    while True:\n        pass")
     result = grade(write_submission(tmp_path, "01_qlearning", {"play_and_train": looping}),
                    check_time_limit=3.0)
-    assert statuses(result)["test_play_and_train"] == "timeout"
+    assert statuses(result)["test_play_and_train"] == "timeout", \
+        (feedback(result, "test_play_and_train"), result.notes)
     assert all_passed_except(result, "test_play_and_train")
     assert "did not finish within 3 s" in feedback(result, "test_play_and_train")
 

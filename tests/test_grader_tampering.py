@@ -6,7 +6,10 @@ update() is wrong; with the trick added, its score must not rise.
 
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+from checks import checks_for_lesson
 
 from grader.release import REPOSITORY
 from grader.rebuild import is_test, nbgrader_meta
@@ -129,3 +132,64 @@ def test_the_kernel_cannot_import_its_own_lessons_reference_module(tmp_path,
     result = grade(write_submission(tmp_path, "01_qlearning", {"update": answer}))
     assert result.score <= wrong_code_score
     assert any("ModuleNotFoundError" in note for note in result.notes)
+
+
+# Forge a learning result: make the helper that reads Q-tables out of the agent return
+# Taxi's optimal Q-table, whatever the agent learned. Probes import that helper inside a
+# function, at call time, so without private module copies this would be the one called.
+FORGED_QTABLE_HELPER = '''
+import course.qtables as _qtables
+from course.taxi import STEP_LIMIT as _LIMIT, taxi_model as _model
+
+
+def _optimal_qtable(agent, n_states, n_actions):
+    model, value = _model(), np.zeros(n_states)
+    for _ in range(_LIMIT):
+        qtable = model.reward + np.where(model.terminated, 0.0, value[model.next_state])
+        value = qtable.max(axis=1)
+    return qtable
+
+
+_qtables.qtable_from_agent = _optimal_qtable
+'''
+PATCHED_BUILTIN = '''
+import builtins as _builtins
+_builtins.round = lambda number, ndigits=None: 0
+'''
+
+
+def early_success_of_probe(answers):
+    """Run test_replay_learning's probe in this process, unprotected, as a notebook
+    would; the mean share of start states solved after the early episodes."""
+    import course.qtables
+    from course.taxi import evaluate_qtable
+    from support.in_process import namespace_for
+
+    check = checks_for_lesson("02_replay_buffer")["test_replay_learning"]
+    inputs = checks_for_lesson("02_replay_buffer").inputs("test_replay_learning", "visible")
+    original = course.qtables.qtable_from_agent
+    try:
+        namespace = namespace_for("02_replay_buffer", answers)
+        data = check.probe(inputs, **{name: namespace[name] for name in check.needs})
+    finally:
+        course.qtables.qtable_from_agent = original
+    return np.mean([evaluate_qtable(np.asarray(run[0])).success_rate
+                    for run in data["snapshots"]])
+
+
+def test_a_patched_course_helper_cannot_forge_a_learning_result(tmp_path):
+    from bugs.lesson02 import LOOP_NEVER_REPLAYS
+
+    forged_loop = LOOP_NEVER_REPLAYS + FORGED_QTABLE_HELPER
+    # Where nothing protects the probe, the forgery works: its data say "optimal".
+    assert early_success_of_probe({"play_and_train_with_replay": forged_loop}) == 1.0
+    honest = grade(write_submission(tmp_path / "honest", "02_replay_buffer",
+                                    {"play_and_train_with_replay": LOOP_NEVER_REPLAYS}),
+                   only={"test_replay_learning"}, check_time_limit=60.0)
+    forged = grade(write_submission(tmp_path / "forged", "02_replay_buffer",
+                                    {"play_and_train_with_replay": forged_loop
+                                     + PATCHED_BUILTIN}),
+                   only={"test_replay_learning"}, check_time_limit=60.0)
+    assert statuses(honest) == statuses(forged) == {"test_replay_learning": "failed"}
+    assert forged.score == honest.score == 0
+    assert "builtins.round" in " ".join(forged.notes)
