@@ -3,11 +3,11 @@
     python benchmarks/grading.py [--salts 200] [--learning-salts 20] [--repeats 1]
                                  [--skip-false-failures] [--skip-timing]
 
-1. False failures: every check of lessons 01 and 02 run in-process on the reference
-   modules (``qlearning``, ``replay_buffer``) over many salts. A reference solution must
+1. False failures: every check of every lesson run in-process on the lesson's reference
+   module (``qlearning``, ``replay_buffer``, ...) over many salts. A reference solution must
    never fail (goal: 0); statistical checks state a false-failure rate of 1e-6.
-2. Time to grade one complete submission (``examples/submissions/ada_complete``, lessons
-   01 and 02) with ``python -m grader grade`` and with ``nbgrader autograde``, in the same
+2. Time to grade one complete submission (``examples/submissions/ada_complete``, every
+   lesson) with ``python -m grader grade`` and with ``nbgrader autograde``, in the same
    run, both verified to give full marks (goals: <= 60 s, and <= 1.5x nbgrader's time).
 3. Speed-up of ``--workers 2`` over ``--workers 1`` on the example class, whose two JSON
    reports must be identical.
@@ -36,8 +36,11 @@ import checks  # noqa: E402
 from checks.framework import as_plain_data, seed_for  # noqa: E402
 from checks.statistics import FALSE_FAILURE_RATE  # noqa: E402
 
-REFERENCE_MODULES = {"01_qlearning": "qlearning", "02_replay_buffer": "replay_buffer"}
-LEARNING_CHECKS = {"test_learning", "test_replay_learning"}
+from grader.lessons import all_lessons  # noqa: E402
+
+REFERENCE_MODULES = {name: lesson.reference_module for name, lesson in all_lessons().items()}
+LEARNING_CHECKS = {check.name for lesson in REFERENCE_MODULES
+                   for check in checks.checks_for_lesson(lesson) if check.learning}
 SUBMISSIONS = REPOSITORY / "examples" / "submissions"
 COMPLETE_STUDENT = "ada_complete"
 TIMING_SALT = "bench"
@@ -135,7 +138,8 @@ def benchmark_false_failures(salts, learning_salts):
     print(f"\n== 1. False failures of the reference solutions ({salts} salts; the learning "
           f"checks {', '.join(sorted(LEARNING_CHECKS))} take seconds each, so only "
           f"{learning_salts} salts) ==", flush=True)
-    print(f"In-process on qlearning.py and replay_buffer.py, {WORKERS} worker processes. "
+    print(f"In-process on {', '.join(m + '.py' for m in REFERENCE_MODULES.values())}, "
+          f"{WORKERS} worker processes. "
           "For lesson 01 the reference agent is the baseline, so test_learning compares "
           "two identical trainings: it is deterministic given the seeds.", flush=True)
     started = time.perf_counter()

@@ -9,6 +9,7 @@ import importlib
 LESSON_MODULES = {
     "01_qlearning": "checks.lesson01_qlearning",
     "02_replay_buffer": "checks.lesson02_replay_buffer",
+    "03_prioritized_replay": "checks.lesson03_prioritized_replay",
 }
 
 

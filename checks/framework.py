@@ -63,6 +63,7 @@ class Check:
     probe: Callable[..., Any]
     verdict: Callable[[dict, Any], Verdict]
     time_limit: float = 15.0  # seconds the probe may take in the grader (~100x its need)
+    learning: bool = False  # trains agents: seconds, not milliseconds (tests run it less)
     # Optional: precompute what the verdict needs for these inputs (a baseline agent's
     # results), so parallel graders inherit it instead of each training it again.
     prepare: Callable[[dict], Any] | None = None
@@ -144,6 +145,16 @@ class LessonChecks:
         if not verdict.passed:
             raise AssertionError(f"{check.title}: {verdict.feedback}")
         print(f"\u2713 {check.title}: {verdict.feedback}")
+
+
+def outcome_of(function, *args):
+    """What calling the student's ``function`` did, as data: the exception's class name
+    and message (``{"raised": None}`` if it returned). For checks of error handling."""
+    try:
+        function(*args)
+    except Exception as error:  # what the student's code raised is the data
+        return {"raised": type(error).__name__, "message": str(error)[:200]}
+    return {"raised": None}
 
 
 def call_student(description, function, *args, **kwargs):

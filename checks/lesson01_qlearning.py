@@ -452,5 +452,5 @@ CHECKS = LessonChecks(LESSON, [
           ("play_and_train",), _loop_inputs, _loop_probe, _loop_verdict),
     Check("test_learning", "learning on Taxi", ("QLearningAgent", "play_and_train"),
           _learning_inputs, _learning_probe, _learning_verdict, time_limit=60.0,
-          prepare=_learning_baseline),
+          learning=True, prepare=_learning_baseline),
 ])

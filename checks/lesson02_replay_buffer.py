@@ -6,7 +6,7 @@ import numpy as np
 from scipy import stats
 
 from checks.framework import (Check, LessonChecks, ProbeError, call_student, failed,
-                              passed, wrong_amount)
+                              outcome_of, passed, wrong_amount)
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
 from checks.stub_envs import ScriptedAgent, make_corridor
 
@@ -42,15 +42,21 @@ def _sample(buffer, batch_size):
     return fields
 
 
-def _sampled_ids(buffer, batch_size):
-    """The transition numbers in one batch (-1 for a row whose fields disagree)."""
-    obs, action, reward, obs_next, done = (np.asarray(f) for f in _sample(buffer, batch_size))
+def transition_ids(fields):
+    """The numbers of the transitions in a batch's five fields (-1 for a row whose
+    fields disagree, which means the buffer mixed up transitions)."""
+    obs, action, reward, obs_next, done = (np.asarray(f) for f in fields)
     ids = np.asarray(obs, dtype=np.int64).reshape(-1)
     intact = ((np.asarray(action).reshape(-1) == ids % 5)
               & (np.asarray(reward, dtype=np.float64).reshape(-1) == ids / 2)
               & (np.asarray(obs_next).reshape(-1) == ids + 1)
               & (np.asarray(done).reshape(-1).astype(bool) == (ids % 3 == 0)))
     return np.where(intact, ids, -1).tolist()
+
+
+def _sampled_ids(buffer, batch_size):
+    """The transition numbers in one batch sampled from ``buffer``."""
+    return transition_ids(_sample(buffer, batch_size))
 
 
 def _len(buffer):
@@ -353,20 +359,12 @@ def _errors_inputs(rng):
     return {"bad_sizes": [0, -int(rng.integers(1, 50))], "seed": int(rng.integers(2**31))}
 
 
-def _raised(function, *args):
-    try:
-        function(*args)
-    except Exception as error:  # what the student's code raised is the data
-        return {"raised": type(error).__name__, "message": str(error)[:200]}
-    return {"raised": None}
-
-
 def _errors_probe(inputs, ReplayBuffer):
     empty = _new_buffer(ReplayBuffer, 10, inputs["seed"])
     filled = _new_buffer(ReplayBuffer, 10, inputs["seed"])
     _add(filled, *transition(1))
-    return {"empty": _raised(empty.sample, 1),
-            "bad_sizes": [_raised(filled.sample, size) for size in inputs["bad_sizes"]]}
+    return {"empty": outcome_of(empty.sample, 1),
+            "bad_sizes": [outcome_of(filled.sample, size) for size in inputs["bad_sizes"]]}
 
 
 def _errors_verdict(inputs, data):
@@ -578,5 +576,5 @@ CHECKS = LessonChecks(LESSON, [
     Check("test_replay_learning", "replay on Taxi",
           ("ReplayBuffer", "play_and_train_with_replay"),
           _learning_inputs, _learning_probe, _learning_verdict, time_limit=60.0,
-          prepare=_no_replay_baseline),
+          learning=True, prepare=_no_replay_baseline),
 ])

@@ -150,26 +150,6 @@ class UniformReplay:
         pass
 
 
-class GreedyTDReplay(UniformReplay):
-    """Always replays a transition of largest |TD error| seen so far (ties at random);
-    a transition's error is known only once it has been replayed, and new ones start at
-    the maximum. The paper's "greedy TD-error prioritization"."""
-
-    def __init__(self, memory, seed=None):
-        super().__init__(memory, seed)
-        self.priorities = np.ones(len(memory))
-
-    def sample(self, batch_size, beta=0.0):
-        best = np.flatnonzero(self.priorities == self.priorities.max())
-        slots = self.rng.choice(best, size=batch_size)
-        m = self.memory
-        return (m.obs[slots], m.actions[slots], m.rewards[slots], m.next_obs[slots],
-                m.terminated[slots], np.ones(batch_size), slots)
-
-    def update_priorities(self, slots, td_errors):
-        self.priorities[np.asarray(slots)] = np.abs(td_errors)
-
-
 @dataclass
 class ReplayRun:
     updates_to_solve: int | None  # None: not solved within the budget

@@ -13,10 +13,11 @@ import nbformat
 REPOSITORY = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPOSITORY))
 
+from grader.lessons import all_lessons  # noqa: E402
 from grader.rebuild import is_answer, nbgrader_meta  # noqa: E402
 
 OUTPUT = REPOSITORY / "examples" / "submissions"
-LESSONS = ("01_qlearning", "02_replay_buffer")
+LESSONS = tuple(all_lessons())
 
 
 def solution_answers(lesson):
@@ -26,6 +27,14 @@ def solution_answers(lesson):
     return {nbgrader_meta(cell)["grade_id"]:
             "\n".join(line for line in cell.source.splitlines() if line.strip() not in markers)
             for cell in source.cells if is_answer(cell)}
+
+
+def solution_with(lesson, grade_id, old, new):
+    """The instructors' answer cell ``grade_id`` with ``old`` replaced by ``new``."""
+    source = solution_answers(lesson)[grade_id]
+    if source.count(old) != 1:
+        raise ValueError(f"{lesson}:{grade_id} no longer holds {old!r} exactly once")
+    return source.replace(old, new)
 
 
 # A buffer on a list that evicts from the wrong end: when full, pop() drops the newest.
@@ -127,6 +136,10 @@ for _path in (_glob.glob("/*/*/solutions/01_qlearning.ipynb")       # the reposi
         if "BEGIN SOLUTION" in "".join(_cell["source"]):
             exec("".join(_cell["source"]))'''
 
+# A sum tree in float32: its sums drift and its priorities lose digits.
+FLOAT32_TREE = solution_with("03_prioritized_replay", "sumtree_class",
+                             "dtype=np.float64)", "dtype=np.float32)")
+
 STUDENTS = {
     # student folder: {lesson: {grade_id: code}}, None meaning "the instructors' answers"
     "ada_complete": {lesson: None for lesson in LESSONS},
@@ -137,6 +150,8 @@ STUDENTS = {
     "dee_ignores_terminated": {"01_qlearning": {"update": IGNORES_TERMINATED},
                                "02_replay_buffer": None},
     "eli_infinite_loop": {"01_qlearning": {"play_and_train": LOOPS_FOREVER}},
+    "fay_float32_tree": {"01_qlearning": None, "02_replay_buffer": None,
+                         "03_prioritized_replay": {"sumtree_class": FLOAT32_TREE}},
     "gus_tampers": {"01_qlearning": {"update": TAMPERING_UPDATE}},
 }
 

@@ -27,6 +27,11 @@ class Lesson:
     def number(self):
         return int(self.name[:2])
 
+    @property
+    def reference_module(self):
+        """The importable name of the module this lesson exports ("qlearning"), or None."""
+        return Path(self.exports_to).stem if self.exports_to else None
+
     def source(self):
         return nbformat.read(self.source_path, as_version=4)
 

@@ -16,17 +16,14 @@ sys.path.insert(0, str(REPOSITORY / "examples"))  # make_submissions
 import make_submissions  # noqa: E402
 from make_submissions import solution_answers, submission  # noqa: E402
 
+from checks import checks_for_lesson  # noqa: E402
 from grader.grade_notebook import grade_notebook  # noqa: E402
+from grader.lessons import all_lessons  # noqa: E402
 
 TEST_SALT = "grader-tests"
 # Non-learning checks of each lesson: grading them takes seconds, not tens of seconds.
-QUICK_CHECKS = {
-    "01_qlearning": {"test_value_and_best_action", "test_best_action_ties",
-                     "test_epsilon_greedy", "test_update", "test_play_and_train"},
-    "02_replay_buffer": {"test_len_never_above_capacity", "test_fifo_eviction",
-                         "test_sample_types", "test_no_aliasing", "test_uniform_sampling",
-                         "test_with_replacement", "test_sample_errors", "test_replay_loop"},
-}
+QUICK_CHECKS = {lesson: {check.name for check in checks_for_lesson(lesson) if not check.learning}
+                for lesson in all_lessons()}
 
 
 def write_submission(folder, lesson, answers=None, edit=None, student="student"):

@@ -8,6 +8,7 @@ instructor's grading would, restricted to the check that names the bug.
 import pytest
 
 from bugs import ALL_BUGS
+from checks import checks_for_lesson
 from submission_factory import grade, write_submission
 
 
@@ -17,7 +18,7 @@ ONE_BUG_PER_CHECK = list({(bug.lesson, bug.check): bug for bug in ALL_BUGS}.valu
 @pytest.mark.parametrize("bug", ONE_BUG_PER_CHECK, ids=lambda bug: bug.name)
 def test_the_grader_takes_points_off_the_check_that_names_the_bug(tmp_path, bug):
     path = write_submission(tmp_path, bug.lesson, bug.answers)
-    learning = bug.check in ("test_learning", "test_replay_learning")
+    learning = checks_for_lesson(bug.lesson)[bug.check].learning
     result = grade(path, only={bug.check}, check_time_limit=60.0 if learning else 10.0)
     (check,) = result.checks
     assert check.score < check.max_score, f"{bug.name}: {check.feedback}"

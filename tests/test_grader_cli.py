@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from grader.lessons import all_lessons
 from submission_factory import REPOSITORY, make_submissions
 
 EXAMPLES = REPOSITORY / "examples" / "submissions"
@@ -74,7 +75,10 @@ def test_the_report_has_the_documented_shape(example_class):
 
 def test_each_example_student_gets_what_their_work_deserves(example_class):
     _, report, book = example_class
-    assert book.loc["ada_complete", "total"] == 26
+    ada = next(s for s in report["submissions"] if s["student"] == "ada_complete")
+    assert len(ada["notebooks"]) == len(all_lessons())
+    assert book.loc["ada_complete", "total"] == ada["max_score"] == sum(
+        check["max_score"] for notebook in ada["notebooks"] for check in notebook["checks"])
     assert book.loc["ben_empty", "total"] == 0
     cy = checks_of(report, "cy_buggy_buffer", "02_replay_buffer")
     assert cy["test_fifo_eviction"]["status"] == "failed"
@@ -84,6 +88,9 @@ def test_each_example_student_gets_what_their_work_deserves(example_class):
     assert "terminated" in dee["test_update"]["feedback"]
     eli = checks_of(report, "eli_infinite_loop", "01_qlearning")
     assert eli["test_play_and_train"]["status"] == "timeout"
+    fay = checks_of(report, "fay_float32_tree", "03_prioritized_replay")
+    assert fay["test_sumtree_totals"]["status"] == "failed"
+    assert "float32" in fay["test_sumtree_totals"]["feedback"]
     gus = checks_of(report, "gus_tampers", "01_qlearning")
     assert gus["test_update"]["status"] == "failed"
     assert book.loc["gus_tampers", "total"] < 12
@@ -91,10 +98,10 @@ def test_each_example_student_gets_what_their_work_deserves(example_class):
 
 def test_the_gradebook_has_a_row_per_student_and_a_column_per_lesson(example_class):
     stdout, _, book = example_class
-    assert list(book.columns) == ["01_qlearning", "02_replay_buffer", "total"]
+    assert list(book.columns) == [*all_lessons(), "total"]
     assert sorted(book.index) == sorted(p.name for p in EXAMPLES.iterdir())
     assert book.loc["eli_infinite_loop", "02_replay_buffer"] == 0  # not submitted
-    assert "ada_complete" in stdout and "12 / 12" in stdout
+    assert "ada_complete" in stdout and "12 / 12" in stdout and "19 / 19" in stdout
 
 
 def test_one_worker_and_two_workers_give_the_same_report(example_class, tmp_path):

@@ -45,7 +45,8 @@ publish_display_data({{{PROBE_MIME!r}: json.dumps({{
     "processes": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
     "tmp": sorted(os.listdir("/tmp")),
     "importable": {{name: importlib.util.find_spec(name) is not None
-                   for name in ("course", "checks", "qlearning", "replay_buffer", "grader")}},
+                   for name in ("course", "checks", "qlearning", "replay_buffer",
+                                "prioritized_replay", "grader")}},
 }})}})
 '''
 
@@ -130,7 +131,8 @@ def test_proc_shows_only_the_kernel_and_tmp_only_its_scratch(kernel_view):
 
 def test_only_public_helpers_and_earlier_lessons_are_importable(kernel_view):
     assert kernel_view["importable"] == {"course": True, "checks": True, "qlearning": False,
-                                         "replay_buffer": False, "grader": False}
+                                         "replay_buffer": False,
+                                         "prioritized_replay": False, "grader": False}
 
 
 def test_the_sandbox_leaves_the_graders_own_view_alone(kernel_view):

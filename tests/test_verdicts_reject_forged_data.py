@@ -6,16 +6,17 @@ not be an easier way. Each verdict here gets real probe data from the reference 
 with every list emptied, and with every list truncated to one item.
 """
 
+import importlib
+
 import pytest
 
-import qlearning
-import replay_buffer
 from checks import checks_for_lesson
+from grader.lessons import all_lessons
 
-REFERENCE = {"01_qlearning": vars(qlearning), "02_replay_buffer": vars(replay_buffer)}
-LEARNING = {"test_learning", "test_replay_learning"}
+REFERENCE = {name: vars(importlib.import_module(lesson.reference_module))
+             for name, lesson in all_lessons().items()}
 CASES = [(lesson, check.name) for lesson in REFERENCE
-         for check in checks_for_lesson(lesson) if check.name not in LEARNING]
+         for check in checks_for_lesson(lesson) if not check.learning]
 
 
 def shrink(data, keep):
@@ -50,6 +51,9 @@ def test_verdict_rejects_emptied_and_truncated_data(lesson, name):
     ("01_qlearning", "test_learning", {"qtables": []}),
     ("01_qlearning", "test_learning", {"qtables": [[[0.0] * 6] * 500]}),
     ("02_replay_buffer", "test_replay_learning", {"snapshots": []}),
+    ("03_prioritized_replay", "test_cliffwalk_learning", {"slots": []}),
+    ("03_prioritized_replay", "test_cliffwalk_learning", {"slots": [[], [], []]}),
+    ("03_prioritized_replay", "test_cliffwalk_learning", {"slots": [[-1] * 10] * 3}),
 ])
 def test_learning_verdicts_reject_missing_qtables(lesson, name, data):
     checks = checks_for_lesson(lesson)

@@ -22,7 +22,9 @@ if str(REPOSITORY / "examples") not in sys.path:
 
 from make_submissions import solution_answers  # noqa: E402
 
-LESSONS = ("01_qlearning", "02_replay_buffer")
+from grader.lessons import all_lessons  # noqa: E402
+
+LESSONS = tuple(all_lessons())
 
 
 @lru_cache(maxsize=None)
@@ -48,7 +50,7 @@ def edited(lesson, grade_id, *replacements):
 @dataclass(frozen=True)
 class Bug:
     name: str
-    lesson: str  # "01_qlearning" or "02_replay_buffer"
+    lesson: str  # "01_qlearning", "02_replay_buffer", ...
     check: str  # the check that names this bug and must fail on it
     answers: dict = field(hash=False)  # grade_id -> full source of the answer cell
     also_fails: tuple = ()  # other checks that legitimately fail too
@@ -68,8 +70,9 @@ class Bug:
 def _collect():
     from .lesson01 import BUGS as LESSON01
     from .lesson02 import BUGS as LESSON02
+    from .lesson03 import BUGS as LESSON03
 
-    bugs = [*LESSON01, *LESSON02]
+    bugs = [*LESSON01, *LESSON02, *LESSON03]
     names = [bug.name for bug in bugs]
     duplicated = sorted({name for name in names if names.count(name) > 1})
     if duplicated:

@@ -85,6 +85,56 @@ SAMPLE_READ_ONLY_COPIES = edited("02_replay_buffer", "buffer_sample", (
         array.flags.writeable = False  # new arrays, and nobody can change them by mistake
     return fields"""))
 
+# A sum tree with a Python loop per slot and per mass, as students often start: slow,
+# but correct, so every check must pass it.
+TREE_UPDATE_ONE_SLOT_AT_A_TIME = '''\
+#| export
+@add_to_class(SumTree)
+def update(self, slots, priorities):
+    """Set the priorities of ``slots``, one at a time, walking up to the root."""
+    slots = self.checked_slots(slots)
+    priorities = np.broadcast_to(np.asarray(priorities, dtype=np.float64), slots.shape)
+    if not np.all(np.isfinite(priorities)) or np.any(priorities < 0):
+        raise ValueError(f"priorities must be finite and non-negative, got {priorities}")
+    for slot, priority in zip(slots.tolist(), priorities.tolist()):
+        node = self.leaf_count + slot
+        self.nodes[node] = priority
+        while node > 1:
+            node //= 2
+            self.nodes[node] = self.nodes[2 * node] + self.nodes[2 * node + 1]
+'''
+
+TREE_SEARCH_ONE_MASS_AT_A_TIME = '''\
+#| export
+@add_to_class(SumTree)
+def find_prefix_sum(self, masses):
+    """The slot of each mass, one mass at a time."""
+    total = self.total
+    if total <= 0:
+        raise ValueError("the tree holds no priority")
+    found = []
+    for mass in np.atleast_1d(np.asarray(masses, dtype=np.float64)).tolist():
+        mass = min(max(mass, 0.0), np.nextafter(total, 0.0))
+        node = 1
+        while node < self.leaf_count:
+            if mass < self.nodes[2 * node] or self.nodes[2 * node + 1] == 0:
+                node = 2 * node
+            else:
+                mass -= self.nodes[2 * node]
+                node = 2 * node + 1
+        found.append(min(node - self.leaf_count, self.capacity - 1))
+    return np.array(found, dtype=np.int64)
+'''
+
+WEIGHTS_FROM_THE_SMALLEST_PROBABILITY = edited("03_prioritized_replay", "per_sample", (
+    """\
+    weights = (len(self) * probabilities) ** -beta
+    return (*self.storage[slots], weights / weights.max(), slots)""",
+    """\
+    # (N P_i)^-b / max_j (N P_j)^-b = (P_i / P_min)^-b: N cancels
+    weights = (probabilities / probabilities.min()) ** -beta
+    return (*self.storage[slots], weights, slots)"""))
+
 
 CORRECT_VARIANTS = (
     CorrectVariant("agent_written_with_numpy_and_a_while_loop", "01_qlearning",
@@ -105,4 +155,11 @@ CORRECT_VARIANTS = (
                    {"buffer_sample": SAMPLE_READ_ONLY_COPIES},
                    description="sample returns new arrays marked read-only: nothing can "
                                "alias the storage"),
+    CorrectVariant("sum_tree_with_python_loops", "03_prioritized_replay",
+                   {"sumtree_update": TREE_UPDATE_ONE_SLOT_AT_A_TIME,
+                    "sumtree_find_prefix_sum": TREE_SEARCH_ONE_MASS_AT_A_TIME},
+                   description="one slot and one mass at a time: slow but right"),
+    CorrectVariant("weights_from_the_smallest_probability", "03_prioritized_replay",
+                   {"per_sample": WEIGHTS_FROM_THE_SMALLEST_PROBABILITY},
+                   description="(P_i / P_min)^-beta, the same weights without N"),
 )
