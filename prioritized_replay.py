@@ -68,14 +68,13 @@ class SumTree:
         if not total > 0:
             raise ValueError("cannot search a sum tree whose priorities are all zero")
         masses = np.clip(np.asarray(masses, dtype=np.float64), 0.0, np.nextafter(total, 0.0))
-        nodes = np.ones(masses.shape, dtype=np.int64)
+        nodes = np.ones(masses.shape, dtype=np.int64)  # every search starts at the root
         for _ in range(self.depth):
-            left = 2 * nodes
-            left_sum = self.nodes[left]
-            # right when the mass lies past the left subtree, unless the right one is empty
-            go_right = (masses >= left_sum) & (self.nodes[left + 1] > 0)
-            masses = np.where(go_right, masses - left_sum, masses)
-            nodes = left + go_right
+            nodes *= 2  # the left children
+            left_sum = self.nodes[nodes]
+            go_right = masses >= left_sum  # past the left subtree (">=": empty slots are skipped)
+            masses -= left_sum * go_right
+            nodes += go_right  # the right children, where the mass lies there
         return np.minimum(nodes - self.leaf_count, self.capacity - 1)
 
 

@@ -652,7 +652,7 @@ def _errors_probe(inputs, PrioritizedReplayBuffer, SumTree):
     filled = _new_buffer(PrioritizedReplayBuffer, capacity, 0.6, inputs["seed"])
     _fill(filled, range(stored))
     tree = _new_tree(SumTree, capacity)
-    return {
+    return {"outcomes": list({
         "sample(1, 0.4) on an empty buffer": outcome_of(empty.sample, 1, 0.4),
         "sample(0, 0.4)": outcome_of(filled.sample, 0, 0.4),
         f"sample({inputs['bad_batch']}, 0.4)": outcome_of(filled.sample,
@@ -667,14 +667,17 @@ def _errors_probe(inputs, PrioritizedReplayBuffer, SumTree):
                                                   np.array([-1.0])),
         f"SumTree({capacity}).update([{capacity}], [1.0])": outcome_of(
             tree.update, np.array([capacity]), np.array([1.0])),
-    }
+    }.items())}
+
+
+ERROR_CASES = 8
 
 
 def _errors_verdict(inputs, data):
-    problem = wrong_amount("outcomes", data, 8)
+    problem = wrong_amount("outcomes", data["outcomes"], ERROR_CASES)
     if problem:
         return problem
-    for call, outcome in data.items():
+    for call, outcome in data["outcomes"]:
         if not isinstance(outcome, dict) or outcome.get("raised") != "ValueError":
             raised = outcome.get("raised") if isinstance(outcome, dict) else None
             what = "returned normally" if raised is None else f"raised {raised}"

@@ -41,14 +41,12 @@ TREE_NOT_A_POWER_OF_TWO = _edit("sumtree_class", (
     "self.depth = (capacity - 1).bit_length()  # levels below the root"))
 
 SEARCH_GOES_LEFT_ON_A_TIE = _edit("sumtree_find_prefix_sum", (
-    "go_right = (masses >= left_sum) & (self.nodes[left + 1] > 0)",
-    "go_right = (masses > left_sum) & (self.nodes[left + 1] > 0)"))
+    "go_right = masses >= left_sum",
+    "go_right = masses > left_sum"))
 
 SEARCH_WITHOUT_CLAMPING = _edit("sumtree_find_prefix_sum", (
     "masses = np.clip(np.asarray(masses, dtype=np.float64), 0.0, np.nextafter(total, 0.0))",
-    "masses = np.asarray(masses, dtype=np.float64)"), (
-    "go_right = (masses >= left_sum) & (self.nodes[left + 1] > 0)",
-    "go_right = masses >= left_sum"), (
+    "masses = np.array(masses, dtype=np.float64)"), (
     "return np.minimum(nodes - self.leaf_count, self.capacity - 1)",
     "return nodes - self.leaf_count"))
 
