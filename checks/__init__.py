@@ -10,6 +10,7 @@ LESSON_MODULES = {
     "01_qlearning": "checks.lesson01_qlearning",
     "02_replay_buffer": "checks.lesson02_replay_buffer",
     "03_prioritized_replay": "checks.lesson03_prioritized_replay",
+    "04_hindsight_replay": "checks.lesson04_hindsight_replay",
 }
 
 

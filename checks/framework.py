@@ -15,6 +15,8 @@ A visible test cell runs all three in the notebook; the grader runs the probe in
 student's kernel and the verdict outside it. One definition, two uses.
 """
 
+import base64
+import binascii
 import hashlib
 import json
 import os
@@ -76,6 +78,30 @@ def as_plain_data(value):
     in a notebook as in the grader (tuples become lists, dict keys become strings).
     """
     return json.loads(json.dumps(value, allow_nan=True))
+
+
+def packed(array, dtype="float32"):
+    """A large numeric array as plain data: its shape, dtype and bytes in base64. A
+    (256, 256, 8) Q-table is 2.8 MB this way, against 10 MB as JSON lists."""
+    array = np.ascontiguousarray(array, dtype=dtype)
+    return {"shape": list(array.shape), "dtype": str(array.dtype),
+            "base64": base64.b64encode(array.tobytes()).decode("ascii")}
+
+
+def unpacked(data, shape=None):
+    """The array :func:`packed` made; ValueError if the data is not one (forged or cut)
+    or, given ``shape``, has another shape."""
+    try:
+        dtype = np.dtype(data["dtype"])
+        if dtype.kind not in "fiu":
+            raise ValueError(f"not a numeric dtype: {dtype}")
+        array = np.frombuffer(base64.b64decode(data["base64"], validate=True), dtype=dtype)
+        array = array.reshape([int(size) for size in data["shape"]])
+    except (KeyError, TypeError, ValueError, binascii.Error) as error:
+        raise ValueError(f"not a packed array: {error}") from None
+    if shape is not None and array.shape != tuple(shape):
+        raise ValueError(f"expected an array of shape {tuple(shape)}, got {array.shape}")
+    return array.astype(np.float64)
 
 
 def wrong_amount(what, got, expected):

@@ -140,6 +140,10 @@ for _path in (_glob.glob("/*/*/solutions/01_qlearning.ipynb")       # the reposi
 FLOAT32_TREE = solution_with("03_prioritized_replay", "sumtree_class",
                              "dtype=np.float64)", "dtype=np.float32)")
 
+# HER's `future` goals taken from the step before the transition (SB3 issue 847).
+FUTURE_FROM_THE_CURRENT_STEP = solution_with("04_hindsight_replay", "hindsight_goal_steps",
+                                             "first = steps + 1", "first = steps")
+
 STUDENTS = {
     # student folder: {lesson: {grade_id: code}}, None meaning "the instructors' answers"
     "ada_complete": {lesson: None for lesson in LESSONS},
@@ -153,6 +157,8 @@ STUDENTS = {
     "fay_float32_tree": {"01_qlearning": None, "02_replay_buffer": None,
                          "03_prioritized_replay": {"sumtree_class": FLOAT32_TREE}},
     "gus_tampers": {"01_qlearning": {"update": TAMPERING_UPDATE}},
+    "hal_her_off_by_one": {"04_hindsight_replay": {
+        "hindsight_goal_steps": FUTURE_FROM_THE_CURRENT_STEP}},
 }
 
 

@@ -54,6 +54,10 @@ def test_verdict_rejects_emptied_and_truncated_data(lesson, name):
     ("03_prioritized_replay", "test_cliffwalk_learning", {"slots": []}),
     ("03_prioritized_replay", "test_cliffwalk_learning", {"slots": [[], [], []]}),
     ("03_prioritized_replay", "test_cliffwalk_learning", {"slots": [[-1] * 10] * 3}),
+    ("04_hindsight_replay", "test_her_learning", {"qtables": []}),
+    ("04_hindsight_replay", "test_her_learning",
+     {"qtables": [{"shape": [2, 2, 1], "dtype": "float32", "base64": "AAAAAAAAAAAAAAAAAAAAAA=="}] * 2}),
+    ("04_hindsight_replay", "test_her_learning", {"qtables": [[[0.0]]] * 2}),
 ])
 def test_learning_verdicts_reject_missing_qtables(lesson, name, data):
     checks = checks_for_lesson(lesson)

@@ -71,8 +71,9 @@ def _collect():
     from .lesson01 import BUGS as LESSON01
     from .lesson02 import BUGS as LESSON02
     from .lesson03 import BUGS as LESSON03
+    from .lesson04 import BUGS as LESSON04
 
-    bugs = [*LESSON01, *LESSON02, *LESSON03]
+    bugs = [*LESSON01, *LESSON02, *LESSON03, *LESSON04]
     names = [bug.name for bug in bugs]
     duplicated = sorted({name for name in names if names.count(name) > 1})
     if duplicated:

@@ -135,6 +135,31 @@ WEIGHTS_FROM_THE_SMALLEST_PROBABILITY = edited("03_prioritized_replay", "per_sam
     weights = (probabilities / probabilities.min()) ** -beta
     return (*self.storage[slots], weights, slots)"""))
 
+# An episode in proportion to its length, then a step in it: uniform over transitions too.
+EPISODES_IN_PROPORTION_TO_LENGTH = edited("04_hindsight_replay", "her_sample", (
+    """\
+    ends = np.cumsum(self.lengths)  # transitions stored up to and including each row
+    flat = self.rng.integers(total, size=batch_size)  # uniform over all transitions
+    episodes = np.searchsorted(ends, flat, side="right")
+    steps = flat - (ends[episodes] - self.lengths[episodes])""",
+    """\
+    episodes = self.rng.choice(self.max_episodes, size=batch_size, p=self.lengths / total)
+    steps = self.rng.integers(self.lengths[episodes])"""))
+
+GOAL_AGENT_ON_A_DEFAULTDICT = edited("04_hindsight_replay", "goal_agent", (
+    "        self.table = {}  # (state, goal) -> the n_bits Q-values of that pair",
+    "        self.table = defaultdict(lambda: defaultdict(lambda: initial_value))"), (
+    """\
+        row = self.table.get(pair)
+        return self.initial_value if row is None else row[action]""",
+    "        return self.table[pair][action]"), (
+    """\
+        if pair not in self.table:
+            self.table[pair] = [self.initial_value] * self.n_bits
+        self.table[pair][action] = value""",
+    "        self.table[pair][action] = value"), (
+    "import numpy as np\n", "from collections import defaultdict\n\nimport numpy as np\n"))
+
 
 CORRECT_VARIANTS = (
     CorrectVariant("agent_written_with_numpy_and_a_while_loop", "01_qlearning",
@@ -162,4 +187,10 @@ CORRECT_VARIANTS = (
     CorrectVariant("weights_from_the_smallest_probability", "03_prioritized_replay",
                    {"per_sample": WEIGHTS_FROM_THE_SMALLEST_PROBABILITY},
                    description="(P_i / P_min)^-beta, the same weights without N"),
+    CorrectVariant("her_episodes_in_proportion_to_length", "04_hindsight_replay",
+                   {"her_sample": EPISODES_IN_PROPORTION_TO_LENGTH},
+                   description="an episode drawn in proportion to its length, then a step"),
+    CorrectVariant("goal_agent_on_a_defaultdict", "04_hindsight_replay",
+                   {"goal_agent": GOAL_AGENT_ON_A_DEFAULTDICT},
+                   description="Q-values in nested defaultdicts"),
 )

@@ -1,0 +1,757 @@
+"""Checks for lesson 04: goal-conditioned Q-learning and hindsight experience replay."""
+
+import math
+from functools import lru_cache
+
+import numpy as np
+from scipy import stats
+
+from checks.framework import (Check, LessonChecks, ProbeError, call_student, failed,
+                              outcome_of, packed, passed, unpacked, wrong_amount)
+from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
+
+LESSON = "04_hindsight_replay"
+STRATEGIES = ("future", "final", "episode")
+
+# Synthetic episodes whose every vector says where it came from: the achieved goal at
+# step t of episode e encodes e * STEPS_PER_CODE + t, the observation the same number
+# plus OBSERVATION_OFFSET (so goals taken from observations show), and the desired goal
+# DESIRED_OFFSET + e, which no step ever achieves.
+CODE_BITS = 16
+STEPS_PER_CODE = 64
+OBSERVATION_OFFSET = 1 << 15
+DESIRED_OFFSET = 30000
+
+
+def _bits(numbers):
+    from course.bit_flipping import int_to_bits
+
+    return int_to_bits(numbers, CODE_BITS)
+
+
+def _numbers_of(bits):
+    from course.bit_flipping import bits_to_int
+
+    return bits_to_int(bits)
+
+
+def action_of(episode, step, n_actions=5):
+    return (3 * episode + step) % n_actions
+
+
+def synthetic_episode(episode, length):
+    """(observations, achieved_goals, desired_goal, actions) of synthetic episode
+    ``episode`` with ``length`` steps."""
+    steps = np.arange(length + 1)
+    achieved = _bits(episode * STEPS_PER_CODE + steps)
+    observations = _bits(OBSERVATION_OFFSET + episode * STEPS_PER_CODE + steps)
+    actions = np.array([action_of(episode, t) for t in range(length)], dtype=np.int64)
+    return observations, achieved, _bits(DESIRED_OFFSET + episode), actions
+
+
+def goal_env():
+    """A goal environment whose rewards the buffer recomputes: the bit-flipping rules
+    (reward 0 and terminated where the goals are equal, else -1) on 16-bit codes."""
+    from course.bit_flipping import BitFlippingEnv
+
+    return BitFlippingEnv(CODE_BITS)
+
+
+def _new_buffer(HindsightReplayBuffer, max_episodes, max_steps, strategy, k, seed):
+    return call_student(f"HindsightReplayBuffer(env, {max_episodes}, {max_steps}, "
+                        f"strategy={strategy!r}, k={k})", HindsightReplayBuffer, goal_env(),
+                        max_episodes, max_steps, strategy=strategy, k=k, seed=seed)
+
+
+def _store(buffer, episode, length):
+    call_student("store_episode(observations, achieved_goals, desired_goal, actions)",
+                 buffer.store_episode, *synthetic_episode(episode, length))
+
+
+def _decoded_sample(buffer, batch_size):
+    """One batch, each row decoded to (episode, step, action, reward, next episode, next
+    step, terminated, goal code)."""
+    batch = call_student(f"sample({batch_size})", buffer.sample, batch_size)
+    try:
+        fields = [np.asarray(field) for field in batch]
+    except TypeError:
+        raise ProbeError(f"sample({batch_size}) returned {type(batch).__name__}, not six "
+                         "arrays (obs, actions, rewards, next_obs, terminated, goals).") from None
+    if len(fields) != 6:
+        raise ProbeError(f"sample({batch_size}) returned {len(fields)} items; expected six "
+                         "arrays (obs, actions, rewards, next_obs, terminated, goals).")
+    obs, actions, rewards, next_obs, terminated, goals = fields
+    try:
+        here = _numbers_of(obs.reshape(batch_size, CODE_BITS)) - OBSERVATION_OFFSET
+        there = _numbers_of(next_obs.reshape(batch_size, CODE_BITS)) - OBSERVATION_OFFSET
+        goal_codes = _numbers_of(goals.reshape(batch_size, CODE_BITS))
+        columns = [here // STEPS_PER_CODE, here % STEPS_PER_CODE,
+                   actions.reshape(batch_size).astype(np.int64),
+                   rewards.reshape(batch_size).astype(np.float64),
+                   there // STEPS_PER_CODE, there % STEPS_PER_CODE,
+                   terminated.reshape(batch_size).astype(bool), goal_codes]
+    except (ValueError, TypeError) as error:
+        raise ProbeError(f"sample({batch_size}) returned arrays of the wrong shape: "
+                         f"{error}") from None
+    return [list(row) for row in zip(*(column.tolist() for column in columns))]
+
+
+def describe_goal(code):
+    if code >= DESIRED_OFFSET:
+        return f"the desired goal of episode {code - DESIRED_OFFSET}"
+    return f"the goal achieved at step {code % STEPS_PER_CODE} of episode " \
+           f"{code // STEPS_PER_CODE}"
+
+
+# --- the goal-conditioned agent --------------------------------------------------------------
+
+def _agent_inputs(rng):
+    n_bits = int(rng.integers(3, 7))
+    pairs = [[int(rng.integers(2 ** n_bits)), int(rng.integers(2 ** n_bits))] for _ in range(6)]
+    return {"n_bits": n_bits, "initial_value": -float(rng.integers(2, 20)),
+            "alpha": round(float(rng.uniform(0.2, 0.8)), 2), "discount": 0.9,
+            "pairs": pairs, "updates": [[p, int(rng.integers(n_bits)), -1.0, q, False]
+                                        for p, q in zip(pairs, pairs[1:])],
+            "seed": int(rng.integers(2**31))}
+
+
+def _agent_probe(inputs, GoalConditionedAgent):
+    n_bits = inputs["n_bits"]
+    agent = call_student("GoalConditionedAgent(...)", GoalConditionedAgent, n_bits,
+                         alpha=inputs["alpha"], epsilon=0.0, discount=inputs["discount"],
+                         initial_value=inputs["initial_value"], seed=inputs["seed"])
+    pairs = [tuple(pair) for pair in inputs["pairs"]]
+    initial = [[float(call_student("get_qvalue", agent.get_qvalue, pair, action))
+                for action in range(n_bits)] for pair in pairs]
+    legal = sorted(int(a) for a in call_student("get_legal_actions", agent.get_legal_actions,
+                                                pairs[0]))
+    after = []
+    for pair, action, reward, next_pair, done in inputs["updates"]:
+        call_student("update", agent.update, tuple(pair), action, reward, tuple(next_pair), done)
+        after.append(float(call_student("get_qvalue", agent.get_qvalue, tuple(pair), action)))
+    return {"initial": initial, "legal": legal, "after": after}
+
+
+def _agent_verdict(inputs, data):
+    n_bits, start = inputs["n_bits"], inputs["initial_value"]
+    problem = wrong_amount("rows of Q-values", data["initial"], len(inputs["pairs"]))
+    if problem:
+        return problem
+    if data["legal"] != list(range(n_bits)):
+        return failed(f"with {n_bits} bits the legal actions of every (state, goal) pair "
+                      f"are the flips 0..{n_bits - 1}; get_legal_actions gave {data['legal']}.")
+    for pair, row in zip(inputs["pairs"], data["initial"]):
+        if row != [start] * n_bits:
+            return failed(f"a new GoalConditionedAgent(initial_value={start}) should give "
+                          f"every Q-value of pair {tuple(pair)} as {start}; it gave {row}.")
+    q = {}
+    problem = wrong_amount("updates", data["after"], len(inputs["updates"]))
+    if problem:
+        return problem
+    for (pair, action, reward, next_pair, done), got in zip(inputs["updates"], data["after"]):
+        old = q.get((tuple(pair), action), start)
+        future = max(q.get((tuple(next_pair), a), start) for a in range(n_bits))
+        want = old + inputs["alpha"] * (reward + inputs["discount"] * future - old)
+        q[(tuple(pair), action)] = want
+        if not math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-9):
+            return failed(f"after update({tuple(pair)}, {action}, {reward}, "
+                          f"{tuple(next_pair)}, False) Q = {got!r}; expected {want:.6g}. The "
+                          "update is lesson 01's, with unseen Q-values at initial_value.")
+    return passed(f"unseen pairs start at {start}, actions are the {n_bits} flips, and "
+                  "updates follow lesson 01's rule.")
+
+
+# --- storing episodes ----------------------------------------------------------------------
+
+def _store_inputs(rng):
+    return {"lengths": rng.integers(1, 12, size=int(rng.integers(3, 7))).tolist(),
+            "seed": int(rng.integers(2**31))}
+
+
+def _store_probe(inputs, HindsightReplayBuffer):
+    buffer = _new_buffer(HindsightReplayBuffer, 20, 12, "future", 4, inputs["seed"])
+    lengths = [call_student("len(buffer)", len, buffer)]
+    for episode, length in enumerate(inputs["lengths"]):
+        observations, achieved, desired, actions = synthetic_episode(episode, length)
+        call_student("store_episode", buffer.store_episode, observations, achieved, desired,
+                     actions)
+        for array in (observations, achieved, desired, actions):
+            array[...] = 0  # the caller reuses its arrays: the buffer must have copied
+        lengths.append(call_student("len(buffer)", len, buffer))
+    rows = []
+    for _ in range(20):
+        rows.extend(_decoded_sample(buffer, 32))
+    return {"lengths": lengths, "rows": rows}
+
+
+def _store_verdict(inputs, data):
+    want = [0, *np.cumsum(inputs["lengths"]).tolist()]
+    if data["lengths"] != want:
+        return failed(f"after storing episodes of {inputs['lengths']} steps, len(buffer) "
+                      f"went {data['lengths']}; it counts transitions: {want}.")
+    problem = wrong_amount("rows", data["rows"], 640)
+    if problem:
+        return problem
+    for episode, step, action, *_ in data["rows"]:
+        if not (0 <= episode < len(inputs["lengths"]) and 0 <= step < inputs["lengths"][episode]):
+            return failed("a sampled transition is not one that was stored (episode "
+                          f"{episode}, step {step}). Did the buffer keep references to the "
+                          "caller's arrays, which the caller then overwrote? Copy them.")
+        if action != action_of(episode, step):
+            return failed(f"the transition at step {step} of episode {episode} came back with "
+                          f"action {action}, not the {action_of(episode, step)} stored.")
+    return passed("len counts stored transitions, and episodes are copied in.")
+
+
+# --- which step a substitute goal comes from ----------------------------------------------------
+
+def _steps_inputs(rng):
+    lengths = rng.integers(2, 10, size=200)
+    return {"lengths": lengths.tolist(),
+            "steps": [int(rng.integers(length)) for length in lengths],
+            "draws": 300, "seed": int(rng.integers(2**31))}
+
+
+def _steps_probe(inputs, hindsight_goal_steps):
+    rng = np.random.default_rng(inputs["seed"])
+    steps, lengths = np.array(inputs["steps"]), np.array(inputs["lengths"])
+    chosen = {}
+    for strategy in STRATEGIES:
+        drawn = [call_student(f"hindsight_goal_steps({strategy!r}, steps, lengths, rng)",
+                              hindsight_goal_steps, strategy, steps, lengths, rng)
+                 for _ in range(inputs["draws"])]
+        try:
+            chosen[strategy] = np.asarray(drawn, dtype=np.int64).reshape(
+                inputs["draws"], steps.size).T.tolist()
+        except ValueError:
+            raise ProbeError(f"hindsight_goal_steps({strategy!r}, ...) must return one step "
+                             "per transition.") from None
+    return chosen
+
+
+def _allowed(strategy, step, length):
+    if strategy == "future":
+        return range(step + 1, length + 1)
+    if strategy == "final":
+        return range(length, length + 1)
+    return range(1, length + 1)
+
+
+def _steps_verdict(inputs, data):
+    rules = {"future": "a step after the transition's own, t + 1 .. T (the goal the "
+                       "transition itself achieved, t + 1, included)",
+             "final": "the episode's last step, T",
+             "episode": "any step of the episode that was reached, 1 .. T"}
+    for strategy in STRATEGIES:
+        problem = wrong_amount(f"rows for {strategy!r}", data.get(strategy, []),
+                               len(inputs["steps"]))
+        if problem:
+            return problem
+        for step, length, chosen in zip(inputs["steps"], inputs["lengths"], data[strategy]):
+            problem = wrong_amount("draws", chosen, inputs["draws"])
+            if problem:
+                return problem
+            allowed = _allowed(strategy, step, length)
+            outside = [c for c in chosen if c not in allowed]
+            if outside:
+                hint = (" Index t is the goal achieved *before* the transition (SB3 issue "
+                        "847): the transition itself achieves the goal at t + 1."
+                        if strategy == "future" and step in outside else "")
+                return failed(f"strategy {strategy!r} for the transition at step t={step} of "
+                              f"an episode of T={length} steps chose goal step "
+                              f"{outside[0]}; it must be {rules[strategy]}, as an index into "
+                              f"the episode's T + 1 achieved goals.{hint}")
+    # each allowed step equally likely, pooled over transitions with the same options
+    for strategy in ("future", "episode"):
+        for size in range(2, 10):
+            offsets = [c - _allowed(strategy, s, n)[0] for s, n, row in
+                       zip(inputs["steps"], inputs["lengths"], data[strategy])
+                       if len(_allowed(strategy, s, n)) == size for c in row]
+            if len(offsets) < 50 * size:
+                continue
+            counts = np.bincount(offsets, minlength=size)
+            if not fits(counts, np.full(size, 1 / size)):
+                return failed(f"strategy {strategy!r} should pick uniformly among the "
+                              f"{size} allowed goal steps, but picks them unevenly: "
+                              + describe_counts(counts, np.full(size, 1 / size),
+                                                [f"option {i + 1}" for i in range(size)])
+                              + ".")
+    return passed("future goals come from steps t + 1 .. T, final from T, episode from "
+                  f"1 .. T, uniformly (chi-square, rejection rate {FALSE_FAILURE_RATE:g}).")
+
+
+# --- relabelled goals come from the transition's own episode --------------------------------------
+
+def _episodes_inputs(rng):
+    return {"lengths": rng.integers(2, 12, size=int(rng.integers(5, 9))).tolist(),
+            "batches": 30, "seed": int(rng.integers(2**31))}
+
+
+def _episodes_probe(inputs, HindsightReplayBuffer):
+    rows = {}
+    for strategy in STRATEGIES:
+        buffer = _new_buffer(HindsightReplayBuffer, 50, 12, strategy, 4, inputs["seed"])
+        for episode, length in enumerate(inputs["lengths"]):
+            _store(buffer, episode, length)
+        rows[strategy] = [row for _ in range(inputs["batches"])
+                          for row in _decoded_sample(buffer, 32)]
+    return rows
+
+
+def check_rows(rows, lengths, strategy, live=None):
+    """The first problem with decoded rows, as feedback, or None."""
+    live = set(range(len(lengths))) if live is None else live
+    for episode, step, action, reward, next_episode, next_step, terminated, goal in rows:
+        if episode not in live or not 0 <= step < lengths[episode]:
+            return (f"sample returned a transition (episode {episode}, step {step}) that is "
+                    "not stored" + (" any more: the buffer wrapped around, and a shorter "
+                                    "episode replaced it" if live != set(range(len(lengths)))
+                                    else "") + ".")
+        if (next_episode, next_step) != (episode, step + 1):
+            return (f"the transition at step {step} of episode {episode} came back with the "
+                    f"next observation of episode {next_episode}, step {next_step}: the next "
+                    "observation is the one right after, in the same episode.")
+        if goal >= DESIRED_OFFSET:
+            if goal - DESIRED_OFFSET != episode:
+                return (f"a transition of episode {episode} came with {describe_goal(goal)}: "
+                        "a transition keeps its own episode's desired goal.")
+            continue
+        goal_episode, goal_step = divmod(goal, STEPS_PER_CODE)
+        if goal_episode != episode:
+            return (f"a transition of episode {episode} was relabelled with "
+                    f"{describe_goal(goal)}: substitute goals must come from the same "
+                    "episode, never across an episode boundary.")
+        if goal_step not in _allowed(strategy, step, lengths[episode]):
+            return (f"with strategy {strategy!r}, the transition at step {step} of episode "
+                    f"{episode} ({lengths[episode]} steps) was relabelled with the goal of "
+                    f"step {goal_step}; see test_goal_steps for the rule.")
+    return None
+
+
+def _episodes_verdict(inputs, data):
+    for strategy in STRATEGIES:
+        problem = wrong_amount(f"rows for {strategy!r}", data.get(strategy, []),
+                               inputs["batches"] * 32)
+        if problem:
+            return problem
+        feedback = check_rows(data[strategy], inputs["lengths"], strategy)
+        if feedback:
+            return failed(feedback)
+    return passed("every substitute goal was achieved in the transition's own episode, at "
+                  "a step its strategy allows.")
+
+
+# --- rewards and termination are recomputed ----------------------------------------------------
+
+def _rewards_inputs(rng):
+    return {"lengths": rng.integers(2, 10, size=6).tolist(), "seed": int(rng.integers(2**31))}
+
+
+def _rewards_probe(inputs, HindsightReplayBuffer):
+    buffer = _new_buffer(HindsightReplayBuffer, 20, 10, "future", 4, inputs["seed"])
+    for episode, length in enumerate(inputs["lengths"]):
+        _store(buffer, episode, length)
+    return {"rows": [row for _ in range(20) for row in _decoded_sample(buffer, 32)]}
+
+
+def _rewards_verdict(inputs, data):
+    problem = wrong_amount("rows", data["rows"], 640)
+    if problem:
+        return problem
+    achieved_by_row = 0
+    for episode, step, _, reward, _, _, terminated, goal in data["rows"]:
+        reached = goal == episode * STEPS_PER_CODE + step + 1  # the goal this step achieved
+        achieved_by_row += reached
+        want_reward, want_done = (0.0, True) if reached else (-1.0, False)
+        if reward != want_reward or bool(terminated) != want_done:
+            return failed(f"the transition at step {step} of episode {episode} was paired with "
+                          f"{describe_goal(goal)}, so its reward should be {want_reward:g} and "
+                          f"terminated {want_done}, but they came back as {reward:g} and "
+                          f"{bool(terminated)}. Recompute both with env.compute_reward and "
+                          "env.compute_terminated on the next achieved goal and the new goal.")
+    if not achieved_by_row:
+        return failed("no relabelled transition ever achieved its own substitute goal; with "
+                      "'future' the goal achieved at t + 1 must be a possible choice.")
+    return passed("rewards and termination match each transition's (possibly new) goal.")
+
+
+# --- the share of relabelled transitions ---------------------------------------------------------
+
+def _fraction_inputs(rng):
+    return {"ks": [0, 1, 4, int(rng.integers(2, 9))], "draws": 2000,
+            "seed": int(rng.integers(2**31))}
+
+
+def _fraction_probe(inputs, HindsightReplayBuffer):
+    relabelled = []
+    for k in inputs["ks"]:
+        buffer = _new_buffer(HindsightReplayBuffer, 10, 8, "episode", k, inputs["seed"])
+        for episode in range(5):
+            _store(buffer, episode, 8)
+        rows = [row for _ in range(inputs["draws"] // 100) for row in _decoded_sample(buffer, 100)]
+        relabelled.append(sum(row[7] < DESIRED_OFFSET for row in rows))
+    return {"relabelled": relabelled}
+
+
+def _fraction_verdict(inputs, data):
+    problem = wrong_amount("counts", data["relabelled"], len(inputs["ks"]))
+    if problem:
+        return problem
+    draws = inputs["draws"]
+    for k, count in zip(inputs["ks"], data["relabelled"]):
+        share = k / (k + 1)
+        low, high = stats.binom.cdf(count, draws, share), stats.binom.sf(count - 1, draws, share)
+        if not isinstance(count, int) or min(low, high) < FALSE_FAILURE_RATE / 2:
+            return failed(f"with k={k}, a share k/(k+1) = {share:.3f} of sampled transitions "
+                          f"should get a substitute goal, but {count} of {draws} "
+                          f"({count / draws:.3f}) did.")
+    return passed(f"the share of relabelled transitions is k/(k+1) for k = "
+                  f"{', '.join(map(str, inputs['ks']))} (binomial test, rejection rate "
+                  f"{FALSE_FAILURE_RATE:g}).")
+
+
+# --- transitions are drawn uniformly ------------------------------------------------------------
+
+def _uniform_inputs(rng):
+    return {"lengths": rng.integers(1, 9, size=6).tolist(), "seed": int(rng.integers(2**31))}
+
+
+def _uniform_probe(inputs, HindsightReplayBuffer):
+    buffer = _new_buffer(HindsightReplayBuffer, 10, 8, "final", 4, inputs["seed"])
+    for episode, length in enumerate(inputs["lengths"]):
+        _store(buffer, episode, length)
+    total = sum(inputs["lengths"])
+    rows = [row for _ in range(total * 2) for row in _decoded_sample(buffer, 100)]
+    return {"drawn": [[row[0], row[1]] for row in rows]}
+
+
+def _uniform_verdict(inputs, data):
+    lengths = inputs["lengths"]
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    total = int(offsets[-1])
+    problem = wrong_amount("draws", data["drawn"], total * 200)
+    if problem:
+        return problem
+    counts = np.zeros(total)
+    for episode, step in data["drawn"]:
+        if not (0 <= episode < len(lengths) and 0 <= step < lengths[episode]):
+            return failed(f"sample returned a transition that was not stored (episode "
+                          f"{episode}, step {step}).")
+        counts[offsets[episode] + step] += 1
+    if fits(counts, np.full(total, 1 / total)):
+        return passed("every stored transition is equally likely, whatever the length of "
+                      f"its episode (chi-square, rejection rate {FALSE_FAILURE_RATE:g}).")
+    per_episode = counts.reshape(-1)
+    short = int(np.argmin(lengths))
+    share = per_episode[offsets[short]:offsets[short + 1]].sum() / counts.sum()
+    return failed(f"with episodes of {lengths} steps, transitions should be drawn uniformly "
+                  f"({total} equally likely), but the {lengths[short]}-step episode got "
+                  f"{share:.1%} of the draws against {lengths[short] / total:.1%} expected. "
+                  "Drawing an episode first and then a step favours short episodes: draw a "
+                  "transition among all stored ones.")
+
+
+# --- wrap-around: a short episode replaces a long one -----------------------------------------------
+
+def _wrap_inputs(rng):
+    capacity = int(rng.integers(2, 5))
+    return {"capacity": capacity, "long": int(rng.integers(8, 12)),
+            "short": int(rng.integers(1, 4)), "episodes": capacity + int(rng.integers(1, 4)),
+            "seed": int(rng.integers(2**31))}
+
+
+def _wrap_probe(inputs, HindsightReplayBuffer):
+    rows = {}
+    for strategy in STRATEGIES:
+        buffer = _new_buffer(HindsightReplayBuffer, inputs["capacity"], 12, strategy, 4,
+                             inputs["seed"])
+        for episode in range(inputs["capacity"]):
+            _store(buffer, episode, inputs["long"])
+        for episode in range(inputs["capacity"], inputs["episodes"]):
+            _store(buffer, episode, inputs["short"])
+        rows[strategy] = [row for _ in range(20) for row in _decoded_sample(buffer, 32)]
+    return rows
+
+
+def _wrap_verdict(inputs, data):
+    capacity, episodes = inputs["capacity"], inputs["episodes"]
+    lengths = [inputs["long"]] * capacity + [inputs["short"]] * (episodes - capacity)
+    live = set(range(episodes - capacity, episodes))
+    for strategy in STRATEGIES:
+        problem = wrong_amount(f"rows for {strategy!r}", data.get(strategy, []), 640)
+        if problem:
+            return problem
+        feedback = check_rows(data[strategy], lengths, strategy, live)
+        if feedback:
+            return failed(f"after {episodes} episodes in a buffer of {capacity} (long ones "
+                          f"replaced by {inputs['short']}-step ones): {feedback}")
+    return passed("after the buffer wraps, only the live episodes are sampled, and no goal "
+                  "comes from the steps an overwritten longer episode left behind.")
+
+
+# --- errors -----------------------------------------------------------------------------------------
+
+def _errors_inputs(rng):
+    return {"bad_k": -int(rng.integers(1, 5)), "seed": int(rng.integers(2**31))}
+
+
+def _errors_probe(inputs, HindsightReplayBuffer):
+    env = goal_env()
+    empty = _new_buffer(HindsightReplayBuffer, 5, 6, "future", 4, inputs["seed"])
+    filled = _new_buffer(HindsightReplayBuffer, 5, 6, "future", 4, inputs["seed"])
+    _store(filled, 0, 3)
+    observations, achieved, desired, actions = synthetic_episode(1, 3)
+    cases = {
+        "HindsightReplayBuffer(..., strategy='futur')": lambda: HindsightReplayBuffer(
+            env, 5, 6, strategy="futur", k=4),
+        f"HindsightReplayBuffer(..., k={inputs['bad_k']})": lambda: HindsightReplayBuffer(
+            env, 5, 6, strategy="future", k=inputs["bad_k"]),
+        "sample(4) on an empty buffer": lambda: empty.sample(4),
+        "sample(0)": lambda: filled.sample(0),
+        "store_episode of 7 steps when max_episode_steps is 6": lambda: filled.store_episode(
+            *synthetic_episode(2, 7)),
+        "store_episode with 3 actions but 3 observations (not 4)": lambda: filled.store_episode(
+            observations[:3], achieved[:3], desired, actions),
+    }
+    return {"outcomes": [[call, outcome_of(case)] for call, case in cases.items()]}
+
+
+def _errors_verdict(inputs, data):
+    problem = wrong_amount("outcomes", data["outcomes"], 6)
+    if problem:
+        return problem
+    for call, outcome in data["outcomes"]:
+        if not isinstance(outcome, dict) or outcome.get("raised") != "ValueError":
+            raised = outcome.get("raised") if isinstance(outcome, dict) else None
+            what = "returned normally" if raised is None else f"raised {raised}"
+            return failed(f"{call} {what}; it should raise ValueError with a message that "
+                          "says what is wrong.")
+        if not str(outcome.get("message", "")).strip():
+            return failed(f"{call} raised ValueError without a message.")
+    return passed("unknown strategies, k < 0, empty buffers, bad batch sizes and malformed "
+                  "episodes raise ValueError.")
+
+
+# --- the episode loop ---------------------------------------------------------------------------
+
+class ScriptedGoalAgent:
+    """Flips the first wrong bit (``solves``) or always bit 0; records every update."""
+
+    def __init__(self, n_bits, solves):
+        self.n_bits, self.solves, self.epsilon = n_bits, solves, 0.0
+        self.updates = []
+
+    def get_action(self, pair):
+        state, goal = pair
+        if not self.solves:
+            return 0
+        wrong = state ^ goal
+        return self.n_bits - wrong.bit_length()  # the most significant differing bit
+
+    def update(self, pair, action, reward, next_pair, terminated):
+        self.updates.append([[int(pair[0]), int(pair[1])], int(action), float(reward),
+                             [int(next_pair[0]), int(next_pair[1])], bool(terminated)])
+
+
+class RecordingHindsightBuffer:
+    """Records stored episodes and sample calls; hands out the last episode's transitions
+    with the final goal substituted in every other row."""
+
+    def __init__(self, env):
+        self.env, self.episodes, self.samples = env, [], []
+
+    def store_episode(self, observations, achieved_goals, desired_goal, actions):
+        self.episodes.append({"observations": np.asarray(observations).tolist(),
+                              "achieved_goals": np.asarray(achieved_goals).tolist(),
+                              "desired_goal": np.asarray(desired_goal).tolist(),
+                              "actions": np.asarray(actions).tolist()})
+
+    def sample(self, batch_size):
+        if not self.episodes:
+            raise ValueError("sample() before any episode was stored")
+        episode = self.episodes[-1]
+        length = len(episode["actions"])
+        steps = [j % length for j in range(batch_size)]
+        goals = [episode["achieved_goals"][length] if j % 2 else episode["desired_goal"]
+                 for j in range(batch_size)]
+        next_achieved = np.array([episode["achieved_goals"][t + 1] for t in steps])
+        rows = {"obs": np.array([episode["observations"][t] for t in steps]),
+                "actions": np.array([episode["actions"][t] for t in steps]),
+                "rewards": self.env.compute_reward(next_achieved, np.array(goals), {}),
+                "next_obs": np.array([episode["observations"][t + 1] for t in steps]),
+                "terminated": self.env.compute_terminated(next_achieved, np.array(goals), {}),
+                "goals": np.array(goals)}
+        self.samples.append({"batch_size": batch_size,
+                             **{name: np.asarray(value).tolist() for name, value in rows.items()}})
+        return tuple(rows.values())
+
+
+def _loop_inputs(rng):
+    return {"n_bits": int(rng.integers(3, 7)), "batch_size": int(rng.integers(4, 12)),
+            "seeds": rng.integers(2**31, size=2).tolist()}
+
+
+def _loop_probe(inputs, play_and_learn_with_her):
+    from course.bit_flipping import BitFlippingEnv
+
+    outcome = {}
+    for case, solves, seed in (("solves", True, inputs["seeds"][0]),
+                               ("fails", False, inputs["seeds"][1])):
+        env = BitFlippingEnv(inputs["n_bits"])
+        env.reset(seed=seed)
+        agent = ScriptedGoalAgent(inputs["n_bits"], solves)
+        buffer = RecordingHindsightBuffer(env)
+        result = call_student("play_and_learn_with_her(env, agent, replay, batch_size)",
+                              play_and_learn_with_her, env, agent, buffer, inputs["batch_size"])
+        outcome[case] = {"returned": bool(result) if isinstance(result, (bool, np.bool_))
+                         else repr(result)[:50], "steps": int(env.steps),
+                         "episodes": buffer.episodes, "samples": buffer.samples,
+                         "updates": agent.updates}
+    return outcome
+
+
+def _loop_verdict(inputs, data):
+    from course.bit_flipping import bits_to_int
+
+    n_bits, batch = inputs["n_bits"], inputs["batch_size"]
+    for case in ("solves", "fails"):
+        run = data[case]
+        if len(run["episodes"]) != 1:
+            return failed(f"one episode should be stored with replay.store_episode, once, at "
+                          f"its end; it was called {len(run['episodes'])} times.")
+        episode = run["episodes"][0]
+        steps = run["steps"]
+        if case == "fails" and steps != n_bits:
+            return failed(f"an episode that never reaches its goal should run until truncated "
+                          f"after {n_bits} steps; it ran {steps}.")
+        if (len(episode["actions"]) != steps or len(episode["observations"]) != steps + 1
+                or len(episode["achieved_goals"]) != steps + 1):
+            return failed(f"the episode took {steps} steps, so store {steps} actions and "
+                          f"{steps + 1} observations and achieved goals (the first, from "
+                          "reset, included); got "
+                          f"{len(episode['actions'])}, {len(episode['observations'])} and "
+                          f"{len(episode['achieved_goals'])}.")
+        if [s["batch_size"] for s in run["samples"]] != [batch]:
+            return failed(f"after storing the episode, sample one batch of {batch} "
+                          f"(batch_size); got sample calls {[s['batch_size'] for s in run['samples']]}.")
+        sample = run["samples"][0]
+        want = [[[int(bits_to_int(o)), int(bits_to_int(g))], int(a), float(r),
+                 [int(bits_to_int(o2)), int(bits_to_int(g))], bool(d)]
+                for o, a, r, o2, d, g in zip(sample["obs"], sample["actions"],
+                                             sample["rewards"], sample["next_obs"],
+                                             sample["terminated"], sample["goals"])]
+        if run["updates"] != want:
+            shown = run["updates"][:1] or "no update"
+            return failed("the agent should be updated once on each sampled transition, in "
+                          "order, as agent.update((state, goal), action, reward, (next_state, "
+                          "goal), terminated) with states and goals as bits_to_int numbers and "
+                          "the batch's own goal; first update was "
+                          f"{shown}, expected {want[:1]}.")
+    if data["solves"]["returned"] is not True or data["fails"]["returned"] is not False:
+        return failed("play_and_learn_with_her should return True when the episode reached "
+                      f"its goal and False otherwise; it returned {data['solves']['returned']} "
+                      f"and {data['fails']['returned']}.")
+    return passed("each episode is played to its end, stored whole, then one batch is "
+                  "replayed into the agent with the batch's goals.")
+
+
+# --- learning: HER where plain replay fails ----------------------------------------------------------
+
+LEARNING = dict(n_bits=8, episodes=6000, batch_size=48, alpha=0.5, epsilon=0.2,
+                discount=0.98, initial_value=-10.0, k=4)
+MIN_SUCCESS, MIN_GAIN = 0.3, 0.25  # reference ~0.54 vs ~0.03 without HER
+
+
+def _learning_inputs(rng):
+    return {"seeds": rng.integers(2**31, size=2).tolist(), **LEARNING}
+
+
+def train_goal_agent(GoalConditionedAgent, HindsightReplayBuffer, play_and_learn_with_her,
+                     seed, k, n_bits, episodes, batch_size, alpha, epsilon, discount,
+                     initial_value):
+    """The Q-table after ``episodes`` of bit flipping with HER ('future', ``k``)."""
+    from course.bit_flipping import BitFlippingEnv, goal_qtable
+
+    env = BitFlippingEnv(n_bits)
+    env.reset(seed=seed)
+    agent = GoalConditionedAgent(n_bits, alpha=alpha, epsilon=epsilon, discount=discount,
+                                 initial_value=initial_value, seed=seed)
+    replay = HindsightReplayBuffer(env, episodes, n_bits, strategy="future", k=k, seed=seed)
+    for _ in range(episodes):
+        play_and_learn_with_her(env, agent, replay, batch_size)
+    return goal_qtable(agent, n_bits)
+
+
+def _learning_probe(inputs, GoalConditionedAgent, HindsightReplayBuffer,
+                    play_and_learn_with_her):
+    settings = {key: inputs[key] for key in LEARNING}
+    return {"qtables": [packed(call_student(
+        "training your agent with your HER buffer on bit flipping", train_goal_agent,
+        GoalConditionedAgent, HindsightReplayBuffer, play_and_learn_with_her, seed,
+        **settings)) for seed in inputs["seeds"]]}
+
+
+@lru_cache(maxsize=4)
+def _without_her(seeds, settings):
+    from course.bit_flipping import greedy_success_rate
+    from hindsight_replay import (GoalConditionedAgent, HindsightReplayBuffer,
+                                  play_and_learn_with_her)
+
+    settings = {**dict(settings), "k": 0}
+    return float(np.mean([greedy_success_rate(train_goal_agent(
+        GoalConditionedAgent, HindsightReplayBuffer, play_and_learn_with_her, seed, **settings))
+        for seed in seeds]))
+
+
+def _learning_baseline(inputs):
+    return _without_her(tuple(inputs["seeds"]),
+                        tuple(sorted((key, inputs[key]) for key in LEARNING)))
+
+
+def _learning_verdict(inputs, data):
+    from course.bit_flipping import greedy_success_rate
+
+    n_bits = inputs["n_bits"]
+    problem = wrong_amount("Q-tables", data["qtables"], len(inputs["seeds"]))
+    if problem:
+        return problem
+    shape = (2 ** n_bits, 2 ** n_bits, n_bits)
+    yours = float(np.mean([greedy_success_rate(unpacked(table, shape))
+                           for table in data["qtables"]]))
+    baseline = _learning_baseline(inputs)
+    summary = (f"on {n_bits}-bit flipping after {inputs['episodes']} episodes, the greedy "
+               f"policy reaches the goal from {yours:.0%} of all (state, goal) pairs with your "
+               f"HER (mean of {len(inputs['seeds'])} seeds), against {baseline:.0%} for the "
+               "same agent replaying without relabelling")
+    if yours < MIN_SUCCESS or yours < baseline + MIN_GAIN:
+        return failed(summary + f". HER should reach at least {MIN_SUCCESS:.0%} and beat "
+                      f"plain replay by {MIN_GAIN:.0%}.")
+    return passed(summary + ".")
+
+
+CHECKS = LessonChecks(LESSON, [
+    Check("test_goal_agent", "goal-conditioned agent", ("GoalConditionedAgent",),
+          _agent_inputs, _agent_probe, _agent_verdict),
+    Check("test_store_episode", "storing episodes", ("HindsightReplayBuffer",),
+          _store_inputs, _store_probe, _store_verdict),
+    Check("test_goal_steps", "which step a substitute goal comes from",
+          ("hindsight_goal_steps",), _steps_inputs, _steps_probe, _steps_verdict),
+    Check("test_goals_from_own_episode", "substitute goals from the same episode",
+          ("HindsightReplayBuffer",), _episodes_inputs, _episodes_probe, _episodes_verdict),
+    Check("test_rewards_recomputed", "rewards recomputed for new goals",
+          ("HindsightReplayBuffer",), _rewards_inputs, _rewards_probe, _rewards_verdict),
+    Check("test_relabel_fraction", "share of relabelled transitions",
+          ("HindsightReplayBuffer",), _fraction_inputs, _fraction_probe, _fraction_verdict),
+    Check("test_uniform_transitions", "transitions drawn uniformly",
+          ("HindsightReplayBuffer",), _uniform_inputs, _uniform_probe, _uniform_verdict),
+    Check("test_wraparound", "wrap-around", ("HindsightReplayBuffer",),
+          _wrap_inputs, _wrap_probe, _wrap_verdict),
+    Check("test_errors", "errors for bad input", ("HindsightReplayBuffer",),
+          _errors_inputs, _errors_probe, _errors_verdict),
+    Check("test_her_loop", "play_and_learn_with_her", ("play_and_learn_with_her",),
+          _loop_inputs, _loop_probe, _loop_verdict),
+    Check("test_her_learning", "HER on bit flipping",
+          ("GoalConditionedAgent", "HindsightReplayBuffer", "play_and_learn_with_her"),
+          _learning_inputs, _learning_probe, _learning_verdict, time_limit=90.0,
+          learning=True, prepare=_learning_baseline),
+])
