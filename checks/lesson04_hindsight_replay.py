@@ -535,7 +535,8 @@ def _errors_verdict(inputs, data):
 # --- the episode loop ---------------------------------------------------------------------------
 
 class ScriptedGoalAgent:
-    """Flips the first wrong bit (``solves``) or always bit 0; records every update."""
+    """Flips a bit that differs from the goal (``solves``), or one that already agrees
+    with it, which never reaches the goal; records every update."""
 
     def __init__(self, n_bits, solves):
         self.n_bits, self.solves, self.epsilon = n_bits, solves, 0.0
@@ -543,10 +544,11 @@ class ScriptedGoalAgent:
 
     def get_action(self, pair):
         state, goal = pair
-        if not self.solves:
+        differing = state ^ goal
+        bits = differing if self.solves else ~differing & ((1 << self.n_bits) - 1)
+        if not bits:  # every bit differs: flipping the first one cannot reach the goal
             return 0
-        wrong = state ^ goal
-        return self.n_bits - wrong.bit_length()  # the most significant differing bit
+        return self.n_bits - bits.bit_length()  # the most significant such bit
 
     def update(self, pair, action, reward, next_pair, terminated):
         self.updates.append([[int(pair[0]), int(pair[1])], int(action), float(reward),

@@ -1,8 +1,20 @@
 """Shared pytest configuration for the course's tests."""
 
+# Tests that take a minute or more, started first so that pytest-xdist's two workers
+# do not end with one of them alone on a long test.
+SLOWEST_FIRST = ("test_solution_notebook_runs_without_errors_or_stderr",
+                 "tests/test_grader_cli.py")
+
 
 def pytest_configure(config):
-    # Registered here because the repository-root pytest.ini belongs to the lead;
-    # `pytest -m "not notebooks"` skips the slow tests that start Jupyter kernels.
+    # `pytest -m "not notebooks"` skips the slow tests that run whole notebooks.
     config.addinivalue_line(
         "markers", "notebooks: executes notebooks in a real Jupyter kernel (slow)")
+
+
+def pytest_collection_modifyitems(config, items):
+    def rank(item):
+        return next((index for index, name in enumerate(SLOWEST_FIRST)
+                     if name in item.nodeid), len(SLOWEST_FIRST))
+
+    items.sort(key=rank)  # stable: the order within each rank is kept

@@ -11,6 +11,9 @@ import pytest
 from grader.lessons import all_lessons
 from submission_factory import REPOSITORY, make_submissions
 
+# this module's fixtures are computed once: its tests share one pytest-xdist worker
+pytestmark = pytest.mark.xdist_group('example-class')
+
 EXAMPLES = REPOSITORY / "examples" / "submissions"
 
 

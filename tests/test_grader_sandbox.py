@@ -20,6 +20,9 @@ LOOK_AROUND = f'''
 import importlib.util, json, os
 from IPython.display import publish_display_data
 
+# this module's fixtures are computed once: its tests share one pytest-xdist worker
+pytestmark = pytest.mark.xdist_group('kernel-view')
+
 def readable(path):
     try:
         with open(path, "rb") as handle:

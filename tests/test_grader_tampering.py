@@ -154,6 +154,9 @@ _qtables.qtable_from_agent = _optimal_qtable
 '''
 PATCHED_BUILTIN = '''
 import builtins as _builtins
+
+# this module's fixtures are computed once: its tests share one pytest-xdist worker
+pytestmark = pytest.mark.xdist_group('wrong-code-score')
 _builtins.round = lambda number, ndigits=None: 0
 '''
 

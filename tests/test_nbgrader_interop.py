@@ -13,6 +13,9 @@ from grader.lessons import all_lessons
 from grader.nbgrader_course import make_course_directory
 from submission_factory import REPOSITORY
 
+# this module's fixtures are computed once: its tests share one pytest-xdist worker
+pytestmark = pytest.mark.xdist_group('nbgrader-course')
+
 EXAMPLES = REPOSITORY / "examples" / "submissions"
 
 

@@ -18,6 +18,9 @@ from grader.export import export_target
 from grader.release import SOURCE_DIR, STUDENT_DIR, release, source_notebooks
 from grader.setup_cell import COURSE_REPOSITORY, SETUP_CELL_ID, SETUP_CELL_SOURCE
 
+# this module's fixtures are computed once: its tests share one pytest-xdist worker
+pytestmark = pytest.mark.xdist_group('release')
+
 REPO = Path(__file__).resolve().parent.parent
 RERUN = "run `python -m grader release` and commit what it changes"
 SOURCES = source_notebooks(REPO)
