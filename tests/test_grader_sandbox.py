@@ -16,12 +16,14 @@ from grader.release import REPOSITORY
 from grader.sandbox import kernel_argv, kernel_env, make_scratch, namespaces_available
 from submission_factory import write_submission
 
+# this module's fixtures are computed once: its tests share one pytest-xdist worker
+pytestmark = pytest.mark.xdist_group('kernel-view')
+
+
 LOOK_AROUND = f'''
 import importlib.util, json, os
 from IPython.display import publish_display_data
 
-# this module's fixtures are computed once: its tests share one pytest-xdist worker
-pytestmark = pytest.mark.xdist_group('kernel-view')
 
 def readable(path):
     try:

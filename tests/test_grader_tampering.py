@@ -16,6 +16,10 @@ from grader.rebuild import is_test, nbgrader_meta
 from grader.sandbox import namespaces_available
 from submission_factory import grade, statuses, write_submission
 
+# this module's fixtures are computed once: its tests share one pytest-xdist worker
+pytestmark = pytest.mark.xdist_group('wrong-code-score')
+
+
 WRONG_UPDATE = '''\
 #| export
 @add_to_class(QLearningAgent)
@@ -155,8 +159,6 @@ _qtables.qtable_from_agent = _optimal_qtable
 PATCHED_BUILTIN = '''
 import builtins as _builtins
 
-# this module's fixtures are computed once: its tests share one pytest-xdist worker
-pytestmark = pytest.mark.xdist_group('wrong-code-score')
 _builtins.round = lambda number, ndigits=None: 0
 '''
 
