@@ -11,6 +11,7 @@ LESSON_MODULES = {
     "02_replay_buffer": "checks.lesson02_replay_buffer",
     "03_prioritized_replay": "checks.lesson03_prioritized_replay",
     "04_hindsight_replay": "checks.lesson04_hindsight_replay",
+    "05_combined_replay": "checks.lesson05_combined_replay",
 }
 
 

@@ -51,7 +51,8 @@ publish_display_data({{{PROBE_MIME!r}: json.dumps({{
     "tmp": sorted(os.listdir("/tmp")),
     "importable": {{name: importlib.util.find_spec(name) is not None
                    for name in ("course", "checks", "qlearning", "replay_buffer",
-                                "prioritized_replay", "hindsight_replay", "grader")}},
+                                "prioritized_replay", "hindsight_replay", "combined_replay",
+                                "grader")}},
 }})}})
 '''
 
@@ -138,7 +139,8 @@ def test_only_public_helpers_and_earlier_lessons_are_importable(kernel_view):
     assert kernel_view["importable"] == {"course": True, "checks": True, "qlearning": False,
                                          "replay_buffer": False,
                                          "prioritized_replay": False,
-                                         "hindsight_replay": False, "grader": False}
+                                         "hindsight_replay": False,
+                                         "combined_replay": False, "grader": False}
 
 
 def test_the_sandbox_leaves_the_graders_own_view_alone(kernel_view):

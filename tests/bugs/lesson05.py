@@ -1,0 +1,98 @@
+"""Buggy answers to lesson 05 (combined replay and the CartPole discretiser)."""
+
+from . import Bug, edited
+
+LESSON = "05_combined_replay"
+
+
+def _edit(grade_id, *replacements):
+    return edited(LESSON, grade_id, *replacements)
+
+
+_REST = "rows += [self._storage[i] for i in self.rng.integers(older, size=batch_size - 1)]"
+
+NEWEST_CAN_COME_TWICE = _edit("cer_buffer", (
+    _REST, "rows += [self._storage[i] for i in\n"
+           "                     self.rng.integers(older + 1, size=batch_size - 1)]"))
+
+PLAIN_UNIFORM = _edit("cer_buffer", (
+    """\
+        rows = [self._storage[-1]]
+        if older:
+            """ + _REST, """\
+        rows = [self._storage[i] for i in self.rng.integers(older + 1, size=batch_size)]"""))
+
+ONE_ROW_TOO_MANY = _edit("cer_buffer", (
+    "self.rng.integers(older, size=batch_size - 1)", "self.rng.integers(older, size=batch_size)"))
+
+REST_FROM_THE_RECENT_HALF = _edit("cer_buffer", (
+    "self.rng.integers(older, size=batch_size - 1)",
+    "self.rng.integers(older // 2, older, size=batch_size - 1)"))
+
+COPIES_THE_ONLY_TRANSITION = _edit("cer_buffer", (
+    """\
+        rows = [self._storage[-1]]
+        if older:
+            """ + _REST, """\
+        rows = [self._storage[-1]]
+        if older:
+            """ + _REST + """
+        else:
+            rows *= batch_size  # fill the batch"""))
+
+LOOP_ALSO_LEARNS_ONLINE = _edit("play_and_train_from_replay", (
+    "        replay.add(state, action, reward, next_state, terminated)\n",
+    "        agent.update(state, action, reward, next_state, terminated)\n"
+    "        replay.add(state, action, reward, next_state, terminated)\n"))
+
+DISCRETIZE_WITHOUT_CLIPPING = _edit("discretize", (
+    "clipped = np.clip(np.asarray(observation, dtype=np.float64), lows, highs)",
+    "clipped = np.asarray(observation, dtype=np.float64)  # the top is capped below"))
+
+DISCRETIZE_TOP_EDGE_OVERFLOWS = _edit("discretize", (
+    "cells = np.minimum((fractions * bins).astype(np.int64), bins - 1)",
+    "cells = (fractions * bins).astype(np.int64)"))
+
+DISCRETIZE_COLUMN_MAJOR = _edit("discretize", (
+    "return int(np.ravel_multi_index(cells, bins))",
+    "return int(np.ravel_multi_index(cells, bins, order=\"F\"))"))
+
+DISCRETIZE_ROUNDS = _edit("discretize", (
+    "cells = np.minimum((fractions * bins).astype(np.int64), bins - 1)",
+    "cells = np.minimum(np.round(fractions * bins).astype(np.int64), bins - 1)"))
+
+BUGS = [
+    Bug("cer_newest_can_come_twice", LESSON, "test_cer_newest_exactly_once",
+        {"cer_buffer": NEWEST_CAN_COME_TWICE}, also_fails=("test_cer_rest_uniform",),
+        description="the rest of the batch is drawn from all transitions, the newest included"),
+    Bug("cer_is_plain_uniform", LESSON, "test_cer_learning", {"cer_buffer": PLAIN_UNIFORM},
+        also_fails=("test_cer_newest_exactly_once", "test_cer_rest_uniform",
+                    "test_cer_single_transition"),
+        description="no newest transition: uniform replay, which collapses with a big buffer"),
+    Bug("cer_one_row_too_many", LESSON, "test_cer_newest_exactly_once",
+        {"cer_buffer": ONE_ROW_TOO_MANY},
+        description="the newest plus batch_size others: batches one row too big"),
+    Bug("cer_rest_from_the_recent_half", LESSON, "test_cer_rest_uniform",
+        {"cer_buffer": REST_FROM_THE_RECENT_HALF},
+        description="the other rows come from the newer half only"),
+    Bug("cer_copies_the_only_transition", LESSON, "test_cer_single_transition",
+        {"cer_buffer": COPIES_THE_ONLY_TRANSITION},
+        description="with one transition stored, the batch is batch_size copies of it"),
+    Bug("loop_also_learns_online", LESSON, "test_replay_only_loop",
+        {"play_and_train_from_replay": LOOP_ALSO_LEARNS_ONLINE},
+        description="an extra update on each new transition besides the batch"),
+    Bug("discretize_without_clipping", LESSON, "test_discretize_clipping",
+        {"discretize": DISCRETIZE_WITHOUT_CLIPPING}, also_fails=("test_discretize_bins",),
+        description="values past the bounds are binned as if the range went on"),
+    Bug("discretize_top_edge_overflows", LESSON, "test_discretize_edges",
+        {"discretize": DISCRETIZE_TOP_EDGE_OVERFLOWS},
+        also_fails=("test_discretize_clipping", "test_discretize_bins"),
+        description="the upper bound falls into a bin past the last"),
+    Bug("discretize_column_major", LESSON, "test_discretize_bins",
+        {"discretize": DISCRETIZE_COLUMN_MAJOR},
+        also_fails=("test_discretize_edges", "test_discretize_clipping"),
+        description="cells numbered with the first dimension fastest"),
+    Bug("discretize_rounds", LESSON, "test_discretize_bins", {"discretize": DISCRETIZE_ROUNDS},
+        also_fails=("test_discretize_clipping",),
+        description="rounds to the nearest bin instead of flooring"),
+]
