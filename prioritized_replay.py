@@ -37,10 +37,10 @@ class SumTree:
     def checked_slots(self, slots):
         """``slots`` as an int64 array; ValueError if any is outside [0, capacity)."""
         slots = np.asarray(slots)
-        if slots.size and not np.issubdtype(slots.dtype, np.integer):
+        if slots.size and slots.dtype.kind not in "iu":
             raise ValueError(f"slots must be integers, got dtype {slots.dtype}")
         slots = slots.astype(np.int64)
-        if np.any((slots < 0) | (slots >= self.capacity)):
+        if slots.size and (slots.min() < 0 or slots.max() >= self.capacity):
             raise ValueError(f"slots must lie in [0, {self.capacity}), got "
                              f"{slots[(slots < 0) | (slots >= self.capacity)][:3]}")
         return slots
@@ -56,10 +56,11 @@ class SumTree:
             raise ValueError(f"priorities must be finite and non-negative, got {priorities}")
         nodes = self.leaf_count + slots
         self.nodes[nodes] = priorities
+        children = self.nodes.reshape(-1, 2)  # row k: the two children of node k (a view)
         for _ in range(self.depth):
             nodes = nodes // 2
             # from the children, not by adding differences: repeated nodes get the same sum
-            self.nodes[nodes] = self.nodes[2 * nodes] + self.nodes[2 * nodes + 1]
+            self.nodes[nodes] = children[nodes].sum(axis=1)
 
     def find_prefix_sum(self, masses):
         """For each mass m, the slot i with p_0 + ... + p_(i-1) <= m < p_0 + ... + p_i: the

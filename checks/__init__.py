@@ -12,6 +12,7 @@ LESSON_MODULES = {
     "03_prioritized_replay": "checks.lesson03_prioritized_replay",
     "04_hindsight_replay": "checks.lesson04_hindsight_replay",
     "05_combined_replay": "checks.lesson05_combined_replay",
+    "06_capstone": "checks.lesson06_capstone",
 }
 
 

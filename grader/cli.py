@@ -45,6 +45,12 @@ def _grade(args):
                              progress=lambda job: bar.update())
     report = submissions_report(results)
     print(summary_table(report))
+    written = [answer for submission in report["submissions"]
+               for notebook in submission["notebooks"] for answer in notebook["manual"]]
+    if written:
+        print(f"\n{len(written)} written answer(s) await manual grading "
+              f"({sum(a['max_score'] for a in written):g} points, outside the scores above; "
+              "their text is in the JSON report)")
     print(f"\ngraded {len(jobs)} notebook(s) of {len(report['submissions'])} student(s) in "
           f"{time.monotonic() - started:.1f} s")
     if args.json:

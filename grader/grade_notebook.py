@@ -41,9 +41,10 @@ class CheckResult:
 class NotebookResult:
     name: str
     score: float = 0.0
-    max_score: float = 0.0
+    max_score: float = 0.0  # automatic points only: written answers are graded by people
     checks: list = field(default_factory=list)
     notes: list = field(default_factory=list)
+    written: list = field(default_factory=list)  # rebuild.WrittenAnswer, awaiting a person
 
     def add(self, result):
         self.checks.append(result)
@@ -188,7 +189,7 @@ def grade_notebook(path, salt, submissions_root=None, memory_mb=DEFAULT_MEMORY_M
     lesson = lesson_of(path, submission)
     source = lesson.source()
     rebuilt = rebuild(source, submission)
-    result = NotebookResult(lesson.name, notes=notes)
+    result = NotebookResult(lesson.name, notes=notes, written=rebuilt.written)
     if rebuilt.missing and submission is not None:
         result.notes.append("Answer cells missing from the submission (graded as "
                             "unanswered): " + ", ".join(rebuilt.missing) + ".")

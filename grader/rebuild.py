@@ -3,7 +3,8 @@
 Every other cell (setup, given code, tests) and all metadata (points, grade ids) come
 from ``solutions/``, so a student who edits a test, its points or its metadata changes
 nothing. Answer cells are matched by nbgrader ``grade_id``; a missing one is taken from
-the released stub, so it counts as unanswered.
+the released stub, so it counts as unanswered. Written answers (nbgrader's manually
+graded markdown cells) are carried over the same way, for a person to grade.
 """
 
 from dataclasses import dataclass, field
@@ -35,18 +36,30 @@ def is_manually_graded(cell):
 
 
 @dataclass
+class WrittenAnswer:
+    """A manually graded answer: graded by a person, outside the automatic score."""
+
+    id: str
+    max_score: float
+    answer: str
+    answered: bool
+
+
+@dataclass
 class Rebuilt:
     notebook: nbformat.NotebookNode
     unanswered: list = field(default_factory=list)  # grade_ids left as the stub or missing
     missing: list = field(default_factory=list)  # grade_ids not found in the submission
+    written: list = field(default_factory=list)  # WrittenAnswer, for manual grading
 
 
-def student_answers(submission):
-    """``{grade_id: source}`` of the submission's answer-like cells (metadata as sent)."""
+def student_answers(submission, cell_type="code"):
+    """``{grade_id: source}`` of the submission's cells of ``cell_type`` that carry a
+    grade_id (metadata as sent); the first cell with an id wins."""
     answers = {}
     for cell in submission.cells:
         grade_id = nbgrader_meta(cell).get("grade_id")
-        if cell.cell_type == "code" and grade_id and grade_id not in answers:
+        if cell.cell_type == cell_type and grade_id and grade_id not in answers:
             answers[grade_id] = cell.source
     return answers
 
@@ -54,19 +67,25 @@ def student_answers(submission):
 def rebuild(source, submission):
     """The notebook to grade: ``source`` with the submission's answer cells put in."""
     stubs = {nbgrader_meta(c)["grade_id"]: c.source
-             for c in student_version(source).cells if is_answer(c)}
+             for c in student_version(source).cells if is_answer(c) or is_manually_graded(c)}
     answers = student_answers(submission) if submission is not None else {}
+    written = student_answers(submission, "markdown") if submission is not None else {}
     notebook = nbformat.from_dict(source)  # a deep copy
     result = Rebuilt(notebook)
     for cell in notebook.cells:
-        if not is_answer(cell):
+        if not (is_answer(cell) or is_manually_graded(cell)):
             continue
         grade_id = nbgrader_meta(cell)["grade_id"]
-        if grade_id not in answers:
+        sent = answers if is_answer(cell) else written
+        if grade_id not in sent:
             result.missing.append(grade_id)
-        cell.source = answers.get(grade_id, stubs[grade_id])
-        if cell.source.strip() == stubs[grade_id].strip():
+        cell.source = sent.get(grade_id, stubs[grade_id])
+        answered = cell.source.strip() != stubs[grade_id].strip()
+        if not answered:
             result.unanswered.append(grade_id)
+        if is_manually_graded(cell):
+            result.written.append(WrittenAnswer(grade_id, float(nbgrader_meta(cell).get(
+                "points", 0)), cell.source, answered))
     return result
 
 

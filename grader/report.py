@@ -17,7 +17,9 @@ def submissions_report(results_by_student):
             "max_score": round(sum(n.max_score for n in notebooks), 6),
             "notebooks": [{"name": n.name, "score": round(n.score, 6),
                            "max_score": round(n.max_score, 6), "notes": list(n.notes),
-                           "checks": [asdict(check) for check in n.checks]}
+                           "checks": [asdict(check) for check in n.checks],
+                           "manual": [{**asdict(answer), "status": "awaiting manual grading"}
+                                      for answer in n.written]}
                           for n in notebooks],
         })
     return {"submissions": submissions}
@@ -48,8 +50,13 @@ def summary_table(report):
             checks = notebook["checks"]
             passed = sum(check["status"] == "passed" for check in checks)
             problems = sorted({check["status"] for check in checks} - {"passed", "failed"})
+            manual = sum(answer["max_score"] for answer in notebook.get("manual", []))
             lines.append({"student": submission["student"], "lesson": notebook["name"],
                           "score": f"{notebook['score']:g} / {notebook['max_score']:g}",
                           "checks passed": f"{passed}/{len(checks)}",
+                          "manual": f"{manual:g} pts pending" if manual else "",
                           "problems": ", ".join(problems)})
-    return pd.DataFrame(lines).to_string(index=False)
+    table = pd.DataFrame(lines)
+    if not table["manual"].any():
+        table = table.drop(columns="manual")
+    return table.to_string(index=False)

@@ -1,5 +1,9 @@
 """Shared pytest configuration for the course's tests."""
 
+import re
+
+LESSON_NUMBER = re.compile(r"\[(\d\d)_")
+
 # Tests that take a minute or more, started first so that pytest-xdist's two workers
 # do not end with one of them alone on a long test.
 SLOWEST_FIRST = ("test_solution_notebook_runs_without_errors_or_stderr",
@@ -14,7 +18,10 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(config, items):
     def rank(item):
-        return next((index for index, name in enumerate(SLOWEST_FIRST)
-                     if name in item.nodeid), len(SLOWEST_FIRST))
+        group = next((index for index, name in enumerate(SLOWEST_FIRST)
+                      if name in item.nodeid), len(SLOWEST_FIRST))
+        lesson = LESSON_NUMBER.search(item.nodeid)
+        # later lessons run longer: start them first within a group
+        return group, -int(lesson.group(1)) if lesson else 0
 
     items.sort(key=rank)  # stable: the order within each rank is kept

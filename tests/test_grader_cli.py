@@ -99,6 +99,21 @@ def test_each_example_student_gets_what_their_work_deserves(example_class):
     assert book.loc["gus_tampers", "total"] < 12
 
 
+def test_written_answers_await_a_person_outside_the_score(example_class):
+    stdout, report, _ = example_class
+    manual = {submission["student"]: [answer for notebook in submission["notebooks"]
+                                      for answer in notebook["manual"]]
+              for submission in report["submissions"]}
+    (ada,) = manual["ada_complete"]
+    assert ada["id"] == "conclusion" and ada["status"] == "awaiting manual grading"
+    assert ada["answered"] and "decorrelation" in ada["answer"] and ada["max_score"] == 3
+    (ben,) = manual["ben_empty"]
+    assert not ben["answered"] and "YOUR ANSWER HERE" in ben["answer"]
+    capstone = checks_of(report, "ada_complete", "06_capstone")
+    assert "conclusion" not in capstone  # not an automatic check, not in the score
+    assert "await manual grading" in stdout and "3 pts pending" in stdout
+
+
 def test_the_gradebook_has_a_row_per_student_and_a_column_per_lesson(example_class):
     stdout, _, book = example_class
     assert list(book.columns) == [*all_lessons(), "total"]

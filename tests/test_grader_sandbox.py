@@ -52,7 +52,7 @@ publish_display_data({{{PROBE_MIME!r}: json.dumps({{
     "importable": {{name: importlib.util.find_spec(name) is not None
                    for name in ("course", "checks", "qlearning", "replay_buffer",
                                 "prioritized_replay", "hindsight_replay", "combined_replay",
-                                "grader")}},
+                                "capstone", "grader")}},
 }})}})
 '''
 
@@ -140,7 +140,8 @@ def test_only_public_helpers_and_earlier_lessons_are_importable(kernel_view):
                                          "replay_buffer": False,
                                          "prioritized_replay": False,
                                          "hindsight_replay": False,
-                                         "combined_replay": False, "grader": False}
+                                         "combined_replay": False, "capstone": False,
+                                         "grader": False}
 
 
 def test_the_sandbox_leaves_the_graders_own_view_alone(kernel_view):

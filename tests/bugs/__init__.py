@@ -73,8 +73,9 @@ def _collect():
     from .lesson03 import BUGS as LESSON03
     from .lesson04 import BUGS as LESSON04
     from .lesson05 import BUGS as LESSON05
+    from .lesson06 import BUGS as LESSON06
 
-    bugs = [*LESSON01, *LESSON02, *LESSON03, *LESSON04, *LESSON05]
+    bugs = [*LESSON01, *LESSON02, *LESSON03, *LESSON04, *LESSON05, *LESSON06]
     names = [bug.name for bug in bugs]
     duplicated = sorted({name for name in names if names.count(name) > 1})
     if duplicated:

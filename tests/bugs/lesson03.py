@@ -23,10 +23,11 @@ TREE_ADDS_DIFFERENCES = _edit("sumtree_update", (
     """\
     nodes = self.leaf_count + slots
     self.nodes[nodes] = priorities
+    children = self.nodes.reshape(-1, 2)  # row k: the two children of node k (a view)
     for _ in range(self.depth):
         nodes = nodes // 2
         # from the children, not by adding differences: repeated nodes get the same sum
-        self.nodes[nodes] = self.nodes[2 * nodes] + self.nodes[2 * nodes + 1]""",
+        self.nodes[nodes] = children[nodes].sum(axis=1)""",
     """\
     nodes = self.leaf_count + slots
     change = priorities - self.nodes[nodes]

@@ -1,0 +1,222 @@
+"""Checks for lesson 06, the capstone: the analysis functions, on salted data.
+
+Each function's result is compared with the grader's own computation (scipy's t
+interval, a moving average over full windows, numpy's correlation), on data drawn from
+the salt, edge cases included. The written conclusion is graded by a person.
+"""
+
+import math
+
+import numpy as np
+from scipy import stats
+
+from checks.framework import Check, LessonChecks, call_student, failed, outcome_of, passed, \
+    wrong_amount
+
+
+def _number(value):
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _close(got, want, rel=1e-7):
+    if want is None or (isinstance(want, float) and math.isnan(want)):
+        return got is None or (isinstance(got, float) and math.isnan(got))
+    return isinstance(got, float) and math.isclose(got, want, rel_tol=rel, abs_tol=1e-9)
+
+
+# --- confidence intervals ----------------------------------------------------------------------
+
+def _interval_inputs(rng):
+    samples = [rng.normal(float(rng.uniform(-200, 200)), float(rng.uniform(0.5, 80)),
+                          size=int(rng.integers(2, 30))).round(3).tolist() for _ in range(6)]
+    samples.append([4.25] * int(rng.integers(2, 6)))  # every seed the same: no width
+    levels = [0.95, 0.95, 0.9, 0.99, float(rng.choice([0.8, 0.9, 0.99])), 0.95, 0.95]
+    return {"samples": samples, "levels": levels, "too_few": [float(rng.normal())]}
+
+
+def reference_interval(values, confidence):
+    values = np.asarray(values, dtype=np.float64)
+    mean = float(values.mean())
+    half = float(stats.sem(values) * stats.t.ppf((1 + confidence) / 2, values.size - 1))
+    return mean, mean - half, mean + half
+
+
+def _interval_probe(inputs, confidence_interval):
+    results = []
+    for values, level in zip(inputs["samples"], inputs["levels"]):
+        got = call_student(f"confidence_interval(values, confidence={level})",
+                           confidence_interval, np.array(values), confidence=level)
+        try:
+            results.append([_number(x) for x in got])
+        except TypeError:
+            results.append([repr(got)[:60]])
+    return {"results": results,
+            "too_few": outcome_of(confidence_interval, np.array(inputs["too_few"]))}
+
+
+def _interval_verdict(inputs, data):
+    problem = wrong_amount("intervals", data["results"], len(inputs["samples"]))
+    if problem:
+        return problem
+    for values, level, got in zip(inputs["samples"], inputs["levels"], data["results"]):
+        want = reference_interval(values, level)
+        where = f"for {len(values)} values with mean {want[0]:.4g}, confidence {level}"
+        if len(got) != 3:
+            return failed(f"{where}, confidence_interval returned {got}; return (mean, low, "
+                          "high).")
+        if all(_close(g, w) for g, w in zip(got, want)):
+            continue
+        message = (f"{where}, confidence_interval returned ({', '.join(f'{g}' for g in got)}); "
+                   f"expected ({want[0]:.6g}, {want[1]:.6g}, {want[2]:.6g}).")
+        spread = np.std(values, ddof=1) / math.sqrt(len(values))
+        if spread > 0 and all(isinstance(g, float) for g in got):
+            ratio = (got[2] - got[0]) / spread
+            normal = stats.norm.ppf((1 + level) / 2)
+            if math.isclose(ratio, normal, rel_tol=1e-3):
+                message += (" That is the normal quantile: with a handful of seeds use "
+                            "Student's t with n - 1 degrees of freedom.")
+            elif math.isclose(got[2] - got[0], (want[2] - want[0]) * math.sqrt(
+                    (len(values) - 1) / len(values)), rel_tol=1e-6):
+                message += (" The standard error uses the sample standard deviation "
+                            "(ddof=1).")
+        return failed(message)
+    if data["too_few"].get("raised") != "ValueError":
+        return failed("confidence_interval of a single value should raise ValueError: one "
+                      "seed says nothing about the spread.")
+    return passed("t intervals match scipy's for 2 to 30 seeds and several levels; a single "
+                  "value is refused.")
+
+
+# --- episodes to a threshold ----------------------------------------------------------------------
+
+def _threshold_inputs(rng):
+    cases = []
+    for _ in range(8):
+        length, window = int(rng.integers(20, 120)), int(rng.integers(1, 15))
+        returns = np.cumsum(rng.normal(1.0, 6.0, size=length)).round(2)
+        # returns have 2 decimals, so window means (window <= 14) lie on a grid of
+        # 0.01 / window; 0.0003 off that grid, no mean ties with the threshold, and
+        # averaging in another (correct) order cannot change the answer
+        quantile = float(np.quantile(returns, min(1.0, rng.uniform(0.3, 1.2))))
+        threshold = round(quantile + (10.0 if rng.random() < 0.15 else 0.0), 2) + 0.0003
+        cases.append({"returns": returns.tolist(), "threshold": threshold, "window": window})
+    # a spike inside a partial first window must not count; a window longer than the run
+    cases.append({"returns": [100.0, 0.0, 0.0, 0.0, 50.0, 50.0], "threshold": 30.0,
+                  "window": 3})
+    cases.append({"returns": [10.0, 10.0], "threshold": 5.0, "window": 5})
+    return {"cases": cases}
+
+
+def reference_episodes_to_threshold(returns, threshold, window):
+    """The number of episodes after which the mean of the last ``window`` returns first
+    reaches ``threshold`` (full windows only), or None."""
+    returns = np.asarray(returns, dtype=np.float64)
+    if returns.size < window:
+        return None
+    means = np.convolve(returns, np.ones(window) / window, mode="valid")
+    reached = np.flatnonzero(means >= threshold - 1e-9)
+    return int(reached[0]) + window if reached.size else None
+
+
+def _threshold_probe(inputs, episodes_to_threshold):
+    found = []
+    for case in inputs["cases"]:
+        got = call_student("episodes_to_threshold(returns, threshold, window)",
+                           episodes_to_threshold, np.array(case["returns"]), case["threshold"],
+                           case["window"])
+        found.append(None if got is None else _number(got))
+    return {"found": found}
+
+
+def _threshold_verdict(inputs, data):
+    problem = wrong_amount("answers", data["found"], len(inputs["cases"]))
+    if problem:
+        return problem
+    for case, got in zip(inputs["cases"], data["found"]):
+        want = reference_episodes_to_threshold(**case)
+        if got == want or (want is not None and got is not None and math.isclose(got, want)):
+            continue
+        shown = ", ".join(f"{r:g}" for r in case["returns"][:8])
+        more = ", ..." if len(case["returns"]) > 8 else ""
+        hint = ""
+        if want is None:
+            hint = (" No full window of that many episodes reaches the threshold: return None."
+                    if len(case["returns"]) >= case["window"] else
+                    " The run is shorter than one window: return None.")
+        elif got is not None and got == want - case["window"] + 1:
+            hint = " Count episodes, not the index of the window's first episode."
+        elif got is not None and got == want - 1:
+            hint = " The answer is a number of episodes: the window ending at index i covers i + 1."
+        elif got is not None and got < want:
+            hint = " Only full windows count: a mean over fewer episodes is not a moving average of the window."
+        return failed(f"episodes_to_threshold([{shown}{more}] ({len(case['returns'])} "
+                      f"episodes), threshold={case['threshold']:g}, window={case['window']}) "
+                      f"returned {got}; expected {want}.{hint}")
+    return passed("the first full window whose mean reaches the threshold is found, and None "
+                  "when there is none.")
+
+
+# --- lag-one autocorrelation ---------------------------------------------------------------------
+
+def _autocorrelation_inputs(rng):
+    series = []
+    for _ in range(5):
+        length = int(rng.integers(5, 200))
+        phi = float(rng.uniform(-0.9, 0.95))
+        values = [0.0]
+        for _ in range(length - 1):
+            values.append(phi * values[-1] + float(rng.normal()))
+        series.append(np.round(values, 4).tolist())
+    series.append(rng.integers(0, 5, size=int(rng.integers(5, 60))).astype(float).tolist())
+    series.append([3.0] * int(rng.integers(3, 10)))  # constant: no correlation to speak of
+    return {"series": series, "too_short": [1.0, 2.0]}
+
+
+def reference_autocorrelation(values):
+    values = np.asarray(values, dtype=np.float64)
+    before, after = values[:-1], values[1:]
+    if before.std() == 0 or after.std() == 0:
+        return 0.0
+    return float(np.corrcoef(before, after)[0, 1])
+
+
+def _autocorrelation_probe(inputs, lag_one_autocorrelation):
+    return {"found": [_number(call_student("lag_one_autocorrelation(values)",
+                                           lag_one_autocorrelation, np.array(values)))
+                      for values in inputs["series"]],
+            "too_short": outcome_of(lag_one_autocorrelation, np.array(inputs["too_short"]))}
+
+
+def _autocorrelation_verdict(inputs, data):
+    problem = wrong_amount("answers", data["found"], len(inputs["series"]))
+    if problem:
+        return problem
+    for values, got in zip(inputs["series"], data["found"]):
+        want = reference_autocorrelation(values)
+        if _close(got, want, rel=1e-6):
+            continue
+        hint = (" A constant sequence has no correlation to measure: return 0.0."
+                if np.std(values) == 0 else
+                " Correlate values[:-1] with values[1:] (Pearson's r, each slice centred "
+                "on its own mean).")
+        return failed(f"lag_one_autocorrelation of {len(values)} values starting "
+                      f"{values[:4]} returned {got}; expected {want:.6g}.{hint}")
+    if data["too_short"].get("raised") != "ValueError":
+        return failed("lag_one_autocorrelation of two values should raise ValueError: one "
+                      "pair makes no correlation.")
+    return passed("Pearson's r between each value and the next matches numpy's, constant "
+                  "sequences give 0 and too short ones are refused.")
+
+
+CHECKS = LessonChecks("06_capstone", [
+    Check("test_confidence_interval", "confidence intervals", ("confidence_interval",),
+          _interval_inputs, _interval_probe, _interval_verdict),
+    Check("test_episodes_to_threshold", "episodes to a threshold", ("episodes_to_threshold",),
+          _threshold_inputs, _threshold_probe, _threshold_verdict),
+    Check("test_lag_one_autocorrelation", "lag-one autocorrelation",
+          ("lag_one_autocorrelation",), _autocorrelation_inputs, _autocorrelation_probe,
+          _autocorrelation_verdict),
+])
