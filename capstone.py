@@ -100,10 +100,10 @@ ENVIRONMENTS = {
                      get_legal_actions=lambda state: range(N_ACTIONS), seed=seed),
                  feature=lambda state: int(state) // 100,  # the taxi's row
                  early=50, threshold=-50.0),
-    "CartPole": dict(make_env=make_discrete_cartpole, episodes=200, epsilon_decay=1.0,
+    "CartPole": dict(make_env=make_discrete_cartpole, episodes=175, epsilon_decay=1.0,
                      before_episode=follow_cartpole_schedules, make_agent=cartpole_agent,
                      feature=lambda state: int(state) // 12,  # the pole-angle bin
-                     early=150, threshold=195.0),
+                     early=125, threshold=195.0),
 }
 
 

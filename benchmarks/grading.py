@@ -228,8 +228,20 @@ def nbgrader_short_of_full_marks(directory, lessons):
     run_timed(nbgrader("export", "--to", str(directory / "grades.csv")), cwd=directory,
               env=nbgrader_environment())
     grades = pd.read_csv(directory / "grades.csv")
-    graded = {row.assignment: (row.score, row.max_score) for row in grades.itertuples()}
+    # nbgrader counts written answers in max_score until a person grades them; ours
+    # leaves them out of the score: compare the automatic points only
+    graded = {row.assignment: (row.score, row.max_score - written_points(row.assignment))
+              for row in grades.itertuples()}
     return short_of_full_marks(graded, lessons)
+
+
+def written_points(lesson):
+    """Points of the lesson's manually graded answers."""
+    from grader.lessons import all_lessons
+    from grader.rebuild import is_manually_graded, nbgrader_meta
+
+    return sum(float(nbgrader_meta(cell).get("points", 0))
+               for cell in all_lessons()[lesson].source().cells if is_manually_graded(cell))
 
 
 def benchmark_one_submission(repeats, scratch):

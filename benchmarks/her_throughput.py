@@ -20,7 +20,6 @@ ratio. Goal (issue 5): the reference at least 10x the naive buffer at capacity 1
 """
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -28,6 +27,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from rates import calls_per_second  # noqa: E402
 
 from course.bit_flipping import BitFlippingEnv  # noqa: E402
 from hindsight_replay import HindsightReplayBuffer  # noqa: E402
@@ -88,25 +89,6 @@ def random_episodes(n_bits, steps, count, rng):
         yield states, states, rng.integers(2, size=n_bits, dtype=np.int8), flips
 
 
-def samples_per_second(buffer, batch_size, repeats):
-    calls = 1
-    while True:
-        started = time.perf_counter()
-        for _ in range(calls):
-            buffer.sample(batch_size)
-        elapsed = time.perf_counter() - started
-        if elapsed >= 0.2:
-            break
-        calls *= 2
-    rates = [calls / elapsed]
-    for _ in range(repeats - 1):
-        started = time.perf_counter()
-        for _ in range(calls):
-            buffer.sample(batch_size)
-        rates.append(calls / (time.perf_counter() - started))
-    return statistics.median(rates)
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--transitions", type=int, default=1_000_000)
@@ -128,8 +110,8 @@ def main(argv=None):
     print(f"{'batch':>5} {'reference samples/s':>20} {'naive samples/s':>16} {'ratio':>7}")
     ratios = {}
     for batch_size in args.batches:
-        ours = samples_per_second(reference, batch_size, args.repeats)
-        theirs = samples_per_second(naive, batch_size, args.repeats)
+        ours = calls_per_second(lambda: reference.sample(batch_size), args.repeats)
+        theirs = calls_per_second(lambda: naive.sample(batch_size), args.repeats)
         ratios[batch_size] = ours / theirs
         print(f"{batch_size:>5} {ours:>20,.0f} {theirs:>16,.0f} {ours / theirs:>6.1f}x",
               flush=True)

@@ -21,7 +21,6 @@ the recursive tree and at least as fast as cpprb.
 """
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -29,6 +28,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from rates import calls_per_second  # noqa: E402
 
 from prioritized_replay import PrioritizedReplayBuffer  # noqa: E402
 
@@ -178,26 +179,6 @@ def operations(kind, buffer, batch_size, data):
     }
 
 
-def ops_per_second(operation, repeats):
-    """Median over ``repeats`` runs of at least 0.2 s each."""
-    calls = 1
-    while True:  # find a call count that takes at least 0.2 s
-        started = time.perf_counter()
-        for _ in range(calls):
-            operation()
-        elapsed = time.perf_counter() - started
-        if elapsed >= 0.2:
-            break
-        calls *= 2
-    rates = [calls / elapsed]
-    for _ in range(repeats - 1):
-        started = time.perf_counter()
-        for _ in range(calls):
-            operation()
-        rates.append(calls / (time.perf_counter() - started))
-    return statistics.median(rates)
-
-
 def cpprb_available():
     try:
         import cpprb  # noqa: F401
@@ -235,7 +216,7 @@ def main(argv=None):
             print(f"(filled {kind} with {capacity:,} transitions in "
                   f"{time.perf_counter() - started:.1f} s)", file=sys.stderr, flush=True)
         for batch_size in args.batches:
-            rates = {kind: {name: ops_per_second(op, args.repeats)
+            rates = {kind: {name: calls_per_second(op, args.repeats)
                             for name, op in operations(kind, buffers[kind], batch_size,
                                                        data).items()}
                      for kind in kinds}

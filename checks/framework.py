@@ -183,6 +183,19 @@ def outcome_of(function, *args):
     return {"raised": None}
 
 
+def value_error_problem(call, outcome, why=""):
+    """A failed verdict unless ``outcome`` (from :func:`outcome_of`) is a ValueError with
+    a message; None when it is. ``why`` says what the error protects against."""
+    raised = outcome.get("raised") if isinstance(outcome, dict) else None
+    if raised != "ValueError":
+        what = "returned normally" if raised is None else f"raised {raised}"
+        return failed(f"{call} {what}; it should raise ValueError with a message that says "
+                      f"what is wrong{why}.")
+    if not str(outcome.get("message", "")).strip():
+        return failed(f"{call} raised ValueError without a message: say what is wrong.")
+    return None
+
+
 def call_student(description, function, *args, **kwargs):
     """Call the student's code; turn any exception into a ProbeError that names the call.
 

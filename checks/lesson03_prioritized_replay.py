@@ -6,7 +6,7 @@ from functools import lru_cache
 import numpy as np
 
 from checks.framework import (Check, LessonChecks, ProbeError, call_student, failed,
-                              outcome_of, passed, wrong_amount)
+                              outcome_of, passed, value_error_problem, wrong_amount)
 from checks.lesson02_replay_buffer import transition, transition_ids
 from checks.statistics import FALSE_FAILURE_RATE, chi_square_pvalue, describe_counts, fits
 from checks.stub_envs import make_corridor
@@ -678,14 +678,10 @@ def _errors_verdict(inputs, data):
     if problem:
         return problem
     for call, outcome in data["outcomes"]:
-        if not isinstance(outcome, dict) or outcome.get("raised") != "ValueError":
-            raised = outcome.get("raised") if isinstance(outcome, dict) else None
-            what = "returned normally" if raised is None else f"raised {raised}"
-            return failed(f"{call} {what}; it should raise ValueError with a message that "
-                          "says what is wrong (a NaN or an index out of range in the tree "
-                          "corrupts every later sample, silently).")
-        if not str(outcome.get("message", "")).strip():
-            return failed(f"{call} raised ValueError without a message: say what is wrong.")
+        problem = value_error_problem(call, outcome, " (a NaN or an index out of range in "
+                                      "the tree corrupts every later sample, silently)")
+        if problem:
+            return problem
     return passed("empty buffers, bad batch sizes, NaN TD errors, slots out of range and "
                   "negative priorities raise ValueError.")
 
@@ -986,7 +982,7 @@ def _cliffwalk_verdict(inputs, data):
         return failed(summary + f" (budget {budget} updates). Check that the priorities "
                       "you store follow the TD errors you are given.")
     if np.median(yours) * UNIFORM_FACTOR > np.median(uniform):
-        return failed(summary + f". Prioritized replay should need at most half as many "
+        return failed(summary + ". Prioritized replay should need at most half as many "
                       "(median).")
     return passed(summary + ".")
 

@@ -7,7 +7,8 @@ import numpy as np
 from scipy import stats
 
 from checks.framework import (Check, LessonChecks, ProbeError, call_student, failed,
-                              outcome_of, packed, passed, unpacked, wrong_amount)
+                              outcome_of, packed, passed, unpacked, value_error_problem,
+                              wrong_amount)
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
 
 LESSON = "04_hindsight_replay"
@@ -521,13 +522,9 @@ def _errors_verdict(inputs, data):
     if problem:
         return problem
     for call, outcome in data["outcomes"]:
-        if not isinstance(outcome, dict) or outcome.get("raised") != "ValueError":
-            raised = outcome.get("raised") if isinstance(outcome, dict) else None
-            what = "returned normally" if raised is None else f"raised {raised}"
-            return failed(f"{call} {what}; it should raise ValueError with a message that "
-                          "says what is wrong.")
-        if not str(outcome.get("message", "")).strip():
-            return failed(f"{call} raised ValueError without a message.")
+        problem = value_error_problem(call, outcome)
+        if problem:
+            return problem
     return passed("unknown strategies, k < 0, empty buffers, bad batch sizes and malformed "
                   "episodes raise ValueError.")
 

@@ -6,8 +6,8 @@ from functools import lru_cache
 import numpy as np
 
 from checks.framework import (Check, LessonChecks, ProbeError, call_student, failed,
-                              outcome_of, passed, wrong_amount)
-from checks.lesson02_replay_buffer import RecordingBuffer, transition, transition_ids
+                              outcome_of, passed, value_error_problem, wrong_amount)
+from checks.lesson02_replay_buffer import RecordingBuffer, sampled_ids, transition
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
 from checks.stub_envs import ScriptedAgent, make_corridor
 
@@ -21,19 +21,6 @@ def _new_buffer(CombinedReplayBuffer, capacity, seed):
 
 def _add(buffer, k):
     call_student("add(obs_t, action, reward, obs_tp1, done)", buffer.add, *transition(k))
-
-
-def _sampled_ids(buffer, batch_size):
-    batch = call_student(f"sample({batch_size})", buffer.sample, batch_size)
-    try:
-        fields = list(batch)
-    except TypeError:
-        raise ProbeError(f"sample({batch_size}) returned {type(batch).__name__}, not five "
-                         "arrays.") from None
-    if len(fields) != 5:
-        raise ProbeError(f"sample({batch_size}) returned {len(fields)} items; expected five "
-                         "arrays (obs_t, action, reward, obs_tp1, done).")
-    return transition_ids(fields)
 
 
 # --- the newest transition, exactly once ---------------------------------------------------
@@ -50,7 +37,7 @@ def _newest_probe(inputs, CombinedReplayBuffer):
     for k in range(inputs["additions"]):
         _add(buffer, k)
         if k >= 1:  # from two stored transitions on
-            batches.append(_sampled_ids(buffer, inputs["batch_size"]))
+            batches.append(sampled_ids(buffer, inputs["batch_size"]))
     return {"batches": batches}
 
 
@@ -97,7 +84,7 @@ def _rest_probe(inputs, CombinedReplayBuffer):
     needed = (inputs["stored"] - 1) * inputs["draws_per_item"]
     rest = []
     while len(rest) < needed:
-        ids = _sampled_ids(buffer, inputs["batch_size"])
+        ids = sampled_ids(buffer, inputs["batch_size"])
         newest = inputs["stored"] - 1
         if newest in ids:
             ids.remove(newest)  # the one that must be there; the test above checks it
@@ -139,8 +126,8 @@ def _single_probe(inputs, CombinedReplayBuffer):
     tiny = _new_buffer(CombinedReplayBuffer, 1, inputs["seed"])
     for k in range(3):
         _add(tiny, k)
-    return {"one": _sampled_ids(one, inputs["batch_size"]),
-            "capacity_one": _sampled_ids(tiny, inputs["batch_size"]),
+    return {"one": sampled_ids(one, inputs["batch_size"]),
+            "capacity_one": sampled_ids(tiny, inputs["batch_size"]),
             "errors": [["sample(1) on an empty buffer", outcome_of(empty.sample, 1)],
                        [f"sample({inputs['bad_size']})",
                         outcome_of(one.sample, inputs["bad_size"])]]}
@@ -160,8 +147,9 @@ def _single_verdict(inputs, data):
     if problem:
         return problem
     for call, outcome in data["errors"]:
-        if not isinstance(outcome, dict) or outcome.get("raised") != "ValueError":
-            return failed(f"{call} should raise ValueError, as lesson 02's buffer does.")
+        problem = value_error_problem(call, outcome, ", as lesson 02's buffer does")
+        if problem:
+            return problem
     return passed("one stored transition gives a batch of one, and bad calls raise "
                   "ValueError.")
 

@@ -10,8 +10,8 @@ import math
 import numpy as np
 from scipy import stats
 
-from checks.framework import Check, LessonChecks, call_student, failed, outcome_of, passed, \
-    wrong_amount
+from checks.framework import (Check, LessonChecks, call_student, failed, outcome_of, passed,
+                              value_error_problem, wrong_amount)
 
 
 def _number(value):
@@ -83,9 +83,10 @@ def _interval_verdict(inputs, data):
                 message += (" The standard error uses the sample standard deviation "
                             "(ddof=1).")
         return failed(message)
-    if data["too_few"].get("raised") != "ValueError":
-        return failed("confidence_interval of a single value should raise ValueError: one "
-                      "seed says nothing about the spread.")
+    problem = value_error_problem("confidence_interval of a single value", data["too_few"],
+                                  ": one seed says nothing about the spread")
+    if problem:
+        return problem
     return passed("t intervals match scipy's for 2 to 30 seeds and several levels; a single "
                   "value is refused.")
 
@@ -204,9 +205,10 @@ def _autocorrelation_verdict(inputs, data):
                 "on its own mean).")
         return failed(f"lag_one_autocorrelation of {len(values)} values starting "
                       f"{values[:4]} returned {got}; expected {want:.6g}.{hint}")
-    if data["too_short"].get("raised") != "ValueError":
-        return failed("lag_one_autocorrelation of two values should raise ValueError: one "
-                      "pair makes no correlation.")
+    problem = value_error_problem("lag_one_autocorrelation of two values",
+                                  data["too_short"], ": one pair makes no correlation")
+    if problem:
+        return problem
     return passed("Pearson's r between each value and the next matches numpy's, constant "
                   "sequences give 0 and too short ones are refused.")
 

@@ -4,7 +4,6 @@ Each trick below fools plain nbgrader (RESEARCH.md, "Autograding"). Here the sub
 update() is wrong; with the trick added, its score must not rise.
 """
 
-from pathlib import Path
 
 import numpy as np
 import pytest

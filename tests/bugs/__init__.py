@@ -11,6 +11,7 @@ A bug that changes a line or two of an instructors' answer is written as that ed
 solution; a bug that is a different implementation is written out in full.
 """
 
+import functools
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -45,6 +46,11 @@ def edited(lesson, grade_id, *replacements):
                              f"solution cell (expected exactly once): {old!r}")
         source = source.replace(old, new)
     return source
+
+
+def edits_of(lesson):
+    """``edited`` for one lesson: ``_edit = edits_of(LESSON)`` in a lesson's bug module."""
+    return functools.partial(edited, lesson)
 
 
 @dataclass(frozen=True)

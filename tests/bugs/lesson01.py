@@ -5,13 +5,12 @@ cell with the bug edited in (``edited``), so its ``#| export`` line, decorator a
 docstring follow the solution; the others keep them and rewrite the body.
 """
 
-from . import Bug, edited
+from . import Bug, edits_of
 
 LESSON = "01_qlearning"
 
 
-def _edit(grade_id, *replacements):
-    return edited(LESSON, grade_id, *replacements)
+_edit = edits_of(LESSON)
 
 
 # --- get_value --------------------------------------------------------------------------

@@ -6,13 +6,12 @@ docstring follow the solution. Bugs that rewrite the buffer's design (a list, a 
 ring) replace the class cell too; the ring's ``add`` is written out in full.
 """
 
-from . import Bug, edited
+from . import Bug, edits_of
 
 LESSON = "02_replay_buffer"
 
 
-def _edit(grade_id, *replacements):
-    return edited(LESSON, grade_id, *replacements)
+_edit = edits_of(LESSON)
 
 
 # --- buffer_class -----------------------------------------------------------------------

@@ -4,13 +4,12 @@ Most are the solution cell with the bug edited in; several are the bugs public P
 implementations shipped (RESEARCH.md, "Known bugs of replay buffers").
 """
 
-from . import Bug, edited
+from . import Bug, edits_of
 
 LESSON = "03_prioritized_replay"
 
 
-def _edit(grade_id, *replacements):
-    return edited(LESSON, grade_id, *replacements)
+_edit = edits_of(LESSON)
 
 
 # --- the sum tree -------------------------------------------------------------------------

@@ -3,13 +3,12 @@
 Several are bugs that shipped in public HER buffers (RESEARCH.md, "Known bugs").
 """
 
-from . import Bug, edited
+from . import Bug, edits_of
 
 LESSON = "04_hindsight_replay"
 
 
-def _edit(grade_id, *replacements):
-    return edited(LESSON, grade_id, *replacements)
+_edit = edits_of(LESSON)
 
 
 # --- the goal step rule ----------------------------------------------------------------------

@@ -1,12 +1,11 @@
 """Buggy answers to lesson 05 (combined replay and the CartPole discretiser)."""
 
-from . import Bug, edited
+from . import Bug, edits_of
 
 LESSON = "05_combined_replay"
 
 
-def _edit(grade_id, *replacements):
-    return edited(LESSON, grade_id, *replacements)
+_edit = edits_of(LESSON)
 
 
 _REST = "rows += [self._storage[i] for i in self.rng.integers(older, size=batch_size - 1)]"

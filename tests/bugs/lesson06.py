@@ -1,12 +1,11 @@
 """Buggy answers to lesson 06 (the capstone's analysis functions)."""
 
-from . import Bug, edited
+from . import Bug, edits_of
 
 LESSON = "06_capstone"
 
 
-def _edit(grade_id, *replacements):
-    return edited(LESSON, grade_id, *replacements)
+_edit = edits_of(LESSON)
 
 
 INTERVAL_WITH_THE_NORMAL_QUANTILE = _edit("confidence_interval", (
