@@ -408,7 +408,9 @@ class RecordingBuffer:
         return tuple(np.array(column) for column in zip(*rows))
 
 
-def _loop_inputs(rng):
+def replay_loop_inputs(rng):
+    """A corridor, its time limit and a batch size: for this lesson's loop and for lesson
+    05's, which learns only from replay."""
     length = int(rng.integers(3, 7))
     return {"length": length, "time_limit": int(rng.integers(length + 2, length + 8)),
             "batch_size": int(rng.integers(2, 9))}
@@ -569,7 +571,7 @@ CHECKS = LessonChecks(LESSON, [
     Check("test_sample_errors", "errors for bad samples", ("ReplayBuffer",),
           _errors_inputs, _errors_probe, _errors_verdict),
     Check("test_replay_loop", "play_and_train_with_replay", ("play_and_train_with_replay",),
-          _loop_inputs, _loop_probe, _loop_verdict),
+          replay_loop_inputs, _loop_probe, _loop_verdict),
     Check("test_replay_learning", "replay on Taxi",
           ("ReplayBuffer", "play_and_train_with_replay"),
           _learning_inputs, _learning_probe, _learning_verdict, time_limit=60.0,

@@ -7,7 +7,8 @@ import numpy as np
 
 from checks.framework import (Check, LessonChecks, ProbeError, call_student, failed,
                               outcome_of, passed, value_error_problem, wrong_amount)
-from checks.lesson02_replay_buffer import RecordingBuffer, sampled_ids, transition
+from checks.lesson02_replay_buffer import (RecordingBuffer, replay_loop_inputs, sampled_ids,
+                                           transition)
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
 from checks.stub_envs import ScriptedAgent, make_corridor
 
@@ -155,12 +156,6 @@ def _single_verdict(inputs, data):
 
 
 # --- the loop that learns only from replay -------------------------------------------------------
-
-def _loop_inputs(rng):
-    length = int(rng.integers(3, 7))
-    return {"length": length, "time_limit": int(rng.integers(length + 2, length + 8)),
-            "batch_size": int(rng.integers(2, 9))}
-
 
 def _loop_probe(inputs, play_and_train_from_replay):
     outcome = {}
@@ -361,7 +356,7 @@ CHECKS = LessonChecks(LESSON, [
     Check("test_cer_single_transition", "one stored transition, and errors",
           ("CombinedReplayBuffer",), _single_inputs, _single_probe, _single_verdict),
     Check("test_replay_only_loop", "play_and_train_from_replay",
-          ("play_and_train_from_replay",), _loop_inputs, _loop_probe, _loop_verdict),
+          ("play_and_train_from_replay",), replay_loop_inputs, _loop_probe, _loop_verdict),
     Check("test_discretize_edges", "discretiser: bin edges", ("discretize",),
           _discretiser_inputs, _discretiser_probe_for("edges"), _discretiser_verdict_for(
               "edges", "A value on an inner edge belongs to the bin above it (floor), the "
