@@ -13,7 +13,8 @@ import pytest
 from grader.kernel_session import PROBE_MIME, KernelSession
 from grader.lessons import all_lessons
 from grader.release import REPOSITORY
-from grader.sandbox import kernel_argv, kernel_env, make_scratch, namespaces_available
+from grader.sandbox import (exposed_paths, kernel_argv, kernel_env, make_scratch,
+                            namespaces_available)
 from submission_factory import write_submission
 
 # this module's fixtures are computed once: its tests share one pytest-xdist worker
@@ -132,7 +133,14 @@ def test_the_python_installation_is_read_only_there_is_no_network_and_no_capabil
 def test_proc_shows_only_the_kernel_and_tmp_only_its_scratch(kernel_view):
     # other processes' /proc/<pid>/cwd and /root would lead back to the repository
     assert kernel_view["processes"] == [1]
-    assert len(kernel_view["tmp"]) == 1 and kernel_view["tmp"][0].startswith("grade-")
+    # /tmp holds the scratch folder, and the way to the Python installation when that
+    # lives under /tmp too (a checkout in /tmp with its .venv)
+    exposed_under_tmp = {Path(path).resolve().relative_to("/tmp").parts[0]
+                         for path in exposed_paths()
+                         if Path(path).resolve().is_relative_to("/tmp")}
+    scratch = [name for name in kernel_view["tmp"] if name.startswith("grade-")]
+    assert len(scratch) == 1
+    assert set(kernel_view["tmp"]) - set(scratch) == exposed_under_tmp
 
 
 def test_only_public_helpers_and_earlier_lessons_are_importable(kernel_view):
