@@ -57,6 +57,6 @@ def summary_table(report):
                           "manual": f"{manual:g} pts pending" if manual else "",
                           "problems": ", ".join(problems)})
     table = pd.DataFrame(lines)
-    if not table["manual"].any():
+    if "manual" in table and not table["manual"].any():
         table = table.drop(columns="manual")
     return table.to_string(index=False)
