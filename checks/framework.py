@@ -11,8 +11,11 @@ A check has three parts:
   returns a :class:`Verdict`. The grader calls it in its own process, so nothing the
   student's code does to its kernel (patched numpy, swallowed exceptions) reaches it.
 
-A visible test cell runs all three in the notebook; the grader runs the probe in the
-student's kernel and the verdict outside it. One definition, two uses.
+A visible test cell runs all three in the notebook. The grader runs the probe and the
+verdict in its own process, with the student's objects in another: the probe then holds
+proxies (:class:`StudentObjectBase`) whose calls cross to the student's process and
+whose answers come back as plain data, and the objects it hands to student code are
+lent (:mod:`checks.lending`). One definition, two uses.
 """
 
 import base64
@@ -52,6 +55,71 @@ def failed(feedback, fraction=0.0):
 
 class ProbeError(Exception):
     """The student's code raised while a probe drove it; carries what to tell them."""
+
+
+class StudentObjectBase:
+    """Base of the grader's proxies for objects that live in a student's process.
+
+    In a notebook no object is one; the helpers below then act on plain objects."""
+
+    __slots__ = ()
+
+
+def student_process_of(value):
+    """The student process that holds ``value``, or None for an object right here."""
+    if isinstance(value, StudentObjectBase):
+        return object.__getattribute__(value, "_student_process_")
+    return None
+
+
+def reseed_global_generators(seed, near):
+    """Seed ``random`` and ``np.random`` where the student's code ``near`` runs."""
+    process = student_process_of(near)
+    if process is not None:
+        process.seed(seed)
+        return
+    import random
+
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+
+
+def kept_with(value, near):
+    """``value`` placed where ``near`` lives, so the student's code and the probe share
+    it: a probe that changes it afterwards changes what the student's code holds."""
+    process = student_process_of(near)
+    return value if process is None else process.keep(value)
+
+
+def parts_of(sequence):
+    """The items of a sequence the student's code returned, each left where it lives
+    (proxies when it lives in the student's process), so a probe can change them."""
+    process = student_process_of(sequence)
+    if process is None:
+        return list(sequence)
+    return [process.apply("getitem", sequence, index, by_ref=True)
+            for index in range(len(sequence))]
+
+
+def fill_in_place(array, value):
+    """``array[...] = value`` where the array lives (raises if it cannot be written)."""
+    process = student_process_of(array)
+    if process is None:
+        array[...] = value
+    else:
+        process.apply("fill", array, value)
+
+
+def result_by_reference(function, *args, **kwargs):
+    """``function(*args, **kwargs)``, its result left where the function ran, so that a
+    probe can change it in place (a proxy when the function is the student's)."""
+    process = student_process_of(function)
+    if process is None:
+        return function(*args, **kwargs)
+    owner = object.__getattribute__(function, "_owner") if hasattr(
+        type(function), "_owner") else function
+    method = object.__getattribute__(function, "_name") if owner is not function else None
+    return process.call(owner, args, kwargs, method=method, by_ref=True)
 
 
 @dataclass(frozen=True)
@@ -203,6 +271,8 @@ def call_student(description, function, *args, **kwargs):
     """
     try:
         return function(*args, **kwargs)
+    except ProbeError:
+        raise
     except NotImplementedError:
         raise ProbeError(f"{description} is not implemented yet "
                          "(it raised NotImplementedError).") from None

@@ -6,9 +6,11 @@ import numpy as np
 from scipy import stats
 
 from checks.framework import (Check, LessonChecks, ProbeError, call_student, failed,
-                              outcome_of, passed, value_error_problem, wrong_amount)
+                              fill_in_place, kept_with, outcome_of, parts_of, passed,
+                              result_by_reference, value_error_problem, wrong_amount)
+from checks.lending import Served
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
-from checks.stub_envs import ScriptedAgent, make_corridor
+from checks.stub_envs import ScriptedAgent, lent_corridor
 
 LESSON = "02_replay_buffer"
 FIELDS = ("obs_t", "action", "reward", "obs_tp1", "done")
@@ -30,7 +32,12 @@ def _add(buffer, *fields):
 
 
 def _sample(buffer, batch_size):
-    batch = call_student(f"sample({batch_size})", buffer.sample, batch_size)
+    return _sample_from(call_student(f"sample({batch_size})", buffer.sample, batch_size),
+                        batch_size)
+
+
+def _sample_from(batch, batch_size):
+    """The five fields of what sample returned (a proxy's are read across)."""
     try:
         fields = list(batch)
     except TypeError:
@@ -202,17 +209,21 @@ def _aliasing_probe(inputs, ReplayBuffer):
     buffer = _new_buffer(ReplayBuffer, 100, inputs["seed"])
     originals = []
     for k in range(inputs["stored"]):
-        obs, obs_next = np.full(3, float(k)), np.full(3, float(k + 1))
+        # arrays where the student's code lives, so that changing them later is seen there
+        obs = kept_with(np.full(3, float(k)), near=buffer)
+        obs_next = kept_with(np.full(3, float(k + 1)), near=buffer)
         originals.append((obs, obs_next))
         _add(buffer, obs, k % 5, k / 2, obs_next, False)
     for obs, obs_next in originals:  # the caller reuses its arrays, as envs often do
-        obs[:] = MARKER
-        obs_next[:] = MARKER
-    first = _sample(buffer, 64)
-    after_caller_mutation = np.asarray(first[0]).tolist()
-    for field in first:  # a learner may normalise a batch in place
-        if isinstance(field, np.ndarray) and field.flags.writeable and field.dtype.kind == "f":
-            field[...] = MARKER  # read-only batches cannot leak: nothing to try
+        fill_in_place(obs, MARKER)
+        fill_in_place(obs_next, MARKER)
+    first = call_student("sample(64)", result_by_reference, buffer.sample, 64)
+    after_caller_mutation = np.asarray(_sample_from(first, 64)[0]).tolist()
+    for field in parts_of(first):  # a learner may normalise a batch in place
+        try:
+            fill_in_place(field, MARKER)
+        except Exception:  # read-only batches cannot leak: nothing to try
+            pass
     # many draws afterwards, so an overwritten stored transition is sure to come up
     after = [row for _ in range(AFTER_MUTATION_BATCHES)
              for row in np.asarray(_sample(buffer, 64)[0]).tolist()]
@@ -387,7 +398,11 @@ def _errors_verdict(inputs, data):
 
 class RecordingBuffer:
     """Stands in for a replay buffer: records adds, and hands out older transitions, in a
-    pattern, so the verdict can tell replayed updates from updates on the new step."""
+    pattern, so the verdict can tell replayed updates from updates on the new step.
+    Served to the student's loop: ``sample`` and ``len`` answer across, ``add`` is queued.
+    """
+
+    __lending__ = Served(remote=("sample", "__len__"), deferred=("add",))
 
     def __init__(self):
         self.added = []
@@ -420,7 +435,7 @@ def _loop_probe(inputs, play_and_train_with_replay):
     outcome = {}
     for case, action, use_replay in (("reaches_goal", 1, True), ("runs_out_of_time", 0, True),
                                      ("without_replay", 1, False)):
-        env = make_corridor(inputs["length"], inputs["time_limit"])
+        env = lent_corridor(inputs["length"], inputs["time_limit"])
         agent, buffer = ScriptedAgent(action), RecordingBuffer()
         call_student("play_and_train_with_replay(env, agent, replay, replay_batch_size)",
                      play_and_train_with_replay, env, agent,
@@ -479,51 +494,40 @@ FINAL_TOLERANCE = 0.05  # and may trail no replay by at most 5 points at the end
 
 
 def _learning_inputs(rng):
-    return {"seeds": rng.integers(2**31, size=3).tolist(), "early": EARLY_EPISODES,
+    return {"seeds": rng.integers(2**31, size=2).tolist(), "early": EARLY_EPISODES,
             "total": TOTAL_EPISODES, **REPLAY, **LEARNING}
 
 
-def train_taxi_snapshots(play_episode, seed, early, total, alpha, epsilon, discount,
-                         epsilon_decay):
-    """Q-tables of the reference agent after ``early`` and ``total`` Taxi episodes."""
-    from course.experiments import train_agent
-    from course.qtables import qtable_from_agent
-    from course.taxi import N_ACTIONS, N_STATES, make_taxi
-    from qlearning import QLearningAgent
-
-    env = make_taxi(seed)
-    agent = QLearningAgent(alpha=alpha, epsilon=epsilon, discount=discount,
-                           get_legal_actions=lambda state: range(N_ACTIONS), seed=seed)
-    snapshots = []
-    for episodes in (early, total - early):
-        train_agent(env, agent, play_episode, episodes, epsilon_decay=epsilon_decay,
-                    progress=False)
-        snapshots.append(qtable_from_agent(agent, N_STATES, N_ACTIONS))
-    return snapshots
-
-
 def _learning_probe(inputs, ReplayBuffer, play_and_train_with_replay):
-    settings = {k: inputs[k] for k in ("early", "total", *LEARNING)}
+    from checks.lesson01_qlearning import as_episode_return
+    from checks.taxi_training import train_on_taxi
+
+    settings = {k: inputs[k] for k in LEARNING}
     runs = []
     for seed in inputs["seeds"]:
         buffer = _new_buffer(ReplayBuffer, inputs["capacity"], seed)
 
         def play_episode(env, agent):
-            return play_and_train_with_replay(env, agent, buffer, inputs["batch_size"])
+            return as_episode_return(call_student(
+                "play_and_train_with_replay(env, agent, replay, replay_batch_size)",
+                play_and_train_with_replay, env, agent, buffer, inputs["batch_size"]))
 
-        snapshots = call_student("training with your buffer on Taxi", train_taxi_snapshots,
-                                 play_episode, seed, **settings)
+        snapshots = train_on_taxi(play_episode, seed, [inputs["early"], inputs["total"]],
+                                  **settings)
         runs.append([q.tolist() for q in snapshots])
     return {"snapshots": runs}
 
 
 @lru_cache(maxsize=8)
 def _no_replay_success(seeds, settings):
+    from checks.taxi_training import train_on_taxi
     from course.taxi import evaluate_qtable
     from qlearning import play_and_train
 
+    settings = dict(settings)
+    checkpoints = [settings.pop("early"), settings.pop("total")]
     rates = [[evaluate_qtable(q).success_rate
-              for q in train_taxi_snapshots(play_and_train, seed, **dict(settings))]
+              for q in train_on_taxi(play_and_train, seed, checkpoints, **settings)]
              for seed in seeds]
     return np.mean(rates, axis=0)
 

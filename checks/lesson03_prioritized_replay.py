@@ -7,9 +7,10 @@ import numpy as np
 
 from checks.framework import (Check, LessonChecks, ProbeError, call_student, failed,
                               outcome_of, passed, value_error_problem, wrong_amount)
+from checks.lending import Served, mirrored
 from checks.lesson02_replay_buffer import transition, transition_ids
 from checks.statistics import FALSE_FAILURE_RATE, chi_square_pvalue, describe_counts, fits
-from checks.stub_envs import make_corridor
+from checks.stub_envs import lent_corridor
 
 LESSON = "03_prioritized_replay"
 EPSILON = 1e-6  # the buffer's default: p = |delta| + epsilon
@@ -741,12 +742,19 @@ def _weighted_inputs(rng):
             "seed": int(rng.integers(2**31))}
 
 
+# what code may do to the reference agent it is lent: its Q-values change by set_qvalue
+# (and update); reads come from the student process's copy, which the grader checks
+AGENT_WRITES = ("set_qvalue", "update")
+
+
 def _weighted_probe(inputs, prioritized_q_update):
+    from course.legal_actions import AllActions
     from qlearning import QLearningAgent
 
-    actions = list(range(inputs["n_actions"]))
-    agent = QLearningAgent(alpha=inputs["alpha"], epsilon=0.0, discount=inputs["discount"],
-                           get_legal_actions=lambda state: actions, seed=inputs["seed"])
+    agent = mirrored(QLearningAgent, alpha=inputs["alpha"], epsilon=0.0,
+                     discount=inputs["discount"],
+                     get_legal_actions=mirrored(AllActions, inputs["n_actions"]),
+                     seed=inputs["seed"], logged=AGENT_WRITES)
     results = []
     for state, action, reward, next_state, done, weight in inputs["transitions"]:
         td_error = call_student("prioritized_q_update(agent, ...)", prioritized_q_update,
@@ -798,7 +806,10 @@ def _weighted_verdict(inputs, data):
 
 class RecordingPrioritizedBuffer:
     """Stands in for a prioritized buffer: records adds, samples and priority updates,
-    and hands out older transitions with known weights, so the verdict can replay it."""
+    and hands out older transitions with known weights, so the verdict can replay it.
+    Served to the student's loop (``sample`` and ``len`` across, the rest queued)."""
+
+    __lending__ = Served(remote=("sample", "__len__"), deferred=("add", "update_priorities"))
 
     def __init__(self):
         self.added, self.samples, self.priority_updates = [], [], []
@@ -834,17 +845,16 @@ def _loop_inputs(rng):
 
 
 def _loop_probe(inputs, play_and_train_with_per):
-    from qlearning import QLearningAgent
+    from course.legal_actions import AllActions
+    from course.scripted_agents import scripted_q_agent
 
     outcome = {}
     for case, action in (("reaches_goal", 1), ("runs_out_of_time", 0)):
-        class ScriptedQAgent(QLearningAgent):
-            def get_action(self, state):
-                return action
-
-        env = make_corridor(inputs["length"], inputs["time_limit"])
-        agent = ScriptedQAgent(alpha=inputs["alpha"], epsilon=0.0, discount=inputs["discount"],
-                               get_legal_actions=lambda state: [0, 1], seed=inputs["seed"])
+        env = lent_corridor(inputs["length"], inputs["time_limit"])
+        agent = mirrored(scripted_q_agent, action, alpha=inputs["alpha"], epsilon=0.0,
+                         discount=inputs["discount"],
+                         get_legal_actions=mirrored(AllActions, 2), seed=inputs["seed"],
+                         logged=AGENT_WRITES, settable=("epsilon",))
         buffer = RecordingPrioritizedBuffer()
         call_student("play_and_train_with_per(env, agent, replay, batch_size, beta)",
                      play_and_train_with_per, env, agent, buffer, inputs["batch_size"],

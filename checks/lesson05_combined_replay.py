@@ -10,7 +10,7 @@ from checks.framework import (Check, LessonChecks, ProbeError, call_student, fai
 from checks.lesson02_replay_buffer import (RecordingBuffer, replay_loop_inputs, sampled_ids,
                                            transition)
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
-from checks.stub_envs import ScriptedAgent, make_corridor
+from checks.stub_envs import ScriptedAgent, lent_corridor
 
 LESSON = "05_combined_replay"
 
@@ -160,7 +160,7 @@ def _single_verdict(inputs, data):
 def _loop_probe(inputs, play_and_train_from_replay):
     outcome = {}
     for case, action in (("reaches_goal", 1), ("runs_out_of_time", 0)):
-        env = make_corridor(inputs["length"], inputs["time_limit"])
+        env = lent_corridor(inputs["length"], inputs["time_limit"])
         agent, buffer = ScriptedAgent(action), RecordingBuffer()
         total = call_student("play_and_train_from_replay(env, agent, replay, batch_size)",
                              play_and_train_from_replay, env, agent, buffer,
@@ -289,24 +289,23 @@ def _learning_inputs(rng):
 
 def train_taxi_from_replay(buffer, play, seed, episodes, batch_size, alpha, epsilon, discount,
                            epsilon_decay):
-    """The Q-table after ``episodes`` of Taxi learning only from ``buffer``'s batches."""
-    from course.experiments import train_agent
-    from course.qtables import qtable_from_agent
-    from course.taxi import N_ACTIONS, N_STATES, make_taxi
-    from qlearning import QLearningAgent
+    """The reference agent's Q-table after ``episodes`` of Taxi, trained by the loop
+    ``play(env, agent, buffer, batch_size)`` learning only from ``buffer``'s batches."""
+    from checks.lesson01_qlearning import as_episode_return
+    from checks.taxi_training import train_on_taxi
 
-    env = make_taxi(seed)
-    agent = QLearningAgent(alpha=alpha, epsilon=epsilon, discount=discount,
-                           get_legal_actions=lambda state: range(N_ACTIONS), seed=seed)
-    train_agent(env, agent, lambda env, agent: play(env, agent, buffer, batch_size), episodes,
-                epsilon_decay=epsilon_decay, progress=False)
-    return qtable_from_agent(agent, N_STATES, N_ACTIONS)
+    def play_episode(env, agent):
+        return as_episode_return(call_student(
+            "play_and_train_from_replay(env, agent, replay, batch_size)", play, env, agent,
+            buffer, batch_size))
+
+    return train_on_taxi(play_episode, seed, [episodes], alpha, epsilon, discount,
+                         epsilon_decay)[0]
 
 
 def _learning_probe(inputs, CombinedReplayBuffer, play_and_train_from_replay):
     settings = {k: inputs[k] for k in LEARNING if k != "capacity"}
-    return {"qtables": [call_student(
-        "training on Taxi with your CER buffer and loop", train_taxi_from_replay,
+    return {"qtables": [train_taxi_from_replay(
         _new_buffer(CombinedReplayBuffer, inputs["capacity"], seed), play_and_train_from_replay,
         seed, **settings).tolist() for seed in inputs["seeds"]]}
 

@@ -80,6 +80,14 @@ class BitFlippingEnv(gym.Env):
         return None
 
 
+def make_bit_flipping(n_bits, seed=None):
+    """A bit-flipping environment whose resets follow ``seed`` (its first episode is
+    drawn here, as ``make_taxi`` does for Taxi)."""
+    env = BitFlippingEnv(n_bits)
+    env.reset(seed=seed)
+    return env
+
+
 def bits_to_int(bits):
     """The integers whose binary digits are ``bits`` (last axis; first bit most
     significant). Tabular agents use them as row numbers."""

@@ -3,13 +3,14 @@
 import argparse
 import os
 import sys
+import tempfile
 import time
 
 from tqdm import tqdm
 
 from checks.framework import DEFAULT_HIDDEN_SALT
 from grader.release import REPOSITORY, release
-from grader.sandbox import DEFAULT_MEMORY_MB
+from grader.sandbox import DEFAULT_DISK_MB, DEFAULT_MEMORY_MB
 
 
 def _release(args):
@@ -22,9 +23,27 @@ def _release(args):
 
 def _grade(args):
     from grader.grade_class import grade_jobs
-    from grader.report import gradebook, submissions_report, summary_table, write_json
+    from grader.report import (check_writable, gradebook, submissions_report, summary_table,
+                               write_atomically, write_json)
+    from grader.safe_text import printable
+    from grader.sandbox import NOT_ISOLATED, isolation_level
     from grader.submissions import CannotGrade, find_jobs
 
+    isolation = isolation_level(not args.no_sandbox)
+    if args.require_sandbox and isolation == NOT_ISOLATED:
+        print("grader: --require-sandbox: " + ("--no-sandbox was given" if args.no_sandbox
+              else "this machine cannot give submissions their own namespaces (unshare, "
+                   "setpriv and pivot_root from util-linux, and user namespaces)"),
+              file=sys.stderr)
+        return 2
+    for option, path in (("--json", args.json), ("--csv", args.csv)):
+        if path:
+            try:
+                check_writable(path)
+            except OSError as error:
+                print(f"grader: {option} {printable(path)}: cannot write there "
+                      f"({printable(error.strerror or error)})", file=sys.stderr)
+                return 2
     try:
         jobs, skipped = find_jobs(args.path)
     except CannotGrade as error:
@@ -34,14 +53,16 @@ def _grade(args):
     if salt == DEFAULT_HIDDEN_SALT:
         print("grader: no --salt or GRADER_SALT given; using the default salt, which is "
               "public (fine for practice, not for grades)", file=sys.stderr)
+    if isolation == NOT_ISOLATED:
+        print("grader: grading WITHOUT a sandbox (no Linux namespaces here, or "
+              "--no-sandbox): submissions can reach this machine", file=sys.stderr)
     for line in skipped:
         print(f"grader: {line}", file=sys.stderr)
-    root = args.path if os.path.isdir(args.path) else None
     started = time.monotonic()
     with tqdm(total=len(jobs), desc="grading", unit="notebook", file=sys.stderr,
               disable=args.quiet) as bar:
-        results = grade_jobs(jobs, salt, submissions_root=root, workers=args.workers,
-                             memory_mb=args.memory_mb, isolate=not args.no_sandbox,
+        results = grade_jobs(jobs, salt, workers=args.workers, memory_mb=args.memory_mb,
+                             disk_mb=args.disk_mb, isolate=not args.no_sandbox,
                              progress=lambda job: bar.update())
     report = submissions_report(results)
     print(summary_table(report))
@@ -52,13 +73,23 @@ def _grade(args):
               f"({sum(a['max_score'] for a in written):g} points, outside the scores above; "
               "their text is in the JSON report)")
     print(f"\ngraded {len(jobs)} notebook(s) of {len(report['submissions'])} student(s) in "
-          f"{time.monotonic() - started:.1f} s")
+          f"{time.monotonic() - started:.1f} s (isolation: {isolation})")
+    outputs = []
     if args.json:
-        write_json(report, args.json)
-        print(f"report: {args.json}")
+        outputs.append(("report", args.json, lambda path: write_json(report, path)))
     if args.csv:
-        gradebook(report).to_csv(args.csv)
-        print(f"gradebook: {args.csv}")
+        outputs.append(("gradebook", args.csv,
+                        lambda path: write_atomically(path, gradebook(report).to_csv())))
+    for what, path, write in outputs:
+        try:
+            write(path)
+            print(f"{what}: {path}")
+        except OSError as error:  # it changed since the check: keep the run anyway
+            rescue = os.path.join(tempfile.gettempdir(), f"grader-{what}-{os.getpid()}"
+                                  + os.path.splitext(path)[1])
+            write(rescue)
+            print(f"grader: could not write {printable(path)} ({error.strerror}); the "
+                  f"{what} is in {rescue}", file=sys.stderr)
     return 0
 
 
@@ -86,9 +117,13 @@ def build_parser():
     grade.add_argument("--salt", help="secret that chooses hidden inputs (or GRADER_SALT)")
     grade.add_argument("--workers", type=int, default=1, help="notebooks graded at once")
     grade.add_argument("--memory-mb", type=int, default=DEFAULT_MEMORY_MB,
-                       help="address-space cap of each kernel")
+                       help="address-space cap of each submission's processes")
+    grade.add_argument("--disk-mb", type=int, default=DEFAULT_DISK_MB,
+                       help="size of each sandbox's writable space")
     grade.add_argument("--no-sandbox", action="store_true",
-                       help="do not run kernels in Linux namespaces")
+                       help="do not run submissions in Linux namespaces")
+    grade.add_argument("--require-sandbox", action="store_true",
+                       help="refuse to grade unless submissions run in Linux namespaces")
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
     grade.set_defaults(run=_grade)
     course = commands.add_parser(
@@ -100,7 +135,8 @@ def build_parser():
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    if getattr(args, "workers", 1) < 1:
-        print("grader: --workers must be at least 1", file=sys.stderr)
-        return 2
+    for option in ("workers", "memory_mb", "disk_mb"):
+        if getattr(args, option, 1) < 1:
+            print(f"grader: --{option.replace('_', '-')} must be at least 1", file=sys.stderr)
+            return 2
     return args.run(args)

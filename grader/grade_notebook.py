@@ -1,31 +1,30 @@
-"""Grade one submitted notebook: rebuild it, run it in a sandboxed kernel, probe, judge.
+"""Grade one submitted notebook: rebuild it, run it in a sandbox, probe it from outside.
 
-The order inside the kernel: the grader's bootstrap (before any student code), then the
-rebuilt notebook's setup, given and answer cells (tests and experiments are skipped),
-then one probe per test cell. Each probe's data comes back as JSON and its verdict runs
-here, in the grader's process. A fault costs only what it touches: a cell that raises or
-loops is reported and skipped, and a kernel that dies is restarted for the next check.
+The student's process runs the rebuilt notebook's setup, given and answer cells (tests
+and experiments are skipped). Then, for each test cell, the check's probe runs *here*,
+in the grader's process, driving the student's objects across the boundary
+(:mod:`grader.student_process`), and its verdict judges what came back. A fault costs
+only what it touches: a cell that raises or loops is reported and skipped, and a
+process that dies, hangs or breaks the protocol is replaced for the next check.
 """
 
-import json
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import nbformat
-
 from checks import checks_for_lesson
-from checks.framework import seed_for
-from grader.kernel_session import KernelSession
+from checks.framework import ProbeError, as_plain_data, seed_for
+from checks.lending import forget_mirrored
 from grader.lessons import lesson_of
 from grader.rebuild import cells_to_run, is_answer, nbgrader_meta, rebuild, test_cells
-from grader.sandbox import (DEFAULT_MEMORY_MB, kernel_argv, kernel_env, make_scratch,
-                            namespaces_available, probe_modules)
-from checks import LESSON_MODULES
+from grader.sandbox import (DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, isolation_level, make_scratch,
+                            remove_scratch)
+from grader.safe_text import printable
+from grader.student_process import StudentProcess, StudentProcessLost
+from grader.submission_file import UnreadableSubmission, read_submission
 
 CELL_TIME_LIMIT = 30.0  # seconds for one cell of the notebook itself
-BOOTSTRAP = (Path(__file__).parent / "in_kernel.py").read_text()
-MAX_RESTARTS = 8  # past this many kernel deaths, the remaining checks are not attempted
+HOUSEKEEPING_TIME_LIMIT = 10.0  # seconds for seeding, looking names up, forgetting
+MAX_RESTARTS = 8  # past this many lost processes, the remaining checks are not attempted
 
 
 @dataclass
@@ -45,6 +44,7 @@ class NotebookResult:
     checks: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     written: list = field(default_factory=list)  # rebuild.WrittenAnswer, awaiting a person
+    isolation: str = ""  # grader.sandbox.ISOLATED or NOT_ISOLATED: the wall it was graded in
 
     def add(self, result):
         self.checks.append(result)
@@ -52,61 +52,64 @@ class NotebookResult:
         self.max_score += result.max_score
 
 
-class NotebookGrading:
-    """The state of grading one notebook: its kernel and what went wrong so far."""
+class CannotGoOn(Exception):
+    """Grading of this notebook stops; the remaining checks are reported as not graded."""
 
-    def __init__(self, lesson, rebuilt, scratch, salt, memory_mb, isolate,
+
+class NotebookGrading:
+    """The state of grading one notebook: its student process and what went wrong."""
+
+    def __init__(self, lesson, rebuilt, scratch, salt, memory_mb, disk_mb, isolate,
                  cell_time_limit=CELL_TIME_LIMIT, check_time_limit=None):
         self.lesson, self.rebuilt, self.salt = lesson, rebuilt, salt
         self.cell_time_limit = cell_time_limit
         self.check_time_limit = check_time_limit  # overrides every check's own limit
         self.checks = checks_for_lesson(lesson.name)
         self.memory_mb = memory_mb
-        self.session = KernelSession(kernel_argv(scratch, memory_mb, isolate), scratch.workdir,
-                                     kernel_env(scratch), connection_dir=scratch.root)
-        self.skipped_cells = set()  # cells that killed or hung the kernel: not run again
+        self.process = StudentProcess(scratch, memory_mb, disk_mb, isolate)
+        self.skipped_cells = set()  # cells that killed or hung the process: not run again
         self.cell_problems = {}  # grade_id -> what happened when it ran
-        self.tampering = set()  # IPython hooks the student's code changed (and we undid)
+        self.broken = None  # why the remaining checks cannot be graded, once they cannot
 
     def start(self):
-        self.session.start()
-        self._prepare_kernel()
-
-    def _prepare_kernel(self):
-        install = (BOOTSTRAP + "\n_course_grader_run_probe = _course_grader_install("
-                   f"{LESSON_MODULES[self.lesson.name]!r}, {probe_modules(self.lesson)!r})"
-                   "\ndel _course_grader_install\n")
-        outcome = self.session.execute(install, 60)
-        if outcome.status != "ok":
-            raise RuntimeError(f"the grader could not prepare the kernel: {outcome.status} "
-                               f"{outcome.error_name}: {outcome.error_value}")
+        if self.process.restarts >= MAX_RESTARTS:
+            raise CannotGoOn("the student's process died too often")
+        self.process.stop()
+        try:
+            self.process.start()
+        except RuntimeError as error:
+            raise CannotGoOn(str(error)) from None
         for cell in cells_to_run(self.rebuilt.notebook):
             grade_id = nbgrader_meta(cell).get("grade_id", cell.get("id", "?"))
             if grade_id in self.skipped_cells:
                 continue
-            outcome = self.session.execute(cell.source, self.cell_time_limit)
-            if outcome.status == "ok":
+            try:
+                with self.process.time_limit(self.cell_time_limit):
+                    outcome = self.process.run_cell(cell.source)
+            except StudentProcessLost as lost:
+                if not is_answer(cell):
+                    raise CannotGoOn(f"the course's own cell {grade_id!r} did not run "
+                                     f"({lost})") from None
+                self.cell_problems[grade_id] = self._describe_lost_cell(lost)
+                self.skipped_cells.add(grade_id)
+                return self.start()
+            if outcome["status"] == "ok":
                 continue
             if not is_answer(cell):
-                raise RuntimeError(f"the course's own cell {grade_id!r} failed: "
-                                   f"{outcome.status} {outcome.error_name}: "
-                                   f"{outcome.error_value} (a kernel needs about 1.2 GB of "
-                                   f"address space; --memory-mb is {self.memory_mb})")
-            self.cell_problems[grade_id] = self._describe_cell_fault(outcome)
-            if outcome.status in ("died", "timeout"):
-                self.skipped_cells.add(grade_id)
-                if outcome.status == "died" or outcome.error_name == "unresponsive":
-                    self.session.restart()
-                    return self._prepare_kernel()
+                raise CannotGoOn(f"the course's own cell {grade_id!r} failed: "
+                                 f"{outcome.get('type')}: {outcome.get('message')} (a "
+                                 f"sandbox needs about 1.2 GB of address space; --memory-mb "
+                                 f"is {self.memory_mb})")
+            self.cell_problems[grade_id] = (f"raised {outcome.get('type')}: "
+                                            f"{outcome.get('message')}")[:300]
+        return None
 
-    def _describe_cell_fault(self, outcome):
-        if outcome.status == "error":
-            return f"raised {outcome.error_name}: {outcome.error_value}"[:300]
-        if outcome.status == "timeout":
+    def _describe_lost_cell(self, lost):
+        if lost.reason == "timeout":
             return (f"did not finish within {self.cell_time_limit:.0f} s and was stopped "
                     "(an infinite loop at the top level of the cell?)")
-        return (f"made the kernel die (os._exit, a crash, or over the {self.memory_mb} MB "
-                "memory cap); it was skipped")
+        return (f"made the student's process end (os._exit, a crash, or over the "
+                f"{self.memory_mb} MB memory cap); it was skipped")
 
     def cell_notes(self):
         return [f"Your answer cell '{grade_id}' {problem}."
@@ -116,107 +119,118 @@ class NotebookGrading:
         name = nbgrader_meta(cell)["grade_id"]
         points = float(nbgrader_meta(cell).get("points", 0))
         check = self.checks[name]
-        inputs = self.checks.inputs(name, self.salt)
-        request = json.dumps({"check": name, "inputs": inputs,
-                              "global_seed": seed_for(self.salt, self.lesson.name, name)})
+        inputs = as_plain_data(self.checks.inputs(name, self.salt))
         time_limit = self.check_time_limit or check.time_limit
-        outcome = self.session.evaluate(f"_course_grader_run_probe({request!r})", time_limit)
-        status, fraction, feedback = self._judge(check, inputs, outcome, time_limit)
-        if outcome.status == "died" or outcome.error_name == "unresponsive":
-            if self.session.restarts >= MAX_RESTARTS:
-                raise RuntimeError("the kernel died too often")
-            self.session.restart()
-            self._prepare_kernel()
+        try:
+            status, fraction, feedback = self._probe_and_judge(check, inputs, time_limit)
+        except StudentProcessLost as lost:
+            status, fraction, feedback = self._describe_lost_check(check, lost, time_limit)
+            try:
+                self.start()  # a fresh process for the checks that follow
+            except CannotGoOn as error:
+                self.broken = str(error)
         if status != "passed" and self.cell_problems:
             feedback += " Note: " + " ".join(self.cell_notes())
         return CheckResult(name, round(points * fraction, 6), points, status, feedback)
 
-    def _judge(self, check, inputs, outcome, time_limit):
-        """(status, fraction of points, feedback) from a probe's execution."""
-        if outcome.status == "timeout":
+    def _probe_and_judge(self, check, inputs, time_limit):
+        """(status, fraction of points, feedback); raises StudentProcessLost."""
+        with self.process.time_limit(HOUSEKEEPING_TIME_LIMIT):
+            self.process.seed(seed_for(self.salt, self.lesson.name, check.name))
+            objects = self.process.lookup(check.needs)
+        missing = [name for name in check.needs if name not in objects]
+        if missing:
+            return ("error", 0.0, f"{check.title}: {', '.join(missing)} is not defined. Its "
+                    "answer cell did not run to the end, or the name was changed.")
+        problem = None
+        try:
+            with self.process.time_limit(time_limit):
+                data = as_plain_data(check.probe(inputs, **objects))
+        except ProbeError as error:  # TranscriptMismatch included
+            problem = ("error", 0.0, f"{check.title}: {printable(error, 1000)}")
+        except Exception as error:  # the student's objects broke the probe itself
+            problem = ("error", 0.0, f"{check.title}: checking your code raised "
+                       f"{type(error).__name__}: {printable(error, 300)}")
+        finally:
+            forget_mirrored()
+        with self.process.time_limit(HOUSEKEEPING_TIME_LIMIT):
+            self.process.forget()
+        if problem is not None:
+            return problem
+        try:
+            verdict = check.verdict(inputs, data)
+        except Exception as error:  # data of the wrong shape: the student's objects lied
+            return ("error", 0.0, f"{check.title}: your code's results could not be judged "
+                    f"({type(error).__name__}).")
+        status = "passed" if verdict.passed else "failed"
+        return status, min(1.0, max(0.0, verdict.fraction)), f"{check.title}: {verdict.feedback}"
+
+    def _describe_lost_check(self, check, lost, time_limit):
+        if lost.reason == "timeout":
             return ("timeout", 0.0, f"{check.title}: your code did not finish within "
                     f"{time_limit:.0f} s and was stopped (an infinite loop?).")
-        if outcome.status == "died":
-            return ("error", 0.0, f"{check.title}: the kernel died while checking your code "
-                    f"(os._exit, a crash, or more than the {self.memory_mb} MB memory cap). "
-                    "It was restarted for the remaining checks.")
-        if not outcome.payloads:
-            what = (f"{outcome.error_name}: {outcome.error_value}"[:300]
-                    if outcome.status == "error" else "no result")
-            return ("error", 0.0, f"{check.title}: the check could not run ({what}).")
-        result = outcome.payloads[-1]
-        notice = ""
-        self.tampering.update(result.get("tampering", []))
-        if result.get("tampering"):
-            notice = (" (Your notebook changed " + ", ".join(result["tampering"])
-                      + "; the grader undid it before this check.)")
-        if result.get("status") == "missing":
-            names = ", ".join(result.get("names", []))
-            return ("error", 0.0, f"{check.title}: {names} is not defined. Its answer cell "
-                    "did not run to the end, or the name was changed." + notice)
-        if result.get("status") != "ok":
-            return ("error", 0.0, f"{check.title}: {result.get('message', 'no result')}"
-                    + notice)
-        try:
-            verdict = check.verdict(inputs, result["data"])
-        except Exception as error:  # data of the wrong shape: the student's objects lied
-            return ("error", 0.0, f"{check.title}: your code's results could not be "
-                    f"judged ({type(error).__name__}).{notice}")
-        status = "passed" if verdict.passed else "failed"
-        fraction = min(1.0, max(0.0, verdict.fraction))
-        return (status, fraction, f"{check.title}: {verdict.feedback}{notice}")
+        if lost.reason == "died":
+            return ("error", 0.0, f"{check.title}: the student's process died while your code "
+                    f"was checked (os._exit, a crash, or more than the {self.memory_mb} MB "
+                    "memory cap). It was restarted for the remaining checks.")
+        return ("error", 0.0, f"{check.title}: your notebook's process sent the grader "
+                "something it could not read, so this check was stopped.")
 
     def close(self):
-        self.session.shutdown()
+        self.process.stop()
 
 
-def grade_notebook(path, salt, submissions_root=None, memory_mb=DEFAULT_MEMORY_MB,
+def not_graded(result, tests, reason):
+    done = {check.id for check in result.checks}
+    for cell in tests:
+        meta = nbgrader_meta(cell)
+        if meta["grade_id"] not in done:
+            result.add(CheckResult(meta["grade_id"], 0.0, float(meta.get("points", 0)),
+                                   "error", f"not graded: {reason}"))
+
+
+def grade_notebook(path, salt, memory_mb=DEFAULT_MEMORY_MB, disk_mb=DEFAULT_DISK_MB,
                    isolate=True, only=None, cell_time_limit=CELL_TIME_LIMIT,
-                   check_time_limit=None):
-    """Grade the notebook at ``path``.
+                   check_time_limit=None, lesson=None):
+    """Grade the notebook at ``path`` (as ``lesson``, a name, when given).
 
     ``only`` restricts grading to some check names, and ``check_time_limit`` replaces
     every check's own limit: both let tests grade quickly.
     """
     path = Path(path)
-    notes = []
     try:
-        submission = nbformat.read(path, as_version=4)
-    except Exception as error:  # a corrupt file is the submission's problem, reported
-        submission = None
-        notes.append(f"The notebook could not be read ({type(error).__name__}: "
-                     f"{str(error)[:200]}); every answer counts as missing.")
-    lesson = lesson_of(path, submission)
+        submission, unreadable = read_submission(path), None
+    except UnreadableSubmission as error:
+        submission, unreadable = None, str(error)
+    lesson = lesson_of(path if lesson is None else f"{lesson}.ipynb",
+                       submission.lesson if submission else None)
     source = lesson.source()
     rebuilt = rebuild(source, submission)
-    result = NotebookResult(lesson.name, notes=notes, written=rebuilt.written)
-    if rebuilt.missing and submission is not None:
-        result.notes.append("Answer cells missing from the submission (graded as "
-                            "unanswered): " + ", ".join(rebuilt.missing) + ".")
-    if not (isolate and namespaces_available()):
-        result.notes.append("Graded without a filesystem sandbox (Linux namespaces are not "
-                            "available here).")
+    result = NotebookResult(lesson.name, written=rebuilt.written,
+                            isolation=isolation_level(isolate))
     tests = [cell for cell in test_cells(rebuilt.notebook)
              if only is None or nbgrader_meta(cell)["grade_id"] in only]
-    scratch = make_scratch(lesson, path, submissions_root)
-    grading = NotebookGrading(lesson, rebuilt, scratch, salt, memory_mb, isolate,
+    if unreadable is not None:
+        result.notes.append(f"The notebook could not be read: {unreadable}.")
+        not_graded(result, tests, f"the notebook could not be read ({unreadable})")
+        return result
+    result.notes.extend(f"In your notebook, {problem}." for problem in submission.problems)
+    if rebuilt.missing:
+        result.notes.append("Answer cells missing from the submission (graded as "
+                            "unanswered): " + ", ".join(rebuilt.missing) + ".")
+    scratch = make_scratch(lesson)
+    grading = NotebookGrading(lesson, rebuilt, scratch, salt, memory_mb, disk_mb, isolate,
                               cell_time_limit, check_time_limit)
     try:
         grading.start()
         for cell in tests:
+            if grading.broken:
+                raise CannotGoOn(grading.broken)
             result.add(grading.grade_check(cell))
-    except RuntimeError as error:  # the grader cannot go on with this notebook
-        done = {check.id for check in result.checks}
-        for cell in tests:
-            meta = nbgrader_meta(cell)
-            if meta["grade_id"] not in done:
-                result.add(CheckResult(meta["grade_id"], 0.0, float(meta.get("points", 0)),
-                                       "error", f"not graded: {error}"))
+    except CannotGoOn as error:
+        not_graded(result, tests, str(error))
     finally:
         grading.close()
-        shutil.rmtree(scratch.root, ignore_errors=True)
+        remove_scratch(scratch)
     result.notes.extend(grading.cell_notes())
-    if grading.tampering:
-        result.notes.append("Your notebook changed " + ", ".join(sorted(grading.tampering))
-                            + "; the grader undid it before checking your code.")
     return result

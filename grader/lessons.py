@@ -49,16 +49,15 @@ class UnknownLesson(ValueError):
     pass
 
 
-def lesson_of(notebook_path, notebook=None):
-    """The lesson a submitted notebook belongs to, from its name or its metadata."""
+def lesson_of(notebook_path, named_in_metadata=None):
+    """The lesson a submitted notebook belongs to, from its file name or else from the
+    lesson its metadata names (``named_in_metadata``)."""
     lessons = all_lessons()
     match = LESSON_NAME.search(Path(notebook_path).stem.lower())
     if match and match.group(1) in lessons:
         return lessons[match.group(1)]
-    if notebook is not None:
-        name = notebook.metadata.get("course", {}).get("lesson")
-        if name in lessons:
-            return lessons[name]
+    if isinstance(named_in_metadata, str) and named_in_metadata in lessons:
+        return lessons[named_in_metadata]
     raise UnknownLesson(f"{notebook_path}: not a lesson of this course (expected a name "
                         f"like {', '.join(sorted(lessons))})")
 

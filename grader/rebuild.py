@@ -12,12 +12,14 @@ from dataclasses import dataclass, field
 import nbformat
 
 from grader.release import student_version
+from grader.submission_file import Submission
 
 EXPERIMENT_TAG = "experiment"  # given cells the grader skips: plots, long experiments
 
 
 def nbgrader_meta(cell):
-    return cell.metadata.get("nbgrader", {})
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return meta if isinstance(meta, dict) else {}
 
 
 def is_answer(cell):
@@ -53,23 +55,17 @@ class Rebuilt:
     written: list = field(default_factory=list)  # WrittenAnswer, for manual grading
 
 
-def student_answers(submission, cell_type="code"):
-    """``{grade_id: source}`` of the submission's cells of ``cell_type`` that carry a
-    grade_id (metadata as sent); the first cell with an id wins."""
-    answers = {}
-    for cell in submission.cells:
-        grade_id = nbgrader_meta(cell).get("grade_id")
-        if cell.cell_type == cell_type and grade_id and grade_id not in answers:
-            answers[grade_id] = cell.source
-    return answers
-
-
 def rebuild(source, submission):
-    """The notebook to grade: ``source`` with the submission's answer cells put in."""
+    """The notebook to grade: ``source`` with the submission's answer cells put in.
+
+    ``submission`` is a :class:`~grader.submission_file.Submission`, a notebook, or None
+    (nothing readable was submitted)."""
+    if submission is not None and not isinstance(submission, Submission):
+        submission = Submission.from_notebook(submission)
     stubs = {nbgrader_meta(c)["grade_id"]: c.source
              for c in student_version(source).cells if is_answer(c) or is_manually_graded(c)}
-    answers = student_answers(submission) if submission is not None else {}
-    written = student_answers(submission, "markdown") if submission is not None else {}
+    answers = submission.code if submission is not None else {}
+    written = submission.written if submission is not None else {}
     notebook = nbformat.from_dict(source)  # a deep copy
     result = Rebuilt(notebook)
     for cell in notebook.cells:

@@ -1,9 +1,14 @@
 """What grading produced, as the JSON report, the gradebook CSV and a printed table."""
 
 import json
+import os
+import tempfile
 from dataclasses import asdict
+from pathlib import Path
 
 import pandas as pd
+
+from grader.safe_text import printable
 
 
 def submissions_report(results_by_student):
@@ -16,7 +21,8 @@ def submissions_report(results_by_student):
             "score": round(sum(n.score for n in notebooks), 6),
             "max_score": round(sum(n.max_score for n in notebooks), 6),
             "notebooks": [{"name": n.name, "score": round(n.score, 6),
-                           "max_score": round(n.max_score, 6), "notes": list(n.notes),
+                           "max_score": round(n.max_score, 6), "isolation": n.isolation,
+                           "notes": list(n.notes),
                            "checks": [asdict(check) for check in n.checks],
                            "manual": [{**asdict(answer), "status": "awaiting manual grading"}
                                       for answer in n.written]}
@@ -25,10 +31,35 @@ def submissions_report(results_by_student):
     return {"submissions": submissions}
 
 
+def check_writable(path):
+    """Raise OSError (with the reason) unless a file can be written at ``path``; checked
+    before grading, so a finished run is never lost to a typo in an output path."""
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a folder")
+    existed = path.exists()
+    with open(path, "a"):
+        pass
+    if not existed:
+        path.unlink()
+
+
+def write_atomically(path, text):
+    """Write ``text`` to ``path`` through a temporary file beside it, so a reader never
+    sees half a report."""
+    path = Path(path)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
+    try:
+        with os.fdopen(handle, "w") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
 def write_json(report, path):
-    with open(path, "w") as handle:
-        json.dump(report, handle, indent=2)
-        handle.write("\n")
+    write_atomically(path, json.dumps(report, indent=2) + "\n")
 
 
 def gradebook(report):
@@ -51,7 +82,8 @@ def summary_table(report):
             passed = sum(check["status"] == "passed" for check in checks)
             problems = sorted({check["status"] for check in checks} - {"passed", "failed"})
             manual = sum(answer["max_score"] for answer in notebook.get("manual", []))
-            lines.append({"student": submission["student"], "lesson": notebook["name"],
+            lines.append({"student": printable(submission["student"], 60),
+                          "lesson": notebook["name"],
                           "score": f"{notebook['score']:g} / {notebook['max_score']:g}",
                           "checks passed": f"{passed}/{len(checks)}",
                           "manual": f"{manual:g} pts pending" if manual else "",

@@ -1,19 +1,18 @@
-"""Where a submission's kernel runs and what it can see.
+"""Where a submission's code runs, and what it can see.
 
-Each notebook is graded in a fresh scratch folder holding only a copy of the
-submission. The kernel imports the course's public helpers (``course``, ``checks``) and
-the reference modules of *earlier* lessons from a second scratch folder: the module a
-lesson is about (``qlearning.py`` for lesson 01) is not there, so it cannot be imported
-instead of written.
+Each notebook is graded in a sandbox of its own. On the host the grader prepares a
+scratch folder holding only what the sandbox may import, read-only inside: the course's
+public packages (``course``, ``checks``), the reference modules of *earlier* lessons
+(the module a lesson is about, ``qlearning.py`` for lesson 01, is not there, so it
+cannot be imported instead of written) and the sandbox runtime
+(``grader/sandbox_runtime``). The submission itself never lands there: the grader sends
+its cells over the channel.
 
-On Linux the kernel also runs in its own user, mount, PID and network namespaces
-(``unshare``), inside a root filesystem built from a whitelist (:func:`exposed_paths`):
-the system's programs and libraries and the Python installation, read-only, plus the
-scratch folder. Nothing else of the machine exists there: not the repository, not the
-class folder, not a second checkout of the course somewhere else. ``/proc`` shows only
-the kernel's own processes, there is no network, and the kernel holds no capabilities
-(see ``kernel_launcher.py``). Where namespaces are unavailable (macOS, some containers)
-the grader says so in its report and still grades, without that wall.
+On Linux the sandbox gets its own user, mount, PID and network namespaces (``unshare``)
+and a root filesystem built from a whitelist (see ``sandbox_launcher.py``). Where
+namespaces are unavailable (macOS, some containers) the student's process runs without
+that wall, in a folder of its own; every report names the isolation that graded it, and
+``--require-sandbox`` refuses to grade that way.
 """
 
 import functools
@@ -26,71 +25,59 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.lessons import all_lessons, earlier_reference_modules
+from grader.lessons import earlier_reference_modules
 from grader.release import REPOSITORY
+from grader.sandbox_launcher import RUNTIME_FOLDER
 
 PUBLIC_PACKAGES = ("course", "checks")
+RUNTIME_SOURCE = Path(__file__).with_name("sandbox_runtime")
 DEFAULT_MEMORY_MB = 3072
-# folders of the repository a kernel must never read; hidden again inside the sandbox
-# should an exposed folder (a Python installation around the repository) contain them
-PRIVATE_FOLDERS = ("solutions", "grader", "tests", "examples", ".git")
-# what a Python kernel needs from the system; /etc only as the few files it reads
+DEFAULT_DISK_MB = 256
+# what a Python process needs from the system; /etc only as the few files it reads
 SYSTEM_PATHS = ("/usr", "/etc/ld.so.cache", "/etc/localtime", "/etc/passwd", "/etc/group",
                 "/etc/nsswitch.conf", "/etc/hosts", "/etc/mime.types", "/etc/fonts")
 
-
-# --fork makes the kernel PID 1 of a new PID namespace with its own /proc; --kill-child
-# ends it when the grader kills unshare; --net leaves it no network at all
+# --fork makes the launcher PID 1 of a new PID namespace with its own /proc; --kill-child
+# kills it when unshare dies; setpriv kills unshare when the grader's process dies
 UNSHARE = ("unshare", "--user", "--map-root-user", "--mount", "--pid", "--net", "--fork",
            "--mount-proc", "--kill-child")
+DIE_WITH_GRADER = ("setpriv", "--pdeathsig", "KILL", "--")
+
+ISOLATED = "namespaces"  # what reports say about the sandbox that graded a notebook
+NOT_ISOLATED = "none"
 
 
 @dataclass
 class Scratch:
-    root: Path  # removed when grading of the notebook ends
-    workdir: Path  # the kernel's working directory: the submission and nothing else
-    libdir: Path  # importable: course/, checks/, earlier lessons' reference modules
-    home: Path  # the kernel's HOME (IPython's profile, matplotlib's cache)
-    hidden: list  # paths covered inside the kernel's mount namespace
+    root: Path  # removed when grading of the notebook ends; nothing in it is writable inside
+    lib: Path  # importable inside: public packages, earlier reference modules, the runtime
+    new_root: Path  # an empty folder the launcher mounts the sandbox's root on
+    workdir: Path  # only without namespaces: the student process's working folder
 
 
-def make_scratch(lesson, submission_path, submissions_root=None):
+def make_scratch(lesson):
     root = Path(tempfile.mkdtemp(prefix=f"grade-{lesson.name}-"))
-    workdir, libdir, home = root / "work", root / "lib", root / "home"
-    for folder in (workdir, libdir, home):
+    lib, new_root, workdir = root / "lib", root / "root", root / "work"
+    for folder in (lib, new_root, workdir, workdir / "home"):
         folder.mkdir()
-    shutil.copy2(submission_path, workdir / Path(submission_path).name)
+    ignore = shutil.ignore_patterns("__pycache__")
     for package in PUBLIC_PACKAGES:
-        shutil.copytree(REPOSITORY / package, libdir / package,
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(REPOSITORY / package, lib / package, ignore=ignore)
     for module in earlier_reference_modules(lesson):
-        shutil.copy2(REPOSITORY / module, libdir / module)
-    hidden = [REPOSITORY / folder for folder in PRIVATE_FOLDERS
-              if (REPOSITORY / folder).is_dir()]
-    hidden += [REPOSITORY / other.exports_to for other in all_lessons().values()
-               if other.exports_to and other.number >= lesson.number]
-    if submissions_root is not None:
-        hidden.append(Path(submissions_root).resolve())
-    return Scratch(root, workdir, libdir, home, hidden)
+        shutil.copy2(REPOSITORY / module, lib / module)
+    shutil.copytree(RUNTIME_SOURCE, lib / RUNTIME_FOLDER, ignore=ignore)
+    return Scratch(root, lib, new_root, workdir)
 
 
-def probe_modules(lesson):
-    """Modules the kernel may import and a probe may call: every module of the public
-    packages, and the reference modules of earlier lessons. The grader's bootstrap keeps
-    private copies of them all (``in_kernel.py``)."""
-    names = []
-    for package in PUBLIC_PACKAGES:
-        for path in sorted((REPOSITORY / package).rglob("*.py")):
-            parts = path.relative_to(REPOSITORY).with_suffix("").parts
-            names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
-    return names + [Path(module).stem for module in earlier_reference_modules(lesson)]
+def remove_scratch(scratch):
+    shutil.rmtree(scratch.root, ignore_errors=True)
 
 
 @functools.lru_cache(maxsize=1)
 def exposed_paths():
-    """What the kernel's root filesystem holds besides its scratch folder (read-only):
-    the system's ``/usr`` and a few ``/etc`` files, and this Python's installation and
-    the import path a clean interpreter of it has (``.pth`` entries included), except
+    """What the sandbox's root filesystem holds besides the course (read-only): the
+    system's ``/usr`` and a few ``/etc`` files, and this Python's installation and the
+    import path a clean interpreter of it has (``.pth`` entries included), except
     folders inside the repository (its virtual environment aside)."""
     clean = subprocess.run([sys.executable, "-I", "-c",
                             "import json, sys; print(json.dumps(sys.path))"],
@@ -105,37 +92,44 @@ def exposed_paths():
 
 @functools.lru_cache(maxsize=1)
 def namespaces_available():
-    """Can this machine give a kernel its own namespaces, drop its capabilities and
+    """Can this machine give a process its own namespaces, drop its capabilities and
     move its root (``unshare``, ``setpriv`` and ``pivot_root``, all from util-linux)?"""
     if not sys.platform.startswith("linux") or shutil.which("unshare") is None:
         return False
-    probe = subprocess.run([*UNSHARE, "--", "setpriv", "--bounding-set=-all", "true"],
-                           capture_output=True, timeout=10)
+    try:
+        probe = subprocess.run([*UNSHARE, "--", "setpriv", "--bounding-set=-all", "true"],
+                               capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
     return probe.returncode == 0 and shutil.which("pivot_root") is not None
 
 
-def kernel_argv(scratch, memory_mb, isolate=True):
-    """The command that starts a sandboxed ipykernel (``{connection_file}`` is filled in)."""
-    launcher = [sys.executable, str(Path(__file__).with_name("kernel_launcher.py")),
-                "--memory-mb", str(memory_mb), "--scratch", str(scratch.root)]
-    if isolate and namespaces_available():
+def isolation_level(isolate=True):
+    return ISOLATED if isolate and namespaces_available() else NOT_ISOLATED
+
+
+def sandbox_argv(scratch, channel_fd, memory_mb, disk_mb, isolate=True):
+    """The command that starts a student server in a sandbox, and its working folder."""
+    launcher = [sys.executable, str(Path(__file__).with_name("sandbox_launcher.py")),
+                "--memory-mb", str(memory_mb), "--disk-mb", str(disk_mb),
+                "--lib", str(scratch.lib), "--channel-fd", str(channel_fd)]
+    if isolation_level(isolate) == ISOLATED:
         for path in exposed_paths():
             launcher += ["--expose", path]
-        for path in scratch.hidden:
-            launcher += ["--hide", str(path)]
-        return [*UNSHARE, "--", *launcher, "--in-namespace", "--", "-f",
-                "{connection_file}"]
-    return [*launcher, "--", "-f", "{connection_file}"]
+        return [*DIE_WITH_GRADER, *UNSHARE, "--", *launcher, "--in-namespace",
+                "--root", str(scratch.new_root)], scratch.new_root
+    return launcher, scratch.workdir
 
 
-def kernel_env(scratch):
-    """The kernel's environment: no salt, no instructor variables, one BLAS thread."""
+def sandbox_env(scratch):
+    """The student process's environment: no salt, no instructor variables, one thread."""
     keep = ("PATH", "LANG", "LC_ALL", "SYSTEMROOT")
     env = {name: os.environ[name] for name in keep if name in os.environ}
     env.update({
-        "HOME": str(scratch.home),  # not the instructor's: nothing to read, nothing to lock
-        "PYTHONPATH": str(scratch.libdir),
+        "HOME": str(scratch.workdir / "home"),  # replaced inside a namespace sandbox
+        "PYTHONPATH": str(scratch.lib),  # likewise
         "PYTHONHASHSEED": "0",  # set iteration order is part of determinism
+        "PYTHONDONTWRITEBYTECODE": "1",
         "MPLBACKEND": "Agg",
         "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",

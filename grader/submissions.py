@@ -1,15 +1,26 @@
 """Find what to grade under a path: one notebook, one student's folder, or a class folder.
 
 - ``alice/02_replay_buffer.ipynb``: one notebook of student "alice" (its folder's name);
-- ``alice/``: a folder with notebooks in it (or in subfolders, as nbgrader's
-  ``submitted/alice/ps1/`` layout has) is one student's;
-- ``class/``: a folder whose subfolders hold the notebooks is a class, one student each.
+- ``alice/``: a folder with notebooks directly in it is one student's;
+- ``class/``: a folder whose subfolders hold notebooks is a class, one student each
+  (nbgrader's ``submitted/<student>/<assignment>/`` layout included). A notebook lying
+  at the top of a class folder belongs to no student: it is skipped, with a note.
+
+Every file that is not graded is named with the reason, in one line: not a lesson, a
+symbolic link, not a regular file (a named pipe would hang a reader), a folder named
+like a notebook, or a second copy of a lesson the student already submitted (the one
+graded is the file named exactly like the lesson, else the most recently changed). The
+walk never follows links, so a link to ``solutions/`` is never graded as a submission.
 """
 
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader.lessons import UnknownLesson, lesson_of
+from grader.safe_text import printable
+from grader.submission_file import UnreadableSubmission, read_submission
 
 
 class CannotGrade(Exception):
@@ -23,38 +34,119 @@ class NotebookJob:
     lesson: str
 
 
-def _notebooks_under(folder):
-    return sorted(path for path in Path(folder).rglob("*.ipynb")
-                  if ".ipynb_checkpoints" not in path.parts)
+def _kind(path):
+    """What sort of entry ``path`` is, without following a link."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return "missing"
+    if stat.S_ISLNK(mode):
+        return "link"
+    if stat.S_ISDIR(mode):
+        return "folder"
+    if stat.S_ISREG(mode):
+        return "file"
+    return "special"
+
+
+def _lesson_of_file(path):
+    """The lesson of a notebook file, by its name or else by its metadata."""
+    try:
+        return lesson_of(path).name
+    except UnknownLesson:
+        pass
+    try:
+        named = read_submission(path).lesson
+    except UnreadableSubmission:
+        named = None
+    return lesson_of(path, named).name  # raises UnknownLesson when neither says
+
+
+def _notebooks_under(folder, skipped):
+    """The notebook files under ``folder`` (links not followed), noting what is skipped."""
+    found = []
+    for top, folders, files in os.walk(folder):
+        folders[:] = sorted(name for name in folders
+                            if not name.startswith(".") and name != "__pycache__")
+        for name in sorted(files) + [f for f in folders if f.endswith(".ipynb")]:
+            if not name.endswith(".ipynb"):
+                continue
+            path = Path(top) / name
+            kind = _kind(path)
+            if kind == "file":
+                found.append(path)
+            else:
+                reason = {"link": "a symbolic link (submit the notebook itself)",
+                          "folder": "a folder, not a notebook",
+                          "special": "not a regular file",
+                          "missing": "gone while the class was read"}[kind]
+                skipped.append(f"{printable(path)}: {reason}, skipped")
+    return found
+
+
+def _keep_one_per_lesson(student, notebooks, skipped):
+    """``[(path, lesson)]`` with at most one notebook per lesson."""
+    by_lesson = {}
+    for path, lesson in notebooks:
+        by_lesson.setdefault(lesson, []).append(path)
+    kept = []
+    for lesson, paths in sorted(by_lesson.items()):
+        paths.sort(key=lambda p: (p.stem != lesson, -p.stat().st_mtime_ns, str(p)))
+        kept.append((paths[0], lesson))
+        for extra in paths[1:]:
+            skipped.append(f"{printable(extra)}: {printable(student)} already submitted "
+                           f"{lesson} as {printable(paths[0])}; this copy is skipped")
+    return kept
+
+
+def _jobs_of_student(student, folder_or_files, skipped):
+    notebooks = []
+    for path in folder_or_files:
+        try:
+            notebooks.append((path, _lesson_of_file(path)))
+        except UnknownLesson:
+            skipped.append(f"{printable(path)}: not a lesson of this course, skipped")
+    return [NotebookJob(student, path, lesson)
+            for path, lesson in _keep_one_per_lesson(student, notebooks, skipped)]
 
 
 def find_jobs(path):
     """The notebooks to grade under ``path``, and notes on files that were skipped."""
     path = Path(path)
-    if not path.exists():
-        raise CannotGrade(f"no such file or folder: {path}")
-    if path.is_file():
-        if path.suffix != ".ipynb":
-            raise CannotGrade(f"not a notebook (.ipynb): {path}")
+    kind = _kind(path)
+    if kind == "missing":
+        raise CannotGrade(f"no such file or folder: {printable(path)}")
+    if kind == "link":
+        path = path.resolve()  # a link given on the command line is the instructor's own
+        kind = _kind(path)
+    if kind in ("file", "special"):
+        if path.suffix != ".ipynb" or kind == "special":
+            raise CannotGrade(f"not a notebook file (.ipynb): {printable(path)}")
         try:
-            lesson = lesson_of(path)
+            lesson = _lesson_of_file(path)
         except UnknownLesson as error:
-            raise CannotGrade(str(error)) from None
-        return [NotebookJob(path.resolve().parent.name, path, lesson.name)], []
-    direct = sorted(path.glob("*.ipynb"))
-    student_folders = [path] if direct else sorted(
-        folder for folder in path.iterdir()
-        if folder.is_dir() and not folder.name.startswith(".") and _notebooks_under(folder))
-    if not student_folders:
-        raise CannotGrade(f"no notebooks found under {path}")
-    jobs, skipped = [], []
-    for folder in student_folders:
-        for notebook in _notebooks_under(folder):
-            try:
-                jobs.append(NotebookJob(folder.resolve().name, notebook,
-                                        lesson_of(notebook).name))
-            except UnknownLesson:
-                skipped.append(f"{notebook}: not a lesson of this course, skipped")
+            raise CannotGrade(printable(error)) from None
+        return [NotebookJob(path.resolve().parent.name, path, lesson)], []
+    skipped = []
+    direct = [entry for entry in _notebooks_under(path, skipped) if entry.parent == path]
+    subfolders = sorted(folder for folder in path.iterdir()
+                        if _kind(folder) == "folder" and not folder.name.startswith(".")
+                        and not folder.name.endswith(".ipynb") and folder.name != "__pycache__")
+    inner_skips = {folder: [] for folder in subfolders}
+    students = {folder: notebooks for folder in subfolders
+                if (notebooks := _notebooks_under(folder, inner_skips[folder]))}
+    if not students:  # one student's folder
+        jobs = _jobs_of_student(path.resolve().name, direct, skipped)
+    else:
+        for stray in direct:
+            skipped.append(f"{printable(stray)}: a notebook at the top of a class folder "
+                           "belongs to no student, skipped (put it in the student's folder)")
+        jobs = []
+        for folder, notebooks in students.items():
+            skipped += inner_skips[folder]
+            jobs += _jobs_of_student(folder.name, notebooks, skipped)
     if not jobs:
-        raise CannotGrade(f"none of the notebooks under {path} is a lesson of this course")
-    return jobs, skipped
+        raise CannotGrade(f"none of the notebooks under {printable(path)} is a lesson of "
+                          "this course" if direct or students else
+                          f"no notebooks found under {printable(path)}")
+    return jobs, sorted(set(skipped), key=skipped.index)

@@ -1,0 +1,159 @@
+"""Start a student server inside a root filesystem that holds only what it needs.
+
+Run by the grader as ``setpriv --pdeathsig KILL -- unshare --user --map-root-user
+--mount --pid --net --fork --mount-proc --kill-child python sandbox_launcher.py
+--in-namespace ...``. In its private namespaces it builds the sandbox's world from a
+**whitelist**, not by hiding what it knows to be secret (a blacklist misses the copy of
+the course it has never heard of):
+
+1. an empty tmpfs becomes the new root; each ``--expose`` path (the system's ``/usr``,
+   the Python installation, a few files of ``/etc``) is bound into it **read-only** at
+   the same path, with the symlinks that lead to it; the course's public modules and the
+   sandbox runtime (``--lib``) are bound read-only at ``/course``;
+2. the only writable place is ``/tmp``, a tmpfs of its own capped at ``--disk-mb``: the
+   working folder and HOME are in it, and it vanishes with the sandbox. Nothing the host
+   later reads or runs is in it or anywhere else the sandbox can write;
+3. ``pivot_root`` makes that tree ``/`` and the old root is unmounted;
+4. the address space, the number of processes and core dumps are capped;
+5. every capability is dropped (``setpriv``) and the trusted init
+   (``sandbox_init.py``) becomes PID 1: when it ends, every process of the sandbox ends.
+
+The channel to the grader is an inherited socket (``--channel-fd``): there is no
+connection file, kernel spec or start command anywhere a submission could change.
+``--net`` leaves only a loopback device that is down. Without ``--in-namespace`` (no
+namespaces on this machine) only the memory cap applies and the server runs directly.
+"""
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+DEVICES = ("null", "zero", "full", "random", "urandom")
+COURSE_MOUNT = "/course"  # where --lib appears inside the sandbox
+RUNTIME_FOLDER = "_grader_runtime"  # inside --lib: wire.py, sandbox_init.py, student_server.py
+MAX_PROCESSES = 64  # per sandbox (counted in its own user namespace): no fork bombs
+
+
+def mount(*arguments):
+    subprocess.run(["mount", *arguments], check=True, capture_output=True)
+
+
+def _replicate_symlinks(path, new_root):
+    """Copy into ``new_root`` each symlink along ``path``, so ``path`` resolves there too."""
+    walked = Path("/")
+    for part in Path(path).parts[1:]:
+        step = walked / part
+        if step.is_symlink():
+            inside = Path(new_root + str(step))
+            if not os.path.lexists(inside):
+                inside.parent.mkdir(parents=True, exist_ok=True)
+                os.symlink(os.readlink(step), inside)
+            walked = Path(os.path.realpath(step))
+        else:
+            walked = step
+
+
+def bind_read_only(source, target):
+    if os.path.isdir(source):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        Path(target).touch()
+    mount("--bind", source, target)
+    mount("-o", "remount,bind,ro", target)
+
+
+def expose(path, new_root):
+    """Bind the host's ``path`` read-only at the same place under ``new_root``."""
+    real = os.path.realpath(path)
+    if not os.path.exists(real):
+        return
+    bind_read_only(real, new_root + real)
+    _replicate_symlinks(path, new_root)
+
+
+def covered(path, exposed):
+    """True when ``path`` lies inside one of the folders already exposed."""
+    real = os.path.realpath(path)
+    return any(real == folder or real.startswith(folder.rstrip("/") + "/")
+               for folder in exposed)
+
+
+def build_root(new_root, exposed, lib, disk_mb):
+    """The sandbox's whole filesystem, under ``new_root`` (see the module docstring)."""
+    mount("-t", "tmpfs", "-o", "size=16m,mode=755", "tmpfs", new_root)
+    done = []
+    for path in sorted(set(exposed), key=lambda p: len(os.path.realpath(p))):
+        if not covered(path, done):
+            expose(path, new_root)
+            done.append(os.path.realpath(path))
+        else:
+            _replicate_symlinks(path, new_root)
+    for top in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):  # merged-/usr links
+        if os.path.islink(f"/{top}") and not os.path.lexists(f"{new_root}/{top}"):
+            os.symlink(os.readlink(f"/{top}"), f"{new_root}/{top}")
+    bind_read_only(lib, new_root + COURSE_MOUNT)
+    os.makedirs(f"{new_root}/tmp")
+    mount("-t", "tmpfs", "-o", f"size={disk_mb}m,mode=1777,nosuid,nodev", "tmpfs",
+          f"{new_root}/tmp")
+    for folder in ("work", "home"):
+        os.makedirs(f"{new_root}/tmp/{folder}")
+    os.makedirs(f"{new_root}/proc")
+    mount("--rbind", "/proc", f"{new_root}/proc")  # the new PID namespace's own /proc
+    os.makedirs(f"{new_root}/dev")
+    for device in DEVICES:
+        Path(f"{new_root}/dev/{device}").touch()
+        mount("--bind", f"/dev/{device}", f"{new_root}/dev/{device}")
+    for number, name in enumerate(("stdin", "stdout", "stderr")):
+        os.symlink(f"/proc/self/fd/{number}", f"{new_root}/dev/{name}")
+    os.symlink("/proc/self/fd", f"{new_root}/dev/fd")
+    os.makedirs(f"{new_root}/old-root")  # where pivot_root puts the host's root, unmounted
+    mount("-o", "remount,ro,bind", new_root)  # nothing new at the top level either
+
+
+def enter_root(new_root):
+    os.chdir(new_root)
+    subprocess.run(["pivot_root", ".", "old-root"], check=True, capture_output=True)
+    subprocess.run(["umount", "-l", "/old-root"], check=True, capture_output=True)
+    os.chdir("/tmp/work")
+
+
+def set_limit(which, value):
+    resource.setrlimit(which, (value, value))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--memory-mb", type=int, required=True)
+    parser.add_argument("--disk-mb", type=int, required=True)
+    parser.add_argument("--lib", required=True)
+    parser.add_argument("--root", help="an empty folder to build the new root on")
+    parser.add_argument("--channel-fd", type=int, required=True)
+    parser.add_argument("--expose", action="append", default=[])
+    parser.add_argument("--in-namespace", action="store_true",
+                        help="started under unshare: mounts affect only this sandbox")
+    args = parser.parse_args(argv)
+    python = sys.executable
+    if args.in_namespace:  # never mount anything in the grader's own namespace
+        build_root(args.root, args.expose, args.lib, args.disk_mb)
+        enter_root(args.root)
+        runtime = f"{COURSE_MOUNT}/{RUNTIME_FOLDER}"
+        os.environ.update({"HOME": "/tmp/home", "TMPDIR": "/tmp",
+                           "PYTHONPATH": COURSE_MOUNT})
+        set_limit(resource.RLIMIT_NPROC, MAX_PROCESSES)
+        command = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs",
+                   "--", python, f"{runtime}/sandbox_init.py", str(args.channel_fd),
+                   python, f"{runtime}/student_server.py", str(args.channel_fd)]
+    else:
+        runtime = os.path.join(args.lib, RUNTIME_FOLDER)
+        command = [python, f"{runtime}/student_server.py", str(args.channel_fd)]
+    set_limit(resource.RLIMIT_AS, args.memory_mb * 2**20)
+    set_limit(resource.RLIMIT_CORE, 0)
+    os.execvp(command[0], command)
+
+
+if __name__ == "__main__":
+    main()

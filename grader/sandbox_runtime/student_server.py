@@ -1,0 +1,339 @@
+"""The student's side of grading: run the notebook's cells, answer the grader's calls.
+
+Started by the sandbox's init with the channel to the grader on a file descriptor. Before
+any student code runs it points stdin, stdout and stderr at /dev/null, so a submission
+can neither write to the grader's terminal nor find a stream shared with it, and it
+keeps the channel out of every program a submission may start.
+
+The grader sends requests (run a cell, look up a name, call an object, ...); this server
+answers each with a reply. Objects that are not plain data stay here and cross as
+numbered references. Objects the grader lends to student code arrive as *mirrors* (a
+copy built here from a recipe, whose calls are written to a transcript that the grader
+replays on its own object and checks) or as *served* proxies (whose methods call back
+into the grader, or are queued in the transcript when they return nothing).
+
+Nothing this process says is trusted: the grader reads every reply as plain data, and
+only as the result of the call it asked for. This file serves honest submissions; it is
+not a wall, and a submission may rewrite all of it without gaining anything.
+"""
+
+import builtins
+import importlib
+import operator
+import os
+import random
+import sys
+
+import numpy as np
+
+import wire
+
+MAX_MESSAGE_TEXT = 500  # characters of an exception's message that are sent
+
+
+def _describe(error):
+    return {"type": type(error).__name__, "message": str(error)[:MAX_MESSAGE_TEXT]}
+
+
+def _rebuild_error(error):
+    """An exception of the grader's (a served method raised) to raise in student code."""
+    name = str(error.get("type", "RuntimeError")) if isinstance(error, dict) else "RuntimeError"
+    message = str(error.get("message", "")) if isinstance(error, dict) else ""
+    kind = getattr(builtins, name, None)
+    if not (isinstance(kind, type) and issubclass(kind, Exception)):
+        kind, message = RuntimeError, f"{name}: {message}"
+    return kind(message)
+
+
+def _refuse_object(value):
+    raise TypeError(f"only plain data (numbers, strings, lists, numpy arrays) can be passed "
+                    f"to the grader's objects, not {type(value).__name__}")
+
+
+class Mirror:
+    """Student code's copy of a grader object: calls to its logged methods and sets of
+    its settable attributes go to the transcript; everything else reads the copy."""
+
+    __slots__ = ("_mirror",)
+
+    def __init__(self, server, lend_id, shadow, logged, settable):
+        object.__setattr__(self, "_mirror", (server, lend_id, shadow, frozenset(logged),
+                                             frozenset(settable)))
+
+    @property
+    def __class__(self):  # isinstance(env, gym.Env) holds for the copy too
+        return type(object.__getattribute__(self, "_mirror")[2])
+
+    def __getattr__(self, name):
+        server, lend_id, shadow, logged, _ = object.__getattribute__(self, "_mirror")
+        value = getattr(shadow, name)
+        if name in logged and callable(value):
+            def logged_call(*args, **kwargs):
+                return server.logged_call(lend_id, name, value, args, kwargs)
+            return logged_call
+        return value
+
+    def __setattr__(self, name, value):
+        server, lend_id, shadow, _, settable = object.__getattribute__(self, "_mirror")
+        if name not in settable:
+            raise AttributeError(f"code may not set {name!r} on the {type(shadow).__name__} "
+                                 "the grader lent it")
+        setattr(shadow, name, value)
+        server.log(lend_id, "set", name, (value,), {}, None)
+
+    def __call__(self, *args, **kwargs):
+        server, lend_id, shadow, logged, _ = object.__getattribute__(self, "_mirror")
+        if "__call__" in logged:
+            return server.logged_call(lend_id, "__call__", shadow, args, kwargs)
+        return shadow(*args, **kwargs)
+
+    def __len__(self):
+        return len(object.__getattribute__(self, "_mirror")[2])
+
+    def __repr__(self):
+        return repr(object.__getattribute__(self, "_mirror")[2])
+
+
+class Served:
+    """A grader object student code reaches through the channel, method by method."""
+
+    __slots__ = ("_served",)
+
+    def __init__(self, server, lend_id, declaration):
+        object.__setattr__(self, "_served", (server, lend_id, declaration))
+
+    def __getattr__(self, name):
+        server, lend_id, declaration = object.__getattribute__(self, "_served")
+        if name in declaration["remote"]:
+            return lambda *args, **kwargs: server.callback(lend_id, name, args, kwargs)
+        if name in declaration["deferred"]:
+            def deferred(*args, **kwargs):
+                server.log(lend_id, "call", name, args, kwargs, None)
+            return deferred
+        if name in declaration["readable"]:
+            return server.callback(lend_id, "__getattr__", (name,), {})
+        raise AttributeError(f"the {declaration['type']} the grader lent has no attribute "
+                             f"{name!r} that code may use")
+
+    def __setattr__(self, name, value):
+        server, lend_id, declaration = object.__getattribute__(self, "_served")
+        if name not in declaration["settable"]:
+            raise AttributeError(f"code may not set {name!r} on the {declaration['type']} "
+                                 "the grader lent it")
+        server.log(lend_id, "set", name, (value,), {}, None)
+
+    def __len__(self):
+        server, lend_id, declaration = object.__getattribute__(self, "_served")
+        if "__len__" not in declaration["remote"]:
+            raise TypeError(f"object of type {declaration['type']} has no len()")
+        return server.callback(lend_id, "__len__", (), {})
+
+    def __repr__(self):
+        return f"<{object.__getattribute__(self, '_served')[2]['type']} lent by the grader>"
+
+
+def _fill(target, value):
+    target[...] = value
+
+
+APPLY = {
+    "fill": _fill,
+    "getattr": getattr, "setattr": setattr, "getitem": operator.getitem,
+    "setitem": operator.setitem, "len": len, "list": list, "bool": bool, "float": float,
+    "int": int, "index": operator.index, "contains": operator.contains,
+}
+
+
+class StudentServer:
+    def __init__(self, channel):
+        self.channel = channel
+        self.handles = {}  # id -> object kept here for the grader
+        self.lent = {}  # lend id -> Mirror, Served or a bare copy
+        self.shadows = {}  # lend id -> the copy behind a Mirror (for pushed attributes)
+        self.transcript = []
+        self.next_callback = 0
+        self.shell = None
+
+    # --- values ------------------------------------------------------------------------
+    def keep(self, value):
+        handle = len(self.handles) + 1
+        while handle in self.handles:
+            handle += 1
+        self.handles[handle] = value
+        return handle
+
+    def encode(self, value, by_reference=False):
+        if by_reference:
+            return self._reference(value)
+        return wire.encode(value, self._reference)
+
+    def _reference(self, value):
+        return {"$": "ref", "id": self.keep(value), "callable": callable(value),
+                "type": type(value).__name__[:80]}
+
+    def decode(self, node):
+        return wire.decode(node, self._resolve, self._lend)
+
+    def _resolve(self, node):
+        try:
+            return self.handles[node["id"]]
+        except (KeyError, TypeError):
+            raise wire.WireError("a reference to an object this process does not hold")
+
+    def _lend(self, node):
+        lend_id = node.get("id")
+        if "kind" not in node:
+            if lend_id not in self.lent:
+                raise wire.WireError(f"unknown lent object {lend_id}")
+        elif node["kind"] == "mirror":
+            module_name, qualname = node["recipe"]["module"], node["recipe"]["name"]
+            factory = importlib.import_module(module_name)
+            for part in qualname.split("."):
+                factory = getattr(factory, part)
+            args = self.decode(node["recipe"]["args"])
+            kwargs = self.decode(node["recipe"]["kwargs"])
+            shadow = factory(*args, **kwargs)
+            self.shadows[lend_id] = shadow
+            if node["logged"] or node["settable"]:
+                self.lent[lend_id] = Mirror(self, lend_id, shadow, node["logged"],
+                                            node["settable"])
+            else:
+                self.lent[lend_id] = shadow
+        elif node["kind"] == "serve":
+            declaration = {key: frozenset(node.get(key, ())) for key in
+                           ("remote", "deferred", "readable", "settable")}
+            declaration["type"] = str(node.get("type", "object"))
+            self.lent[lend_id] = Served(self, lend_id, declaration)
+        else:
+            raise wire.WireError(f"unknown kind of lent object {node['kind']!r}")
+        for name, value in self.decode(node.get("push", {"$": "dict", "items": []})).items():
+            setattr(self.shadows[lend_id], name, value)  # the grader changed its original
+        return self.lent[lend_id]
+
+    # --- the transcript of calls on lent objects -----------------------------------------
+    def log(self, lend_id, kind, name, args, kwargs, outcome):
+        try:
+            entry = [lend_id, kind, name, wire.encode(list(args), _refuse_object, numbers=True),
+                     wire.encode(dict(kwargs), _refuse_object, numbers=True), outcome]
+        except wire.WireError as error:
+            raise TypeError(str(error)) from None
+        self.transcript.append(entry)
+
+    def logged_call(self, lend_id, name, method, args, kwargs):
+        try:
+            encoded_args = wire.encode(list(args), _refuse_object, numbers=True)
+            encoded_kwargs = wire.encode(dict(kwargs), _refuse_object, numbers=True)
+        except wire.WireError as error:
+            raise TypeError(str(error)) from None
+        try:
+            result = method(*args, **kwargs)
+        except Exception as error:
+            self.transcript.append([lend_id, "call", name, encoded_args, encoded_kwargs,
+                                    {"raised": type(error).__name__}])
+            raise
+        self.transcript.append([lend_id, "call", name, encoded_args, encoded_kwargs,
+                                {"value": wire.loose(result)}])
+        return result
+
+    def take_transcript(self):
+        entries, self.transcript = self.transcript, []
+        return entries
+
+    def callback(self, lend_id, name, args, kwargs):
+        """Call a served method of the grader's object and wait for its answer."""
+        try:
+            encoded = [wire.encode(list(args), _refuse_object),
+                       wire.encode(dict(kwargs), _refuse_object)]
+        except wire.WireError as error:
+            raise TypeError(str(error)) from None
+        self.next_callback += 1
+        self.channel.send({"op": "callback", "id": self.next_callback, "lend": lend_id,
+                           "name": name, "args": encoded[0], "kwargs": encoded[1],
+                           "transcript": self.take_transcript()})
+        answer = self.channel.receive()
+        if answer.get("op") != "callback_reply" or answer.get("id") != self.next_callback:
+            raise SystemExit("the grader broke off the call")
+        if "error" in answer:
+            raise _rebuild_error(answer["error"])
+        return self.decode(answer["value"])
+
+    # --- requests ------------------------------------------------------------------------
+    def serve(self):
+        while True:
+            try:
+                request = self.channel.receive()
+            except (wire.ChannelClosed, wire.WireError):
+                return
+            reply = {"op": "reply", "id": request.get("id")}
+            try:
+                handler = getattr(self, "op_" + str(request.get("op")))
+                value, by_reference = handler(request)
+                reply["value"] = self.encode(value, by_reference)
+            except BaseException as error:  # the student's code raised: that is the answer
+                reply.pop("value", None)
+                reply["error"] = _describe(error)
+            reply["transcript"] = self.take_transcript()
+            try:
+                self.channel.send(reply)
+            except wire.WireError as error:  # too large, or not JSON
+                self.channel.send({"op": "reply", "id": request.get("id"),
+                                   "error": _describe(error), "transcript": []})
+
+    def op_hello(self, request):
+        return "ready", False
+
+    def op_run_cell(self, request):
+        if self.shell is None:
+            from IPython.core.interactiveshell import InteractiveShell
+            self.shell = InteractiveShell.instance()
+        result = self.shell.run_cell(request["source"], store_history=False, silent=True)
+        error = result.error_before_exec or result.error_in_exec
+        if error is None:
+            return {"status": "ok"}, False
+        return {"status": "error", **_describe(error)}, False
+
+    def op_lookup(self, request):
+        namespace = self.shell.user_ns if self.shell is not None else {}
+        return {name: namespace[name] for name in request["names"] if name in namespace}, False
+
+    def op_call(self, request):
+        target = self.decode(request["target"])
+        if request.get("method") is not None:
+            target = getattr(target, request["method"])
+        result = target(*self.decode(request["args"]), **self.decode(request["kwargs"]))
+        return result, bool(request.get("by_ref"))
+
+    def op_apply(self, request):
+        function = APPLY[request["function"]]
+        return function(*self.decode(request["args"])), bool(request.get("by_ref"))
+
+    def op_keep(self, request):
+        return self.decode(request["value"]), True
+
+    def op_seed(self, request):
+        random.seed(request["seed"])
+        np.random.seed(request["seed"] % 2**32)
+        return None, False
+
+    def op_forget(self, request):
+        self.handles.clear()
+        self.lent.clear()
+        self.shadows.clear()
+        self.transcript.clear()
+        return None, False
+
+
+def main():
+    fd = int(sys.argv[1])
+    os.set_inheritable(fd, False)  # programs a submission starts do not get the channel
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for stream in (0, 1, 2):
+        os.dup2(devnull, stream)
+    os.close(devnull)
+    channel = wire.channel_from_fd(fd, blocking=True)
+    StudentServer(channel).serve()
+    os._exit(0)  # no atexit handlers or threads a submission left behind
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,492 @@
+"""The grader's side of a student's sandboxed process: objects driven across a boundary.
+
+The student's code lives only in its process. The grader's probes run here, in the
+grader's process, and hold :class:`StudentObject` proxies: calling one, reading its
+attributes or its length sends a request over the channel, and only the *return value
+of the student's own code* comes back, decoded as plain data (numbers, strings, lists,
+numpy arrays rebuilt from dtype, shape and bytes) or as another proxy. Nothing the
+student's code does in its process can change a probe's logic, its records, or the data
+a verdict reads: a reply that lies is a method that returns the lie.
+
+Objects a probe hands to student code stay here and are lent (:mod:`checks.lending`):
+mirrored objects are replayed from the transcript each reply carries and checked call
+by call; served objects answer callbacks. A transcript that does not match raises
+:class:`TranscriptMismatch`, which costs the check that saw it.
+
+Everything that can go wrong on the student's side ends in :class:`StudentProcessLost`
+(it timed out, died, or broke the protocol); the process is stopped, and the caller
+starts a new one if it wants to go on.
+"""
+
+import builtins
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+
+from checks.framework import ProbeError, StudentObjectBase
+from checks.lending import Mirrored, Served, lending_of
+from grader.safe_text import printable
+from grader.sandbox import ISOLATED, isolation_level, sandbox_argv, sandbox_env
+from grader.sandbox_runtime import wire
+
+STARTUP_TIME_LIMIT = 60.0
+LIVENESS_INTERVAL = 0.25  # seconds between checks that the process still runs
+STOP_GRACE = 0.5  # seconds a server gets to leave by itself once its channel closes
+_STUDENT_EXCEPTIONS = {}  # name -> a class standing for a student's own exception class
+
+
+class StudentProcessLost(BaseException):
+    """The student's process timed out, died or broke the protocol, and was stopped.
+
+    A ``BaseException``, so the ``except Exception`` clauses of probes let it through."""
+
+    def __init__(self, reason, detail=""):
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason, self.detail = reason, detail  # "timeout" | "died" | "protocol"
+
+
+class TranscriptMismatch(ProbeError):
+    """The student's calls on a lent object were refused or did not replay."""
+
+
+class StudentException(Exception):
+    """Base of the classes that stand for the student's own exception classes."""
+
+
+def rebuilt_exception(error):
+    """The student's exception as one the probe can catch: a builtin class when the
+    student's code raised one (``ValueError``, ``NotImplementedError``...), else a class
+    of the same name; never one that is not an ``Exception`` (``SystemExit``...)."""
+    name = error.get("type") if isinstance(error, dict) else None
+    message = printable(error.get("message", "")) if isinstance(error, dict) else ""
+    if not isinstance(name, str) or not name.isidentifier() or len(name) > 80:
+        name = "Exception"
+    kind = getattr(builtins, name, None)
+    if not (isinstance(kind, type) and issubclass(kind, Exception)) or kind is StopIteration:
+        kind = _STUDENT_EXCEPTIONS.setdefault(name, type(name, (StudentException,), {}))
+    return kind(message)
+
+
+class StudentObject(StudentObjectBase):
+    """An object in the student's process, as the grader's probes see it."""
+
+    __slots__ = ("_student_process_", "_id", "_callable", "_type", "_methods")
+
+    def __init__(self, process, handle, is_callable, type_name):
+        for name, value in (("_student_process_", process), ("_id", handle),
+                            ("_callable", is_callable), ("_type", type_name),
+                            ("_methods", set())):
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)  # no protocol lookups (numpy, copy) go across
+        if name in self._methods:
+            return StudentMethod(self, name)
+        value = self._student_process_.apply("getattr", self, name)
+        if isinstance(value, StudentObject) and value._callable:
+            self._methods.add(name)  # later accesses cost no round trip of their own
+            return StudentMethod(self, name)
+        return value
+
+    def __setattr__(self, name, value):
+        self._student_process_.apply("setattr", self, name, value)
+
+    def __call__(self, *args, **kwargs):
+        return self._student_process_.call(self, args, kwargs)
+
+    def __len__(self):
+        return _checked(self._student_process_.apply("len", self), int, "len()")
+
+    def __bool__(self):
+        return _checked(self._student_process_.apply("bool", self), bool, "bool()")
+
+    def __float__(self):
+        return float(_checked(self._student_process_.apply("float", self), float, "float()"))
+
+    def __int__(self):
+        return _checked(self._student_process_.apply("int", self), int, "int()")
+
+    def __index__(self):
+        return _checked(self._student_process_.apply("index", self), int, "index()")
+
+    def __getitem__(self, key):
+        return self._student_process_.apply("getitem", self, key)
+
+    def __setitem__(self, key, value):
+        self._student_process_.apply("setitem", self, key, value)
+
+    def __contains__(self, item):
+        return _checked(self._student_process_.apply("contains", self, item), bool, "in")
+
+    def __iter__(self):
+        items = self._student_process_.apply("list", self)
+        return iter(_checked(items, list, "iteration"))
+
+    def __repr__(self):
+        return f"<{printable(self._type, 80)} in the student's process>"
+
+
+class StudentMethod(StudentObjectBase):
+    """``obj.name`` for a callable attribute: calling it is one round trip."""
+
+    __slots__ = ("_student_process_", "_owner", "_name")
+
+    def __init__(self, owner, name):
+        object.__setattr__(self, "_student_process_", owner._student_process_)
+        object.__setattr__(self, "_owner", owner)
+        object.__setattr__(self, "_name", name)
+
+    def __call__(self, *args, **kwargs):
+        return self._student_process_.call(self._owner, args, kwargs, method=self._name)
+
+    def __repr__(self):
+        return f"<method {printable(self._name, 80)} in the student's process>"
+
+
+def _checked(value, kind, what):
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise TypeError(f"{what} of the student's object gave {type(value).__name__}, "
+                        f"not {kind.__name__}")
+    if kind is int and what == "len()" and value < 0:
+        raise ValueError("len() of the student's object is negative")
+    return value
+
+
+def _plain_only(node):
+    raise wire.WireError("only plain data may be passed to the grader's objects")
+
+
+class StudentProcess:
+    """A sandboxed student server and the channel to it."""
+
+    def __init__(self, scratch, memory_mb, disk_mb, isolate=True):
+        self.scratch, self.memory_mb, self.disk_mb = scratch, memory_mb, disk_mb
+        self.isolation = isolation_level(isolate)
+        self._isolate = isolate
+        self._popen = self._channel = self._log = None
+        self._deadline = None
+        self._next_id = 0
+        self._lent = {}  # lend id -> (original object, declaration)
+        self._lend_ids = {}  # id(original) -> lend id
+        self.restarts = -1
+
+    # --- life ----------------------------------------------------------------------------
+    def start(self):
+        parent, child = socket.socketpair()
+        argv, cwd = sandbox_argv(self.scratch, child.fileno(), self.memory_mb, self.disk_mb,
+                                 self._isolate)
+        self._log = open(self.scratch.root / "launcher.log", "w+b")
+        try:
+            # its own session: no controlling terminal, and one signal ends the group
+            self._popen = subprocess.Popen(argv, cwd=cwd, env=sandbox_env(self.scratch),
+                                           stdin=subprocess.DEVNULL, stdout=self._log,
+                                           stderr=self._log, pass_fds=(child.fileno(),),
+                                           start_new_session=True)
+        finally:
+            child.close()
+        self._channel = wire.Channel(parent)
+        self.restarts += 1
+        try:
+            with self.time_limit(STARTUP_TIME_LIMIT):
+                self._request({"op": "hello"})
+        except StudentProcessLost as lost:
+            self._log.seek(0)
+            why = printable(self._log.read(2000).decode(errors="replace").strip())
+            raise RuntimeError(f"the sandbox did not start ({lost}){': ' + why if why else ''}")
+
+    def stop(self):
+        """End the sandbox and every process in it; return when they are gone."""
+        if self._channel is not None:
+            self._channel.close()  # an idle server reads EOF and leaves
+            self._channel = None
+        if self._popen is not None:
+            try:
+                self._popen.wait(STOP_GRACE)
+            except subprocess.TimeoutExpired:
+                self._kill()
+            self._popen = None
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        self._lent.clear()
+        self._lend_ids.clear()
+
+    def _kill(self):
+        init = self._sandbox_init_pid()
+        if init is not None:  # PID 1 of the namespace: the kernel ends all the rest
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(init, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._popen.wait(5)  # unshare leaves once its child, the init, is gone
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self._popen.pid, signal.SIGKILL)
+        self._popen.wait()
+
+    def _sandbox_init_pid(self):
+        if self.isolation != ISOLATED:
+            return None
+        try:
+            with open(f"/proc/{self._popen.pid}/task/{self._popen.pid}/children") as handle:
+                children = handle.read().split()
+        except OSError:
+            return None
+        return int(children[0]) if children else None
+
+    def alive(self):
+        return self._popen is not None and self._popen.poll() is None
+
+    @contextlib.contextmanager
+    def time_limit(self, seconds):
+        """Every request inside must be answered before ``seconds`` have passed."""
+        previous, self._deadline = self._deadline, time.monotonic() + seconds
+        try:
+            yield
+        finally:
+            self._deadline = previous
+
+    def _lost(self, reason, detail=""):
+        self.stop()
+        return StudentProcessLost(reason, detail)
+
+    # --- requests ------------------------------------------------------------------------
+    def run_cell(self, source):
+        """Run a cell's code; ``{"status": "ok"}`` or ``{"status": "error", "type",
+        "message"}`` (its exception)."""
+        outcome = self._request({"op": "run_cell", "source": source})
+        if not isinstance(outcome, dict) or outcome.get("status") not in ("ok", "error"):
+            raise self._lost("protocol", "a cell's outcome could not be read")
+        return {key: printable(value) for key, value in outcome.items()}
+
+    def lookup(self, names):
+        """``{name: value}`` of the names the student's notebook defines."""
+        found = self._request({"op": "lookup", "names": list(names)})
+        if not isinstance(found, dict):
+            raise self._lost("protocol", "a lookup's answer could not be read")
+        return {name: value for name, value in found.items() if name in names}
+
+    def seed(self, seed):
+        """Seed the student process's global generators (``random``, ``np.random``)."""
+        self._request({"op": "seed", "seed": int(seed)})
+
+    def forget(self):
+        """Drop every reference and lent object of the last check, on both sides."""
+        self._request({"op": "forget"})
+        self._lent.clear()
+        self._lend_ids.clear()
+
+    def call(self, target, args, kwargs, method=None, by_ref=False):
+        return self._request({"op": "call", "target": self._encode(target),
+                              "method": method, "args": self._encode(list(args)),
+                              "kwargs": self._encode(dict(kwargs)), "by_ref": by_ref})
+
+    def apply(self, function, *args, by_ref=False):
+        return self._request({"op": "apply", "function": function,
+                              "args": self._encode(list(args)), "by_ref": by_ref})
+
+    def keep(self, value):
+        """A copy of ``value`` kept in the student's process, as a :class:`StudentObject`."""
+        return self._request({"op": "keep", "value": self._encode(value)})
+
+    def _request(self, message):
+        if self._channel is None:
+            raise StudentProcessLost("died", "the process is not running")
+        self._next_id += 1
+        message["id"] = self._next_id
+        self._send(message)
+        poisoned = None  # a refused transcript: answer callbacks with errors until the reply
+        while True:
+            incoming = self._receive()
+            transcript = incoming.get("transcript", [])
+            if incoming.get("op") == "callback":
+                poisoned = poisoned or self._replay(transcript)
+                self._answer_callback(incoming, poisoned)
+                continue
+            if incoming.get("op") != "reply" or incoming.get("id") != message["id"]:
+                raise self._lost("protocol", "a message arrived out of turn")
+            poisoned = poisoned or self._replay(transcript)
+            if poisoned:
+                raise TranscriptMismatch(poisoned)
+            if "error" in incoming:
+                raise rebuilt_exception(incoming["error"])
+            try:
+                return wire.decode(incoming.get("value"), self._reference, _plain_only)
+            except wire.WireError as error:
+                raise self._lost("protocol", f"a reply could not be read: {error}") from None
+
+    def _send(self, message):
+        try:
+            self._channel.send(message, self._deadline)
+        except wire.ChannelTimeout:
+            raise self._lost("timeout") from None
+        except wire.ChannelClosed:
+            raise self._lost("died") from None
+
+    def _receive(self):
+        while True:
+            slice_end = time.monotonic() + LIVENESS_INTERVAL
+            deadline = slice_end if self._deadline is None else min(self._deadline, slice_end)
+            try:
+                return self._channel.receive(deadline)
+            except wire.ChannelTimeout:
+                if self._deadline is not None and time.monotonic() >= self._deadline:
+                    raise self._lost("timeout") from None
+                if not self.alive():
+                    raise self._lost("died") from None
+            except wire.ChannelClosed:
+                raise self._lost("died") from None
+            except wire.WireError as error:
+                raise self._lost("protocol", str(error)) from None
+
+    # --- values --------------------------------------------------------------------------
+    def _reference(self, node):
+        handle = node.get("id")
+        if not isinstance(handle, int) or isinstance(handle, bool):
+            raise wire.WireError("a reference without a number")
+        type_name = node.get("type")
+        return StudentObject(self, handle, node.get("callable") is True,
+                             type_name if isinstance(type_name, str) else "object")
+
+    def _encode(self, value):
+        return wire.encode(value, self._encode_object)
+
+    def _encode_object(self, value):
+        if isinstance(value, StudentObject):
+            if value._student_process_ is not self:
+                raise ValueError("an object of another student's process")
+            return {"$": "ref", "id": value._id}
+        declaration = lending_of(value)
+        if declaration is None:
+            raise TypeError(f"the grader cannot lend its {type(value).__name__} to student "
+                            "code (it has no lending declaration)")
+        lend_id = self._lend_ids.get(id(value))
+        node = {"$": "lend"}
+        if lend_id is None:
+            lend_id = len(self._lent) + 1
+            self._lend_ids[id(value)] = lend_id
+            self._lent[lend_id] = (value, declaration)
+            node.update(self._declaration(declaration, value))
+        node["id"] = lend_id
+        if isinstance(declaration, Mirrored) and declaration.pushed:
+            node["push"] = self._encode({name: getattr(value, name)
+                                         for name in declaration.pushed})
+        return node
+
+    def _declaration(self, declaration, value):
+        if isinstance(declaration, Mirrored):
+            return {"kind": "mirror", "logged": list(declaration.logged),
+                    "settable": list(declaration.settable),
+                    "recipe": {"module": declaration.module, "name": declaration.name,
+                               "args": self._encode(list(declaration.args)),
+                               "kwargs": self._encode(dict(declaration.kwargs))}}
+        node = {"kind": "serve", "remote": list(declaration.remote),
+                "deferred": list(declaration.deferred), "readable": list(declaration.readable),
+                "settable": list(declaration.settable), "type": type(value).__name__}
+        return node
+
+    # --- lent objects --------------------------------------------------------------------
+    def _replay(self, transcript):
+        """Apply the student's calls on lent objects to the originals, in order, checking
+        mirrored answers; the reason the transcript is refused, or None."""
+        if not isinstance(transcript, list):
+            raise self._lost("protocol", "a transcript is not a list")
+        for entry in transcript:
+            if self._deadline is not None and time.monotonic() > self._deadline:
+                raise self._lost("timeout")
+            try:
+                self._replay_one(entry)
+            except TranscriptMismatch as refused:
+                return str(refused)
+            except wire.WireError as error:
+                return f"your code passed the grader's objects something it cannot use: {error}"
+        return None
+
+    def _replay_one(self, entry):
+        if not (isinstance(entry, list) and len(entry) == 6):
+            raise wire.WireError("a transcript entry of the wrong shape")
+        lend_id, kind, name, args, kwargs, outcome = entry
+        original, declaration = self._lent.get(lend_id, (None, None))
+        if declaration is None or not isinstance(name, str):
+            raise wire.WireError("a call on an object the grader did not lend")
+        what = f"{type(original).__name__}.{name}"
+        args = wire.decode(args, _plain_only, _plain_only)
+        kwargs = wire.decode(kwargs, _plain_only, _plain_only)
+        if not isinstance(args, list) or not isinstance(kwargs, dict) or not all(
+                isinstance(key, str) for key in kwargs):
+            raise wire.WireError("arguments of the wrong shape")
+        if kind == "set":
+            if name not in declaration.settable or len(args) != 1 or kwargs:
+                raise TranscriptMismatch(f"your code may not set {what}")
+            setattr(original, name, args[0])
+            return
+        allowed = declaration.logged if isinstance(declaration, Mirrored) else \
+            declaration.deferred
+        if kind != "call" or name not in allowed:
+            raise TranscriptMismatch(f"your code may not call {what} that way")
+        try:
+            result, raised = getattr(original, name)(*args, **kwargs), None
+        except ProbeError as refused:  # the original checks its calls: this one is refused
+            raise TranscriptMismatch(str(refused)) from None
+        except Exception as error:
+            result, raised = None, error
+        if isinstance(declaration, Served):
+            if raised is not None:
+                raise TranscriptMismatch(f"{what}({_shown(args)}) raised "
+                                         f"{type(raised).__name__}: {printable(raised, 200)}")
+            return
+        self._compare(what, args, outcome, result, raised)
+
+    @staticmethod
+    def _compare(what, args, outcome, result, raised):
+        copy_says = outcome if isinstance(outcome, dict) else {}
+        if raised is not None:
+            if copy_says.get("raised") != type(raised).__name__:
+                raise TranscriptMismatch(
+                    f"{what}({_shown(args)}) raised {type(raised).__name__} for the grader, "
+                    "but your code's copy of it did not: did your code change its copy?")
+            return
+        if "value" not in copy_says or not wire.loosely_equal(result, copy_says["value"]):
+            raise TranscriptMismatch(
+                f"the grader's {what}({_shown(args)}) gave {printable(repr(result), 120)}, "
+                "but your code's copy of it answered otherwise: did your code change the "
+                "copy (or its random generator) instead of calling it?")
+
+    def _answer_callback(self, incoming, poisoned):
+        reply = {"op": "callback_reply", "id": incoming.get("id")}
+        try:
+            if poisoned:
+                raise RuntimeError(f"the grader stopped this call: {poisoned}")
+            reply["value"] = wire.encode(self._served_call(incoming), _plain_only)
+        except StudentProcessLost:
+            raise
+        except wire.WireError as error:
+            raise self._lost("protocol", str(error)) from None
+        except Exception as error:  # raised by the grader's object: student code sees it
+            reply.pop("value", None)
+            reply["error"] = {"type": type(error).__name__, "message": str(error)[:500]}
+        self._send(reply)
+
+    def _served_call(self, incoming):
+        original, declaration = self._lent.get(incoming.get("lend"), (None, None))
+        name = incoming.get("name")
+        args = wire.decode(incoming.get("args"), _plain_only, _plain_only)
+        kwargs = wire.decode(incoming.get("kwargs"), _plain_only, _plain_only)
+        if not isinstance(declaration, Served) or not isinstance(args, list) \
+                or not isinstance(kwargs, dict):
+            raise wire.WireError("a callback to an object the grader did not serve")
+        if name == "__getattr__":
+            if len(args) != 1 or args[0] not in declaration.readable:
+                raise AttributeError("that attribute is not readable")
+            return getattr(original, args[0])
+        if name not in declaration.remote:
+            raise AttributeError(f"{name!r} cannot be called on the grader's object")
+        if name == "__len__":
+            return len(original)
+        return getattr(original, name)(*args, **kwargs)
+
+
+def _shown(args):
+    return printable(", ".join(repr(arg) for arg in args), 120)
