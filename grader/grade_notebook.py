@@ -92,6 +92,8 @@ class NotebookGrading:
                                      f"({lost})") from None
                 self.cell_problems[grade_id] = self._describe_lost_cell(lost)
                 self.skipped_cells.add(grade_id)
+                if lost.alive:  # interrupted: what it defined before the loop stays
+                    continue
                 return self.start()
             if outcome["status"] == "ok":
                 continue
@@ -125,13 +127,24 @@ class NotebookGrading:
             status, fraction, feedback = self._probe_and_judge(check, inputs, time_limit)
         except StudentProcessLost as lost:
             status, fraction, feedback = self._describe_lost_check(check, lost, time_limit)
-            try:
-                self.start()  # a fresh process for the checks that follow
-            except CannotGoOn as error:
-                self.broken = str(error)
+            self._recover(lost)
         if status != "passed" and self.cell_problems:
             feedback += " Note: " + " ".join(self.cell_notes())
         return CheckResult(name, round(points * fraction, 6), points, status, feedback)
+
+    def _recover(self, lost):
+        """After a lost check: forget its objects if the process lives, else start anew."""
+        if lost.alive:
+            try:
+                with self.process.time_limit(HOUSEKEEPING_TIME_LIMIT):
+                    self.process.forget()
+                return
+            except StudentProcessLost as again:
+                lost = again
+        try:
+            self.start()  # a fresh process for the checks that follow
+        except CannotGoOn as error:
+            self.broken = str(error)
 
     def _probe_and_judge(self, check, inputs, time_limit):
         """(status, fraction of points, feedback); raises StudentProcessLost."""

@@ -85,6 +85,12 @@ def covered(path, exposed):
 def build_root(new_root, exposed, lib, disk_mb):
     """The sandbox's whole filesystem, under ``new_root`` (see the module docstring)."""
     mount("-t", "tmpfs", "-o", "size=16m,mode=755", "tmpfs", new_root)
+    # the writable tmpfs first: exposed paths under /tmp (a checkout's .venv) go on top
+    os.makedirs(f"{new_root}/tmp")
+    mount("-t", "tmpfs", "-o", f"size={disk_mb}m,mode=1777,nosuid,nodev", "tmpfs",
+          f"{new_root}/tmp")
+    for folder in ("work", "home"):
+        os.makedirs(f"{new_root}/tmp/{folder}")
     done = []
     for path in sorted(set(exposed), key=lambda p: len(os.path.realpath(p))):
         if not covered(path, done):
@@ -96,11 +102,6 @@ def build_root(new_root, exposed, lib, disk_mb):
         if os.path.islink(f"/{top}") and not os.path.lexists(f"{new_root}/{top}"):
             os.symlink(os.readlink(f"/{top}"), f"{new_root}/{top}")
     bind_read_only(lib, new_root + COURSE_MOUNT)
-    os.makedirs(f"{new_root}/tmp")
-    mount("-t", "tmpfs", "-o", f"size={disk_mb}m,mode=1777,nosuid,nodev", "tmpfs",
-          f"{new_root}/tmp")
-    for folder in ("work", "home"):
-        os.makedirs(f"{new_root}/tmp/{folder}")
     os.makedirs(f"{new_root}/proc")
     mount("--rbind", "/proc", f"{new_root}/proc")  # the new PID namespace's own /proc
     os.makedirs(f"{new_root}/dev")

@@ -35,6 +35,7 @@ from grader.sandbox_runtime import wire
 STARTUP_TIME_LIMIT = 60.0
 LIVENESS_INTERVAL = 0.25  # seconds between checks that the process still runs
 STOP_GRACE = 0.5  # seconds a server gets to leave by itself once its channel closes
+INTERRUPT_GRACE = 5.0  # seconds an interrupted call gets to return before the process ends
 _STUDENT_EXCEPTIONS = {}  # name -> a class standing for a student's own exception class
 
 
@@ -43,9 +44,25 @@ class StudentProcessLost(BaseException):
 
     A ``BaseException``, so the ``except Exception`` clauses of probes let it through."""
 
+    alive = False  # the process was stopped
+
     def __init__(self, reason, detail=""):
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason, self.detail = reason, detail  # "timeout" | "died" | "protocol"
+
+
+class StudentInterrupted(StudentProcessLost):
+    """A call ran past its time limit and was interrupted; the process lives on, with
+    whatever the interrupted code had done so far."""
+
+    alive = True
+
+    def __init__(self):
+        super().__init__("timeout", "interrupted")
+
+
+class _DeadlinePassed(Exception):
+    pass
 
 
 class TranscriptMismatch(ProbeError):
@@ -299,7 +316,10 @@ class StudentProcess:
         self._send(message)
         poisoned = None  # a refused transcript: answer callbacks with errors until the reply
         while True:
-            incoming = self._receive()
+            try:
+                incoming = self._receive()
+            except _DeadlinePassed:
+                self._interrupt(message["id"])
             transcript = incoming.get("transcript", [])
             if incoming.get("op") == "callback":
                 poisoned = poisoned or self._replay(transcript)
@@ -325,6 +345,43 @@ class StudentProcess:
         except wire.ChannelClosed:
             raise self._lost("died") from None
 
+    def _interrupt(self, request_id):
+        """Interrupt the call past its deadline (SIGINT: KeyboardInterrupt in the student's
+        code) and wait a little for its reply; raise StudentInterrupted if it came, else
+        stop the process (it ignores interrupts) and raise StudentProcessLost."""
+        server = self._server_pid()
+        if server is None:
+            raise self._lost("timeout")
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(server, signal.SIGINT)
+        self._deadline = time.monotonic() + INTERRUPT_GRACE
+        while True:
+            try:
+                incoming = self._receive()
+            except _DeadlinePassed:
+                raise self._lost("timeout") from None
+            if incoming.get("op") == "callback":  # the code goes on: tell it to stop
+                self._send({"op": "callback_reply", "id": incoming.get("id"),
+                            "error": {"type": "KeyboardInterrupt", "message": "time is up"}})
+            elif incoming.get("op") == "reply" and incoming.get("id") == request_id:
+                raise StudentInterrupted()
+            else:
+                raise self._lost("protocol", "a message arrived out of turn")
+
+    def _server_pid(self):
+        """The host's number of the student server process, or None."""
+        if self._popen is None:
+            return None
+        if self.isolation != ISOLATED:
+            return self._popen.pid  # the launcher became the server
+        init = self._sandbox_init_pid()
+        try:
+            with open(f"/proc/{init}/task/{init}/children") as handle:
+                children = handle.read().split()
+        except (OSError, TypeError):
+            return None
+        return int(children[0]) if children else None
+
     def _receive(self):
         while True:
             slice_end = time.monotonic() + LIVENESS_INTERVAL
@@ -333,7 +390,7 @@ class StudentProcess:
                 return self._channel.receive(deadline)
             except wire.ChannelTimeout:
                 if self._deadline is not None and time.monotonic() >= self._deadline:
-                    raise self._lost("timeout") from None
+                    raise _DeadlinePassed() from None
                 if not self.alive():
                     raise self._lost("died") from None
             except wire.ChannelClosed:

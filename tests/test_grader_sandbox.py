@@ -1,6 +1,6 @@
-"""What a grading kernel can see: its submission, the public helpers, and nothing else."""
+"""What a submission's process can see and do: the public helpers, a small scratch
+space of its own, and nothing else."""
 
-import json
 import os
 import shutil
 import sys
@@ -10,20 +10,19 @@ from pathlib import Path
 import numpy
 import pytest
 
-from grader.kernel_session import PROBE_MIME, KernelSession
 from grader.lessons import all_lessons
 from grader.release import REPOSITORY
-from grader.sandbox import (exposed_paths, kernel_argv, kernel_env, make_scratch,
-                            namespaces_available)
+from grader.sandbox import exposed_paths, make_scratch, namespaces_available, remove_scratch
+from grader.student_process import StudentProcess
 from submission_factory import write_submission
 
 # this module's fixtures are computed once: its tests share one pytest-xdist worker
-pytestmark = pytest.mark.xdist_group('kernel-view')
+pytestmark = pytest.mark.xdist_group('sandbox-view')
 
+DISK_MB = 32
 
-LOOK_AROUND = f'''
-import importlib.util, json, os
-from IPython.display import publish_display_data
+LOOK_AROUND = '''
+import importlib.util, os
 
 
 def readable(path):
@@ -33,32 +32,62 @@ def readable(path):
     except OSError:
         return False
 
-publish_display_data({{{PROBE_MIME!r}: json.dumps({{
+
+def writable(path):
+    try:
+        with open(path, "a"):
+            return True
+    except OSError:
+        return False
+
+
+def fill(path, megabytes):
+    """How many MB could be written before the disk said no."""
+    written = 0
+    try:
+        with open(path, "wb") as handle:
+            for _ in range(megabytes):
+                handle.write(b"x" * 2**20)
+                handle.flush()
+                written += 1
+    except OSError:
+        pass
+    finally:
+        os.remove(path)
+    return written
+
+
+view = {
+    "cwd": os.getcwd(),
     "cwd_listing": sorted(os.listdir(".")),
     "salt_in_environment": "GRADER_SALT" in os.environ,
-    "solutions": readable({str(REPOSITORY / "solutions" / "01_qlearning.ipynb")!r}),
-    "grader": readable({str(REPOSITORY / "grader" / "grade_notebook.py")!r}),
-    "own_reference": readable({str(REPOSITORY / "qlearning.py")!r}),
+    "solutions": readable(SOLUTIONS),
+    "grader": readable(GRADER),
+    "own_reference": readable(OWN_REFERENCE),
     "other_student": readable(OTHER_STUDENT),
     "second_checkout": readable(SECOND_CHECKOUT),
-    "repository_listing": (sorted(os.listdir({str(REPOSITORY)!r}))
-                           if os.path.isdir({str(REPOSITORY)!r}) else None),
-    "python_writable": [os.access(path, os.W_OK) for path in PYTHON_FILES],
+    "repository_listing": (sorted(os.listdir(REPOSITORY)) if os.path.isdir(REPOSITORY)
+                           else None),
+    "python_writable": [os.access(path, os.W_OK) or writable(path) for path in PYTHON_FILES],
+    "writable_outside_tmp": [path for path in ("/x", "/course/x", "/usr/x", "/etc/x",
+                                               "/dev/x", "/proc/x")
+                             if writable(path)],
     "network_interfaces": sorted(line.split(":")[0].strip()
                                  for line in open("/proc/net/dev").readlines()[2:]),
     "capabilities": [line.split()[1] for line in open("/proc/self/status")
                      if line.startswith("CapEff")],
     "processes": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
     "tmp": sorted(os.listdir("/tmp")),
-    "importable": {{name: importlib.util.find_spec(name) is not None
+    "disk_mb_written": fill("/tmp/work/big", 4 * DISK_MB),
+    "stdout_is_null": os.path.realpath("/proc/self/fd/1") == "/dev/null",
+    "importable": {name: importlib.util.find_spec(name) is not None
                    for name in ("course", "checks", "qlearning", "replay_buffer",
                                 "prioritized_replay", "hindsight_replay", "combined_replay",
-                                "capstone", "grader")}},
-}})}})
+                                "capstone", "grader")},
+}
 '''
 
-
-# files of the grader's own Python that a kernel could try to change for everyone
+# files of the grader's own Python that a submission could try to change for everyone
 PYTHON_FILES = [numpy.__file__, os.__file__, sys.executable]
 
 
@@ -73,85 +102,89 @@ def second_checkout():
 
 
 @pytest.fixture(scope="module")
-def kernel_view(tmp_path_factory, second_checkout):
-    """Start a grading kernel for alice's lesson 01, with bob's work in the same class."""
-    assert namespaces_available(), "this machine should give kernels a mount namespace"
+def sandbox_view(tmp_path_factory, second_checkout):
+    """Look around from a sandbox of lesson 01, with bob's work in the same class."""
+    assert namespaces_available(), "this machine should give sandboxes their namespaces"
     tmp_path = tmp_path_factory.mktemp("class")
     previous_salt = os.environ.get("GRADER_SALT")
     os.environ["GRADER_SALT"] = "must-not-leak"
-    alice = write_submission(tmp_path, "01_qlearning", student="alice")
     bob = write_submission(tmp_path, "01_qlearning", student="bob")
-    lesson = all_lessons()["01_qlearning"]
-    scratch = make_scratch(lesson, alice, submissions_root=tmp_path)
-    session = KernelSession(kernel_argv(scratch, 3072), scratch.workdir, kernel_env(scratch),
-                            connection_dir=scratch.root)
+    scratch = make_scratch(all_lessons()["01_qlearning"])
+    process = StudentProcess(scratch, memory_mb=3072, disk_mb=DISK_MB)
+    names = {"SOLUTIONS": REPOSITORY / "solutions" / "01_qlearning.ipynb",
+             "GRADER": REPOSITORY / "grader" / "grade_notebook.py",
+             "OWN_REFERENCE": REPOSITORY / "qlearning.py", "OTHER_STUDENT": bob,
+             "SECOND_CHECKOUT": second_checkout, "REPOSITORY": REPOSITORY,
+             "PYTHON_FILES": PYTHON_FILES, "DISK_MB": DISK_MB}
     try:
-        session.start()
-        outcome = session.execute(f"OTHER_STUDENT = {str(bob)!r}\n"
-                                  f"SECOND_CHECKOUT = {str(second_checkout)!r}\n"
-                                  f"PYTHON_FILES = {PYTHON_FILES!r}\n" + LOOK_AROUND, 60)
+        process.start()
+        with process.time_limit(60):
+            defined = process.run_cell("".join(f"{name} = {str(value)!r}\n" if not
+                                               isinstance(value, (int, list)) else
+                                               f"{name} = {value!r}\n"
+                                               for name, value in names.items()))
+            outcome = process.run_cell(LOOK_AROUND)
+            view = process.lookup(["view"]).get("view")
     finally:
-        session.shutdown()
-        shutil.rmtree(scratch.root, ignore_errors=True)
+        process.stop()
+        remove_scratch(scratch)
         if previous_salt is None:
             os.environ.pop("GRADER_SALT", None)
         else:
             os.environ["GRADER_SALT"] = previous_salt
-    assert outcome.status == "ok", outcome
-    return outcome.payloads[0]
+    assert defined["status"] == outcome["status"] == "ok", (defined, outcome)
+    return view
 
 
-def test_the_working_directory_holds_only_the_submission(kernel_view):
-    assert kernel_view["cwd_listing"] == ["01_qlearning.ipynb"]
+def test_the_working_folder_is_empty_and_stdout_goes_nowhere(sandbox_view):
+    # the submission never lands in the sandbox: its cells arrive over the channel
+    assert sandbox_view["cwd"] == "/tmp/work" and sandbox_view["cwd_listing"] == []
+    assert sandbox_view["stdout_is_null"]
 
 
-def test_no_salt_solutions_grader_or_other_students_are_readable(kernel_view):
-    assert not kernel_view["salt_in_environment"]
-    assert not kernel_view["solutions"]
-    assert not kernel_view["grader"]
-    assert not kernel_view["own_reference"]
-    assert not kernel_view["other_student"]
+def test_no_salt_solutions_grader_or_other_students_are_readable(sandbox_view):
+    assert not sandbox_view["salt_in_environment"]
+    assert not sandbox_view["solutions"]
+    assert not sandbox_view["grader"]
+    assert not sandbox_view["own_reference"]
+    assert not sandbox_view["other_student"]
 
 
 def test_nothing_outside_the_whitelist_exists_not_even_a_second_copy_of_the_course(
-        kernel_view, second_checkout):
+        sandbox_view, second_checkout):
     assert second_checkout.exists()  # out here it does
-    assert not kernel_view["second_checkout"]
-    # of the repository, at most the virtual environment that runs the kernel is there
+    assert not sandbox_view["second_checkout"]
+    # of the repository, at most the virtual environment that runs the sandbox is there
     venv = {Path(prefix).name for prefix in (sys.prefix, sys.base_prefix)
             if Path(prefix).resolve().parent == REPOSITORY}
-    assert kernel_view["repository_listing"] in (None, sorted(venv))
+    assert sandbox_view["repository_listing"] in (None, sorted(venv))
 
 
-def test_the_python_installation_is_read_only_there_is_no_network_and_no_capability(
-        kernel_view):
-    assert not any(kernel_view["python_writable"])
-    assert kernel_view["network_interfaces"] == ["lo"]  # a namespace of its own, link down
-    assert kernel_view["capabilities"] == ["0000000000000000"]
+def test_only_tmp_is_writable_and_it_is_small(sandbox_view):
+    assert not any(sandbox_view["python_writable"])
+    assert sandbox_view["writable_outside_tmp"] == []
+    # the cap of the sandbox's own tmpfs, not the machine's disk
+    assert DISK_MB - 2 <= sandbox_view["disk_mb_written"] <= DISK_MB
 
 
-def test_proc_shows_only_the_kernel_and_tmp_only_its_scratch(kernel_view):
-    # other processes' /proc/<pid>/cwd and /root would lead back to the repository
-    assert kernel_view["processes"] == [1]
-    # /tmp holds the scratch folder, and the way to the Python installation when that
-    # lives under /tmp too (a checkout in /tmp with its .venv)
+def test_there_is_no_network_and_no_capability(sandbox_view):
+    assert sandbox_view["network_interfaces"] == ["lo"]  # a namespace of its own, link down
+    assert sandbox_view["capabilities"] == ["0000000000000000"]
+
+
+def test_proc_shows_the_trusted_init_and_the_server_and_tmp_only_its_own(sandbox_view):
+    # PID 1 is the grader's init; the student's server is its only child
+    assert len(sandbox_view["processes"]) == 2 and sandbox_view["processes"][0] == 1
     exposed_under_tmp = {Path(path).resolve().relative_to("/tmp").parts[0]
                          for path in exposed_paths()
                          if Path(path).resolve().is_relative_to("/tmp")}
-    scratch = [name for name in kernel_view["tmp"] if name.startswith("grade-")]
-    assert len(scratch) == 1
-    assert set(kernel_view["tmp"]) - set(scratch) == exposed_under_tmp
+    assert set(sandbox_view["tmp"]) == {"work", "home"} | exposed_under_tmp
 
 
-def test_only_public_helpers_and_earlier_lessons_are_importable(kernel_view):
-    assert kernel_view["importable"] == {"course": True, "checks": True, "qlearning": False,
-                                         "replay_buffer": False,
-                                         "prioritized_replay": False,
-                                         "hindsight_replay": False,
-                                         "combined_replay": False, "capstone": False,
-                                         "grader": False}
-
-
-def test_the_sandbox_leaves_the_graders_own_view_alone(kernel_view):
-    # mounts happen in the kernel's namespace only; the repository is intact out here
-    assert json.loads((REPOSITORY / "solutions" / "01_qlearning.ipynb").read_text())["cells"]
+def test_only_public_helpers_and_earlier_lessons_are_importable(sandbox_view):
+    assert sandbox_view["importable"] == {"course": True, "checks": True, "qlearning": False,
+                                          "replay_buffer": False,
+                                          "prioritized_replay": False,
+                                          "hindsight_replay": False,
+                                          "combined_replay": False, "capstone": False,
+                                          "grader": False}

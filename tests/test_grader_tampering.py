@@ -118,7 +118,7 @@ except OSError:
 
 def test_reading_the_solutions_outside_the_scratch_folder_gains_nothing(tmp_path,
                                                                         wrong_code_score):
-    assert namespaces_available(), "this machine should give kernels a mount namespace"
+    assert namespaces_available(), "this machine should give sandboxes a mount namespace"
     solutions = REPOSITORY / "solutions" / "01_qlearning.ipynb"
     answer = WRONG_UPDATE + COPY_THE_SOLUTION.format(path=str(solutions))
     path = write_submission(tmp_path, "01_qlearning", {"update": answer})
@@ -129,7 +129,7 @@ def test_reading_the_solutions_outside_the_scratch_folder_gains_nothing(tmp_path
     assert statuses(unsandboxed)["test_update"] == "passed"
 
 
-def test_the_kernel_cannot_import_its_own_lessons_reference_module(tmp_path,
+def test_a_submission_cannot_import_its_own_lessons_reference_module(tmp_path,
                                                                     wrong_code_score):
     answer = WRONG_UPDATE + "\nfrom qlearning import QLearningAgent  # the reference\n"
     result = grade(write_submission(tmp_path, "01_qlearning", {"update": answer}))
@@ -138,8 +138,9 @@ def test_the_kernel_cannot_import_its_own_lessons_reference_module(tmp_path,
 
 
 # Forge a learning result: make the helper that reads Q-tables out of the agent return
-# Taxi's optimal Q-table, whatever the agent learned. Probes import that helper inside a
-# function, at call time, so without private module copies this would be the one called.
+# Taxi's optimal Q-table, whatever the agent learned. In a notebook the probe imports that
+# helper at call time, so there the forgery works; the grader's probe runs in the
+# grader's own process, where the student's patch does not exist.
 FORGED_QTABLE_HELPER = '''
 import course.qtables as _qtables
 from course.taxi import STEP_LIMIT as _LIMIT, taxi_model as _model
@@ -196,4 +197,3 @@ def test_a_patched_course_helper_cannot_forge_a_learning_result(tmp_path):
                    only={"test_replay_learning"}, check_time_limit=60.0)
     assert statuses(honest) == statuses(forged) == {"test_replay_learning": "failed"}
     assert forged.score == honest.score == 0
-    assert "builtins.round" in " ".join(forged.notes)

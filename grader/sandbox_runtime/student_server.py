@@ -262,6 +262,8 @@ class StudentServer:
         while True:
             try:
                 request = self.channel.receive()
+            except KeyboardInterrupt:  # an interrupt that came after the code it was for
+                continue
             except (wire.ChannelClosed, wire.WireError):
                 return
             reply = {"op": "reply", "id": request.get("id")}
