@@ -21,12 +21,12 @@ from grader.lessons import all_lessons
 from grader.rebuild import nbgrader_meta, test_cells
 
 
-def prepare_verdicts(lessons, salt):
+def prepare_verdicts(lessons, salt, only=None):
     """Train the baselines the verdicts compare against, once, before workers fork."""
     for lesson in sorted(lessons):
         checks = checks_for_lesson(lesson)
         for check in checks:
-            if check.prepare is not None:
+            if check.prepare is not None and (only is None or check.name in only):
                 check.prepare(checks.inputs(check.name, salt))
 
 
@@ -80,7 +80,7 @@ def grade_jobs(jobs, salt, workers=1, progress=None, **options):
     """``{student: [NotebookResult]}`` for ``jobs``, graded ``workers`` at a time, each
     in a process of its own; ``progress(job)`` after each one. ``options`` go to
     :func:`grade_notebook` (memory_mb, disk_mb, isolate, ...)."""
-    prepare_verdicts({job.lesson for job in jobs}, salt)
+    prepare_verdicts({job.lesson for job in jobs}, salt, options.get("only"))
     results = defaultdict(list)
 
     def finished(job, result):

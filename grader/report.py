@@ -11,13 +11,16 @@ import pandas as pd
 from grader.safe_text import printable
 
 
-def submissions_report(results_by_student):
-    """``{student: [NotebookResult, ...]}`` -> the JSON-ready report dict."""
+def submissions_report(results_by_student, skipped=()):
+    """``{student: [NotebookResult, ...]}`` -> the JSON-ready report dict. ``skipped``
+    (:class:`~grader.submissions.Skipped`) become each student's notes, and the notes
+    of the class for files that belong to no student."""
     submissions = []
     for student in sorted(results_by_student):
         notebooks = sorted(results_by_student[student], key=lambda result: result.name)
         submissions.append({
             "student": student,
+            "notes": [entry.reason for entry in skipped if entry.student == student],
             "score": round(sum(n.score for n in notebooks), 6),
             "max_score": round(sum(n.max_score for n in notebooks), 6),
             "notebooks": [{"name": n.name, "score": round(n.score, 6),
@@ -28,7 +31,11 @@ def submissions_report(results_by_student):
                                       for answer in n.written]}
                           for n in notebooks],
         })
-    return {"submissions": submissions}
+    report = {"submissions": submissions}
+    unowned = [entry.reason for entry in skipped if entry.student is None]
+    if unowned:
+        report["notes"] = unowned
+    return report
 
 
 def check_writable(path):
@@ -77,6 +84,10 @@ def summary_table(report):
     """The table printed after grading: student, lesson, score / max, checks passed."""
     lines = []
     for submission in report["submissions"]:
+        if not submission["notebooks"]:
+            lines.append({"student": printable(submission["student"], 60), "lesson": "-",
+                          "score": "-", "checks passed": "-", "manual": "",
+                          "problems": "nothing graded (see notes)"})
         for notebook in submission["notebooks"]:
             checks = notebook["checks"]
             passed = sum(check["status"] == "passed" for check in checks)

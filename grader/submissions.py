@@ -34,6 +34,22 @@ class NotebookJob:
     lesson: str
 
 
+@dataclass(frozen=True)
+class Skipped:
+    student: str | None  # None: the file belongs to no student
+    reason: str  # one line: the file and why it was not graded
+
+    def __str__(self):
+        return self.reason
+
+
+@dataclass
+class Found:
+    jobs: list  # NotebookJob, in the order to grade them
+    skipped: list  # Skipped
+    students: list  # every student found, with or without a notebook to grade
+
+
 def _kind(path):
     """What sort of entry ``path`` is, without following a link."""
     try:
@@ -62,7 +78,7 @@ def _lesson_of_file(path):
     return lesson_of(path, named).name  # raises UnknownLesson when neither says
 
 
-def _notebooks_under(folder, skipped):
+def _notebooks_under(folder, skipped, student=None):
     """The notebook files under ``folder`` (links not followed), noting what is skipped."""
     found = []
     for top, folders, files in os.walk(folder):
@@ -80,7 +96,7 @@ def _notebooks_under(folder, skipped):
                           "folder": "a folder, not a notebook",
                           "special": "not a regular file",
                           "missing": "gone while the class was read"}[kind]
-                skipped.append(f"{printable(path)}: {reason}, skipped")
+                skipped.append(Skipped(student, f"{printable(path)}: {reason}, skipped"))
     return found
 
 
@@ -94,8 +110,9 @@ def _keep_one_per_lesson(student, notebooks, skipped):
         paths.sort(key=lambda p: (p.stem != lesson, -p.stat().st_mtime_ns, str(p)))
         kept.append((paths[0], lesson))
         for extra in paths[1:]:
-            skipped.append(f"{printable(extra)}: {printable(student)} already submitted "
-                           f"{lesson} as {printable(paths[0])}; this copy is skipped")
+            skipped.append(Skipped(student, f"{printable(extra)}: {printable(student)} "
+                                            f"already submitted {lesson} as "
+                                            f"{printable(paths[0])}; this copy is skipped"))
     return kept
 
 
@@ -105,13 +122,14 @@ def _jobs_of_student(student, folder_or_files, skipped):
         try:
             notebooks.append((path, _lesson_of_file(path)))
         except UnknownLesson:
-            skipped.append(f"{printable(path)}: not a lesson of this course, skipped")
+            skipped.append(Skipped(student, f"{printable(path)}: not a lesson of this "
+                                            "course, skipped"))
     return [NotebookJob(student, path, lesson)
             for path, lesson in _keep_one_per_lesson(student, notebooks, skipped)]
 
 
 def find_jobs(path):
-    """The notebooks to grade under ``path``, and notes on files that were skipped."""
+    """What to grade under ``path``: a :class:`Found` (jobs, skipped files, students)."""
     path = Path(path)
     kind = _kind(path)
     if kind == "missing":
@@ -126,27 +144,41 @@ def find_jobs(path):
             lesson = _lesson_of_file(path)
         except UnknownLesson as error:
             raise CannotGrade(printable(error)) from None
-        return [NotebookJob(path.resolve().parent.name, path, lesson)], []
-    skipped = []
-    direct = [entry for entry in _notebooks_under(path, skipped) if entry.parent == path]
+        student = path.resolve().parent.name
+        return Found([NotebookJob(student, path, lesson)], [], [student])
+    top_skips, direct = [], []
+    for entry in sorted(path.iterdir()):
+        if entry.name.endswith(".ipynb"):
+            kind = _kind(entry)
+            if kind == "file":
+                direct.append(entry)
+            else:
+                top_skips.append(entry)
     subfolders = sorted(folder for folder in path.iterdir()
                         if _kind(folder) == "folder" and not folder.name.startswith(".")
                         and not folder.name.endswith(".ipynb") and folder.name != "__pycache__")
     inner_skips = {folder: [] for folder in subfolders}
-    students = {folder: notebooks for folder in subfolders
-                if (notebooks := _notebooks_under(folder, inner_skips[folder]))}
+    found = {folder: _notebooks_under(folder, inner_skips[folder], folder.name)
+             for folder in subfolders}
+    students = [folder for folder in subfolders if found[folder] or inner_skips[folder]]
     if not students:  # one student's folder
-        jobs = _jobs_of_student(path.resolve().name, direct, skipped)
+        name = path.resolve().name
+        skipped = []
+        _notebooks_under(path, skipped, name)  # the notes on links and special files
+        jobs, names = _jobs_of_student(name, direct, skipped), [name]
     else:
-        for stray in direct:
-            skipped.append(f"{printable(stray)}: a notebook at the top of a class folder "
-                           "belongs to no student, skipped (put it in the student's folder)")
-        jobs = []
-        for folder, notebooks in students.items():
+        skipped = [Skipped(None, f"{printable(stray)}: a notebook at the top of a class "
+                                 "folder belongs to no student, skipped (put it in the "
+                                 "student's folder)") for stray in direct]
+        skipped += [Skipped(None, f"{printable(entry)}: not a notebook file, skipped")
+                    for entry in top_skips]
+        jobs, names = [], [folder.name for folder in students]
+        for folder in students:
             skipped += inner_skips[folder]
-            jobs += _jobs_of_student(folder.name, notebooks, skipped)
+            jobs += _jobs_of_student(folder.name, found[folder], skipped)
+    if not jobs and not skipped:
+        raise CannotGrade(f"no notebooks found under {printable(path)}")
     if not jobs:
-        raise CannotGrade(f"none of the notebooks under {printable(path)} is a lesson of "
-                          "this course" if direct or students else
-                          f"no notebooks found under {printable(path)}")
-    return jobs, sorted(set(skipped), key=skipped.index)
+        raise CannotGrade(f"none of the notebooks under {printable(path)} can be graded "
+                          f"({printable(skipped[0])})")
+    return Found(jobs, skipped, names)

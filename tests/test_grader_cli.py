@@ -35,6 +35,24 @@ def test_the_grader_exits_2_with_one_line_when_it_cannot_run(tmp_path, make_path
     assert len(lines) == 1 and reason in lines[0] and "Traceback" not in completed.stderr
 
 
+@pytest.mark.parametrize("option, make_path", [
+    ("--json", lambda tmp: tmp / "missing-folder" / "report.json"),
+    ("--csv", lambda tmp: tmp),  # a folder
+])
+def test_an_unwritable_output_is_refused_before_grading_starts(tmp_path, option, make_path):
+    notebook = EXAMPLES / "ada_complete" / "01_qlearning.ipynb"
+    completed = run_grader("grade", str(notebook), option, str(make_path(tmp_path)))
+    assert completed.returncode == 2
+    assert "cannot write there" in completed.stderr and "Traceback" not in completed.stderr
+    assert "grading" not in completed.stderr  # refused before any notebook was graded
+
+
+def test_require_sandbox_refuses_to_grade_without_one(tmp_path):
+    notebook = EXAMPLES / "ada_complete" / "01_qlearning.ipynb"
+    completed = run_grader("grade", str(notebook), "--no-sandbox", "--require-sandbox")
+    assert completed.returncode == 2 and "--require-sandbox" in completed.stderr
+
+
 def test_the_committed_example_class_is_what_the_script_writes(tmp_path):
     make_submissions.main(tmp_path)
     written = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*.ipynb"))
@@ -65,10 +83,10 @@ def checks_of(report, student, lesson):
 def test_the_report_has_the_documented_shape(example_class):
     _, report, _ = example_class
     for submission in report["submissions"]:
-        assert set(submission) == {"student", "score", "max_score", "notebooks"}
+        assert set(submission) == {"student", "notes", "score", "max_score", "notebooks"}
         assert submission["score"] == pytest.approx(sum(n["score"] for n in submission["notebooks"]))
         for notebook in submission["notebooks"]:
-            assert {"name", "score", "max_score", "checks"} <= set(notebook)
+            assert {"name", "score", "max_score", "checks", "isolation"} <= set(notebook)
             for check in notebook["checks"]:
                 assert set(check) == {"id", "score", "max_score", "status", "feedback"}
                 assert check["status"] in {"passed", "failed", "error", "timeout"}

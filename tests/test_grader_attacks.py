@@ -1,0 +1,268 @@
+"""A class full of attacks, graded with --workers 2: nobody gains, nobody is harmed.
+
+Every attacker's lesson 02 holds a wrong buffer (it evicts the newest transition) plus
+one attack (tests/attacks.py): escaping the sandbox through files the host reads,
+forging results (eleven routes, mid-probe mutation by threads, signals, tracers, audit
+hooks and gc callbacks among them), filling the disk, leaving processes behind, writing
+to the instructor's terminal. The class also holds links, special files, a stray
+notebook, a lesson submitted twice, malformed notebooks and metadata, and a hostile
+folder name. Two correct classmates are graded with them, one first and one last.
+"""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from attacks import (ESCAPE, ESCAPE_MARKER, FORGED_LEARNING, FORGED_LINE, FORGING_ROUTES, HARM,
+                     LEAVER_MARKER, SERVED_AGENT_TAUGHT_THE_MODEL)
+from grader.release import REPOSITORY
+from grader.sandbox import namespaces_available
+from submission_factory import QUICK_CHECKS, grade, statuses, write_submission
+
+pytestmark = pytest.mark.xdist_group('attacked-class')
+
+LESSON = "02_replay_buffer"
+EVIL_NAME = "evil\x1b[2J\x1b[31mname\nwith lines"
+
+
+def wrong_buffer_answers(extra=""):
+    sys.path.insert(0, str(REPOSITORY / "examples"))
+    from make_submissions import WRONG_END_ADD, WRONG_END_EVICTION
+
+    return {"buffer_class": WRONG_END_EVICTION, "buffer_add": WRONG_END_ADD + "\n" + extra}
+
+
+def write_with_malformed_metadata(folder, student):
+    """A correct notebook with odd-typed metadata and sources in cells that are not
+    answers (written as raw JSON: nbformat would refuse them): nothing is lost."""
+    path = write_submission(folder, LESSON, student=student)
+    notebook = json.loads(path.read_text())
+    notebook["cells"] += [{"cell_type": "code", "metadata": {"nbgrader": None}, "source": "x = 1",
+              "outputs": [], "execution_count": None},
+             {"cell_type": "markdown", "metadata": {"nbgrader": ["grade_id", "points"]},
+              "source": 42},
+             {"cell_type": "code", "metadata": "not a dict", "source": None, "outputs": [],
+              "execution_count": None},
+             {"cell_type": "raw", "metadata": {"nbgrader": {"grade_id": 7}}, "source": []},
+             {"cell_type": "markdown", "metadata": {"nbgrader": {"grade_id": "oddity"}},
+              "source": 42}]
+    path.write_text(json.dumps(notebook))
+
+
+def host_fingerprint():
+    """What an escape would change out here: files the grader imports and runs, and
+    whatever of the repository git tracks or sees."""
+    import numpy
+
+    files = [sys.executable, os.__file__, numpy.__file__, json.__file__,
+             REPOSITORY / "grader" / "sandbox_runtime" / "student_server.py"]
+    digests = {str(path): hashlib.sha256(Path(path).read_bytes()).hexdigest()
+               for path in files}
+    status = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=REPOSITORY,
+                            capture_output=True, text=True).stdout
+    return digests, status
+
+
+def markers_on_the_host():
+    roots = {"/tmp", "/var/tmp", str(REPOSITORY), sys.prefix, sys.base_prefix,
+             os.path.expanduser("~")}
+    found = []
+    for root in roots:
+        for top, folders, files in os.walk(root):
+            folders[:] = [name for name in folders if name not in (".git", "node_modules")]
+            found += [os.path.join(top, name) for name in files if name == ESCAPE_MARKER]
+    return found
+
+
+def leftover_processes(marker):
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                if marker.encode() in handle.read():
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+@pytest.fixture(scope="module")
+def attacked_class(tmp_path_factory):
+    assert namespaces_available(), "the attack suite needs the namespace sandbox"
+    root = tmp_path_factory.mktemp("attacked") / "class"
+    write_submission(root, LESSON, student="aa_correct")
+    write_submission(root, LESSON, wrong_buffer_answers(), student="ab_wrong")
+    write_submission(root, LESSON, wrong_buffer_answers(ESCAPE), student="attack_escape")
+    for name, code in {**FORGING_ROUTES, **HARM}.items():
+        write_submission(root, LESSON, wrong_buffer_answers(code), student=f"attack_{name}")
+    write_submission(root, LESSON, student="zz_correct")
+    write_submission(root, LESSON, student=EVIL_NAME)
+    write_with_malformed_metadata(root, "odd_metadata")
+    # links, special files, strays, duplicates, files that are not notebooks
+    (root / "link_to_solutions").mkdir()
+    (root / "link_to_solutions" / f"{LESSON}.ipynb").symlink_to(
+        REPOSITORY / "solutions" / f"{LESSON}.ipynb")
+    (root / "named_pipe").mkdir()
+    os.mkfifo(root / "named_pipe" / f"{LESSON}.ipynb")
+    (root / "folder_named_notebook" / f"{LESSON}.ipynb").mkdir(parents=True)
+    write_submission(root, LESSON, student="twice")
+    copy = write_submission(root / "twice" / "old", LESSON, wrong_buffer_answers(),
+                            student="drafts")
+    copy.rename(copy.with_name(f"{LESSON} (copy).ipynb"))
+    write_submission(root.parent / "stray", LESSON).rename(root / f"{LESSON}.ipynb")
+    for student, text in (("not_json", "\x00\x01 not a notebook"), ("json_list", "[]"),
+                          ("cells_null", '{"cells": null, "metadata": []}')):
+        (root / student).mkdir()
+        (root / student / f"{LESSON}.ipynb").write_text(text)
+    before = host_fingerprint()
+    report, book = root.parent / "report.json", root.parent / "book.csv"
+    started = time.monotonic()
+    completed = subprocess.run(
+        [sys.executable, "-m", "grader", "grade", str(root), "--workers", "2", "--salt",
+         "attack-suite", "--only", ",".join(sorted(QUICK_CHECKS[LESSON])), "--json",
+         str(report), "--csv", str(book), "--quiet"],
+        cwd=REPOSITORY, capture_output=True, text=True, timeout=900)
+    seconds = time.monotonic() - started
+    time.sleep(1)  # the kernel ends a sandbox's processes as its init exits
+    return {"completed": completed, "before": before, "after": host_fingerprint(),
+            "report": json.loads(report.read_text()) if report.exists() else None,
+            "leftovers": leftover_processes(LEAVER_MARKER), "seconds": seconds,
+            "markers": markers_on_the_host(), "students": sorted(p.name for p in root.iterdir()
+                                                                 if p.is_dir())}
+
+
+def scores(attacked_class):
+    return {s["student"]: (s["score"], s["max_score"])
+            for s in attacked_class["report"]["submissions"]}
+
+
+def submission(attacked_class, student):
+    return next(s for s in attacked_class["report"]["submissions"] if s["student"] == student)
+
+
+def test_the_grader_finishes_with_every_student_in_the_report(attacked_class):
+    completed = attacked_class["completed"]
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert attacked_class["report"] is not None
+    assert {s["student"] for s in attacked_class["report"]["submissions"]} == \
+        set(attacked_class["students"])
+
+
+def test_correct_classmates_keep_full_marks(attacked_class):
+    for student in ("aa_correct", "zz_correct", EVIL_NAME, "twice", "odd_metadata"):
+        score, maximum = scores(attacked_class)[student]
+        assert score == maximum > 0, (student, submission(attacked_class, student))
+
+
+@pytest.mark.parametrize("attack", sorted(["escape", *FORGING_ROUTES, *HARM]))
+def test_an_attack_gains_nothing(attacked_class, attack):
+    wrong, maximum = scores(attacked_class)["ab_wrong"]
+    assert wrong < maximum
+    score, _ = scores(attacked_class)[f"attack_{attack}"]
+    assert score <= wrong, submission(attacked_class, f"attack_{attack}")
+
+
+def test_nothing_escaped_to_the_host(attacked_class):
+    assert attacked_class["markers"] == []
+    assert attacked_class["before"] == attacked_class["after"]
+
+
+def test_no_process_of_the_run_outlives_it(attacked_class):
+    assert attacked_class["leftovers"] == []
+
+
+def test_nothing_reaches_the_instructors_terminal(attacked_class):
+    completed = attacked_class["completed"]
+    assert FORGED_LINE not in completed.stdout + completed.stderr
+    assert "\x1b" not in completed.stdout  # the hostile folder name is printed defused
+    assert "evil?[2J?[31mname" in completed.stdout
+    assert not any(line.startswith("with lines") for line in completed.stdout.splitlines())
+
+
+def test_links_special_files_strays_and_duplicates_are_named_and_skipped(attacked_class):
+    stderr = attacked_class["completed"].stderr
+    for student, reason in (("link_to_solutions", "symbolic link"),
+                            ("named_pipe", "not a regular file"),
+                            ("folder_named_notebook", "a folder, not a notebook")):
+        entry = submission(attacked_class, student)
+        assert entry["notebooks"] == [] and reason in " ".join(entry["notes"])
+        assert reason in stderr
+    assert any("belongs to no student" in note
+               for note in attacked_class["report"]["notes"])
+    twice = submission(attacked_class, "twice")
+    assert len(twice["notebooks"]) == 1 and "already submitted" in " ".join(twice["notes"])
+
+
+def test_malformed_notebooks_cost_their_own_points_only(attacked_class):
+    for student in ("not_json", "json_list", "cells_null"):
+        entry = submission(attacked_class, student)
+        assert entry["score"] == 0 and entry["max_score"] > 0
+        notes = " ".join(note for notebook in entry["notebooks"] for note in notebook["notes"])
+        assert "could not be read" in notes or "no list of cells" in notes, entry
+    odd = submission(attacked_class, "odd_metadata")["notebooks"][0]
+    assert any("not text" in note for note in odd["notes"])
+
+
+def test_every_notebook_says_which_isolation_graded_it(attacked_class):
+    for entry in attacked_class["report"]["submissions"]:
+        for notebook in entry["notebooks"]:
+            assert notebook["isolation"] == "namespaces"
+
+
+# --- forged learning through the ordinary API ------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def never_replays_score(tmp_path_factory):
+    from bugs.lesson02 import LOOP_NEVER_REPLAYS
+
+    result = grade(write_submission(tmp_path_factory.mktemp("honest"), LESSON,
+                                    {"play_and_train_with_replay": LOOP_NEVER_REPLAYS}),
+                   only={"test_replay_learning"}, check_time_limit=60.0)
+    assert statuses(result) == {"test_replay_learning": "failed"}
+    return result.score
+
+
+@pytest.mark.parametrize("attack", sorted(FORGED_LEARNING))
+def test_learning_cannot_be_forged_through_the_lent_agent(tmp_path, attack,
+                                                          never_replays_score):
+    from bugs.lesson02 import LOOP_NEVER_REPLAYS
+
+    answer = LOOP_NEVER_REPLAYS + "\n" + FORGED_LEARNING[attack]
+    result = grade(write_submission(tmp_path, LESSON, {"play_and_train_with_replay": answer}),
+                   only={"test_replay_learning"}, check_time_limit=60.0)
+    assert statuses(result)["test_replay_learning"] != "passed"
+    assert result.score <= never_replays_score
+
+
+BROKEN_LOOP = '''\
+#| export
+def play_and_train(env, agent, t_max=10_000):
+    """Plays, but never updates the agent: nothing is learned."""
+    total_reward, (state, _) = 0.0, env.reset()
+    for _ in range(t_max):
+        state, reward, terminated, truncated, _ = env.step(agent.get_action(state))
+        total_reward += reward
+        if terminated or truncated:
+            break
+    return total_reward
+'''
+
+
+def test_a_served_agent_cannot_be_taught_transitions_that_never_happened(tmp_path):
+    honest = grade(write_submission(tmp_path / "honest", "01_qlearning",
+                                    {"play_and_train": BROKEN_LOOP}),
+                   only={"test_learning"}, check_time_limit=60.0)
+    forged = grade(write_submission(tmp_path / "forged", "01_qlearning",
+                                    {"play_and_train": BROKEN_LOOP + "\n"
+                                     + SERVED_AGENT_TAUGHT_THE_MODEL}),
+                   only={"test_learning"}, check_time_limit=60.0)
+    assert statuses(honest) == {"test_learning": "failed"}
+    assert statuses(forged)["test_learning"] != "passed"
+    assert "never produced" in forged.checks[0].feedback
+    assert forged.score <= honest.score
