@@ -28,6 +28,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from checks.lending import forget_mirrored
+
 VISIBLE_SALT = "visible"
 # Used when no salt is given. Not secret: instructors pass --salt or set GRADER_SALT.
 DEFAULT_HIDDEN_SALT = "default-salt-not-secret"
@@ -235,6 +237,8 @@ class LessonChecks:
             data = as_plain_data(check.probe(inputs, **objects))
         except ProbeError as error:
             raise AssertionError(f"{check.title}: {error}") from None
+        finally:
+            forget_mirrored()  # the lending declarations matter only to the grader
         verdict = check.verdict(inputs, data)
         if not verdict.passed:
             raise AssertionError(f"{check.title}: {verdict.feedback}")
