@@ -16,7 +16,8 @@ the course it has never heard of):
 3. ``pivot_root`` makes that tree ``/`` and the old root is unmounted;
 4. the address space, the number of processes and core dumps are capped;
 5. every capability is dropped (``setpriv``) and the trusted init
-   (``sandbox_init.py``) becomes PID 1: when it ends, every process of the sandbox ends.
+   (``sandbox_init.py``) becomes PID 1: when it ends, every process of the sandbox ends,
+   and it ends the sandbox if it holds more than ``MAX_PROCESSES`` processes.
 
 The channel to the grader is an inherited socket (``--channel-fd``): there is no
 connection file, kernel spec or start command anywhere a submission could change.
@@ -34,7 +35,7 @@ from pathlib import Path
 DEVICES = ("null", "zero", "full", "random", "urandom")
 COURSE_MOUNT = "/course"  # where --lib appears inside the sandbox
 RUNTIME_FOLDER = "_grader_runtime"  # inside --lib: wire.py, sandbox_init.py, student_server.py
-MAX_PROCESSES = 64  # per sandbox (counted in its own user namespace): no fork bombs
+MAX_PROCESSES = 64  # per sandbox: the init ends a sandbox that holds more (fork bombs)
 
 
 def mount(*arguments):
@@ -147,7 +148,8 @@ def main(argv=None):
         set_limit(resource.RLIMIT_NPROC, MAX_PROCESSES)
         command = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs",
                    "--", python, f"{runtime}/sandbox_init.py", str(args.channel_fd),
-                   python, f"{runtime}/student_server.py", str(args.channel_fd)]
+                   str(MAX_PROCESSES), python, f"{runtime}/student_server.py",
+                   str(args.channel_fd)]
     else:
         runtime = os.path.join(args.lib, RUNTIME_FOLDER)
         command = [python, f"{runtime}/student_server.py", str(args.channel_fd)]

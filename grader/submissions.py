@@ -84,6 +84,11 @@ def _notebooks_under(folder, skipped, student=None):
     for top, folders, files in os.walk(folder):
         folders[:] = sorted(name for name in folders
                             if not name.startswith(".") and name != "__pycache__")
+        for name in list(folders):  # os.walk lists links to folders but never enters them
+            if _kind(Path(top) / name) == "link":
+                folders.remove(name)
+                skipped.append(Skipped(student, f"{printable(Path(top) / name)}: a "
+                                                "symbolic link to a folder, not followed"))
         for name in sorted(files) + [f for f in folders if f.endswith(".ipynb")]:
             if not name.endswith(".ipynb"):
                 continue

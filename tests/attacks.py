@@ -255,8 +255,17 @@ for _path in ["/dev/tty", "/dev/console", *_glob.glob("/dev/pts/*"), *_glob.glob
 print(_line)
 '''
 
+FORK_BOMB = '''
+import os as _os
+for _ in range(10_000):
+    try:
+        _os.fork()
+    except OSError:
+        pass
+'''
+
 HARM = {"disk_filler": DISK_FILLER, "process_leaver": PROCESS_LEAVER,
-        "terminal_writer": TERMINAL_WRITER}
+        "terminal_writer": TERMINAL_WRITER, "fork_bomb": FORK_BOMB}
 
 # --- forged learning through the ordinary API ----------------------------------------------------
 
