@@ -15,6 +15,7 @@ from grader.release import student_version
 from grader.submission_file import Submission
 
 EXPERIMENT_TAG = "experiment"  # given cells the grader skips: plots, long experiments
+VISIBLE_TESTS_TAG = "visible-tests"  # the cell that loads the checks: never in a sandbox
 
 
 def nbgrader_meta(cell):
@@ -86,13 +87,15 @@ def rebuild(source, submission):
 
 
 def cells_to_run(notebook):
-    """The code cells a grading kernel runs, in order: everything but tests and experiments.
+    """The code cells a student's process runs, in order: everything but tests,
+    experiments and the cell that loads the visible tests.
 
-    Test cells are replaced by probes, and experiments only make plots for the student.
+    Test cells are replaced by probes run from outside, experiments only make plots for
+    the student, and the checks are the grader's business: they are not in the sandbox.
     """
     return [cell for cell in notebook.cells
             if cell.cell_type == "code" and not is_test(cell)
-            and EXPERIMENT_TAG not in cell.metadata.get("tags", [])]
+            and not {EXPERIMENT_TAG, VISIBLE_TESTS_TAG} & set(cell.metadata.get("tags", []))]
 
 
 def test_cells(notebook):

@@ -2,7 +2,7 @@
 
 Each notebook is graded in a sandbox of its own. On the host the grader prepares a
 scratch folder holding only what the sandbox may import, read-only inside: the course's
-public packages (``course``, ``checks``), the reference modules of *earlier* lessons
+public helpers (``course``), the reference modules of *earlier* lessons
 (the module a lesson is about, ``qlearning.py`` for lesson 01, is not there, so it
 cannot be imported instead of written) and the sandbox runtime
 (``grader/sandbox_runtime``). The submission itself never lands there: the grader sends
@@ -29,7 +29,7 @@ from grader.lessons import earlier_reference_modules
 from grader.release import REPOSITORY
 from grader.sandbox_launcher import RUNTIME_FOLDER
 
-PUBLIC_PACKAGES = ("course", "checks")
+PUBLIC_PACKAGES = ("course",)  # what a lesson's own cells import; the checks stay out
 RUNTIME_SOURCE = Path(__file__).with_name("sandbox_runtime")
 DEFAULT_MEMORY_MB = 3072
 DEFAULT_DISK_MB = 256

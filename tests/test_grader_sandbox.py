@@ -182,9 +182,24 @@ def test_proc_shows_the_trusted_init_and_the_server_and_tmp_only_its_own(sandbox
 
 
 def test_only_public_helpers_and_earlier_lessons_are_importable(sandbox_view):
-    assert sandbox_view["importable"] == {"course": True, "checks": True, "qlearning": False,
+    assert sandbox_view["importable"] == {"course": True, "checks": False, "qlearning": False,
                                           "replay_buffer": False,
                                           "prioritized_replay": False,
                                           "hindsight_replay": False,
                                           "combined_replay": False, "capstone": False,
                                           "grader": False}
+
+
+@pytest.mark.parametrize("lesson", sorted(all_lessons()))
+def test_a_sandbox_holds_the_course_helpers_and_earlier_lessons_only(lesson):
+    """Exactly what a lesson's own cells and the lent objects' recipes import: the course
+    package, the reference modules of earlier lessons, and the sandbox's runtime. Not the
+    checks, whose verdicts hold references; not this lesson's module or a later one's."""
+    scratch = make_scratch(all_lessons()[lesson])
+    try:
+        exposed = sorted(path.name for path in scratch.lib.iterdir())
+    finally:
+        remove_scratch(scratch)
+    earlier = sorted(other.exports_to for other in all_lessons().values()
+                     if other.number < all_lessons()[lesson].number and other.exports_to)
+    assert exposed == sorted(["_grader_runtime", "course", *earlier])
