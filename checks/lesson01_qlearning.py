@@ -1,12 +1,12 @@
 """Checks for lesson 01: the tabular Q-learning agent and its training loop on Taxi."""
 
 import math
-from functools import lru_cache
 
 import numpy as np
 
 from checks.framework import (Check, LessonChecks, call_student, failed, passed,
-                              reseed_global_generators, wrong_amount)
+                              reseed_global_generators, student_process_of, wrong_amount)
+from checks.expected import expected as reference
 from checks.lending import mirrored
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
 from checks.stub_envs import ScriptedAgent, lent_corridor
@@ -271,21 +271,9 @@ def _update_probe(inputs, QLearningAgent):
     return {"after_each": after_each}
 
 
-def expected_qvalues_after_updates(inputs, bootstrap_terminal=False):
-    """The Q-value of the updated pair after each transition, by the textbook rule."""
-    q = np.zeros((inputs["n_states"], inputs["n_actions"]))
-    alpha, gamma = inputs["alpha"], inputs["discount"]
-    history = []
-    for state, action, reward, next_state, terminated in inputs["transitions"]:
-        bootstrap = 0.0 if terminated and not bootstrap_terminal else q[next_state].max()
-        q[state, action] += alpha * (reward + gamma * bootstrap - q[state, action])
-        history.append(float(q[state, action]))
-    return history
-
-
 def _update_verdict(inputs, data):
-    expected = expected_qvalues_after_updates(inputs)
-    ignoring_terminated = expected_qvalues_after_updates(inputs, bootstrap_terminal=True)
+    expected = reference(LESSON, "qvalues_after_updates", inputs)
+    ignoring_terminated = reference(LESSON, "qvalues_after_updates", inputs, True)
     problem = wrong_amount("Q-values", data["after_each"], len(expected))
     if problem:
         return problem
@@ -386,8 +374,12 @@ def as_episode_return(value):
         return math.nan
 
 
-def _learning_probe(inputs, play_and_train):
+def _learning_probe(inputs, QLearningAgent, play_and_train):
     from checks.taxi_training import train_on_taxi
+
+    # graded, the agent is the grader's reference (this lesson's answer: served, never
+    # copied); in the student's own notebook it is their agent, run right there
+    own_agent = QLearningAgent if student_process_of(QLearningAgent) is None else None
 
     settings = {k: v for k, v in inputs.items() if k not in ("seeds", "episodes")}
 
@@ -395,28 +387,15 @@ def _learning_probe(inputs, play_and_train):
         return as_episode_return(call_student("play_and_train(env, agent)", play_and_train,
                                               env, agent))
 
-    # the reference agent is this lesson's answer: it is served, never copied
     return {"qtables": [train_on_taxi(play_episode, seed, [inputs["episodes"]], **settings,
-                                      serve_agent=True)[0].tolist()
+                                      serve_agent=True, agent_class=own_agent)[0].tolist()
                         for seed in inputs["seeds"]]}
 
 
-@lru_cache(maxsize=8)
-def _baseline_evaluations(seeds, episodes, settings):
-    """The reference agent trained by the reference loop, evaluated, per seed."""
-    from checks.taxi_training import train_on_taxi
-    from course.taxi import evaluate_qtable
-    from qlearning import play_and_train
-
-    return [evaluate_qtable(train_on_taxi(play_and_train, seed, [episodes],
-                                          **dict(settings))[0])
-            for seed in seeds]
-
-
 def _learning_baseline(inputs):
-    settings = tuple(sorted((k, v) for k, v in inputs.items()
-                            if k not in ("seeds", "episodes")))
-    return _baseline_evaluations(tuple(inputs["seeds"]), inputs["episodes"], settings)
+    settings = {k: v for k, v in inputs.items() if k not in ("seeds", "episodes")}
+    return reference(LESSON, "learning_baseline", inputs["seeds"], inputs["episodes"],
+                     settings)
 
 
 def _learning_verdict(inputs, data):
@@ -429,17 +408,17 @@ def _learning_verdict(inputs, data):
         return problem or failed(f"expected Q-tables of shape (500, 6), got {shapes}.")
     trained = [evaluate_qtable(np.asarray(q, dtype=np.float64)) for q in data["qtables"]]
     success = np.mean([e.success_rate for e in trained])
-    base_success = np.mean([e.success_rate for e in baseline])
+    base_success = np.mean([e["success_rate"] for e in baseline])
     mean_return = np.mean([e.mean_return for e in trained])
-    base_return = np.mean([e.mean_return for e in baseline])
-    summary = (f"after {inputs['episodes']} Taxi episodes on {len(trained)} seeds, the "
-               f"course's reference agent trained by your play_and_train solves "
-               f"{success:.1%} of the 300 start states greedily, with mean return "
-               f"{mean_return:.2f}; trained by the reference loop: {base_success:.1%}, "
+    base_return = np.mean([e["mean_return"] for e in baseline])
+    summary = (f"after {inputs['episodes']} Taxi episodes on {len(trained)} seeds, the agent "
+               f"your play_and_train trained (when graded: the course's reference agent) "
+               f"solves {success:.1%} of the 300 start states greedily, with mean return "
+               f"{mean_return:.2f}; the reference agent and loop: {base_success:.1%}, "
                f"{base_return:.2f}")
     if success < base_success - SUCCESS_TOLERANCE or mean_return < base_return - RETURN_TOLERANCE:
-        return failed(summary + ". Your loop trains clearly worse: test_play_and_train "
-                      "says more.")
+        return failed(summary + ". It learns clearly worse: the tests above say which part "
+                      "(update, get_best_action, play_and_train) to look at.")
     return passed(summary + ".")
 
 
@@ -454,7 +433,7 @@ CHECKS = LessonChecks(LESSON, [
           _update_inputs, _update_probe, _update_verdict),
     Check("test_play_and_train", "play_and_train: terminated versus truncated",
           ("play_and_train",), _loop_inputs, _loop_probe, _loop_verdict),
-    Check("test_learning", "learning on Taxi", ("play_and_train",),
+    Check("test_learning", "learning on Taxi", ("QLearningAgent", "play_and_train"),
           _learning_inputs, _learning_probe, _learning_verdict, time_limit=60.0,
           learning=True, prepare=_learning_baseline),
 ])

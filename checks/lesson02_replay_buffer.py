@@ -1,13 +1,12 @@
 """Checks for lesson 02: the FIFO replay buffer and training with replay on Taxi."""
 
-from functools import lru_cache
-
 import numpy as np
 from scipy import stats
 
 from checks.framework import (Check, LessonChecks, ProbeError, call_student, failed,
                               fill_in_place, kept_with, outcome_of, parts_of, passed,
                               result_by_reference, value_error_problem, wrong_amount)
+from checks.expected import expected as reference
 from checks.lending import Served
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
 from checks.stub_envs import ScriptedAgent, lent_corridor
@@ -518,23 +517,9 @@ def _learning_probe(inputs, ReplayBuffer, play_and_train_with_replay):
     return {"snapshots": runs}
 
 
-@lru_cache(maxsize=8)
-def _no_replay_success(seeds, settings):
-    from checks.taxi_training import train_on_taxi
-    from course.taxi import evaluate_qtable
-    from qlearning import play_and_train
-
-    settings = dict(settings)
-    checkpoints = [settings.pop("early"), settings.pop("total")]
-    rates = [[evaluate_qtable(q).success_rate
-              for q in train_on_taxi(play_and_train, seed, checkpoints, **settings)]
-             for seed in seeds]
-    return np.mean(rates, axis=0)
-
-
 def _no_replay_baseline(inputs):
-    settings = tuple(sorted((k, inputs[k]) for k in ("early", "total", *LEARNING)))
-    return _no_replay_success(tuple(inputs["seeds"]), settings)
+    return reference(LESSON, "no_replay_success", inputs["seeds"],
+                     [inputs["early"], inputs["total"]], {k: inputs[k] for k in LEARNING})
 
 
 def _learning_verdict(inputs, data):

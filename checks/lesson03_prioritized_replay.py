@@ -1,10 +1,10 @@
 """Checks for lesson 03: the sum tree, prioritized replay, and PER on the Blind Cliffwalk."""
 
 import math
-from functools import lru_cache
 
 import numpy as np
 
+from checks.expected import expected as reference
 from checks.framework import (Check, LessonChecks, ProbeError, call_student, failed,
                               outcome_of, passed, value_error_problem, wrong_amount)
 from checks.lending import Served, mirrored
@@ -98,10 +98,6 @@ def _sample(buffer, batch_size, beta):
             "slots": _numbers(fields[6], "the slots of sample()", len(ids), integers=True)}
 
 
-def expected_priority(td_error, alpha, epsilon=EPSILON):
-    return (abs(td_error) + epsilon) ** alpha
-
-
 def _close(got, want, rel=1e-9):
     return isinstance(got, (int, float)) and math.isclose(got, want, rel_tol=rel, abs_tol=1e-300)
 
@@ -139,15 +135,13 @@ def _totals_probe(inputs, SumTree):
 
 
 def _totals_verdict(inputs, data):
-    batches = update_batches(inputs)
-    problem = (wrong_amount("totals", data["totals"], len(batches))
+    batches = inputs["batches"]
+    problem = (wrong_amount("totals", data["totals"], batches)
                or wrong_amount("priorities from get()", data["leaves"], inputs["capacity"]))
     if problem:
         return problem
-    leaves = np.zeros(inputs["capacity"])
-    for number, ((slots, priorities), got) in enumerate(zip(batches, data["totals"]), 1):
-        leaves[slots] = priorities
-        want = math.fsum(leaves)
+    expected = reference(LESSON, "tree_totals", inputs)
+    for number, (got, want) in enumerate(zip(data["totals"], expected["totals"]), 1):
         if not _close(got, want):
             error = abs(got - want) / want if isinstance(got, (int, float)) else float("nan")
             return failed(
@@ -159,12 +153,12 @@ def _totals_verdict(inputs, data):
                    "When one batch updates two slots under the same parent, or one slot "
                    "twice, `nodes[parents] += change` applies only one change per node: "
                    "recompute each parent from its two children instead."))
-    for slot, (got, want) in enumerate(zip(data["leaves"], leaves)):
+    for slot, (got, want) in enumerate(zip(data["leaves"], expected["leaves"])):
         if got != want:
             return failed(f"tree.get([{slot}]) returned {got!r} but the last update set it to "
                           f"{want!r}: store priorities exactly (float64).")
     return passed(f"the total matches the sum of {inputs['capacity']} priorities after "
-                  f"{len(batches)} batches of updates spanning 28 orders of magnitude, "
+                  f"{batches} batches of updates spanning 28 orders of magnitude, "
                   "repeated slots included.")
 
 
@@ -188,15 +182,6 @@ def _search_inputs(rng):
     return {"cases": cases}
 
 
-def brute_force_prefix_search(priorities, masses):
-    """The slot each mass falls in: the first i with p_0 + ... + p_i > mass, masses
-    clamped into [0, total)."""
-    cumulative = np.cumsum(priorities)
-    total = cumulative[-1]
-    clamped = np.clip(masses, 0.0, np.nextafter(total, 0.0))
-    return np.searchsorted(cumulative, clamped, side="right").tolist()
-
-
 def _search_probe(inputs, SumTree):
     found = []
     for case in inputs["cases"]:
@@ -215,8 +200,8 @@ def _search_verdict(inputs, data):
         problem = wrong_amount("slots", found, len(masses))
         if problem:
             return problem
-        expected = brute_force_prefix_search(priorities, masses)
-        cumulative = np.concatenate([[0.0], np.cumsum(priorities)])
+        expected = reference(LESSON, "brute_force_prefix_search", priorities, masses)
+        cumulative = np.concatenate([[0.0], np.cumsum(priorities)])  # for the feedback only
         total = cumulative[-1]
         for mass, got, want in zip(masses, found, expected):
             if got == want:
@@ -282,23 +267,32 @@ def _max_priority_verdict(inputs, data):
     problem = wrong_amount("priorities", data["initial"], inputs["first"])
     if problem:
         return problem
-    if not all(_close(p, INITIAL_MAX_PRIORITY ** alpha) for p in data["initial"]):
+    raised, lowered = inputs["raised_errors"], inputs["lowered_errors"]
+    moments = (("after update_priorities raised two priorities", data["after_raise"],
+                [raised]),
+               ("after later updates lowered every priority again", data["after_lowering"],
+                [raised, lowered]))
+    # the priority a new transition should get after these calls of update_priorities,
+    # and without the power alpha (a common bug); all asked for up front, so that the
+    # published answers hold the hints' values too
+    initial = reference(LESSON, "new_transition_priority", [], alpha)
+    wants = [reference(LESSON, "new_transition_priority", updates, alpha)
+             for _, _, updates in moments]
+    unpowered = [reference(LESSON, "new_transition_priority", updates, 1.0)
+                 for _, _, updates in moments]
+    if not all(_close(p, initial) for p in data["initial"]):
         return failed(f"the first transitions added to a fresh buffer should get the "
                       f"priority max_priority^alpha = 1, but the tree holds "
                       f"{data['initial']}. Start self.max_priority at 1.")
-    top = max(abs(e) for e in inputs["raised_errors"]) + EPSILON
-    for moment, got in (("after update_priorities raised two priorities",
-                         data["after_raise"]),
-                        ("after later updates lowered every priority again",
-                         data["after_lowering"])):
-        if not _close(got, top ** alpha):
+    for (moment, got, _), want, without_alpha in zip(moments, wants, unpowered):
+        if not _close(got, want):
             reason = ""
             if _close(got, 0.0):
                 reason = " A transition at priority 0 is never sampled."
-            elif _close(got, top):
+            elif _close(got, without_alpha):
                 reason = " Store max_priority ** alpha, as update_priorities does."
             return failed(f"{moment}, a new transition should get the largest priority "
-                          f"given so far, (|delta| + epsilon)^alpha = {top ** alpha:.6g} "
+                          f"given so far, (|delta| + epsilon)^alpha = {want:.6g} "
                           f"(alpha={alpha}), but it got {got!r}.{reason}")
     return passed("new transitions get the largest priority given so far, which never "
                   "decreases.")
@@ -313,16 +307,14 @@ def _frequency_inputs(rng):
     stored = int(rng.integers(5, 11))
     errors = (np.geomspace(0.05, 4.0, stored) * rng.choice([-1, 1], size=stored))
     alpha = round(float(rng.uniform(0.45, 0.8)), 2)
-    probabilities = _probabilities(errors, alpha)
+    # only sizes the sample: without epsilon the rarest transition's share comes out a
+    # hair smaller, never larger, so the draws never fall short of MIN_EXPECTED_COUNT
+    shares = np.abs(errors) ** alpha
+    probabilities = shares / shares.sum()
     return {"capacity": stored + int(rng.integers(0, 20)), "alpha": alpha,
             "td_errors": rng.permutation(errors).round(4).tolist(), "batch_size": 32,
             "draws": int(math.ceil(MIN_EXPECTED_COUNT / probabilities.min() / 32)) * 32,
             "seed": int(rng.integers(2**31))}
-
-
-def _probabilities(td_errors, alpha):
-    priorities = np.array([expected_priority(e, alpha) for e in td_errors])
-    return priorities / priorities.sum()
 
 
 def _frequency_probe(inputs, PrioritizedReplayBuffer):
@@ -349,7 +341,9 @@ def _frequency_verdict(inputs, data):
                       f"{'a row whose fields do not belong together' if -1 in strays else f'transition {strays[0]}'}: "
                       "return the transitions stored in the slots you drew.")
     counts = np.bincount(data["ids"], minlength=stored)
-    expected = _probabilities(errors, alpha)
+    expected = reference(LESSON, "sampling_probabilities", errors, alpha)
+    # asked for before the verdict, so that the published answers hold the hint's too
+    ignoring_alpha = reference(LESSON, "sampling_probabilities", errors, 1.0)
     if fits(counts, expected):
         return passed(f"sampling frequencies fit P(i) = p_i^alpha / sum p^alpha with "
                       f"alpha={alpha} over {inputs['draws']} draws (chi-square, rejection "
@@ -358,7 +352,7 @@ def _frequency_verdict(inputs, data):
                  f"update_priorities and alpha={alpha}, ")
     labels = [f"#{i} (|delta| {abs(e):.3g})" for i, e in enumerate(errors)]
     detail = describe_counts(counts, expected, labels)
-    if chi_square_pvalue(counts, _probabilities(errors, 1.0)) >= FALSE_FAILURE_RATE:
+    if chi_square_pvalue(counts, ignoring_alpha) >= FALSE_FAILURE_RATE:
         return failed(situation + "your frequencies follow p_i, not p_i^alpha: raise "
                       "priorities to the power alpha before storing them. " + detail)
     if chi_square_pvalue(counts, np.full(stored, 1 / stored)) >= FALSE_FAILURE_RATE:
@@ -425,15 +419,17 @@ def _weights_probe(inputs, PrioritizedReplayBuffer):
                          for _ in range(inputs["batches"])] for beta in inputs["betas"]]}
 
 
-def importance_weights(probabilities, stored, beta):
-    raw = (stored * np.asarray(probabilities)) ** -beta
-    return raw / raw.max()
+def _batch_weights(table, ids):
+    """The weights a batch of ``ids`` should get, from a table of the reference's
+    ``importance_weights``: relative to the batch's largest weight."""
+    unnormalised = np.asarray(table["unnormalised"])[ids]
+    heaviest = ids[int(np.argmax(unnormalised))]
+    return np.asarray(table["relative_to"][heaviest])[ids], unnormalised
 
 
 def _weights_verdict(inputs, data):
     errors, alpha = inputs["td_errors"], inputs["alpha"]
     stored = len(errors)
-    probabilities = _probabilities(errors, alpha)
     problem = wrong_amount("betas", data["samples"], len(inputs["betas"]))
     if problem:
         return problem
@@ -441,6 +437,9 @@ def _weights_verdict(inputs, data):
         problem = wrong_amount("batches", batches, inputs["batches"])
         if problem:
             return problem
+        # every slot's weight, and with the exponent's sign flipped (a common bug)
+        table = reference(LESSON, "importance_weights", errors, alpha, beta)
+        flipped = reference(LESSON, "importance_weights", errors, alpha, -beta)
         for batch in batches:
             ids, weights = batch["ids"], batch["weights"]
             problem = wrong_amount("weights", weights, inputs["batch_size"])
@@ -449,19 +448,17 @@ def _weights_verdict(inputs, data):
             if any(not (isinstance(i, int) and 0 <= i < stored) for i in ids):
                 return failed("sample returned a transition that is not stored; see "
                               "test_sampling_follows_priorities.")
-            want = importance_weights(probabilities[ids], stored, beta)
+            want, unnormalised = _batch_weights(table, ids)
             if np.allclose(weights, want, rtol=1e-6, atol=1e-12):
                 continue
             where = (f"with beta={beta}, alpha={alpha} and {stored} transitions stored, "
                      f"sample returned weights {np.round(weights[:5], 4).tolist()}... for "
                      f"transitions {ids[:5]}...; expected {np.round(want[:5], 4).tolist()}..., "
                      "that is (N P(i))^-beta divided by the batch's largest weight.")
-            unnormalised = (stored * probabilities[ids]) ** -beta
             if np.allclose(weights, unnormalised, rtol=1e-6):
                 return failed(where + " Yours are not divided by their maximum: the "
                               "largest weight in a batch must be 1.")
-            if np.allclose(weights, importance_weights(probabilities[ids], stored, -beta),
-                           rtol=1e-6):
+            if np.allclose(weights, _batch_weights(flipped, ids)[0], rtol=1e-6):
                 return failed(where + " The exponent is -beta: rare transitions get the "
                               "largest weights.")
             return failed(where)
@@ -496,14 +493,15 @@ def _updates_probe(inputs, PrioritizedReplayBuffer):
 
 
 def _updates_verdict(inputs, data):
-    alpha = inputs["alpha"]
-    leaves = [INITIAL_MAX_PRIORITY ** alpha] * inputs["stored"]
-    problem = wrong_amount("rounds", data["after_each_round"], len(inputs["rounds"]))
+    alpha, rounds, stored = inputs["alpha"], inputs["rounds"], inputs["stored"]
+    problem = wrong_amount("rounds", data["after_each_round"], len(rounds))
     if problem:
         return problem
-    for number, (update, got) in enumerate(zip(inputs["rounds"], data["after_each_round"]), 1):
-        for slot, error in zip(update["slots"], update["td_errors"]):
-            leaves[slot] = expected_priority(error, alpha)
+    expected = reference(LESSON, "priorities_after_rounds", rounds, stored, alpha)
+    # the same without the power alpha (a common bug)
+    unpowered = reference(LESSON, "priorities_after_rounds", rounds, stored, 1.0)
+    for number, (update, got, leaves, without_alpha) in enumerate(
+            zip(rounds, data["after_each_round"], expected, unpowered), 1):
         problem = wrong_amount("priorities", got, inputs["stored"])
         if problem:
             return problem
@@ -521,7 +519,7 @@ def _updates_verdict(inputs, data):
             elif error is not None and error < 0 and isinstance(value, float) \
                     and value != value:
                 message += ": its TD error was negative; use |delta|."
-            elif error is not None and _close(value, abs(error) + EPSILON):
+            elif error is not None and _close(value, without_alpha[slot]):
                 message += ": raise p to the power alpha before storing it."
             elif error is None:
                 message += ": it was not in this round's slots, so it must not change."
@@ -531,6 +529,9 @@ def _updates_verdict(inputs, data):
 
 
 # --- the buffer: wrap-around ------------------------------------------------------------------
+
+WRAP_TD_ERROR = 0.01  # lowers every priority below the initial maximum before overwriting
+
 
 def _wrap_inputs(rng):
     capacity = int(rng.integers(5, 16))
@@ -543,7 +544,7 @@ def _wrap_probe(inputs, PrioritizedReplayBuffer):
     capacity, extra = inputs["capacity"], inputs["extra"]
     buffer = _new_buffer(PrioritizedReplayBuffer, capacity, inputs["alpha"], inputs["seed"])
     _fill(buffer, range(capacity))
-    _update_priorities(buffer, list(range(capacity)), [0.01] * capacity)
+    _update_priorities(buffer, list(range(capacity)), [WRAP_TD_ERROR] * capacity)
     _fill(buffer, range(capacity, capacity + extra))
     priorities = _priorities(buffer, range(capacity))
     # equal priorities from here on, so every stored transition is as likely to come up
@@ -566,9 +567,10 @@ def _wrap_verdict(inputs, data):
     if problem:
         return problem
     overwritten = range(extra)
+    want = reference(LESSON, "new_transition_priority", [[WRAP_TD_ERROR] * capacity], alpha)
     for slot in overwritten:
         got = data["priorities"][slot]
-        if not _close(got, INITIAL_MAX_PRIORITY ** alpha):
+        if not _close(got, want):
             return failed(f"{situation}, slot {slot} holds the new transition "
                           f"{capacity + slot}, whose priority should be the maximal one "
                           f"(1^alpha = 1), but it is {got!r}: an overwritten slot must not "
@@ -695,10 +697,6 @@ def _beta_inputs(rng):
             "steps": [0, total // 4, total // 2, total - 1, total, 2 * total]}
 
 
-def expected_beta(step, total_steps, beta_start):
-    return beta_start + min(1.0, step / total_steps) * (1.0 - beta_start)
-
-
 def _beta_probe(inputs, annealed_beta):
     values = [_numbers(call_student(f"annealed_beta({step}, {inputs['total_steps']}, "
                                     f"{inputs['beta_start']})", annealed_beta, step,
@@ -715,8 +713,8 @@ def _beta_verdict(inputs, data):
     if problem:
         return problem
     total, start = inputs["total_steps"], inputs["beta_start"]
-    for step, got in zip(inputs["steps"], data["values"]):
-        want = expected_beta(step, total, start)
+    expected = reference(LESSON, "beta_schedule", inputs["steps"], total, start)
+    for step, got, want in zip(inputs["steps"], data["values"], expected):
         if not _close(got, want, rel=1e-9):
             hint = (" Past total_steps beta stays at 1." if step > total else
                     " beta goes linearly from beta_start at step 0 to 1 at total_steps.")
@@ -764,23 +762,12 @@ def _weighted_probe(inputs, prioritized_q_update):
     return {"results": results}
 
 
-def weighted_q_learning(inputs):
-    """(TD error, Q(s, a) after) for each transition, by the rule the lesson states."""
-    q = np.zeros((inputs["n_states"], inputs["n_actions"]))
-    out = []
-    for state, action, reward, next_state, done, weight in inputs["transitions"]:
-        target = reward + (0.0 if done else inputs["discount"] * q[next_state].max())
-        td_error = target - q[state, action]
-        q[state, action] += inputs["alpha"] * weight * td_error
-        out.append((td_error, q[state, action]))
-    return out
-
-
 def _weighted_verdict(inputs, data):
     problem = wrong_amount("updates", data["results"], len(inputs["transitions"]))
     if problem:
         return problem
-    for number, (got, want, row) in enumerate(zip(data["results"], weighted_q_learning(inputs),
+    expected = reference(LESSON, "weighted_q_learning", inputs)
+    for number, (got, want, row) in enumerate(zip(data["results"], expected,
                                                   inputs["transitions"]), 1):
         state, action, reward, next_state, done, weight = row
         situation = (f"update #{number} (state {state}, action {action}, reward {reward}, "
@@ -867,26 +854,6 @@ def _loop_probe(inputs, play_and_train_with_per):
     return outcome
 
 
-def _replay_loop(inputs, run):
-    """What the loop should have done with this run's buffer: the TD errors of each
-    replayed batch, and the final Q-table."""
-    q = np.zeros((inputs["length"] + 1, 2))
-    alpha, gamma = inputs["alpha"], inputs["discount"]
-
-    def step(row, weight):
-        state, action, reward, next_state, done = row
-        td_error = reward + (0.0 if done else gamma * q[next_state].max()) - q[state, action]
-        q[state, action] += alpha * weight * td_error
-        return td_error
-
-    errors = []
-    for number, sample in enumerate(run["samples"]):
-        step(run["added"][number], 1.0)  # the online update on the new transition
-        errors.append([step(run["added"][slot], weight)
-                       for slot, weight in zip(sample["slots"], sample["weights"])])
-    return errors, q
-
-
 def _loop_verdict(inputs, data):
     for case in ("reaches_goal", "runs_out_of_time"):
         run = data[case]
@@ -903,7 +870,10 @@ def _loop_verdict(inputs, data):
                                                            for s in run["samples"]]:
             return failed("after each batch, call replay.update_priorities once with the "
                           "slots that sample returned (in the same order).")
-        expected_errors, expected_q = _replay_loop(inputs, run)
+        # the grader's recording of what its buffer handed out, not the student's results
+        recorded = {"added": run["added"], "samples": run["samples"]}
+        expected = reference(LESSON, "per_loop_expectation", inputs, recorded)
+        expected_errors, expected_q = expected["td_errors"], expected["qtable"]
         for number, (update, want) in enumerate(zip(run["priority_updates"], expected_errors)):
             if not np.allclose(update["td_errors"], want, rtol=1e-7, atol=1e-9):
                 return failed(f"at step {number + 1} update_priorities got TD errors "
@@ -951,21 +921,9 @@ def _cliffwalk_probe(inputs, PrioritizedReplayBuffer):
     return {"slots": runs}
 
 
-@lru_cache(maxsize=8)
-def uniform_updates_to_solve(n, seeds):
-    """What uniform replay needs on the same memories (the grader's own baseline)."""
-    from course.blind_cliffwalk import UniformReplay, learn_from_replay, replay_memory
-
-    needed = []
-    for seed in seeds:
-        memory = replay_memory(n, seed)
-        needed.append(learn_from_replay(UniformReplay(memory, seed), memory,
-                                        40 * CLIFFWALK_BUDGET[n]).updates_to_solve)
-    return needed
-
-
 def _cliffwalk_baseline(inputs):
-    return uniform_updates_to_solve(inputs["n"], tuple(inputs["seeds"]))
+    """What uniform replay needs on the same memories (the grader's own baseline)."""
+    return reference(LESSON, "uniform_updates_to_solve", inputs["n"], inputs["seeds"])
 
 
 def _cliffwalk_verdict(inputs, data):

@@ -1,7 +1,6 @@
 """Checks for lesson 04: goal-conditioned Q-learning and hindsight experience replay."""
 
 import math
-from functools import lru_cache
 
 import numpy as np
 from scipy import stats
@@ -9,6 +8,7 @@ from scipy import stats
 from checks.framework import (Check, LessonChecks, ProbeError, call_student, failed,
                               outcome_of, packed, passed, unpacked, value_error_problem,
                               wrong_amount)
+from checks.expected import expected as reference
 from checks.lending import Served, mirrored
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
 
@@ -147,15 +147,12 @@ def _agent_verdict(inputs, data):
         if row != [start] * n_bits:
             return failed(f"a new GoalConditionedAgent(initial_value={start}) should give "
                           f"every Q-value of pair {tuple(pair)} as {start}; it gave {row}.")
-    q = {}
     problem = wrong_amount("updates", data["after"], len(inputs["updates"]))
     if problem:
         return problem
-    for (pair, action, reward, next_pair, done), got in zip(inputs["updates"], data["after"]):
-        old = q.get((tuple(pair), action), start)
-        future = max(q.get((tuple(next_pair), a), start) for a in range(n_bits))
-        want = old + inputs["alpha"] * (reward + inputs["discount"] * future - old)
-        q[(tuple(pair), action)] = want
+    for (pair, action, reward, next_pair, done), got, want in zip(
+            inputs["updates"], data["after"], reference(LESSON, "goal_qvalues_after_updates",
+                                                        inputs)):
         if not math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-9):
             return failed(f"after update({tuple(pair)}, {action}, {reward}, "
                           f"{tuple(next_pair)}, False) Q = {got!r}; expected {want:.6g}. The "
@@ -755,19 +752,9 @@ def _learning_probe(inputs, HindsightReplayBuffer):
                         for seed in inputs["seeds"]]}
 
 
-@lru_cache(maxsize=4)
-def _without_her(seeds, settings):
-    from course.bit_flipping import greedy_success_rate
-    from hindsight_replay import HindsightReplayBuffer
-
-    settings = {**dict(settings), "k": 0}
-    return float(np.mean([greedy_success_rate(train_with_buffer(
-        HindsightReplayBuffer, seed, **settings)) for seed in seeds]))
-
-
 def _learning_baseline(inputs):
-    return _without_her(tuple(inputs["seeds"]),
-                        tuple(sorted((key, inputs[key]) for key in LEARNING)))
+    return reference(LESSON, "without_her", inputs["seeds"],
+                     {key: inputs[key] for key in LEARNING})
 
 
 def _learning_verdict(inputs, data):

@@ -1,12 +1,12 @@
 """Checks for lesson 05: combined experience replay and the CartPole discretiser."""
 
 import math
-from functools import lru_cache
 
 import numpy as np
 
 from checks.framework import (Check, LessonChecks, ProbeError, call_student, failed,
                               outcome_of, passed, value_error_problem, wrong_amount)
+from checks.expected import expected as reference
 from checks.lesson02_replay_buffer import (RecordingBuffer, replay_loop_inputs, sampled_ids,
                                            transition)
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
@@ -223,17 +223,6 @@ def _edge_points(inputs):
     return points
 
 
-def reference_bin(point, lows, highs, bins):
-    """Per dimension: clip into [low, high], then floor((x - low) / width), the top edge in
-    the last bin; combined row-major (the last dimension varies fastest)."""
-    index = 0
-    for x, low, high, count in zip(point, lows, highs, bins):
-        x = min(max(x, low), high)
-        b = min(int(math.floor((x - low) / (high - low) * count)), count - 1)
-        index = index * count + b
-    return index
-
-
 OUTSIDE = [[-100.0, 0.0, 100.0], [100.0, -100.0, 0.0]]
 
 
@@ -266,8 +255,8 @@ def _discretiser_verdict_for(case, explanation, success):
         problem = wrong_amount("indices", data.get(case, []), len(points))
         if problem:
             return problem
-        for point, got in zip(points, data[case]):
-            want = reference_bin(point, lows, highs, bins)
+        wanted = reference(LESSON, "bins_of", points, lows, highs, bins)
+        for point, got, want in zip(points, data[case], wanted):
             if got != want:
                 return failed(f"with lows {lows}, highs {highs} and bins {bins}, "
                               f"discretize({point}) returned {got}; expected {want}. "
@@ -310,22 +299,9 @@ def _learning_probe(inputs, CombinedReplayBuffer, play_and_train_from_replay):
         seed, **settings).tolist() for seed in inputs["seeds"]]}
 
 
-@lru_cache(maxsize=4)
-def _uniform_success(seeds, settings):
-    from combined_replay import play_and_train_from_replay
-    from course.taxi import evaluate_qtable
-    from replay_buffer import ReplayBuffer
-
-    settings = dict(settings)
-    capacity = settings.pop("capacity")
-    return float(np.mean([evaluate_qtable(train_taxi_from_replay(
-        ReplayBuffer(capacity, seed=seed), play_and_train_from_replay, seed, **settings))
-        .success_rate for seed in seeds]))
-
-
 def _learning_baseline(inputs):
-    return _uniform_success(tuple(inputs["seeds"]),
-                            tuple(sorted((k, inputs[k]) for k in LEARNING)))
+    return reference(LESSON, "uniform_success", inputs["seeds"],
+                     {k: inputs[k] for k in LEARNING})
 
 
 def _learning_verdict(inputs, data):

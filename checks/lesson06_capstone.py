@@ -10,8 +10,11 @@ import math
 import numpy as np
 from scipy import stats
 
+from checks.expected import expected as reference
 from checks.framework import (Check, LessonChecks, call_student, failed, outcome_of, passed,
                               value_error_problem, wrong_amount)
+
+LESSON = "06_capstone"
 
 
 def _number(value):
@@ -37,13 +40,6 @@ def _interval_inputs(rng):
     return {"samples": samples, "levels": levels, "too_few": [float(rng.normal())]}
 
 
-def reference_interval(values, confidence):
-    values = np.asarray(values, dtype=np.float64)
-    mean = float(values.mean())
-    half = float(stats.sem(values) * stats.t.ppf((1 + confidence) / 2, values.size - 1))
-    return mean, mean - half, mean + half
-
-
 def _interval_probe(inputs, confidence_interval):
     results = []
     for values, level in zip(inputs["samples"], inputs["levels"]):
@@ -61,8 +57,9 @@ def _interval_verdict(inputs, data):
     problem = wrong_amount("intervals", data["results"], len(inputs["samples"]))
     if problem:
         return problem
-    for values, level, got in zip(inputs["samples"], inputs["levels"], data["results"]):
-        want = reference_interval(values, level)
+    wanted = reference(LESSON, "intervals", inputs["samples"], inputs["levels"])
+    for values, level, got, want in zip(inputs["samples"], inputs["levels"], data["results"],
+                                        wanted):
         where = f"for {len(values)} values with mean {want[0]:.4g}, confidence {level}"
         if len(got) != 3:
             return failed(f"{where}, confidence_interval returned {got}; return (mean, low, "
@@ -111,17 +108,6 @@ def _threshold_inputs(rng):
     return {"cases": cases}
 
 
-def reference_episodes_to_threshold(returns, threshold, window):
-    """The number of episodes after which the mean of the last ``window`` returns first
-    reaches ``threshold`` (full windows only), or None."""
-    returns = np.asarray(returns, dtype=np.float64)
-    if returns.size < window:
-        return None
-    means = np.convolve(returns, np.ones(window) / window, mode="valid")
-    reached = np.flatnonzero(means >= threshold - 1e-9)
-    return int(reached[0]) + window if reached.size else None
-
-
 def _threshold_probe(inputs, episodes_to_threshold):
     found = []
     for case in inputs["cases"]:
@@ -136,8 +122,8 @@ def _threshold_verdict(inputs, data):
     problem = wrong_amount("answers", data["found"], len(inputs["cases"]))
     if problem:
         return problem
-    for case, got in zip(inputs["cases"], data["found"]):
-        want = reference_episodes_to_threshold(**case)
+    wanted = reference(LESSON, "episodes_to_threshold", inputs["cases"])
+    for case, got, want in zip(inputs["cases"], data["found"], wanted):
         if got == want or (want is not None and got is not None and math.isclose(got, want)):
             continue
         shown = ", ".join(f"{r:g}" for r in case["returns"][:8])
@@ -176,14 +162,6 @@ def _autocorrelation_inputs(rng):
     return {"series": series, "too_short": [1.0, 2.0]}
 
 
-def reference_autocorrelation(values):
-    values = np.asarray(values, dtype=np.float64)
-    before, after = values[:-1], values[1:]
-    if before.std() == 0 or after.std() == 0:
-        return 0.0
-    return float(np.corrcoef(before, after)[0, 1])
-
-
 def _autocorrelation_probe(inputs, lag_one_autocorrelation):
     return {"found": [_number(call_student("lag_one_autocorrelation(values)",
                                            lag_one_autocorrelation, np.array(values)))
@@ -195,8 +173,8 @@ def _autocorrelation_verdict(inputs, data):
     problem = wrong_amount("answers", data["found"], len(inputs["series"]))
     if problem:
         return problem
-    for values, got in zip(inputs["series"], data["found"]):
-        want = reference_autocorrelation(values)
+    wanted = reference(LESSON, "lag_one_autocorrelations", inputs["series"])
+    for values, got, want in zip(inputs["series"], data["found"], wanted):
         if _close(got, want, rel=1e-6):
             continue
         hint = (" A constant sequence has no correlation to measure: return 0.0."
@@ -213,7 +191,7 @@ def _autocorrelation_verdict(inputs, data):
                   "sequences give 0 and too short ones are refused.")
 
 
-CHECKS = LessonChecks("06_capstone", [
+CHECKS = LessonChecks(LESSON, [
     Check("test_confidence_interval", "confidence intervals", ("confidence_interval",),
           _interval_inputs, _interval_probe, _interval_verdict),
     Check("test_episodes_to_threshold", "episodes to a threshold", ("episodes_to_threshold",),

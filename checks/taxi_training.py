@@ -12,38 +12,41 @@ from checks.witness import WitnessedAgent, WitnessedEnv, refusal_of
 AGENT_CALLS = ("get_action", "update")  # what a training loop asks of the agent
 
 
-def lent_taxi_pair(seed, alpha, epsilon, discount, serve_agent=False):
+def lent_taxi_pair(seed, alpha, epsilon, discount, serve_agent=False, agent_class=None):
     """(environment, agent) for one run: Taxi with ``seed``, and a fresh reference agent.
 
     The environment is mirrored (the student's process steps a copy, the grader replays
     it). The agent is mirrored too, except with ``serve_agent``: for lesson 01, whose
     answer the reference agent is, it stays here and answers each call across.
+    ``agent_class`` replaces the reference agent where the loop runs in the student's
+    own notebook (there is nothing to protect there, and lesson 01's reference is not).
     """
     from course.legal_actions import AllActions
     from course.taxi import N_ACTIONS, make_taxi
-    from qlearning import QLearningAgent
+    if agent_class is None:
+        from qlearning import QLearningAgent as agent_class
 
     env = mirrored(make_taxi, seed, logged=("reset", "step"),
                    original=WitnessedEnv(make_taxi(seed)))
     legal = mirrored(AllActions, N_ACTIONS)
     settings = dict(alpha=alpha, epsilon=epsilon, discount=discount,
                     get_legal_actions=legal, seed=seed)
-    agent = WitnessedAgent(QLearningAgent(**settings), env)
+    agent = WitnessedAgent(agent_class(**settings), env)
     if not serve_agent:
-        mirrored(QLearningAgent, **settings, logged=AGENT_CALLS,
+        mirrored(agent_class, **settings, logged=AGENT_CALLS,
                  settable=("epsilon",), pushed=("epsilon",), original=agent)
     return env, agent
 
 
 def train_on_taxi(play_episode, seed, checkpoints, alpha, epsilon, discount, epsilon_decay,
-                  serve_agent=False):
+                  serve_agent=False, agent_class=None):
     """Q-tables of the reference agent after each number of episodes in ``checkpoints``,
     trained by ``play_episode(env, agent)``; raises the loop's refusal if it had one."""
     from course.experiments import train_agent
     from course.qtables import qtable_from_agent
     from course.taxi import N_ACTIONS, N_STATES
 
-    env, agent = lent_taxi_pair(seed, alpha, epsilon, discount, serve_agent)
+    env, agent = lent_taxi_pair(seed, alpha, epsilon, discount, serve_agent, agent_class)
     snapshots, done = [], 0
     for checkpoint in checkpoints:
         train_agent(env, agent, play_episode, checkpoint - done,

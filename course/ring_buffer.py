@@ -1,21 +1,25 @@
 """A replay buffer's storage as preallocated numpy arrays, written round a ring.
 
-Lesson 02 measures why real buffers look like this; lesson 03's prioritized buffer keeps
-its transitions in one. Transition number t goes to slot ``t % size``, so when the ring
-is full the oldest transition is the one overwritten.
+Lesson 03 measures why real buffers look like this, and its prioritized buffer keeps its
+transitions in one. Transition number t goes to slot ``t % size``, so when the ring is
+full the oldest transition is the one overwritten. It stores and reads; how transitions
+are *chosen* (uniformly, by priority) is the business of the buffer built on it.
 """
 
 import numpy as np
 
+# A ring with a uniform draw on top would stand in for lesson 02's buffer: the grader
+# keeps this module out of the sandboxes of lesson 02 and earlier.
+STANDS_IN_FOR = "02_replay_buffer"
+
 
 class NumpyRingBuffer:
-    """Preallocated arrays and a write position: O(1) add, O(batch) sample."""
+    """Preallocated arrays and a write position: O(1) add, O(batch) read."""
 
-    def __init__(self, size, seed=None):
+    def __init__(self, size):
         if size < 1:
             raise ValueError(f"size must be at least 1, got {size}")
         self.size, self.position, self.count = size, 0, 0
-        self.rng = np.random.default_rng(seed)
         self.fields = None  # allocated on the first add, when shapes and dtypes are known
 
     def __len__(self):
@@ -39,9 +43,3 @@ class NumpyRingBuffer:
         Fancy indexing copies, so changing a batch never changes the storage.
         """
         return tuple(field[slots] for field in self.fields)
-
-    def sample(self, batch_size):
-        """``batch_size`` transitions drawn uniformly with replacement."""
-        if self.count == 0:
-            raise ValueError("cannot sample from an empty buffer: add transitions first")
-        return self[self.rng.integers(self.count, size=batch_size)]

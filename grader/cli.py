@@ -117,6 +117,24 @@ def _nbgrader_course(args):
     return 0
 
 
+def _publish(args):
+    from grader.publish import CannotPublish, publish
+
+    def names(text):
+        return None if text is None else [name for name in text.split(",") if name.strip()]
+
+    try:
+        files = publish(args.out, names(args.lessons), names(args.release_references),
+                        args.repository_url)
+    except CannotPublish as error:
+        print(f"grader: {error}", file=sys.stderr)
+        return 2
+    print(f"student edition in {args.out}: {len(files)} files; push it as its own "
+          "repository (the notebooks' Colab cells point at "
+          f"{args.repository_url or 'the course repository'})")
+    return 0
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="python -m grader",
                                      description="Release and grade the course's notebooks.")
@@ -143,6 +161,15 @@ def build_parser():
                        help="grade only these checks (comma-separated test ids)")
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
     grade.set_defaults(run=_grade)
+    edition = commands.add_parser(
+        "publish", help="write the student edition (no solutions, no answers) into a folder")
+    edition.add_argument("out", help="a new or empty folder")
+    edition.add_argument("--lessons", help="comma-separated lessons to publish (default all)")
+    edition.add_argument("--release-references", metavar="LESSONS",
+                         help="lessons whose reference modules to include (default: those "
+                              "of the lessons not published)")
+    edition.add_argument("--repository-url", help="where the edition will live (for Colab)")
+    edition.set_defaults(run=_publish)
     course = commands.add_parser(
         "nbgrader-course", help="lay out an nbgrader course directory for these lessons")
     course.add_argument("directory")

@@ -18,6 +18,7 @@ that wall, in a folder of its own; every report names the isolation that graded 
 import functools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -55,6 +56,28 @@ class Scratch:
     workdir: Path  # only without namespaces: the student process's working folder
 
 
+STANDS_IN_FOR = re.compile(r'^STANDS_IN_FOR = "(\d\d_[a-z0-9_]+)"', re.MULTILINE)
+
+
+def stands_in_for(module_path):
+    """The lesson whose answer a helper module could stand in for (its ``STANDS_IN_FOR``),
+    or None: such a module stays out of that lesson's sandbox and earlier ones'."""
+    found = STANDS_IN_FOR.search(Path(module_path).read_text())
+    return found.group(1) if found else None
+
+
+def out_of_reach(lesson):
+    """``ignore`` for copytree: helper modules that could answer ``lesson`` or a later one."""
+    def ignore(folder, names):
+        hidden = {"__pycache__"}
+        for name in names:
+            answers = stands_in_for(Path(folder) / name) if name.endswith(".py") else None
+            if answers is not None and int(answers[:2]) >= lesson.number:
+                hidden.add(name)
+        return hidden
+    return ignore
+
+
 def make_scratch(lesson):
     root = Path(tempfile.mkdtemp(prefix=f"grade-{lesson.name}-"))
     lib, new_root, workdir = root / "lib", root / "root", root / "work"
@@ -62,7 +85,7 @@ def make_scratch(lesson):
         folder.mkdir()
     ignore = shutil.ignore_patterns("__pycache__")
     for package in PUBLIC_PACKAGES:
-        shutil.copytree(REPOSITORY / package, lib / package, ignore=ignore)
+        shutil.copytree(REPOSITORY / package, lib / package, ignore=out_of_reach(lesson))
     for module in earlier_reference_modules(lesson):
         shutil.copy2(REPOSITORY / module, lib / module)
     shutil.copytree(RUNTIME_SOURCE, lib / RUNTIME_FOLDER, ignore=ignore)

@@ -198,8 +198,11 @@ def test_a_sandbox_holds_the_course_helpers_and_earlier_lessons_only(lesson):
     scratch = make_scratch(all_lessons()[lesson])
     try:
         exposed = sorted(path.name for path in scratch.lib.iterdir())
+        ring = (scratch.lib / "course" / "ring_buffer.py").exists()
     finally:
         remove_scratch(scratch)
     earlier = sorted(other.exports_to for other in all_lessons().values()
                      if other.number < all_lessons()[lesson].number and other.exports_to)
     assert exposed == sorted(["_grader_runtime", "course", *earlier])
+    # the course's ring buffer could stand in for lesson 02's answer: out of reach there
+    assert ring == (lesson >= "03")

@@ -1,0 +1,34 @@
+"""References for lesson 05's checks: the CartPole bins and the uniform-replay baseline."""
+
+import math
+
+import numpy as np
+
+
+def bins_of(points, lows, highs, bins):
+    """The cell of each point: per dimension, clip into [low, high], then floor((x - low)
+    / width) with the top edge in the last bin; cells numbered row-major."""
+    cells = []
+    for point in points:
+        index = 0
+        for x, low, high, count in zip(point, lows, highs, bins):
+            x = min(max(x, low), high)
+            b = min(int(math.floor((x - low) / (high - low) * count)), count - 1)
+            index = index * count + b
+        cells.append(index)
+    return cells
+
+
+def uniform_success(seeds, settings):
+    """The greedy success rate of the reference agent trained on Taxi by the reference
+    loop that learns only from replay, with uniform replay (mean over seeds)."""
+    from checks.lesson05_combined_replay import train_taxi_from_replay
+    from combined_replay import play_and_train_from_replay
+    from course.taxi import evaluate_qtable
+    from replay_buffer import ReplayBuffer
+
+    settings = dict(settings)
+    capacity = settings.pop("capacity")
+    return float(np.mean([evaluate_qtable(train_taxi_from_replay(
+        ReplayBuffer(capacity, seed=seed), play_and_train_from_replay, seed, **settings))
+        .success_rate for seed in seeds]))
