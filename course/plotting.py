@@ -26,12 +26,20 @@ def mean_and_band(curves, confidence=0.95):
     return mean, sem * stats.t.ppf(0.5 + confidence / 2, df=n_seeds - 1)
 
 
+BAND_NOTE = "bands: 95% t-interval of the mean over seeds"
+
+
 def plot_learning_curves(curves_by_method, window=20, ax=None, title=None,
-                         ylabel="episode return", reference=None, ylim=None):
+                         ylabel="episode return", reference=None, ylim=None, bounds=None,
+                         symlog=False):
     """Plot ``{method: array (seeds, episodes)}`` as smoothed means with 95% bands.
 
     ``reference`` is an optional ``(value, label)`` drawn as a dashed line, e.g. the
-    optimal return.
+    optimal return. ``bounds`` = (lowest, highest) possible return clips the bands to
+    what can happen (a t-band over three seeds can reach past CartPole's 500).
+    ``ylim`` should not hide the early episodes, where methods differ most: with
+    ``symlog`` the axis shows both Taxi's first -700s and its final +8 readably.
+    The legend says what the bands are.
     """
     if ax is None:
         _, ax = plt.subplots(figsize=(8, 4.5))
@@ -42,17 +50,21 @@ def plot_learning_curves(curves_by_method, window=20, ax=None, title=None,
         n_seeds = np.asarray(curves).shape[0]
         seeds = f"{n_seeds} seed" + ("s" if n_seeds != 1 else "")
         (line,) = ax.plot(episodes, mean, label=f"{method} ({seeds})")
-        ax.fill_between(episodes, mean - half_width, mean + half_width,
-                        color=line.get_color(), alpha=0.2, linewidth=0)
+        low, high = mean - half_width, mean + half_width
+        if bounds is not None:
+            low, high = np.clip(low, *bounds), np.clip(high, *bounds)
+        ax.fill_between(episodes, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
     if reference is not None:
         value, label = reference
         ax.axhline(value, color="black", linestyle="--", linewidth=1, label=label)
     ax.set_xlabel("episode")
     ax.set_ylabel(f"{ylabel} (mean of last {window})")
+    if symlog:
+        ax.set_yscale("symlog", linthresh=10)
     if ylim is not None:
         ax.set_ylim(*ylim)
     if title:
         ax.set_title(title)
-    ax.legend(loc="lower right")
+    ax.legend(loc="lower right", title=BAND_NOTE, title_fontsize="small")
     ax.grid(alpha=0.3)
     return ax
