@@ -6,16 +6,24 @@ cd "$(dirname "$0")"
 
 python=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
+    echo "Making .venv with $("$python" --version) ..."
     "$python" -m venv .venv
 fi
+echo "Installing the course's requirements into .venv (a few minutes the first time) ..."
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -r requirements-test.txt
 
 mkdir -p reports
+echo "Grading the example class (eight students, two workers) ..."
 .venv/bin/python -m grader grade examples/submissions --workers 2 \
-    --json reports/example-report.json --csv reports/example-gradebook.csv
+    --json reports/example-report.json --csv reports/example-gradebook.csv \
+    --feedback reports/feedback
+.venv/bin/python -m grader export reports/example-report.json --format canvas \
+    --roster examples/roster.csv --csv reports/example-canvas.csv
 echo
 echo "Gradebook (reports/example-gradebook.csv):"
 cat reports/example-gradebook.csv
 echo
-echo "Per-check feedback: reports/example-report.json. Lessons: .venv/bin/jupyter lab notebooks/"
+echo "Per-check feedback: reports/example-report.json; one page per student:"
+echo "reports/feedback/*.html; Canvas import: reports/example-canvas.csv."
+echo "Lessons: .venv/bin/jupyter lab notebooks/"

@@ -195,7 +195,7 @@ def short_of_full_marks(graded, lessons):
 def ours_short_of_full_marks(report, lessons):
     graded = {notebook["name"]: (notebook["score"], notebook["max_score"])
               for submission in json.loads(Path(report).read_text())["submissions"]
-              for notebook in submission["notebooks"]}
+              for notebook in submission["notebooks"] if notebook.get("submitted", True)}
     return short_of_full_marks(graded, lessons)
 
 

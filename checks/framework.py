@@ -37,22 +37,35 @@ DEFAULT_HIDDEN_SALT = "default-salt-not-secret"
 
 @dataclass(frozen=True)
 class Verdict:
-    """The share of a check's points earned (0 to 1) and feedback a student can act on."""
+    """The share of a check's points earned (0 to 1) and feedback a student can act on.
+
+    ``figure``, for learning checks, is what a feedback page plots: the run judged next
+    to the baseline it was compared with (see :func:`comparison`)."""
 
     fraction: float
     feedback: str
+    figure: dict | None = None
 
     @property
     def passed(self):
         return self.fraction >= 1.0
 
 
-def passed(feedback="passed"):
-    return Verdict(1.0, feedback)
+def passed(feedback="passed", figure=None):
+    return Verdict(1.0, feedback, figure)
 
 
-def failed(feedback, fraction=0.0):
-    return Verdict(float(fraction), feedback)
+def failed(feedback, fraction=0.0, figure=None):
+    return Verdict(float(fraction), feedback, figure)
+
+
+def comparison(title, ylabel, groups, series, higher_is_better=True):
+    """A figure as plain data: bars of each series (``{name: [value per group]}``) over
+    ``groups`` (seeds, checkpoints...). Feedback pages draw it."""
+    return {"title": title, "ylabel": ylabel, "groups": [str(g) for g in groups],
+            "series": {name: [None if v is None else float(v) for v in values]
+                       for name, values in series.items()},
+            "higher_is_better": bool(higher_is_better)}
 
 
 class ProbeError(Exception):

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from checks.framework import (Check, LessonChecks, call_student, failed, passed,
+from checks.framework import (Check, LessonChecks, call_student, comparison, failed, passed,
                               reseed_global_generators, student_process_of, wrong_amount)
 from checks.expected import expected as reference
 from checks.lending import mirrored
@@ -416,10 +416,15 @@ def _learning_verdict(inputs, data):
                f"solves {success:.1%} of the 300 start states greedily, with mean return "
                f"{mean_return:.2f}; the reference agent and loop: {base_success:.1%}, "
                f"{base_return:.2f}")
+    figure = comparison(
+        f"Taxi start states solved greedily after {inputs['episodes']} episodes", "share solved",
+        [f"seed {number}" for number in range(1, len(trained) + 1)],
+        {"your loop": [e.success_rate for e in trained],
+         "reference loop": [e["success_rate"] for e in baseline]})
     if success < base_success - SUCCESS_TOLERANCE or mean_return < base_return - RETURN_TOLERANCE:
         return failed(summary + ". It learns clearly worse: the tests above say which part "
-                      "(update, get_best_action, play_and_train) to look at.")
-    return passed(summary + ".")
+                      "(update, get_best_action, play_and_train) to look at.", figure=figure)
+    return passed(summary + ".", figure=figure)
 
 
 CHECKS = LessonChecks(LESSON, [

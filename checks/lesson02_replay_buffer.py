@@ -3,7 +3,7 @@
 import numpy as np
 from scipy import stats
 
-from checks.framework import (Check, LessonChecks, ProbeError, call_student, failed,
+from checks.framework import (Check, LessonChecks, ProbeError, call_student, comparison, failed,
                               fill_in_place, kept_with, outcome_of, parts_of, passed,
                               result_by_reference, value_error_problem, wrong_amount)
 from checks.expected import expected as reference
@@ -537,11 +537,17 @@ def _learning_verdict(inputs, data):
                f"{len(rates)} seeds): after {inputs['early']} episodes {early:.0%} with your "
                f"buffer vs {base_early:.0%} without replay; after {inputs['total']} "
                f"{final:.0%} vs {base_final:.0%}")
+    figure = comparison("Taxi start states solved greedily (mean over seeds)", "share solved",
+                        [f"after {inputs['early']} episodes", f"after {inputs['total']}"],
+                        {"your buffer and loop": [early, final],
+                         "no replay": [base_early, base_final]})
     if early < base_early + EARLY_MARGIN:
-        return failed(summary + f". Replay should be at least {EARLY_MARGIN:.0%} ahead early.")
+        return failed(summary + f". Replay should be at least {EARLY_MARGIN:.0%} ahead early.",
+                      figure=figure)
     if final < base_final - FINAL_TOLERANCE:
-        return failed(summary + ". Replay should not end up worse than no replay.")
-    return passed(summary + ".")
+        return failed(summary + ". Replay should not end up worse than no replay.",
+                      figure=figure)
+    return passed(summary + ".", figure=figure)
 
 
 CHECKS = LessonChecks(LESSON, [

@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from checks.expected import expected as reference
-from checks.framework import (Check, LessonChecks, ProbeError, call_student, failed,
+from checks.framework import (Check, LessonChecks, ProbeError, call_student, comparison, failed,
                               outcome_of, passed, value_error_problem, wrong_amount)
 from checks.lending import Served, mirrored
 from checks.lesson02_replay_buffer import transition, transition_ids
@@ -946,13 +946,18 @@ def _cliffwalk_verdict(inputs, data):
     summary = (f"on Blind Cliffwalks of n={n} states (memory {2 ** (n + 1) - 2} transitions), "
                f"replaying with your buffer solved the Q-values (MSE < 1e-3) after {shown} "
                f"updates; uniform replay needs {', '.join(map(str, uniform))}")
+    figure = comparison(f"Blind Cliffwalk, n={n}: updates to solve (fewer is better; an "
+                        "unsolved run is not drawn)", "updates",
+                        [f"seed {number}" for number in range(1, len(yours) + 1)],
+                        {"your buffer": yours, "uniform replay": uniform},
+                        higher_is_better=False)
     if any(u is None for u in yours):
         return failed(summary + f" (budget {budget} updates). Check that the priorities "
-                      "you store follow the TD errors you are given.")
+                      "you store follow the TD errors you are given.", figure=figure)
     if np.median(yours) * UNIFORM_FACTOR > np.median(uniform):
         return failed(summary + ". Prioritized replay should need at most half as many "
-                      "(median).")
-    return passed(summary + ".")
+                      "(median).", figure=figure)
+    return passed(summary + ".", figure=figure)
 
 
 CHECKS = LessonChecks(LESSON, [

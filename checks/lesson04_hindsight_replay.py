@@ -5,7 +5,7 @@ import math
 import numpy as np
 from scipy import stats
 
-from checks.framework import (Check, LessonChecks, ProbeError, call_student, failed,
+from checks.framework import (Check, LessonChecks, ProbeError, call_student, comparison, failed,
                               outcome_of, packed, passed, unpacked, value_error_problem,
                               wrong_amount)
 from checks.expected import expected as reference
@@ -773,10 +773,14 @@ def _learning_verdict(inputs, data):
                f"{yours:.0%} of all (state, goal) pairs greedily (mean of "
                f"{len(inputs['seeds'])} seeds), against {baseline:.0%} replaying without "
                "relabelling")
+    figure = comparison(f"{n_bits}-bit flipping: (state, goal) pairs solved greedily "
+                        f"(mean of {len(inputs['seeds'])} seeds)", "share solved",
+                        [f"after {inputs['episodes']} episodes"],
+                        {"your HER buffer": [yours], "no relabelling": [baseline]})
     if yours < MIN_SUCCESS or yours < baseline + MIN_GAIN:
         return failed(summary + f". HER should reach at least {MIN_SUCCESS:.0%} and beat "
-                      f"plain replay by {MIN_GAIN:.0%}.")
-    return passed(summary + ".")
+                      f"plain replay by {MIN_GAIN:.0%}.", figure=figure)
+    return passed(summary + ".", figure=figure)
 
 
 CHECKS = LessonChecks(LESSON, [

@@ -4,9 +4,9 @@ import math
 
 import numpy as np
 
-from checks.framework import (Check, LessonChecks, ProbeError, call_student, failed,
-                              outcome_of, passed, value_error_problem, wrong_amount)
 from checks.expected import expected as reference
+from checks.framework import (Check, LessonChecks, ProbeError, call_student, comparison, failed,
+                              outcome_of, passed, value_error_problem, wrong_amount)
 from checks.lesson02_replay_buffer import (RecordingBuffer, replay_loop_inputs, sampled_ids,
                                            transition)
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
@@ -317,10 +317,15 @@ def _learning_verdict(inputs, data):
                f"{inputs['capacity']:,} transitions, learning only from replay, the greedy "
                f"policy solves {yours:.0%} of the start states with your CER against "
                f"{uniform:.0%} with uniform replay (mean of {len(inputs['seeds'])} seeds)")
+    figure = comparison(f"Taxi start states solved greedily after {inputs['episodes']} "
+                        f"episodes, replay only, buffer {inputs['capacity']:,}", "share solved",
+                        [f"mean of {len(inputs['seeds'])} seeds"],
+                        {"your CER": [yours], "uniform replay": [uniform]})
     if yours < uniform + MIN_GAIN:
         return failed(summary + f". CER should be at least {MIN_GAIN:.0%} ahead: every new "
-                      "transition is learned from at once, however large the buffer.")
-    return passed(summary + ".")
+                      "transition is learned from at once, however large the buffer.",
+                      figure=figure)
+    return passed(summary + ".", figure=figure)
 
 
 CHECKS = LessonChecks(LESSON, [

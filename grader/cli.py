@@ -24,8 +24,11 @@ def _release(args):
 def _grade(args):
     from checks import checks_for_lesson
     from grader.grade_class import grade_jobs
-    from grader.report import (check_writable, gradebook, submissions_report, summary_table,
-                               write_atomically, write_json)
+    from grader.feedback_pages import write_feedback_pages
+    from grader.gradebooks import (GradebookError, Roster, gradebook_text, read_assignments,
+                                   unrostered, without_identity)
+    from grader.report import (check_writable, lesson_maxima, submissions_report,
+                               summary_table, write_atomically, write_json)
     from grader.safe_text import printable
     from grader.sandbox import NOT_ISOLATED, isolation_level
     from grader.submissions import CannotGrade, find_jobs
@@ -45,6 +48,26 @@ def _grade(args):
                 print(f"grader: {option} {printable(path)}: cannot write there "
                       f"({printable(error.strerror or error)})", file=sys.stderr)
                 return 2
+    if args.feedback:
+        try:
+            os.makedirs(args.feedback, exist_ok=True)
+            check_writable(os.path.join(args.feedback, ".grader-can-write"))
+        except OSError as error:
+            print(f"grader: --feedback {printable(args.feedback)}: cannot write there "
+                  f"({printable(error.strerror or error)})", file=sys.stderr)
+            return 2
+    try:
+        roster = Roster.read(args.roster) if args.roster else None
+        assignments = read_assignments(args.assignments) if args.assignments else None
+        if args.format == "moodle" and roster is None:
+            raise GradebookError("--format moodle needs --roster with an email or id column: "
+                                 "Moodle matches students by e-mail or ID number")
+    except GradebookError as error:
+        print(f"grader: {error}", file=sys.stderr)
+        return 2
+    if args.format == "canvas" and roster is None and args.csv:
+        print("grader: --format canvas without --roster: the Student column holds folder "
+              "names, and Canvas will match students by name", file=sys.stderr)
     try:
         found = find_jobs(args.path)
     except CannotGrade as error:
@@ -79,7 +102,7 @@ def _grade(args):
                              only=only, progress=lambda job: bar.update())
     for student in found.students:  # a student whose every file was skipped is listed too
         results.setdefault(student, [])
-    report = submissions_report(results, skipped)
+    report = submissions_report(results, skipped, lesson_maxima(only))
     print(summary_table(report))
     written = [answer for submission in report["submissions"]
                for notebook in submission["notebooks"] for answer in notebook["manual"]]
@@ -93,8 +116,17 @@ def _grade(args):
     if args.json:
         outputs.append(("report", args.json, lambda path: write_json(report, path)))
     if args.csv:
-        outputs.append(("gradebook", args.csv,
-                        lambda path: write_atomically(path, gradebook(report).to_csv())))
+        text = gradebook_text(report, args.format, roster, assignments, args.moodle_feedback)
+        outputs.append(("gradebook", args.csv, lambda path: write_atomically(path, text)))
+        for folder in unrostered(report, roster):
+            print(f"grader: {printable(folder)} is not in the roster; its row keeps the "
+                  "folder name", file=sys.stderr)
+        for folder in without_identity(report, roster, args.format):
+            print(f"grader: {printable(folder)} has no e-mail or id in the roster: left out "
+                  "of the Moodle gradebook", file=sys.stderr)
+    if args.feedback:
+        pages = write_feedback_pages(report, args.feedback)
+        print(f"feedback pages: {len(pages)} in {args.feedback}")
     for what, path, write in outputs:
         try:
             write(path)
@@ -109,9 +141,13 @@ def _grade(args):
 
 
 def _nbgrader_course(args):
-    from grader.nbgrader_course import make_course_directory
+    from grader.nbgrader_course import InsideTheRepository, make_course_directory
 
-    lessons = make_course_directory(args.directory)
+    try:
+        lessons = make_course_directory(args.directory)
+    except InsideTheRepository as error:
+        print(f"grader: {error}", file=sys.stderr)
+        return 2
     print(f"nbgrader course directory {args.directory} with assignments: {', '.join(lessons)}")
     print(f"next: cd {args.directory} && nbgrader generate_assignment {lessons[0]} --force")
     return 0
@@ -132,6 +168,66 @@ def _publish(args):
     print(f"student edition in {args.out}: {len(files)} files; push it as its own "
           "repository (the notebooks' Colab cells point at "
           f"{args.repository_url or 'the course repository'})")
+    return 0
+
+
+def _export(args):
+    import json
+
+    from grader.gradebooks import (GradebookError, Roster, gradebook_text, read_assignments,
+                                   unrostered, without_identity)
+    from grader.report import write_atomically
+    from grader.safe_text import printable
+
+    try:
+        with open(args.report) as handle:
+            report = json.load(handle)
+        if not isinstance(report, dict) or "lessons" not in report:
+            raise ValueError("not a report of python -m grader grade --json")
+    except (OSError, ValueError) as error:
+        print(f"grader: {printable(args.report)}: {printable(error)}", file=sys.stderr)
+        return 2
+    try:
+        roster = Roster.read(args.roster) if args.roster else None
+        assignments = read_assignments(args.assignments) if args.assignments else None
+        text = gradebook_text(report, args.format, roster, assignments, args.moodle_feedback)
+        write_atomically(args.csv, text)
+    except GradebookError as error:
+        print(f"grader: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"grader: --csv {printable(args.csv)}: {printable(error)}", file=sys.stderr)
+        return 2
+    for folder in unrostered(report, roster):
+        print(f"grader: {printable(folder)} is not in the roster; its row keeps the folder "
+              "name", file=sys.stderr)
+    for folder in without_identity(report, roster, args.format):
+        print(f"grader: {printable(folder)} has no e-mail or id in the roster: left out of "
+              "the Moodle gradebook", file=sys.stderr)
+    print(f"{args.format} gradebook: {args.csv}")
+    return 0
+
+
+def _gradescope(args):
+    from grader.gradescope import build_bundle
+    from grader.publish import CannotPublish, lesson_named
+
+    try:
+        lesson = lesson_named(args.lesson).name
+    except CannotPublish as error:
+        print(f"grader: {error}", file=sys.stderr)
+        return 2
+    salt = build_bundle(lesson, args.out, args.salt or os.environ.get("GRADER_SALT"))
+    print(f"Gradescope autograder for {lesson}: {args.out} (upload it as the autograder's "
+          f"zip file; it grades with the salt {'given' if args.salt else salt!r}: keep the "
+          "bundle away from students)")
+    return 0
+
+
+def _gradescope_run(args):
+    from grader.gradescope import grade_for_gradescope
+
+    grade_for_gradescope(args.root)
     return 0
 
 
@@ -157,6 +253,17 @@ def build_parser():
                        help="do not run submissions in Linux namespaces")
     grade.add_argument("--require-sandbox", action="store_true",
                        help="refuse to grade unless submissions run in Linux namespaces")
+    grade.add_argument("--feedback", metavar="DIR",
+                       help="write one self-contained HTML feedback page per student")
+    grade.add_argument("--roster", metavar="ROSTER.csv",
+                       help="identities: columns folder, name, id, sis_user_id, "
+                            "sis_login_id, email, section")
+    grade.add_argument("--format", choices=("generic", "canvas", "moodle"), default="generic",
+                       help="gradebook CSV format (default generic)")
+    grade.add_argument("--assignments", metavar="ASSIGNMENTS.csv",
+                       help="Canvas assignment titles: columns lesson, title, canvas_id")
+    grade.add_argument("--moodle-feedback", action="store_true",
+                       help="with --format moodle: a feedback column after each grade")
     grade.add_argument("--only", metavar="CHECKS",
                        help="grade only these checks (comma-separated test ids)")
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -170,6 +277,25 @@ def build_parser():
                               "of the lessons not published)")
     edition.add_argument("--repository-url", help="where the edition will live (for Colab)")
     edition.set_defaults(run=_publish)
+    export = commands.add_parser(
+        "export", help="write a gradebook CSV from a JSON report, without grading again")
+    export.add_argument("report", help="a report of python -m grader grade --json")
+    export.add_argument("--csv", required=True, metavar="GRADEBOOK")
+    export.add_argument("--format", choices=("generic", "canvas", "moodle"), default="generic")
+    export.add_argument("--roster", metavar="ROSTER.csv")
+    export.add_argument("--assignments", metavar="ASSIGNMENTS.csv")
+    export.add_argument("--moodle-feedback", action="store_true")
+    export.set_defaults(run=_export)
+    bundle = commands.add_parser(
+        "gradescope", help="build a Gradescope autograder zip for one lesson")
+    bundle.add_argument("lesson", help="the lesson, e.g. 02 or 02_replay_buffer")
+    bundle.add_argument("out", help="the zip file to write")
+    bundle.add_argument("--salt", help="the secret salt (default: GRADER_SALT, else random)")
+    bundle.set_defaults(run=_gradescope)
+    run = commands.add_parser(
+        "gradescope-run", help="(inside Gradescope) grade /autograder/submission")
+    run.add_argument("--root", default="/autograder")
+    run.set_defaults(run=_gradescope_run)
     course = commands.add_parser(
         "nbgrader-course", help="lay out an nbgrader course directory for these lessons")
     course.add_argument("directory")

@@ -34,6 +34,7 @@ class CheckResult:
     max_score: float
     status: str  # "passed" | "failed" | "error" | "timeout"
     feedback: str
+    figure: dict | None = None  # learning checks: the run judged next to its baseline
 
 
 @dataclass
@@ -124,13 +125,16 @@ class NotebookGrading:
         inputs = as_plain_data(self.checks.inputs(name, self.salt))
         time_limit = self.check_time_limit or check.time_limit
         try:
-            status, fraction, feedback = self._probe_and_judge(check, inputs, time_limit)
+            status, fraction, feedback, *figure = self._probe_and_judge(check, inputs,
+                                                                        time_limit)
         except StudentProcessLost as lost:
             status, fraction, feedback = self._describe_lost_check(check, lost, time_limit)
+            figure = []
             self._recover(lost)
         if status != "passed" and self.cell_problems:
             feedback += " Note: " + " ".join(self.cell_notes())
-        return CheckResult(name, round(points * fraction, 6), points, status, feedback)
+        return CheckResult(name, round(points * fraction, 6), points, status, feedback,
+                           figure[0] if figure else None)
 
     def _recover(self, lost):
         """After a lost check: forget its objects if the process lives, else start anew."""
@@ -176,7 +180,8 @@ class NotebookGrading:
             return ("error", 0.0, f"{check.title}: your code's results could not be judged "
                     f"({type(error).__name__}).")
         status = "passed" if verdict.passed else "failed"
-        return status, min(1.0, max(0.0, verdict.fraction)), f"{check.title}: {verdict.feedback}"
+        return (status, min(1.0, max(0.0, verdict.fraction)),
+                f"{check.title}: {verdict.feedback}", verdict.figure)
 
     def _describe_lost_check(self, check, lost, time_limit):
         if lost.reason == "timeout":

@@ -7,6 +7,7 @@ Then nbgrader's own commands work: ``generate_assignment``, ``autograde``,
 """
 
 import shutil
+import subprocess
 from pathlib import Path
 
 from grader.release import REPOSITORY, source_notebooks
@@ -19,8 +20,28 @@ load_subconfig({shared!r})  # noqa: F821 (the course's settings: timeouts, PYTHO
 '''
 
 
+class InsideTheRepository(ValueError):
+    """The course directory would land in the repository, where git would see it."""
+
+
+def inside_the_repository(directory):
+    """True when ``directory`` is in the repository and git does not ignore it."""
+    directory = Path(directory).resolve()
+    if not directory.is_relative_to(REPOSITORY):
+        return False
+    ignored = subprocess.run(["git", "check-ignore", "-q", str(directory)], cwd=REPOSITORY,
+                             capture_output=True)
+    return ignored.returncode != 0
+
+
 def make_course_directory(directory):
-    """Create or refresh ``directory``; return the lesson (assignment) names."""
+    """Create or refresh ``directory``; return the lesson (assignment) names. It must lie
+    outside the repository, or in a folder git ignores: nbgrader's database, submissions
+    and feedback are the instructor's, not the course's."""
+    if inside_the_repository(directory):
+        raise InsideTheRepository(f"{directory} is inside the course repository: choose a "
+                                  "folder outside it (e.g. ../er-nbgrader) or one that "
+                                  ".gitignore lists")
     directory = Path(directory).resolve()
     lessons = []
     for path in source_notebooks():

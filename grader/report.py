@@ -11,27 +11,59 @@ import pandas as pd
 from grader.safe_text import printable
 
 
-def submissions_report(results_by_student, skipped=()):
-    """``{student: [NotebookResult, ...]}`` -> the JSON-ready report dict. ``skipped``
+def lesson_maxima(only=None):
+    """``{lesson: automatic points}`` of every lesson of the course (or of the lessons
+    that hold a check of ``only``), in course order: the gradebook's stable columns."""
+    from grader.lessons import all_lessons
+    from grader.rebuild import nbgrader_meta, test_cells
+
+    maxima = {}
+    for name, lesson in all_lessons().items():
+        cells = [cell for cell in test_cells(lesson.source())
+                 if only is None or nbgrader_meta(cell)["grade_id"] in only]
+        if cells:
+            maxima[name] = float(sum(float(nbgrader_meta(cell).get("points", 0))
+                                     for cell in cells))
+    return maxima
+
+
+def _graded(notebook):
+    return {"name": notebook.name, "submitted": True, "score": round(notebook.score, 6),
+            "max_score": round(notebook.max_score, 6), "isolation": notebook.isolation,
+            "notes": list(notebook.notes), "checks": [asdict(check) for check in notebook.checks],
+            "manual": [{**asdict(answer), "status": "awaiting manual grading"}
+                       for answer in notebook.written]}
+
+
+def _not_submitted(lesson, maximum):
+    return {"name": lesson, "submitted": False, "score": None, "max_score": maximum,
+            "isolation": None, "notes": [], "checks": [], "manual": []}
+
+
+def submissions_report(results_by_student, skipped=(), lessons=None):
+    """``{student: [NotebookResult, ...]}`` -> the JSON-ready report dict.
+
+    Every student lists every lesson of ``lessons`` (``{lesson: max points}``, default
+    the whole course): a lesson not submitted has ``"submitted": false`` and no score,
+    never 0, and the same maximum as everyone's. ``skipped``
     (:class:`~grader.submissions.Skipped`) become each student's notes, and the notes
     of the class for files that belong to no student."""
+    lessons = lesson_maxima() if lessons is None else lessons
     submissions = []
     for student in sorted(results_by_student):
-        notebooks = sorted(results_by_student[student], key=lambda result: result.name)
+        graded = {result.name: result for result in results_by_student[student]}
+        notebooks = [_graded(graded[lesson]) if lesson in graded
+                     else _not_submitted(lesson, maximum)
+                     for lesson, maximum in lessons.items()]
+        notebooks += [_graded(graded[name]) for name in sorted(set(graded) - set(lessons))]
         submissions.append({
             "student": student,
             "notes": [entry.reason for entry in skipped if entry.student == student],
-            "score": round(sum(n.score for n in notebooks), 6),
-            "max_score": round(sum(n.max_score for n in notebooks), 6),
-            "notebooks": [{"name": n.name, "score": round(n.score, 6),
-                           "max_score": round(n.max_score, 6), "isolation": n.isolation,
-                           "notes": list(n.notes),
-                           "checks": [asdict(check) for check in n.checks],
-                           "manual": [{**asdict(answer), "status": "awaiting manual grading"}
-                                      for answer in n.written]}
-                          for n in notebooks],
+            "score": round(sum(n["score"] for n in notebooks if n["submitted"]), 6),
+            "max_score": round(sum(lessons.values()), 6),
+            "notebooks": notebooks,
         })
-    report = {"submissions": submissions}
+    report = {"lessons": dict(lessons), "submissions": submissions}
     unowned = [entry.reason for entry in skipped if entry.student is None]
     if unowned:
         report["notes"] = unowned
@@ -69,26 +101,16 @@ def write_json(report, path):
     write_atomically(path, json.dumps(report, indent=2) + "\n")
 
 
-def gradebook(report):
-    """One row per student, one column per lesson (0 where not submitted), and a total."""
-    rows = {submission["student"]: {notebook["name"]: notebook["score"]
-                                    for notebook in submission["notebooks"]}
-            for submission in report["submissions"]}
-    table = pd.DataFrame.from_dict(rows, orient="index").sort_index(axis=1).fillna(0.0)
-    table["total"] = table.sum(axis=1)
-    table.index.name = "student"
-    return table.sort_index()
-
-
 def summary_table(report):
     """The table printed after grading: student, lesson, score / max, checks passed."""
     lines = []
     for submission in report["submissions"]:
-        if not submission["notebooks"]:
+        handed_in = [notebook for notebook in submission["notebooks"] if notebook["submitted"]]
+        if not handed_in:
             lines.append({"student": printable(submission["student"], 60), "lesson": "-",
                           "score": "-", "checks passed": "-", "manual": "",
                           "problems": "nothing graded (see notes)"})
-        for notebook in submission["notebooks"]:
+        for notebook in handed_in:
             checks = notebook["checks"]
             passed = sum(check["status"] == "passed" for check in checks)
             problems = sorted({check["status"] for check in checks} - {"passed", "failed"})

@@ -86,9 +86,11 @@ def test_the_report_has_the_documented_shape(example_class):
         assert set(submission) == {"student", "notes", "score", "max_score", "notebooks"}
         assert submission["score"] == pytest.approx(sum(n["score"] for n in submission["notebooks"]))
         for notebook in submission["notebooks"]:
-            assert {"name", "score", "max_score", "checks", "isolation"} <= set(notebook)
+            assert {"name", "submitted", "score", "max_score", "checks",
+                    "isolation"} <= set(notebook)
             for check in notebook["checks"]:
-                assert set(check) == {"id", "score", "max_score", "status", "feedback"}
+                assert set(check) == {"id", "score", "max_score", "status", "feedback",
+                                      "figure"}
                 assert check["status"] in {"passed", "failed", "error", "timeout"}
                 assert check["feedback"].strip()
 
@@ -97,6 +99,7 @@ def test_each_example_student_gets_what_their_work_deserves(example_class):
     _, report, book = example_class
     ada = next(s for s in report["submissions"] if s["student"] == "ada_complete")
     assert len(ada["notebooks"]) == len(all_lessons())
+    assert len({s["max_score"] for s in report["submissions"]}) == 1  # one course maximum
     assert book.loc["ada_complete", "total"] == ada["max_score"] == sum(
         check["max_score"] for notebook in ada["notebooks"] for check in notebook["checks"])
     assert book.loc["ben_empty", "total"] == 0
@@ -135,7 +138,8 @@ def test_the_gradebook_has_a_row_per_student_and_a_column_per_lesson(example_cla
     stdout, _, book = example_class
     assert list(book.columns) == [*all_lessons(), "total"]
     assert sorted(book.index) == sorted(p.name for p in EXAMPLES.iterdir())
-    assert book.loc["eli_infinite_loop", "02_replay_buffer"] == 0  # not submitted
+    assert pd.isna(book.loc["eli_infinite_loop", "02_replay_buffer"])  # not submitted: blank
+    assert book.loc["ben_empty", "02_replay_buffer"] == 0  # submitted, earned nothing
     assert "ada_complete" in stdout and "12 / 12" in stdout and "19 / 19" in stdout
 
 

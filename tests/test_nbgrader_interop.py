@@ -59,3 +59,13 @@ def test_autograde_gives_full_marks_to_a_complete_submission_and_none_to_an_empt
     grades = grades[grades["assignment"] == "01_qlearning"].set_index("student_id")
     assert grades.loc["ada", "score"] == grades.loc["ada", "max_score"] == 12
     assert grades.loc["ben", "score"] == 0
+
+
+def test_the_course_directory_is_never_made_inside_the_repository(tmp_path):
+    from grader.nbgrader_course import InsideTheRepository, inside_the_repository
+
+    assert inside_the_repository(REPOSITORY / "my-course")
+    assert not inside_the_repository(tmp_path / "course")
+    with pytest.raises(InsideTheRepository, match="outside"):
+        make_course_directory(REPOSITORY / "my-course")
+    assert not (REPOSITORY / "my-course").exists()

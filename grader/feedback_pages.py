@@ -1,0 +1,172 @@
+"""One self-contained feedback page per student: what was checked, what came of it.
+
+A page is a single HTML file with its CSS and images inline (no network, no scripts), so
+it can be mailed or uploaded to an LMS as it is. Per lesson it shows the score, every
+check's status and feedback in words, the notes (time limits, cells that failed, files
+that were skipped), written answers awaiting a person, and for each learning check a
+plot of the student's run next to the baseline the grader trained. It never shows the
+hidden tests' code, their inputs as data, or the salt: feedback messages describe the
+first case that failed in words, which is what a student can act on. Headings, alt
+text, text with every status colour and a layout that fits a phone keep it accessible.
+"""
+
+import base64
+import html
+import io
+from pathlib import Path
+
+from grader.safe_text import printable
+
+STATUS_WORDS = {"passed": "passed", "failed": "not passed", "error": "error",
+                "timeout": "time limit"}
+
+CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto;
+       max-width: 46rem; padding: 1rem; line-height: 1.5; color: #1a1a1a; background: #fff; }
+h1 { font-size: 1.6rem; } h2 { font-size: 1.25rem; margin-top: 2rem;
+     border-bottom: 2px solid #d0d0d0; padding-bottom: .25rem; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid #d0d0d0; }
+.check { border-left: .35rem solid #767676; padding: .4rem .75rem; margin: .6rem 0;
+         background: #f6f6f6; overflow-wrap: anywhere; }
+.passed { border-color: #1b7f3b; } .failed { border-color: #b3261e; }
+.error, .timeout { border-color: #8a5a00; }
+.status { font-weight: 700; } .passed .status { color: #1b7f3b; }
+.failed .status { color: #b3261e; } .error .status, .timeout .status { color: #8a5a00; }
+img { max-width: 100%; height: auto; }
+.note { color: #3d3d3d; } .written { white-space: pre-wrap; background: #f6f6f6;
+        padding: .5rem; }
+"""
+
+WHAT_WAS_CHECKED = (
+    "The grader rebuilt each notebook from the course, took only your answer cells, and "
+    "ran them in a sandbox. Each check then called your code with inputs of its own "
+    "(not the ones of your notebook's visible tests) and judged what it returned. "
+    "Learning checks trained the course's agent with your code and compared the result "
+    "with a baseline the grader trained itself.")
+
+
+def figure_png(figure):
+    """A learning check's figure (``checks.framework.comparison``) as PNG bytes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    groups, series = figure["groups"], figure["series"]
+    fig, ax = plt.subplots(figsize=(6, 3.2), dpi=110)
+    width = 0.8 / max(1, len(series))
+    positions = np.arange(len(groups))
+    for offset, (name, values) in enumerate(series.items()):
+        heights = [np.nan if value is None else value for value in values]
+        ax.bar(positions + offset * width, heights, width, label=name)
+    ax.set_xticks(positions + width * (len(series) - 1) / 2, groups)
+    ax.set_ylabel(figure["ylabel"])
+    ax.set_title(figure["title"], fontsize=9, wrap=True)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def figure_alt(figure):
+    """The figure in words, for screen readers and for anyone without images."""
+    parts = []
+    for name, values in figure["series"].items():
+        shown = ", ".join("none" if value is None else f"{value:.3g}" for value in values)
+        parts.append(f"{name}: {shown}")
+    return (f"{figure['title']}. {figure['ylabel']} for {', '.join(figure['groups'])}: "
+            + "; ".join(parts) + ".")
+
+
+def _text(value, limit=4000):
+    return html.escape(printable(value, limit))
+
+
+def _check_html(check):
+    status = check["status"]
+    parts = [f'<div class="check {html.escape(status)}"><p><span class="status">'
+             f'{html.escape(STATUS_WORDS.get(status, status))}</span> · '
+             f'<code>{_text(check["id"], 100)}</code> · {check["score"]:g} / '
+             f'{check["max_score"]:g} points</p><p>{_text(check["feedback"])}</p>']
+    if check.get("figure"):
+        png = base64.b64encode(figure_png(check["figure"])).decode("ascii")
+        parts.append(f'<img src="data:image/png;base64,{png}" '
+                     f'alt="{html.escape(figure_alt(check["figure"]))}">')
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _lesson_html(notebook):
+    title = _text(notebook["name"], 100)
+    if not notebook.get("submitted", True):
+        return (f'<section><h2 id="{title}">{title}</h2><p>Not submitted (worth '
+                f'{notebook["max_score"]:g} points).</p></section>')
+    parts = [f'<section><h2 id="{title}">{title}</h2>',
+             f'<p><strong>{notebook["score"]:g} / {notebook["max_score"]:g} points</strong>'
+             f" for the automatic checks.</p>"]
+    parts += [_check_html(check) for check in notebook["checks"]]
+    if notebook["notes"]:
+        parts.append("<h3>Notes</h3><ul>")
+        parts += [f'<li class="note">{_text(note)}</li>' for note in notebook["notes"]]
+        parts.append("</ul>")
+    for answer in notebook.get("manual", []):
+        parts.append(f"<h3>Written answer <code>{_text(answer['id'], 100)}</code> "
+                     f"({answer['max_score']:g} points, awaiting a person)</h3>"
+                     f'<div class="written">{_text(answer["answer"], 20000)}</div>')
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def page(submission, course_title="Experience replay"):
+    """The HTML page of one student's ``submission`` (an entry of the JSON report)."""
+    student = _text(submission["student"], 200)
+    rows = "".join(
+        f'<tr><td><a href="#{_text(n["name"], 100)}">{_text(n["name"], 100)}</a></td>'
+        + (f'<td>{n["score"]:g} / {n["max_score"]:g}</td>' if n.get("submitted", True)
+           else "<td>not submitted</td>") + "</tr>"
+        for n in submission["notebooks"])
+    notes = "".join(f'<li class="note">{_text(note)}</li>'
+                    for note in submission.get("notes", []))
+    body = "".join(_lesson_html(notebook) for notebook in submission["notebooks"])
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{html.escape(course_title)}: feedback for {student}</title>
+<style>{CSS}</style></head>
+<body><main>
+<h1>{html.escape(course_title)}: feedback for {student}</h1>
+<p><strong>{submission["score"]:g} / {submission["max_score"]:g} points</strong> from the
+automatic checks. {WHAT_WAS_CHECKED}</p>
+<table><caption>Score per lesson</caption><thead><tr><th scope="col">lesson</th>
+<th scope="col">score</th></tr></thead><tbody>{rows}</tbody></table>
+{f'<h2>Files that were not graded</h2><ul>{notes}</ul>' if notes else ''}
+{body}
+</main></body></html>
+"""
+
+
+def page_name(student):
+    """A file name for a student's page that is safe whatever the folder was called."""
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in student)
+    return f"{safe.strip('.') or 'student'}.html"
+
+
+def write_feedback_pages(report, folder):
+    """Write one page per student into ``folder``; return their paths."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    written, used = [], set()
+    for submission in report["submissions"]:
+        name = page_name(submission["student"])
+        while name in used:  # two folders that differ only in unsafe characters
+            name = name.replace(".html", "_.html")
+        used.add(name)
+        path = folder / name
+        path.write_text(page(submission), encoding="utf-8")
+        written.append(path)
+    return written

@@ -1,0 +1,208 @@
+"""Gradebooks that a learning-management system imports as they are.
+
+Every format has the same stable columns: every lesson of the course (or of ``--only``),
+whatever a student submitted. A lesson a student did not submit is *blank*, never 0
+(a real zero is a submission that earned nothing), and every lesson's maximum is the
+same for every student. A roster (``--roster``: a CSV with a ``folder`` column, the name
+of the student's folder, and optionally ``name``, ``id``, ``sis_user_id``,
+``sis_login_id``, ``email``, ``section``) joins identities: students in it who submitted
+nothing get a row, and a submission with no roster entry keeps its row and is reported.
+
+- ``generic``: student (the folder), the roster's columns, one column per lesson, total.
+- ``canvas``: Canvas's gradebook import (``lib/gradebook_importer.rb``): the header starts
+  ``Student, ID, SIS User ID, SIS Login ID`` and ends student information with
+  ``Section``; assignment columns are titled ``Title (id)`` when their Canvas ids are
+  given (``--assignments``), else by exact title; a ``Points Possible`` row; no total
+  column (Canvas would make it an assignment called "total").
+- ``moodle``: Moodle's grade import: an identity column (``Email address``, or ``ID
+  number`` when the roster has ids but no e-mails; e-mails kept exactly as written,
+  since Moodle compares them case-sensitively), then per lesson its grade and, with
+  feedback, a feedback column right after it, never one without its grade.
+"""
+
+import csv
+import io
+from dataclasses import dataclass, field
+
+from grader.safe_text import printable
+
+FORMATS = ("generic", "canvas", "moodle")
+ROSTER_COLUMNS = ("folder", "name", "id", "sis_user_id", "sis_login_id", "email", "section")
+
+
+class GradebookError(Exception):
+    """The gradebook cannot be written as asked; the message says why, in one line."""
+
+
+@dataclass
+class Roster:
+    people: dict = field(default_factory=dict)  # folder -> {column: value}
+
+    @classmethod
+    def read(cls, path):
+        try:
+            with open(path, newline="", encoding="utf-8-sig") as handle:
+                rows = list(csv.DictReader(handle))
+        except OSError as error:
+            raise GradebookError(f"--roster {path}: cannot read it ({error.strerror})") from None
+        except (csv.Error, UnicodeDecodeError) as error:
+            raise GradebookError(f"--roster {path}: not a CSV file ({error})") from None
+        if not rows or "folder" not in rows[0]:
+            raise GradebookError(f"--roster {path}: needs a header with a 'folder' column "
+                                 f"(and any of {', '.join(ROSTER_COLUMNS[1:])})")
+        roster = cls()
+        for number, row in enumerate(rows, start=2):
+            folder = (row.get("folder") or "").strip()
+            if not folder:
+                raise GradebookError(f"--roster {path}: line {number} has no folder")
+            roster.people[folder] = {column: (row.get(column) or "").strip()
+                                     for column in ROSTER_COLUMNS if column in row}
+        return roster
+
+    @property
+    def columns(self):
+        present = set().union(*(person.keys() for person in self.people.values())) \
+            if self.people else set()
+        return [column for column in ROSTER_COLUMNS[1:] if column in present]
+
+
+def read_assignments(path):
+    """``{lesson: (title, canvas id)}`` from a CSV with columns lesson, title, canvas_id."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            rows = list(csv.DictReader(handle))
+    except OSError as error:
+        raise GradebookError(f"--assignments {path}: cannot read it ({error.strerror})") \
+            from None
+    if not rows or "lesson" not in rows[0]:
+        raise GradebookError(f"--assignments {path}: needs columns lesson, title, canvas_id")
+    return {row["lesson"].strip(): ((row.get("title") or "").strip(),
+                                    (row.get("canvas_id") or "").strip()) for row in rows}
+
+
+def lesson_columns(report):
+    """The lessons of the gradebook, in course order, with their maximum points."""
+    return list(report["lessons"].items())
+
+
+def _students(report, roster):
+    """``[(folder, identity dict, submission or None)]``: the class and the roster."""
+    submitted = {submission["student"]: submission for submission in report["submissions"]}
+    folders = sorted(set(submitted) | set(roster.people if roster else ()))
+    return [(folder, (roster.people.get(folder, {}) if roster else {}), submitted.get(folder))
+            for folder in folders]
+
+
+def unrostered(report, roster):
+    """Students whose folder the roster does not name (kept in the gradebook)."""
+    if roster is None:
+        return []
+    return sorted(submission["student"] for submission in report["submissions"]
+                  if submission["student"] not in roster.people)
+
+
+def _score(submission, lesson):
+    if submission is None:
+        return ""
+    notebook = next((n for n in submission["notebooks"] if n["name"] == lesson), None)
+    if notebook is None or not notebook.get("submitted", True):
+        return ""
+    return _number(notebook["score"])
+
+
+def _feedback(submission, lesson):
+    notebook = next((n for n in (submission or {}).get("notebooks", [])
+                     if n["name"] == lesson and n.get("submitted", True)), None)
+    if notebook is None:
+        return ""
+    failed = [check for check in notebook["checks"] if check["status"] != "passed"]
+    lines = [f"{notebook['score']:g} / {notebook['max_score']:g}."]
+    lines += [printable(check["feedback"], 400) for check in failed[:3]]
+    if len(failed) > 3:
+        lines.append(f"({len(failed) - 3} more checks not passed: see the feedback page)")
+    return " ".join(lines)
+
+
+def _number(value):
+    return f"{value:g}"
+
+
+def _csv(rows):
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows(rows)
+    return buffer.getvalue()
+
+
+def generic(report, roster=None):
+    lessons = lesson_columns(report)
+    identity = roster.columns if roster else []
+    rows = [["student", *identity, *(lesson for lesson, _ in lessons), "total"]]
+    for folder, person, submission in _students(report, roster):
+        scores = [_score(submission, lesson) for lesson, _ in lessons]
+        total = sum(float(score) for score in scores if score != "")
+        rows.append([printable(folder, 200), *(person.get(column, "") for column in identity),
+                     *scores, _number(total) if submission is not None else ""])
+    return _csv(rows)
+
+
+def canvas(report, roster=None, assignments=None):
+    lessons = lesson_columns(report)
+    assignments = assignments or {}
+    titles = []
+    for lesson, _ in lessons:
+        title, canvas_id = assignments.get(lesson, ("", ""))
+        title = title or lesson
+        titles.append(f"{title} ({canvas_id})" if canvas_id else title)
+    rows = [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *titles],
+            ["Points Possible", "", "", "", "", *(_number(maximum) for _, maximum in lessons)]]
+    for folder, person, submission in _students(report, roster):
+        rows.append([person.get("name") or printable(folder, 200), person.get("id", ""),
+                     person.get("sis_user_id", ""), person.get("sis_login_id", ""),
+                     person.get("section", ""),
+                     *(_score(submission, lesson) for lesson, _ in lessons)])
+    return _csv(rows)
+
+
+def moodle(report, roster=None, with_feedback=False):
+    if roster is None or not ({"email", "id"} & set(roster.columns)):
+        raise GradebookError("--format moodle needs --roster with an email or id column: "
+                             "Moodle matches students by e-mail or ID number")
+    use_email = "email" in roster.columns
+    identity = "Email address" if use_email else "ID number"
+    lessons = lesson_columns(report)
+    header = [identity, "Full name"]
+    for lesson, _ in lessons:
+        header.append(lesson)
+        if with_feedback:  # right after its grade: a feedback column alone wipes grades
+            header.append(f"{lesson} (feedback)")
+    rows = [header]
+    for folder, person, submission in _students(report, roster):
+        key = person.get("email" if use_email else "id", "")
+        if not key:
+            continue  # Moodle cannot place a row without its identity: reported instead
+        row = [key, person.get("name", "") or printable(folder, 200)]
+        for lesson, _ in lessons:
+            row.append(_score(submission, lesson))
+            if with_feedback:
+                row.append(_feedback(submission, lesson))
+        rows.append(row)
+    return _csv(rows)
+
+
+def without_identity(report, roster, gradebook_format):
+    """Students a Moodle gradebook must leave out (no e-mail or id in the roster)."""
+    if gradebook_format != "moodle" or roster is None:
+        return []
+    key = "email" if "email" in roster.columns else "id"
+    return [folder for folder, person, _ in _students(report, roster) if not person.get(key)]
+
+
+def gradebook_text(report, gradebook_format="generic", roster=None, assignments=None,
+                   with_feedback=False):
+    if gradebook_format == "generic":
+        return generic(report, roster)
+    if gradebook_format == "canvas":
+        return canvas(report, roster, assignments)
+    if gradebook_format == "moodle":
+        return moodle(report, roster, with_feedback)
+    raise GradebookError(f"unknown format {gradebook_format!r}; known: {', '.join(FORMATS)}")

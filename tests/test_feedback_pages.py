@@ -1,0 +1,91 @@
+"""Feedback pages, opened in a real headless browser as a student would open theirs."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from checks.framework import comparison
+from grader.feedback_pages import write_feedback_pages
+from grader.grade_notebook import CheckResult, NotebookResult
+from grader.rebuild import WrittenAnswer
+from grader.report import lesson_maxima, submissions_report
+
+sys.path.insert(0, str(Path(__file__).parent / "support"))
+from browser import PHONE, headless_chromium  # noqa: E402
+
+pytestmark = pytest.mark.xdist_group('browser')
+
+SALT = "secret-salt-that-must-not-show"
+HIDDEN_CODE = 'lesson_checks.run("test_update", globals(), hidden=True)'
+
+
+def a_class():
+    """Two students: one with a learning figure, a failure, notes and a written answer;
+    one whose folder name is hostile and who submitted a single lesson."""
+    learning = comparison("Taxi start states solved", "share solved", ["seed 1", "seed 2"],
+                          {"your loop": [0.48, 0.51], "reference loop": [0.49, 0.50]})
+    ada = NotebookResult("01_qlearning", isolation="namespaces",
+                         notes=["Your answer cell 'update' raised ValueError: bad."])
+    ada.add(CheckResult("test_update", 0.0, 3.0, "failed",
+                        "update on fixed transitions: Q(2,1) should be 0.5 but is 1.0."))
+    ada.add(CheckResult("test_learning", 2.0, 2.0, "passed", "learning on Taxi: fine.",
+                        learning))
+    capstone = NotebookResult("06_capstone", isolation="namespaces",
+                              written=[WrittenAnswer("conclusion", 3.0, "Replay helps <b>"
+                                                     "because</b> & so on.", True)])
+    capstone.add(CheckResult("test_confidence_interval", 1.0, 1.0, "passed", "ok"))
+    bob = NotebookResult("02_replay_buffer", isolation="namespaces")
+    bob.add(CheckResult("test_fifo_eviction", 0.0, 2.0, "timeout", "did not finish"))
+    return submissions_report({"ada": [ada, capstone], "bob<script>x</script>": [bob]},
+                              lessons=lesson_maxima())
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("feedback")
+    return write_feedback_pages(a_class(), folder)
+
+
+def test_pages_hold_no_hidden_code_inputs_or_salt(pages):
+    for page in pages:
+        text = page.read_text()
+        assert SALT not in text and HIDDEN_CODE not in text and "BEGIN HIDDEN" not in text
+        assert "<script" not in text  # a hostile name is escaped, and pages need no script
+
+
+def test_a_page_in_a_browser_shows_every_lesson_scores_and_decoded_images(pages, tmp_path):
+    ada = next(page for page in pages if page.name == "ada.html")
+    with headless_chromium() as driver:
+        driver.get(ada.resolve().as_uri())
+        sections = driver.find_elements("css selector", "main section")
+        assert [s.find_element("tag name", "h2").text for s in sections] == list(lesson_maxima())
+        body = driver.find_element("tag name", "body").text
+        assert "3 / 77 points" in body and "0 / 3 points" in body and "not passed" in body
+        assert "Not submitted" in body and "awaiting a person" in body
+        assert "because</b>" not in driver.page_source  # the answer is shown as text
+        images = driver.find_elements("css selector", "img")
+        assert len(images) == 1
+        assert driver.execute_script("return arguments[0].complete && "
+                                     "arguments[0].naturalWidth", images[0]) > 100
+        assert "seed 1" in images[0].get_attribute("alt")
+        errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+        assert errors == []
+        driver.save_screenshot(str(tmp_path / "ada.png"))
+    assert (tmp_path / "ada.png").stat().st_size > 10_000
+
+
+def test_a_page_reads_on_a_phone_without_sideways_scrolling(pages, tmp_path):
+    with headless_chromium(PHONE) as driver:
+        for page in pages:
+            driver.get(page.resolve().as_uri())
+            overflow = driver.execute_script(
+                "return document.documentElement.scrollWidth - window.innerWidth")
+            assert overflow <= 0, page.name
+        driver.save_screenshot(str(tmp_path / "phone.png"))
+
+
+def test_the_hostile_folder_name_gets_a_safe_file_name_and_escaped_text(pages):
+    hostile = next(page for page in pages if page.name != "ada.html")
+    assert "/" not in hostile.name and hostile.name.endswith(".html")
+    assert "bob&lt;script&gt;" in hostile.read_text()

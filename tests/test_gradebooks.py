@@ -1,0 +1,130 @@
+"""Gradebooks, read back the way each learning-management system's importer reads them.
+
+Canvas (lib/gradebook_importer.rb): the header starts Student, ID and optionally SIS User
+ID, SIS Login ID; student information ends with Section; assignment columns match by
+"Title (id)" or exact title, an unknown title makes a new assignment; a row whose first
+cell holds "Points Possible" gives maxima; blank means no score. Moodle: an identity
+column (e-mail, compared case-sensitively, or ID number), and a feedback column never
+without its grade. The class has a student in the roster who submitted nothing and a
+submission with no roster entry.
+"""
+
+import csv
+import io
+import subprocess
+import sys
+
+import pytest
+
+from grader.gradebooks import GradebookError, Roster, canvas, generic, moodle
+from grader.grade_notebook import CheckResult, NotebookResult
+from grader.report import lesson_maxima, submissions_report
+
+LESSONS = list(lesson_maxima())
+ROSTER = """folder,name,id,sis_user_id,sis_login_id,email,section
+ada,Ada Lovelace,101,S-101,ada@uni.example,Ada.Lovelace@uni.example,A
+ben,Ben Ample,102,S-102,ben@uni.example,ben@uni.example,B
+cat,Cat Never-Submitted,103,S-103,cat@uni.example,cat@uni.example,A
+"""
+
+
+def a_class():
+    ada = [NotebookResult("01_qlearning"), NotebookResult("02_replay_buffer")]
+    ada[0].add(CheckResult("test_update", 3.0, 3.0, "passed", "fine"))
+    ada[1].add(CheckResult("test_fifo_eviction", 0.0, 2.0, "failed", "evicted the newest"))
+    ben = [NotebookResult("01_qlearning")]
+    ben[0].add(CheckResult("test_update", 0.0, 3.0, "failed", "not implemented yet"))
+    dan = [NotebookResult("03_prioritized_replay")]  # not in the roster
+    dan[0].add(CheckResult("test_sumtree_totals", 2.0, 2.0, "passed", "fine"))
+    return submissions_report({"ada": ada, "ben": ben, "dan": dan}, lessons=lesson_maxima())
+
+
+@pytest.fixture()
+def roster(tmp_path):
+    path = tmp_path / "roster.csv"
+    path.write_text(ROSTER)
+    return Roster.read(path)
+
+
+def rows_of(text):
+    return list(csv.reader(io.StringIO(text)))
+
+
+def test_the_json_lists_every_lesson_for_everyone_and_no_zero_for_missing_work():
+    report = a_class()
+    maxima = {s["student"]: s["max_score"] for s in report["submissions"]}
+    assert len(set(maxima.values())) == 1  # the same course maximum for every student
+    ben = next(s for s in report["submissions"] if s["student"] == "ben")
+    assert [n["name"] for n in ben["notebooks"]] == LESSONS
+    missing = [n for n in ben["notebooks"] if not n["submitted"]]
+    assert missing and all(n["score"] is None and n["max_score"] > 0 for n in missing)
+
+
+def test_canvas_imports_it_as_it_is(roster):
+    rows = rows_of(canvas(a_class(), roster, {"01_qlearning": ("Q-learning", "4821")}))
+    header, points = rows[0], rows[1]
+    assert header[:4] == ["Student", "ID", "SIS User ID", "SIS Login ID"]
+    section = header.index("Section")
+    assignments = header[section + 1:]
+    assert assignments[0] == "Q-learning (4821)" and assignments[1:] == LESSONS[1:]
+    assert "total" not in [title.lower() for title in header]
+    assert points[0].startswith("Points Possible")
+    assert [float(p) for p in points[section + 1:]] == list(lesson_maxima().values())
+    students = {row[1] or row[0]: dict(zip(header, row)) for row in rows[2:]}
+    assert students["101"]["Q-learning (4821)"] == "3" and students["101"]["02_replay_buffer"] == "0"
+    assert students["101"]["03_prioritized_replay"] == ""  # not submitted: blank, never 0
+    assert students["103"]["Student"] == "Cat Never-Submitted"
+    assert all(students["103"][title] == "" for title in assignments)
+    assert students["dan"]["03_prioritized_replay"] == "2"  # kept, and reported by the CLI
+
+
+def test_canvas_without_a_roster_still_writes_folder_names():
+    rows = rows_of(canvas(a_class()))
+    assert [row[0] for row in rows[2:]] == ["ada", "ben", "dan"]
+
+
+def test_moodle_has_an_identity_and_feedback_only_beside_its_grade(roster):
+    rows = rows_of(moodle(a_class(), roster, with_feedback=True))
+    header = rows[0]
+    assert header[0] == "Email address"
+    for index, title in enumerate(header):
+        if title.endswith("(feedback)"):
+            assert header[index - 1] == title.removesuffix(" (feedback)")
+    people = {row[0]: dict(zip(header, row)) for row in rows[1:]}
+    assert "Ada.Lovelace@uni.example" in people  # e-mail case kept: Moodle compares exactly
+    assert people["cat@uni.example"]["01_qlearning"] == ""
+    assert "evicted the newest" in people["Ada.Lovelace@uni.example"]["02_replay_buffer (feedback)"]
+    assert "dan" not in " ".join(people)  # no identity for Moodle: left out, and reported
+
+
+def test_moodle_without_identities_is_refused():
+    with pytest.raises(GradebookError, match="email or id"):
+        moodle(a_class(), None)
+
+
+def test_the_generic_gradebook_has_stable_columns_and_blanks(roster):
+    rows = rows_of(generic(a_class(), roster))
+    assert rows[0] == ["student", "name", "id", "sis_user_id", "sis_login_id", "email",
+                       "section", *LESSONS, "total"]
+    by_folder = {row[0]: row for row in rows[1:]}
+    assert set(by_folder) == {"ada", "ben", "cat", "dan"}
+    assert by_folder["cat"][-1] == ""  # submitted nothing
+    assert by_folder["ben"][7] == "0"  # a real zero
+
+
+def test_the_cli_reports_a_submission_missing_from_the_roster(tmp_path):
+    from submission_factory import REPOSITORY, write_submission
+
+    write_submission(tmp_path / "class", "06_capstone", student="zed")
+    write_submission(tmp_path / "class", "06_capstone", student="ada")
+    (tmp_path / "roster.csv").write_text(ROSTER)
+    completed = subprocess.run(
+        [sys.executable, "-m", "grader", "grade", str(tmp_path / "class"), "--quiet",
+         "--only", "test_confidence_interval", "--roster", str(tmp_path / "roster.csv"),
+         "--format", "canvas", "--csv", str(tmp_path / "canvas.csv")],
+        cwd=REPOSITORY, capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr
+    assert "zed is not in the roster" in completed.stderr
+    rows = rows_of((tmp_path / "canvas.csv").read_text())
+    assert {row[0] for row in rows[2:]} == {"Ada Lovelace", "Ben Ample", "Cat Never-Submitted",
+                                             "zed"}
