@@ -31,96 +31,360 @@ def episodes_to_threshold(returns, threshold, window):
     return int(reached[0]) + window if reached.size else None
 
 
-def lag_one_autocorrelation(values):
-    """Pearson's r between values[:-1] and values[1:] (0.0 if either is constant)."""
+def autocorrelation(values, lag):
+    """Pearson's r between values[:-lag] and values[lag:] (0.0 if either slice is constant)."""
     values = np.asarray(values, dtype=np.float64)
-    if values.size < 3:
-        raise ValueError(f"need at least three values, got {values.size}")
-    before, after = values[:-1], values[1:]
+    if lag < 1 or values.size - lag < 2:
+        raise ValueError(f"need a lag of at least 1 and at least two pairs of values, got "
+                         f"lag {lag} for {values.size} values")
+    before, after = values[:-lag], values[lag:]
     if before.std() == 0 or after.std() == 0:
         return 0.0
     return float(np.corrcoef(before, after)[0, 1])
 
 
-from combined_replay import (CombinedReplayBuffer, cartpole_agent, follow_cartpole_schedules,
-                             make_discrete_cartpole)
-from course.experiments import train_agent
-from course.taxi import N_ACTIONS, make_taxi
-from prioritized_replay import PrioritizedReplayBuffer, annealed_beta, prioritized_q_update
-from qlearning import QLearningAgent
-from replay_buffer import ReplayBuffer
+import math
+import random
+from dataclasses import dataclass
+from functools import lru_cache
 
-REPLAY_KINDS = ("no replay", "uniform", "CER", "PER")
-CAPACITY, BATCH_SIZE = 10_000, 4
-
-
-def make_replay(kind, seed):
-    if kind == "no replay":
-        return CombinedReplayBuffer(1, seed=seed)  # each batch: the newest transition only
-    if kind == "uniform":
-        return ReplayBuffer(CAPACITY, seed=seed)
-    if kind == "CER":
-        return CombinedReplayBuffer(CAPACITY, seed=seed)
-    if kind == "PER":
-        return PrioritizedReplayBuffer(CAPACITY, alpha=0.6, seed=seed)
-    raise ValueError(f"unknown replay kind {kind!r}; known: {REPLAY_KINDS}")
+from combined_replay import (CARTPOLE_BINS, CARTPOLE_HIGHS, CARTPOLE_LOWS,
+                             follow_cartpole_schedules, make_discrete_cartpole)
+from course.taxi import N_ACTIONS, N_STATES, STEP_LIMIT, make_taxi, taxi_model
+from prioritized_replay import annealed_beta
 
 
-def play_and_learn_logged(env, agent, replay, beta, feature, log):
-    """One episode learning only from replay; ``log`` gets (feature, |TD error|) of every
-    update. Returns the episode's total reward."""
-    prioritized = isinstance(replay, PrioritizedReplayBuffer)
-    total_reward = 0.0
-    state, _ = env.reset()
-    while True:
-        action = agent.get_action(state)
-        next_state, reward, terminated, truncated, _ = env.step(action)
-        replay.add(state, action, reward, next_state, terminated)
-        if prioritized:
-            *batch, weights, slots = replay.sample(BATCH_SIZE, beta)
-        else:
-            batch = replay.sample(BATCH_SIZE)
-            weights = np.ones(len(batch[0]))
-        td_errors = []
-        for transition, weight in zip(zip(*batch), weights):
-            td_errors.append(prioritized_q_update(agent, *transition, weight))
-            log.append((feature(transition[0]), abs(td_errors[-1])))
-        if prioritized:
-            replay.update_priorities(slots, td_errors)
-        total_reward += reward
-        state = next_state
-        if terminated or truncated:
-            return total_reward
+@lru_cache(maxsize=1)
+def taxi_table():
+    """Taxi's dynamics as nested lists: ``taxi_table()[state][action]`` is
+    (next_state, reward, terminated), read from ``course.taxi.taxi_model``."""
+    model = taxi_model()
+    return [[(int(model.next_state[s, a]), float(model.reward[s, a]),
+              bool(model.terminated[s, a])) for a in range(N_ACTIONS)] for s in range(N_STATES)]
+
+
+class TaxiFromTable:
+    """Taxi-v4 stepped from its transition table: the same deterministic dynamics as
+    ``env.step``, about 30 times faster. Each episode starts where the seeded
+    environment's ``reset`` puts the taxi and ends on a delivery or after 200 steps."""
+
+    n_states, n_actions = N_STATES, N_ACTIONS
+
+    def __init__(self, seed):
+        self.env, self.table, self.steps = make_taxi(seed), taxi_table(), 0
+
+    def reset(self):
+        # env.step draws one number per step from the environment's generator (to pick
+        # the only outcome there is); draw them here, so that episodes start where
+        # gymnasium's Taxi would start them
+        self.env.unwrapped.np_random.random(self.steps)
+        self.state, _ = self.env.reset()
+        self.steps = 0
+        return self.state
+
+    def step(self, action):
+        """(next_state, reward, terminated, truncated)."""
+        self.state, reward, terminated = self.table[self.state][action]
+        self.steps += 1
+        return self.state, reward, terminated, self.steps >= STEP_LIMIT
+
+
+class CartPoleCells:
+    """Lesson 05's discretised CartPole (``make_discrete_cartpole``) with the cell
+    number computed in plain Python and the 500-step limit counted here: the same
+    observations as the wrapped environment gives, about twice as fast."""
+
+    n_states, n_actions, step_limit = math.prod(CARTPOLE_BINS), 2, 500
+
+    def __init__(self, seed):
+        self.env = make_discrete_cartpole(seed)
+        # (dimension, low, high, bins, cells per bin) of the dimensions cut into bins
+        self.grid = [(dimension, low, high, bins, math.prod(CARTPOLE_BINS[dimension + 1:]))
+                     for dimension, (low, high, bins)
+                     in enumerate(zip(CARTPOLE_LOWS, CARTPOLE_HIGHS, CARTPOLE_BINS))
+                     if bins > 1]
+
+    def cell(self, observation):
+        """``combined_replay.discretize(observation, ...)``, in plain Python."""
+        values, index = observation.tolist(), 0
+        for dimension, low, high, bins, stride in self.grid:
+            fraction = (min(max(values[dimension], low), high) - low) / (high - low)
+            index += stride * min(int(fraction * bins), bins - 1)
+        return index
+
+    def reset(self):
+        state, _ = self.env.reset()
+        self.steps = 0
+        return state
+
+    def step(self, action):
+        """(next_state, reward, terminated, truncated)."""
+        observation, reward, terminated, _, _ = self.env.unwrapped.step(action)
+        self.steps += 1
+        return self.cell(observation), reward, terminated, self.steps >= self.step_limit
+
+
+REPLAY_RULES = ("uniform", "CER", "PER", "window")
+
+
+class ReplayMemory:
+    """The last ``capacity`` transitions, and the rules by which each kind of replay
+    picks the ones a step learns from again. ``draw(n, beta)`` returns the slots and
+    their importance weights (None: all 1):
+
+    - ``"uniform"`` (lesson 02): ``n`` slots drawn uniformly, with replacement;
+    - ``"CER"`` (lesson 05): the newest transition, then ``n - 1`` drawn uniformly from
+      the older ones;
+    - ``"PER"`` (lesson 03): one slot from each of ``n`` equal slices of the total
+      priority p^alpha; new transitions get the largest p so far, ``update_priorities``
+      sets p = |TD error| + epsilon; with ``beta`` the weights (N P(i))^-beta over their
+      maximum, with ``beta=None`` no weights;
+    - ``"window"``: ``n`` consecutive transitions from a uniformly drawn start, in the
+      order they were stored: what uniform replay draws, on average, but as one
+      correlated stretch instead of ``n`` independent draws.
+    """
+
+    def __init__(self, capacity, rule, seed, alpha=0.6, epsilon=1e-6):
+        if rule not in REPLAY_RULES:
+            raise ValueError(f"unknown replay rule {rule!r}; known: {REPLAY_RULES}")
+        self.capacity, self.rule = capacity, rule
+        self.rng = random.Random(f"replay {seed}")
+        self.transitions = [None] * capacity  # a ring: self.next is the slot written next
+        self.count = self.next = 0
+        if rule == "PER":  # a sum tree in a list: node k has children 2k and 2k + 1
+            self.alpha, self.epsilon, self.max_priority = alpha, epsilon, 1.0
+            self.leaves = 1 << (capacity - 1).bit_length()
+            self.tree = [0.0] * (2 * self.leaves)
+
+    def __len__(self):
+        return self.count
+
+    def add(self, transition):
+        slot = self.next
+        self.transitions[slot] = transition
+        self.next = (slot + 1) % self.capacity
+        self.count = min(self.count + 1, self.capacity)
+        if self.rule == "PER":
+            self._set_priority(slot, self.max_priority ** self.alpha)
+
+    @property
+    def newest_slot(self):
+        return (self.next - 1) % self.capacity
+
+    def _slot(self, position):
+        """The slot of the transition stored ``position``-th, counting from the oldest."""
+        return (self.next - self.count + position) % self.capacity
+
+    def _set_priority(self, slot, value):
+        tree, node = self.tree, self.leaves + slot
+        tree[node] = value
+        while node > 1:
+            node //= 2
+            tree[node] = tree[2 * node] + tree[2 * node + 1]
+
+    def draw(self, n, beta=None):
+        rng, count = self.rng, self.count
+        if self.rule == "uniform":
+            return [self._slot(int(rng.random() * count)) for _ in range(n)], None
+        if self.rule == "CER":
+            newest = self._slot(count - 1)
+            if count == 1:
+                return [newest], None
+            return [newest] + [self._slot(int(rng.random() * (count - 1)))
+                               for _ in range(n - 1)], None
+        if self.rule == "window":
+            start = int(rng.random() * (count - n + 1)) if count > n else 0
+            return [self._slot(start + i) for i in range(min(n, count))], None
+        tree, leaves, total = self.tree, self.leaves, self.tree[1]
+        slots = []
+        for i in range(n):
+            mass = min((i + rng.random()) * total / n, total * (1 - 1e-12))
+            node = 1
+            while node < leaves:  # down to the leaf whose share of the total holds mass
+                node *= 2
+                if mass >= tree[node]:
+                    mass -= tree[node]
+                    node += 1
+            slots.append(min(node - leaves, count - 1))
+        if beta is None:
+            return slots, None
+        weights = [(count * tree[leaves + slot] / total) ** -beta for slot in slots]
+        largest = max(weights)
+        return slots, [weight / largest for weight in weights]
+
+    def update_priorities(self, slots, td_errors):
+        for slot, td_error in zip(slots, td_errors):
+            priority = abs(td_error) + self.epsilon
+            self._set_priority(slot, priority ** self.alpha)
+            self.max_priority = max(self.max_priority, priority)
+
+
+class TableAgent:
+    """Lesson 01's Q-learning agent with its table in lists: epsilon-greedy, ties broken
+    at random, Q(s, a) += alpha * weight * TD error."""
+
+    def __init__(self, n_states, n_actions, alpha, epsilon, discount, seed):
+        self.q = [[0.0] * n_actions for _ in range(n_states)]
+        self.alpha, self.epsilon, self.discount = alpha, epsilon, discount
+        self.rng = random.Random(f"agent {seed}")
+
+    def get_action(self, state):
+        rng, row = self.rng, self.q[state]
+        if rng.random() < self.epsilon:
+            return int(rng.random() * len(row))
+        best = max(row)
+        tied = [action for action, value in enumerate(row) if value == best]
+        return tied[int(rng.random() * len(tied))] if len(tied) > 1 else tied[0]
+
+    def learn(self, state, action, reward, next_state, terminated, weight=1.0):
+        """One Q-learning update; returns the TD error it corrected."""
+        row = self.q[state]
+        target = reward if terminated else reward + self.discount * max(self.q[next_state])
+        td_error = target - row[action]
+        row[action] += self.alpha * weight * td_error
+        return td_error
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One way to learn: the replay rule (None: no replay), whether each step first
+    learns the newest transition online, how many updates a step makes in all (the
+    online one included), and whether PER uses its importance weights."""
+
+    rule: str | None
+    online: bool
+    updates: int = 4
+    weighted: bool = True
+
+    def __post_init__(self):
+        if self.replayed < 0 or (self.rule is None) != (self.replayed == 0):
+            raise ValueError(f"{self}: replay needs a rule and at least one replayed update")
+
+    @property
+    def replayed(self):
+        """Replayed updates per step."""
+        return self.updates - int(self.online)
+
+
+CAPACITY = 10_000  # transitions a replay memory holds
+LAGS = range(1, 9)  # lags at which the update stream's autocorrelation is measured
+RECENT = 100  # a transition stored fewer steps ago than this is "recent"
+DISCOUNT = 0.99
+
+
+def taxi_schedule(agent, episode):
+    agent.epsilon = 0.25 * 0.99**episode
 
 
 ENVIRONMENTS = {
-    "Taxi": dict(make_env=make_taxi, episodes=150, epsilon_decay=0.99, before_episode=None,
-                 make_agent=lambda seed: QLearningAgent(
-                     alpha=0.5, epsilon=0.25, discount=0.99,
-                     get_legal_actions=lambda state: range(N_ACTIONS), seed=seed),
-                 feature=lambda state: int(state) // 100,  # the taxi's row
-                 early=50, threshold=-50.0),
-    "CartPole": dict(make_env=make_discrete_cartpole, episodes=175, epsilon_decay=1.0,
-                     before_episode=follow_cartpole_schedules, make_agent=cartpole_agent,
-                     feature=lambda state: int(state) // 12,  # the pole-angle bin
-                     early=125, threshold=195.0),
+    "Taxi": dict(make_env=TaxiFromTable, alpha=0.5, epsilon=0.25, before_episode=taxi_schedule,
+                 feature=lambda states: states // 100,  # the taxi's row
+                 episodes=300, early=(1, 50), late=(201, 300), threshold=0.0,
+                 bounds=(-2000, 20)),
+    "CartPole": dict(make_env=CartPoleCells, alpha=1.0, epsilon=1.0,
+                     before_episode=follow_cartpole_schedules,  # lesson 05's schedules
+                     feature=lambda states: states // 12,  # the pole-angle bin
+                     episodes=300, early=(1, 150), late=(201, 300), threshold=195.0,
+                     bounds=(0, 500)),
 }
 
 
-def run_replay_kind(environment, kind, seed):
-    """Train one agent; its returns, wall-clock seconds and update statistics."""
+def ambiguous_share(transitions):
+    """The share of ``transitions`` whose (state, action) has led, among them, to more
+    than one outcome (reward, next state, terminated): 0 for deterministic dynamics."""
+    outcomes = {}
+    for state, action, *outcome in transitions:
+        outcomes.setdefault((state, action), set()).add(tuple(outcome))
+    return sum(len(outcomes[state, action]) > 1
+               for state, action, *_ in transitions) / len(transitions)
+
+
+def run_setting(environment, setting, seed, episodes=None):
+    """Train one agent; its returns, seconds, and what its updates looked like."""
     spec = ENVIRONMENTS[environment]
-    env, agent, replay = spec["make_env"](seed), spec["make_agent"](seed), make_replay(kind, seed)
-    log, episodes = [], spec["episodes"]
-    episode_number = iter(range(episodes))
+    episodes = episodes or spec["episodes"]
+    env = spec["make_env"](seed)
+    agent = TableAgent(env.n_states, env.n_actions, spec["alpha"], spec["epsilon"], DISCOUNT,
+                       seed)
+    memory = ReplayMemory(CAPACITY, setting.rule, seed) if setting.replayed else None
+    updated, replayed_td_errors = [], []  # the state of every update, in order
+    recent_updates = replayed_terminal = 0
+    returns = np.empty(episodes)
     started = time.perf_counter()
-    returns = train_agent(
-        env, agent, lambda env, agent: play_and_learn_logged(
-            env, agent, replay, annealed_beta(next(episode_number), episodes),
-            spec["feature"], log),
-        episodes, epsilon_decay=spec["epsilon_decay"], progress=False,
-        before_episode=spec["before_episode"])
-    features, td_errors = (np.array(column, dtype=np.float64) for column in zip(*log))
-    return {"returns": returns, "seconds": time.perf_counter() - started,
-            "autocorrelation": lag_one_autocorrelation(features),
-            "mean |TD error|": float(td_errors.mean())}
+    for episode in range(episodes):
+        spec["before_episode"](agent, episode)
+        beta = annealed_beta(episode, episodes) if setting.weighted else None
+        state, total_reward = env.reset(), 0.0
+        while True:
+            action = agent.get_action(state)
+            next_state, reward, terminated, truncated = env.step(action)
+            transition = (state, action, reward, next_state, terminated)
+            if setting.online:
+                agent.learn(*transition)
+                updated.append(state)
+                recent_updates += 1
+            if memory is not None:
+                memory.add(transition)
+                slots, weights = memory.draw(setting.replayed, beta)
+                replayed = [memory.transitions[slot] for slot in slots]
+                td_errors = [agent.learn(*past, 1.0 if weights is None else weights[i])
+                             for i, past in enumerate(replayed)]
+                if setting.rule == "PER":
+                    memory.update_priorities(slots, td_errors)
+                updated.extend([past[0] for past in replayed])
+                replayed_td_errors.extend(td_errors)
+                recent_updates += sum((memory.newest_slot - slot) % CAPACITY < RECENT
+                                      for slot in slots)
+                replayed_terminal += sum(past[4] for past in replayed)
+            total_reward += reward
+            state = next_state
+            if terminated or truncated:
+                break
+        returns[episode] = total_reward
+    seconds = time.perf_counter() - started
+    features = spec["feature"](np.array(updated)).astype(np.float64)
+    replays = len(replayed_td_errors) or float("nan")
+    return {"returns": returns, "seconds": seconds, "updates": features.size,
+            "autocorrelation": [autocorrelation(features, lag) for lag in LAGS],
+            "recent share": recent_updates / features.size,
+            "replayed |TD error|": float(np.sum(np.abs(replayed_td_errors))) / replays,
+            "terminal share of replays": replayed_terminal / replays,
+            "ambiguous share": (ambiguous_share(memory.transitions[:len(memory)])
+                                if memory is not None else float("nan"))}
+
+
+SETTINGS = {
+    # the replay kinds, learning only from replay (lesson 05's loop) and with an online
+    # update of the newest transition first (lesson 02's loop); 4 updates per step in all
+    "no replay": Setting(None, online=True, updates=1),
+    "uniform": Setting("uniform", online=False),
+    "uniform + online": Setting("uniform", online=True),
+    "CER": Setting("CER", online=False),
+    "CER + online": Setting("CER", online=True),
+    "PER": Setting("PER", online=False),
+    "PER + online": Setting("PER", online=True),
+    # what the four explanations need besides
+    "uniform + online, 2 updates": Setting("uniform", online=True, updates=2),
+    "uniform + online, 8 updates": Setting("uniform", online=True, updates=8),
+    "window + online, 8 updates": Setting("window", online=True, updates=8),
+    "unweighted PER + online": Setting("PER", online=True, weighted=False),
+}
+
+MAIN_COMPARISON = ["no replay", "uniform", "uniform + online", "CER", "CER + online", "PER",
+                   "PER + online"]
+
+# Each explanation, varied alone: (explanation, what changes, control, treatment).
+CONTRASTS = [
+    ("reuse", "1 -> 2 updates per step", "no replay", "uniform + online, 2 updates"),
+    ("reuse", "2 -> 4 updates per step", "uniform + online, 2 updates", "uniform + online"),
+    ("reuse", "4 -> 8 updates per step", "uniform + online", "uniform + online, 8 updates"),
+    ("recency", "online update of the newest", "uniform", "uniform + online"),
+    ("recency", "the newest in every batch (CER)", "uniform", "CER"),
+    ("recency", "CER on top of the online update", "uniform + online", "CER + online"),
+    ("decorrelation", "consecutive -> independent draws", "window + online, 8 updates",
+     "uniform + online, 8 updates"),
+    ("focus", "PER instead of uniform", "uniform + online", "PER + online"),
+    ("focus", "PER without its weights", "uniform + online", "unweighted PER + online"),
+    ("focus", "PER's weights", "unweighted PER + online", "PER + online"),
+    ("focus", "PER instead of uniform, replay only", "uniform", "PER"),
+]

@@ -1,8 +1,9 @@
 """Checks for lesson 06, the capstone: the analysis functions, on salted data.
 
 Each function's result is compared with the grader's own computation (scipy's t
-interval, a moving average over full windows, numpy's correlation), on data drawn from
-the salt, edge cases included. The written conclusion is graded by a person.
+interval, a moving average over full windows, numpy's correlation at a lag), on data
+drawn from the salt, edge cases included. None is statistical: a correct answer always
+passes. The written conclusion is graded by a person.
 """
 
 import math
@@ -146,49 +147,121 @@ def _threshold_verdict(inputs, data):
                   "when there is none.")
 
 
-# --- lag-one autocorrelation ---------------------------------------------------------------------
+# --- autocorrelation at a lag ------------------------------------------------------------------
+
+def _ar_series(rng, length, phi):
+    values = [0.0]
+    for _ in range(length - 1):
+        values.append(phi * values[-1] + float(rng.normal()))
+    return np.round(values, 4).tolist()
+
 
 def _autocorrelation_inputs(rng):
-    series = []
-    for _ in range(5):
-        length = int(rng.integers(5, 200))
-        phi = float(rng.uniform(-0.9, 0.95))
-        values = [0.0]
-        for _ in range(length - 1):
-            values.append(phi * values[-1] + float(rng.normal()))
-        series.append(np.round(values, 4).tolist())
-    series.append(rng.integers(0, 5, size=int(rng.integers(5, 60))).astype(float).tolist())
-    series.append([3.0] * int(rng.integers(3, 10)))  # constant: no correlation to speak of
-    return {"series": series, "too_short": [1.0, 2.0]}
+    cases = []
+    for _ in range(5):  # AR(1) series, correlated (or anti-correlated) at every lag
+        length = int(rng.integers(12, 200))
+        cases.append({"values": _ar_series(rng, length, float(rng.uniform(-0.9, 0.95))),
+                      "lag": int(rng.integers(1, 9))})
+    # a replay loop's stream: every 4th value (the online update) follows a slow walk, the
+    # three between are drawn independently; correlated at lag 4, barely at lag 1
+    steps = int(rng.integers(15, 50))
+    walk = np.cumsum(rng.normal(size=steps))
+    stream = np.column_stack([walk, rng.normal(size=(steps, 3))]).ravel().round(4).tolist()
+    cases += [{"values": stream, "lag": 4}, {"values": stream, "lag": 1}]
+    # a state feature: small integers
+    cases.append({"values": rng.integers(0, 5, size=int(rng.integers(10, 60))).astype(float)
+                  .tolist(), "lag": int(rng.integers(1, 4))})
+    # one slice constant and the other not, then a constant sequence: nothing to correlate
+    lag = int(rng.integers(1, 4))
+    cases.append({"values": [3.0] * int(rng.integers(lag + 2, 10)) + [7.0] * lag, "lag": lag})
+    cases.append({"values": [2.5] * int(rng.integers(4, 10)), "lag": 1})
+    short_lag = int(rng.integers(1, 6))
+    return {"cases": cases,
+            "too_short": {"values": rng.normal(size=short_lag + 1).round(3).tolist(),
+                          "lag": short_lag},
+            "bad_lags": [0, -int(rng.integers(1, 4))],
+            "some_values": rng.normal(size=10).round(3).tolist()}
 
 
-def _autocorrelation_probe(inputs, lag_one_autocorrelation):
-    return {"found": [_number(call_student("lag_one_autocorrelation(values)",
-                                           lag_one_autocorrelation, np.array(values)))
-                      for values in inputs["series"]],
-            "too_short": outcome_of(lag_one_autocorrelation, np.array(inputs["too_short"]))}
+def _autocorrelation_probe(inputs, autocorrelation):
+    found = [_number(call_student(f"autocorrelation(values, lag={case['lag']})",
+                                  autocorrelation, np.array(case["values"]), case["lag"]))
+             for case in inputs["cases"]]
+    return {"found": found,
+            "too_short": outcome_of(autocorrelation, np.array(inputs["too_short"]["values"]),
+                                    inputs["too_short"]["lag"]),
+            "bad_lags": [outcome_of(autocorrelation, np.array(inputs["some_values"]), lag)
+                         for lag in inputs["bad_lags"]]}
+
+
+def _pearson(before, after):
+    if len(before) < 2 or np.std(before) == 0 or np.std(after) == 0:
+        return None
+    return float(np.corrcoef(before, after)[0, 1])
+
+
+def _autocorrelation_hint(values, lag, got):
+    """What a wrong answer is likely to have computed instead, as advice."""
+    values = np.asarray(values, dtype=np.float64)
+    before, after = values[:-lag], values[lag:]
+    if np.std(before) == 0 or np.std(after) == 0:
+        which = "values[:-lag]" if np.std(before) == 0 else "values[lag:]"
+        return (f" Here {which} does not vary: there is nothing to correlate, return 0.0 "
+                "(np.corrcoef would give nan).")
+    if got is None or not math.isfinite(got):
+        return " Return Pearson's r as a float."
+
+    def near(value):
+        return value is not None and math.isclose(got, value, rel_tol=1e-6, abs_tol=1e-9)
+
+    if lag != 1 and near(_pearson(values[:-1], values[1:])):
+        return (f" That is the lag-1 correlation: pair each value with the one {lag} places "
+                "later, values[:-lag] with values[lag:].")
+    for other in (lag - 1, lag + 1):
+        if 1 <= other <= values.size - 2 and near(_pearson(values[:-other], values[other:])):
+            return (f" That is the correlation at lag {other}, off by one: pair values[:-lag] "
+                    "with values[lag:].")
+    centred = values - values.mean()
+    if near(float(np.sum(centred[:-lag] * centred[lag:]) / np.sum(centred**2))):
+        return (" That is the autocorrelation function with one mean and one variance for the "
+                "whole sequence (as statsmodels' acf); here use Pearson's r of the two slices, "
+                "each centred on its own mean and scaled by its own standard deviation.")
+    return (" Correlate values[:-lag] with values[lag:] (Pearson's r, each slice centred on "
+            "its own mean).")
 
 
 def _autocorrelation_verdict(inputs, data):
-    problem = wrong_amount("answers", data["found"], len(inputs["series"]))
+    problem = wrong_amount("answers", data["found"], len(inputs["cases"]))
     if problem:
         return problem
-    wanted = reference(LESSON, "lag_one_autocorrelations", inputs["series"])
-    for values, got, want in zip(inputs["series"], data["found"], wanted):
+    wanted = reference(LESSON, "autocorrelations", inputs["cases"])
+    for case, got, want in zip(inputs["cases"], data["found"], wanted):
         if _close(got, want, rel=1e-6):
             continue
-        hint = (" A constant sequence has no correlation to measure: return 0.0."
-                if np.std(values) == 0 else
-                " Correlate values[:-1] with values[1:] (Pearson's r, each slice centred "
-                "on its own mean).")
-        return failed(f"lag_one_autocorrelation of {len(values)} values starting "
-                      f"{values[:4]} returned {got}; expected {want:.6g}.{hint}")
-    problem = value_error_problem("lag_one_autocorrelation of two values",
-                                  data["too_short"], ": one pair makes no correlation")
+        values, lag = case["values"], case["lag"]
+        return failed(f"autocorrelation of {len(values)} values starting {values[:4]} at lag "
+                      f"{lag} returned {got}; expected {want:.6g}."
+                      f"{_autocorrelation_hint(values, lag, got)}")
+    short = inputs["too_short"]
+    problem = value_error_problem(
+        f"autocorrelation of {len(short['values'])} values at lag {short['lag']}",
+        data["too_short"], ": that leaves a single pair, and one pair makes no correlation")
     if problem:
         return problem
-    return passed("Pearson's r between each value and the next matches numpy's, constant "
-                  "sequences give 0 and too short ones are refused.")
+    problem = wrong_amount("outcomes for lags below 1", data["bad_lags"],
+                           len(inputs["bad_lags"]))
+    if problem:
+        return problem
+    for lag, outcome in zip(inputs["bad_lags"], data["bad_lags"]):
+        problem = value_error_problem(
+            f"autocorrelation(values, lag={lag})", outcome,
+            ": the lag must be at least 1 (values[:-0] is empty, and a negative lag slices "
+            "the wrong ends); check it before slicing")
+        if problem:
+            return problem
+    return passed("Pearson's r between values[:-lag] and values[lag:] matches numpy's at lags "
+                  "1 to 8, a constant slice gives 0, and lags below 1 or a single pair are "
+                  "refused.")
 
 
 CHECKS = LessonChecks(LESSON, [
@@ -196,7 +269,6 @@ CHECKS = LessonChecks(LESSON, [
           _interval_inputs, _interval_probe, _interval_verdict),
     Check("test_episodes_to_threshold", "episodes to a threshold", ("episodes_to_threshold",),
           _threshold_inputs, _threshold_probe, _threshold_verdict),
-    Check("test_lag_one_autocorrelation", "lag-one autocorrelation",
-          ("lag_one_autocorrelation",), _autocorrelation_inputs, _autocorrelation_probe,
-          _autocorrelation_verdict),
+    Check("test_autocorrelation", "autocorrelation at a lag", ("autocorrelation",),
+          _autocorrelation_inputs, _autocorrelation_probe, _autocorrelation_verdict),
 ])

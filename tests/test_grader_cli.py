@@ -84,7 +84,12 @@ def test_the_report_has_the_documented_shape(example_class):
     _, report, _ = example_class
     for submission in report["submissions"]:
         assert set(submission) == {"student", "notes", "score", "max_score", "notebooks"}
-        assert submission["score"] == pytest.approx(sum(n["score"] for n in submission["notebooks"]))
+        handed_in = [n for n in submission["notebooks"] if n["submitted"]]
+        assert submission["score"] == pytest.approx(sum(n["score"] for n in handed_in))
+        # A lesson not handed in has no score (not a zero) and no checks.
+        for notebook in submission["notebooks"]:
+            if not notebook["submitted"]:
+                assert notebook["score"] is None and notebook["checks"] == []
         for notebook in submission["notebooks"]:
             assert {"name", "submitted", "score", "max_score", "checks",
                     "isolation"} <= set(notebook)

@@ -30,12 +30,13 @@ def episodes_to_threshold(cases):
     return answers
 
 
-def lag_one_autocorrelations(series):
-    """Pearson's r between each value and the next (0 where either side is constant)."""
+def autocorrelations(cases):
+    """Per case: Pearson's r between values[:-lag] and values[lag:] (0 where either slice
+    is constant)."""
     answers = []
-    for values in series:
-        values = np.asarray(values, dtype=np.float64)
-        before, after = values[:-1], values[1:]
+    for case in cases:
+        values, lag = np.asarray(case["values"], dtype=np.float64), case["lag"]
+        before, after = values[:-lag], values[lag:]
         if before.std() == 0 or after.std() == 0:
             answers.append(0.0)
         else:

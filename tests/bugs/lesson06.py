@@ -32,15 +32,40 @@ THRESHOLD_RETURNS_THE_START_INDEX = _edit("episodes_to_threshold", (
     "return int(reached[0]) + window if reached.size else None",
     "return int(reached[0]) if reached.size else None"))
 
-AUTOCORRELATION_NOT_CENTRED = _edit("lag_one_autocorrelation", (
+AUTOCORRELATION_NOT_CENTRED = _edit("autocorrelation", (
     "return float(np.corrcoef(before, after)[0, 1])",
     "return float(np.mean(before * after) / np.var(values))"))
 
-AUTOCORRELATION_NAN_WHEN_CONSTANT = _edit("lag_one_autocorrelation", (
+AUTOCORRELATION_NAN_WHEN_CONSTANT = _edit("autocorrelation", (
     """\
     if before.std() == 0 or after.std() == 0:
         return 0.0
 """, ""))
+
+AUTOCORRELATION_IGNORES_THE_LAG = _edit("autocorrelation", (
+    "before, after = values[:-lag], values[lag:]",
+    "before, after = values[:-1], values[1:]"))
+
+AUTOCORRELATION_LAG_OFF_BY_ONE = _edit("autocorrelation", (
+    "before, after = values[:-lag], values[lag:]",
+    "before, after = values[:-lag - 1], values[lag + 1:]  # lag values *between* the two"))
+
+AUTOCORRELATION_WHOLE_SEQUENCE_MEAN = _edit("autocorrelation", (
+    """\
+    if before.std() == 0 or after.std() == 0:
+        return 0.0
+    return float(np.corrcoef(before, after)[0, 1])""",
+    """\
+    centred = values - values.mean()  # the textbook acf: one mean, one variance
+    if not centred.any():
+        return 0.0
+    return float(np.sum(centred[:-lag] * centred[lag:]) / np.sum(centred ** 2))"""))
+
+AUTOCORRELATION_ACCEPTS_LAG_ZERO = _edit("autocorrelation", (
+    "if lag < 1 or values.size - lag < 2:", "if values.size - lag < 2:"))
+
+AUTOCORRELATION_ACCEPTS_ONE_PAIR = _edit("autocorrelation", (
+    "if lag < 1 or values.size - lag < 2:", "if lag < 1 or values.size - lag < 1:"))
 
 BUGS = [
     Bug("interval_with_the_normal_quantile", LESSON, "test_confidence_interval",
@@ -55,10 +80,26 @@ BUGS = [
     Bug("threshold_returns_the_start_index", LESSON, "test_episodes_to_threshold",
         {"episodes_to_threshold": THRESHOLD_RETURNS_THE_START_INDEX},
         description="returns where the first good window starts, not how many episodes it took"),
-    Bug("autocorrelation_not_centred", LESSON, "test_lag_one_autocorrelation",
-        {"lag_one_autocorrelation": AUTOCORRELATION_NOT_CENTRED},
+    Bug("autocorrelation_not_centred", LESSON, "test_autocorrelation",
+        {"autocorrelation": AUTOCORRELATION_NOT_CENTRED},
         description="mean of products over the variance, without centring"),
-    Bug("autocorrelation_nan_when_constant", LESSON, "test_lag_one_autocorrelation",
-        {"lag_one_autocorrelation": AUTOCORRELATION_NAN_WHEN_CONSTANT},
-        description="a constant sequence gives NaN"),
+    Bug("autocorrelation_nan_when_constant", LESSON, "test_autocorrelation",
+        {"autocorrelation": AUTOCORRELATION_NAN_WHEN_CONSTANT},
+        description="a constant slice gives NaN"),
+    Bug("autocorrelation_ignores_the_lag", LESSON, "test_autocorrelation",
+        {"autocorrelation": AUTOCORRELATION_IGNORES_THE_LAG},
+        description="always the lag-1 correlation, whatever the lag"),
+    Bug("autocorrelation_lag_off_by_one", LESSON, "test_autocorrelation",
+        {"autocorrelation": AUTOCORRELATION_LAG_OFF_BY_ONE},
+        description="pairs values lag + 1 apart"),
+    Bug("autocorrelation_whole_sequence_mean", LESSON, "test_autocorrelation",
+        {"autocorrelation": AUTOCORRELATION_WHOLE_SEQUENCE_MEAN},
+        description="the acf estimator (one mean and variance for the whole sequence), not "
+                    "Pearson's r of the two slices"),
+    Bug("autocorrelation_accepts_lag_zero", LESSON, "test_autocorrelation",
+        {"autocorrelation": AUTOCORRELATION_ACCEPTS_LAG_ZERO},
+        description="lag 0 slices values[:-0], an empty array, instead of raising"),
+    Bug("autocorrelation_accepts_one_pair", LESSON, "test_autocorrelation",
+        {"autocorrelation": AUTOCORRELATION_ACCEPTS_ONE_PAIR},
+        description="a single pair is correlated (0.0) instead of refused"),
 ]
