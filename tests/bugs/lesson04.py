@@ -84,6 +84,13 @@ LOOP_STOPS_ONLY_WHEN_TERMINATED = _edit("play_and_learn_with_her", (
     "while not (terminated or truncated):",
     "while not terminated and len(actions) < 2 * env.n_bits:"))
 
+
+# --- found by mutation testing ------------------------------------------------------------
+
+GOAL_STEPS_COMPARE_BY_IDENTITY = _edit("hindsight_goal_steps", (
+    'if strategy == "final":', 'if strategy is "final":  # noqa: F632'))
+
+
 BUGS = [
     Bug("future_includes_the_current_step", LESSON, "test_goal_steps",
         {"hindsight_goal_steps": FUTURE_INCLUDES_THE_CURRENT_STEP},
@@ -132,4 +139,8 @@ BUGS = [
     Bug("loop_stops_only_when_terminated", LESSON, "test_her_loop",
         {"play_and_learn_with_her": LOOP_STOPS_ONLY_WHEN_TERMINATED},
         description="ignores truncation: a failing episode runs past n steps"),
+    Bug("goal_steps_compare_by_identity", LESSON, "test_goal_steps",
+        {"hindsight_goal_steps": GOAL_STEPS_COMPARE_BY_IDENTITY},
+        description="strategy is \"final\": identity, not equality, so a strategy string "
+                    "built at run time is refused"),
 ]
