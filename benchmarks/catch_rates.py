@@ -43,7 +43,7 @@ GOAL_CATCH_RATE = 0.999
 STATISTICAL = {
     "01_qlearning": ("test_best_action_ties", "test_epsilon_greedy"),
     "02_replay_buffer": ("test_uniform_sampling", "test_with_replacement"),
-    "03_prioritized_replay": ("test_sampling_follows_priorities",),
+    "03_prioritized_replay": ("test_sampling_follows_priorities", "test_stratified_sampling"),
     "04_hindsight_replay": ("test_goal_steps", "test_relabel_fraction",
                             "test_uniform_transitions"),
     "05_combined_replay": ("test_cer_rest_uniform",),

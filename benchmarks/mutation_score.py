@@ -15,7 +15,8 @@ hundred times faster. The repository's files are never touched.
 
 Only the code a student writes is mutated: the functions, methods and classes of the
 lesson's answer cells (the rest of a reference module is the course's own code, which
-no check is meant to judge). A mutant is
+no check is meant to judge), less any function the released notebook's stub already
+gives in full (lesson 03's ``SumTree.checked_slots``). A mutant is
 
 - **killed** when some check fails on it with one of the salts (quick checks with
   ``--salts`` salts, then, for mutants that pass them all, learning checks with
@@ -103,6 +104,37 @@ def answer_scopes(lesson):
     return scopes
 
 
+def given_in_the_stubs(lesson):
+    """Qualified names of the functions and methods that the released notebook gives in
+    full (the same code as the solution's): the student does not write them."""
+    import nbformat
+
+    notebook = nbformat.read(REPOSITORY / "notebooks" / f"{lesson}.ipynb", as_version=4)
+    given = set()
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:  # notebook magics
+            continue
+        given |= {ast.dump(node) for node in ast.walk(tree)
+                  if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    module = all_lessons()[lesson].reference_module
+    names = set()
+
+    def visit(node, prefix):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if ast.dump(child) in given:
+                    names.add(name)
+                visit(child, name + ".")
+
+    visit(ast.parse((REPOSITORY / f"{module}.py").read_text()), "")
+    return names
+
+
 def definitions(source):
     """``[(first line, last line, qualified name)]`` of every function, method and class,
     decorators included."""
@@ -155,13 +187,14 @@ def mutants_of(lesson):
     source = (REPOSITORY / f"{module}.py").read_text()
     lines = source.splitlines()
     scopes, found = answer_scopes(lesson), definitions(source)
+    given = given_in_the_stubs(lesson)
     mutants, seen = [], {}
     for operator_name, operator in operators():
         positions = [start for node in ast_nodes(get_ast(source))
                      for start, _ in operator.mutation_positions(node)]
         for occurrence, (line_number, _) in enumerate(positions):
             function = innermost(found, line_number)
-            if not in_scope(function, scopes):
+            if not in_scope(function, scopes) or in_scope(function, given):
                 continue
             code = mutate_code(source, operator, occurrence)
             if code is None or code == source:
@@ -274,10 +307,16 @@ def prepare_baselines(lesson, salts):
 
 # --- the run -------------------------------------------------------------------------------
 
-def run_lesson(lesson, salts, learning_salts, workers, equivalents, log):
+def run_lesson(lesson, salts, learning_salts, workers, equivalents, log, previous=None,
+               regrade=()):
     import importlib
 
     module_name, mutants = mutants_of(lesson)
+    carried = {}
+    if previous is not None:  # --recheck: keep earlier kills, grade only the rest again
+        carried = {(r["lesson"], r["function"], r["original_line"], r["mutated_line"]):
+                   r["caught_by"] for r in previous if r["status"] == "killed"
+                   and r["caught_by"][0] not in regrade}
     importlib.import_module(module_name)  # the real module, for the references' baselines
     prepare_baselines(lesson, learning_salts)
     started = time.perf_counter()
@@ -304,6 +343,13 @@ def run_lesson(lesson, salts, learning_salts, workers, equivalents, log):
         else:
             log(f"  killed by {outcome[0]} {mutant.describe()}", verbose=True)
 
+    for mutant in [m for m in mutants if m.key in carried]:
+        record(mutant, [*carried[mutant.key][:2], "(killed in the earlier run) "
+                        + carried[mutant.key][2]])
+    mutants = [m for m in mutants if m.key not in carried]
+    if carried:
+        log(f"  {len(carried)} kills carried over from the earlier run; grading the other "
+            f"{len(mutants)} again")
     args = [(lesson, module_name, m.code, salts, learning_salts) for m in mutants]
     if workers <= 1:
         for mutant, arg in zip(mutants, args):
@@ -316,7 +362,9 @@ def run_lesson(lesson, salts, learning_salts, workers, equivalents, log):
                     lambda arg: grade_in_child(arg, timeout), args)):
                 record(mutant, outcome)
     stale = [key for key in equivalents if key[0] == lesson
-             and key not in {m.key for m in mutants}]
+             and key not in {r_key for r_key in ((r["lesson"], r["function"],
+                                                  r["original_line"], r["mutated_line"])
+                                                 for r in results)}]
     for key in stale:
         log(f"  note: equivalent entry matches no mutant any more: {key}")
     return results
@@ -351,6 +399,12 @@ def main(argv=None):
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--json", type=Path, help="write every mutant's outcome here")
     parser.add_argument("--verbose", action="store_true", help="print killed mutants too")
+    parser.add_argument("--recheck", type=Path, help="a --json file of an earlier run: carry "
+                        "its kills over and grade only its other mutants (quicker, while "
+                        "strengthening checks; a final table comes from a full run)")
+    parser.add_argument("--regrade", action="append", default=[], metavar="CHECK",
+                        help="with --recheck: grade again the mutants an earlier run saw "
+                        "killed by CHECK (a check whose cases were narrowed since)")
     options = parser.parse_args(argv)
 
     lessons = [name for name in all_lessons()
@@ -366,7 +420,10 @@ def main(argv=None):
 
     rows, everything = [], []
     for lesson in lessons:
-        results = run_lesson(lesson, salts, learning_salts, options.workers, equivalents, log)
+        previous = (json.loads(options.recheck.read_text())["mutants"] if options.recheck
+                    else None)
+        results = run_lesson(lesson, salts, learning_salts, options.workers, equivalents, log,
+                             previous, tuple(options.regrade))
         everything += results
         rows.append(summary(lesson, results))
     print_table(rows)
