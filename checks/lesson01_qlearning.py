@@ -183,7 +183,10 @@ def _ties_verdict(inputs, data):
 def _epsilon_inputs(rng):
     n_actions = 6
     legal = sorted(rng.choice(n_actions, size=int(rng.integers(3, 6)), replace=False).tolist())
-    qvalues = [[a, round(float(q), 2)] for a, q in zip(legal, rng.uniform(-3, 3, len(legal)))]
+    # distinct Q-values: a tie for the best would make the greedy choice random (a false
+    # failure of the epsilon = 0 case, 1 salt in 200 when values were drawn independently)
+    distinct = rng.choice(np.arange(-300, 301), size=len(legal), replace=False) / 100
+    qvalues = [[a, float(q)] for a, q in zip(legal, distinct)]
     epsilon = round(float(rng.uniform(0.15, 0.6)), 2)
     # every expected count is at least 150, where the chi-square approximation is sound
     draws = int(math.ceil(150 * len(legal) / epsilon))
