@@ -236,26 +236,39 @@ class LessonChecks:
         """Run check ``name`` on the objects in ``namespace`` (a notebook's ``globals()``).
 
         Prints a line when it passes; raises ``AssertionError`` with the feedback when
-        it does not, which is what makes a notebook test cell fail.
+        it does not, which is what makes a notebook test cell fail. The inputs are the
+        public ones; when ``GRADER_SALT`` is set (an instructor grading with nbgrader) the
+        check runs again on the hidden inputs, so test cells need no hidden region, and
+        nbgrader's checksums of released and source cells agree. ``hidden=True`` runs the
+        hidden inputs only.
         """
+        if hidden:
+            self._run_once(name, namespace, hidden_salt(), "on the grader's hidden inputs")
+            return
+        self._run_once(name, namespace, VISIBLE_SALT, "")
+        if os.environ.get("GRADER_SALT"):
+            self._run_once(name, namespace, hidden_salt(), "on the grader's hidden inputs")
+
+    def _run_once(self, name, namespace, salt, which):
         check = self[name]
+        title = f"{check.title} ({which})" if which else check.title
         missing = [needed for needed in check.needs if needed not in namespace]
         if missing:
             raise AssertionError(
-                f"{check.title}: {', '.join(missing)} is not defined yet. "
+                f"{title}: {', '.join(missing)} is not defined yet. "
                 "Run the cells above this one first.")
-        inputs = as_plain_data(self.inputs(name, hidden_salt() if hidden else VISIBLE_SALT))
+        inputs = as_plain_data(self.inputs(name, salt))
         objects = {needed: namespace[needed] for needed in check.needs}
         try:
             data = as_plain_data(check.probe(inputs, **objects))
         except ProbeError as error:
-            raise AssertionError(f"{check.title}: {error}") from None
+            raise AssertionError(f"{title}: {error}") from None
         finally:
             forget_mirrored()  # the lending declarations matter only to the grader
         verdict = check.verdict(inputs, data)
         if not verdict.passed:
-            raise AssertionError(f"{check.title}: {verdict.feedback}")
-        print(f"\u2713 {check.title}: {verdict.feedback}")
+            raise AssertionError(f"{title}: {verdict.feedback}")
+        print(f"\u2713 {title}: {verdict.feedback}")
 
 
 def outcome_of(function, *args):

@@ -23,6 +23,9 @@ from grader.student_process import StudentProcess, StudentProcessLost
 from grader.submission_file import UnreadableSubmission, read_submission
 
 CELL_TIME_LIMIT = 30.0  # seconds for one cell of the notebook itself
+# The course's own cells (imports, helpers) are limited too, but never more tightly than
+# this: on a loaded machine a slow import must not cost a student the whole notebook.
+COURSE_CELL_TIME_LIMIT = 120.0
 HOUSEKEEPING_TIME_LIMIT = 10.0  # seconds for seeding, looking names up, forgetting
 MAX_RESTARTS = 8  # past this many lost processes, the remaining checks are not attempted
 
@@ -84,8 +87,10 @@ class NotebookGrading:
             grade_id = nbgrader_meta(cell).get("grade_id", cell.get("id", "?"))
             if grade_id in self.skipped_cells:
                 continue
+            limit = (self.cell_time_limit if is_answer(cell)
+                     else max(self.cell_time_limit, COURSE_CELL_TIME_LIMIT))
             try:
-                with self.process.time_limit(self.cell_time_limit):
+                with self.process.time_limit(limit):
                     outcome = self.process.run_cell(cell.source)
             except StudentProcessLost as lost:
                 if not is_answer(cell):

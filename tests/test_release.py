@@ -236,6 +236,23 @@ def test_grade_cells_carry_nbgrader_checksums(lesson):
                 f"{lesson}/{cell_name(cell)}: checksum does not match the cell"
 
 
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_test_cells_are_released_exactly_as_written(lesson):
+    # nbgrader checksums a test cell when it releases it and again when it autogrades;
+    # a hidden region removed at release makes every such cell "changed" for everyone.
+    # Hidden inputs come from GRADER_SALT instead (LessonChecks.run), so cells match.
+    source = nbformat.read(REPO / SOURCE_DIR / f"{lesson}.ipynb", as_version=4)
+    released = {cell_name(c): c for c in
+                nbformat.read(REPO / STUDENT_DIR / f"{lesson}.ipynb", as_version=4).cells}
+    tests = [c for c in source.cells
+             if nbgrader_meta(c).get("grade") and not nbgrader_meta(c).get("solution")]
+    assert tests, f"{lesson}: no test cells"
+    for cell in tests:
+        assert HIDDEN_MARKERS[0] not in cell.source, f"{lesson}/{cell_name(cell)}: hidden region"
+        assert released[cell_name(cell)].source == cell.source, \
+            f"{lesson}/{cell_name(cell)}: released test cell differs from its source"
+
+
 @pytest.mark.parametrize("folder", [SOURCE_DIR, STUDENT_DIR])
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_first_cell_is_the_setup_cell(lesson, folder):
