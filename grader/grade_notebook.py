@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from checks import checks_for_lesson
-from checks.framework import ProbeError, as_plain_data, seed_for
+from checks.framework import NotWrittenYet, ProbeError, as_plain_data, seed_for
 from checks.lending import forget_mirrored
 from grader.lessons import lesson_of
 from grader.rebuild import cells_to_run, is_answer, nbgrader_meta, rebuild, test_cells
@@ -35,7 +35,7 @@ class CheckResult:
     id: str
     score: float
     max_score: float
-    status: str  # "passed" | "failed" | "error" | "timeout"
+    status: str  # "passed" | "failed" | "not written" | "error" | "timeout"
     feedback: str
     figure: dict | None = None  # learning checks: the run judged next to its baseline
 
@@ -168,6 +168,8 @@ class NotebookGrading:
         try:
             with self.process.time_limit(time_limit):
                 data = as_plain_data(check.probe(inputs, **objects))
+        except NotWrittenYet as error:  # a stub, not a bug: its own status and words
+            problem = ("not written", 0.0, f"{check.title}: {printable(error, 1000)}")
         except ProbeError as error:  # TranscriptMismatch included
             problem = ("error", 0.0, f"{check.title}: {printable(error, 1000)}")
         except Exception as error:  # the student's objects broke the probe itself
