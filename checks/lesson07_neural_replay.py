@@ -405,6 +405,9 @@ def _step_verdict(inputs, data):
         if not _close(got, want):
             hint = (" Compute them with the Q-values from before the optimizer step."
                     if _close(got, expected["td_errors_after_step"][number - 1]) else "")
+            if _close(got, expected["td_errors_online_targets"][number - 1]):
+                hint = (" Those are the TD errors with targets from the online network: "
+                        "compute the targets with the target network.")
             return failed(f"call {number} of dqn_step returned TD errors {_shown(got)}; "
                           f"expected targets - Q(s, a) = {_shown(want)}.{hint}")
     if prioritized:
@@ -453,8 +456,8 @@ def _sync_probe(inputs, sync_target):
         rng = np.random.default_rng(inputs["seed"])
         run = []
         for step in range(1, steps + 1):
-            _nudge(online, rng)
             before = target.parameters()
+            _nudge(online, rng)  # a target sharing the online network's arrays moves too
             said = call_student("sync_target(online, target, step, period)", sync_target,
                                 online, target, step, period)
             after = target.parameters()
@@ -481,11 +484,17 @@ def _sync_verdict(inputs, data):
                               "online one (every `period` steps: steps period, 2 period, ...)"
                               ", but it did not.")
             if not due and record["changed"]:
+                if record["said"]:
+                    hint = (f": sync at steps {period}, {2 * period}, {3 * period}, ... "
+                            "(step % period == 0), and only there.")
+                elif record["equal"]:
+                    hint = (". It follows the online network's changes: it shares its arrays "
+                            "instead of holding a copy (load_parameters(online.parameters()) "
+                            "copies).")
+                else:
+                    hint = "."
                 return failed(f"{where} the target network changed, but it is synced only "
-                              "at multiples of the period" + (
-                                  ". It follows the online network's changes: it shares its "
-                                  "arrays instead of holding a copy (load_parameters("
-                                  "online.parameters()) copies)." if record["equal"] else "."))
+                              "at multiples of the period" + hint)
             if record["said"] is not due:
                 return failed(f"{where} sync_target returned {record['said']!r}; return True "
                               "when it synced and False otherwise.")

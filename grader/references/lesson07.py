@@ -77,14 +77,15 @@ def _run_steps(inputs, targets_from="target", weighted=True):
 
 def step_expectation(inputs):
     gradients, before, after = _run_steps(inputs)
-    hints = [(_run_steps(inputs, targets_from="online")[0],
+    online_gradients, online_td_errors, _ = _run_steps(inputs, targets_from="online")
+    hints = [(online_gradients,
               "the targets come from the online network instead of the target network")]
     if inputs["prioritized"]:
         hints.append((_run_steps(inputs, weighted=False)[0],
                       "the importance weights are left out (every weight 1): pass the "
                       "batch's weights to the loss"))
     return {"gradients": gradients, "td_errors": before, "td_errors_after_step": after,
-            "hints": hints}
+            "td_errors_online_targets": online_td_errors, "hints": hints}
 
 
 def baseline_greedy_returns(inputs):
