@@ -13,11 +13,15 @@ transitions:
 - **sampling only**: ``UniformReplay.sample`` alone, the buffer's share.
 
 Prints microseconds per step (median of ``--repeats`` runs of at least 0.2 s each) and the
-ratio course / plain. Lesson 07 quotes these numbers and sizes its experiments by them.
+ratio course / plain, in wall-clock time and in this process's CPU time: on a shared
+machine the CPU time is what the step would take on an idle one (numpy runs these small
+products on one thread). Lesson 07 quotes these numbers and sizes its experiments by them.
 """
 
 import argparse
+import statistics
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -59,6 +63,17 @@ def plain_numpy_step(parameters, moments, batch, steps_done):
         p -= LEARNING_RATE * (m / c1) / (np.sqrt(v / c2) + 1e-8)
 
 
+def cpu_microseconds(operation, repeats, calls=500):
+    """Median over ``repeats`` runs of ``calls`` calls: CPU microseconds per call."""
+    runs = []
+    for _ in range(repeats):
+        started = time.process_time()
+        for _ in range(calls):
+            operation()
+        runs.append((time.process_time() - started) / calls * 1e6)
+    return statistics.median(runs)
+
+
 def full_buffer(seed=0):
     rng = np.random.default_rng(seed)
     replay = UniformReplay(CAPACITY, seed=seed)
@@ -83,22 +98,22 @@ def main(argv=None):
     bare = online.parameters()
     moments = ([np.zeros_like(p) for p in bare], [np.zeros_like(p) for p in bare])
     steps_done = [0]
-    rates = {
-        "course (neural_replay.dqn_step)": calls_per_second(
+    operations = {
+        "course (neural_replay.dqn_step)":
             lambda: dqn_step(online, target, optimizer, replay, args.batch, DISCOUNT),
-            args.repeats),
-        "plain numpy, one function": calls_per_second(
-            lambda: plain_numpy_step(bare, moments, batch, steps_done), args.repeats),
-        "sampling only (UniformReplay.sample)": calls_per_second(
-            lambda: replay.sample(args.batch), args.repeats),
+        "plain numpy, one function": lambda: plain_numpy_step(bare, moments, batch, steps_done),
+        "sampling only (UniformReplay.sample)": lambda: replay.sample(args.batch),
     }
+    wall = {name: 1e6 / calls_per_second(op, args.repeats) for name, op in operations.items()}
+    cpu = {name: cpu_microseconds(op, args.repeats) for name, op in operations.items()}
     print(f"DQN step, batch {args.batch}, network {'-'.join(map(str, sizes))}, "
-          f"buffer {CAPACITY:,} (median of {args.repeats})")
-    for name, rate in rates.items():
-        print(f"  {name:40s} {1e6 / rate:8.0f} us per step")
-    course, plain = (1e6 / rate for rate in list(rates.values())[:2])
-    print(f"  course / plain numpy: {course / plain:.2f}")
-
+          f"buffer {CAPACITY:,} (median of {args.repeats}); microseconds per step")
+    print(f"  {'':40s} {'wall':>8s} {'CPU':>8s}")
+    for name in operations:
+        print(f"  {name:40s} {wall[name]:8.0f} {cpu[name]:8.0f}")
+    course, plain = list(operations)[:2]
+    print(f"  course / plain numpy: {wall[course] / wall[plain]:.2f} (wall), "
+          f"{cpu[course] / cpu[plain]:.2f} (CPU)")
 
 if __name__ == "__main__":
     main()
