@@ -20,9 +20,10 @@ from tqdm.auto import tqdm
 from course.mlp import Adam, QNetwork
 from course.ring_buffer import NumpyRingBuffer
 
-# A uniform ring buffer would stand in for lesson 02's answer: the grader keeps this
-# module out of the sandboxes of lesson 02 and earlier.
-STANDS_IN_FOR = "02_replay_buffer"
+# A uniform ring buffer would stand in for lesson 02's answer, and a window of the newest
+# transitions passes some of lesson 05's sampling checks: the grader keeps this module out
+# of the sandboxes of lesson 05 and earlier.
+STANDS_IN_FOR = "05_combined_replay"
 
 CARTPOLE_NETWORK = (4, 64, 64, 2)  # observation, two hidden layers of 64, one Q per action
 
