@@ -601,6 +601,6 @@ CHECKS = LessonChecks(LESSON, [
     Check("test_target_sync", "the target network's schedule", ("sync_target",),
           _sync_inputs, _sync_probe, _sync_verdict),
     Check("test_dqn_learning", "DQN learning CartPole", ("dqn_step", "sync_target"),
-          _learning_inputs, _learning_probe, _learning_verdict, time_limit=180.0,
+          _learning_inputs, _learning_probe, _learning_verdict, time_limit=300.0,
           learning=True, prepare=_learning_baseline),
 ])
