@@ -97,7 +97,8 @@ def secret_lines():
 
 def test_the_edition_holds_no_answer_of_a_published_lesson(edition):
     secrets = secret_lines()
-    assert len(secrets) > 100  # the test has something to look for
+    assert len(secrets) > 60  # the test has something to look for (solution regions and
+    # reference bodies: test cells have no hidden regions any more)
     found = {}
     for path in edition.rglob("*"):
         if path.is_file():
