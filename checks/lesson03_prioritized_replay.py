@@ -749,6 +749,9 @@ class TopOfTheRange(np.random.Generator):
     below the top of their range: every stratum's mass at the top of its slice, the
     last one a hair below the total (where floating-point sums go astray)."""
 
+    # The grader keeps it and serves the student's buffer its draws across the boundary.
+    __lending__ = Served(remote=("random", "uniform", "integers", "choice", "permutation"))
+
     def random(self, size=None, dtype=np.float64, out=None):
         return np.full(() if size is None else size, np.nextafter(1.0, 0.0))[()]
 
