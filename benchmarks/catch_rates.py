@@ -21,7 +21,6 @@ import argparse
 import contextlib
 import io
 import json
-import random
 import sys
 import time
 import warnings
@@ -30,11 +29,8 @@ from pathlib import Path
 REPOSITORY = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPOSITORY))
 
-import numpy as np  # noqa: E402
 
 import checks  # noqa: E402
-from checks.framework import as_plain_data, seed_for  # noqa: E402
-from checks.lending import forget_mirrored  # noqa: E402
 
 GOAL_CATCH_RATE = 0.999
 
@@ -52,19 +48,10 @@ STATISTICAL = {
 
 def fails(lesson, name, namespace, salt):
     """The check's feedback if it fails with ``salt``, else None."""
-    lesson_checks = checks.checks_for_lesson(lesson)
-    check = lesson_checks[name]
-    global_seed = seed_for(salt, lesson, name)
-    random.seed(global_seed)
-    np.random.seed(global_seed % 2**32)
-    inputs = as_plain_data(lesson_checks.inputs(name, salt))
     try:
-        data = as_plain_data(check.probe(inputs, **{n: namespace[n] for n in check.needs}))
-        verdict = check.verdict(inputs, data)
+        verdict = checks.checks_for_lesson(lesson).seeded_verdict(name, namespace, salt)
     except Exception as error:  # the probe could not even run the code: caught
         return f"raised {type(error).__name__}: {error}"
-    finally:
-        forget_mirrored()
     return None if verdict.passed else verdict.feedback
 
 

@@ -18,7 +18,6 @@ import argparse
 import concurrent.futures
 import json
 import os
-import random
 import shutil
 import subprocess
 import sys
@@ -30,12 +29,9 @@ from pathlib import Path
 REPOSITORY = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPOSITORY))
 
-import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
 
 import checks  # noqa: E402
-from checks.framework import as_plain_data, seed_for  # noqa: E402
-from checks.lending import forget_mirrored  # noqa: E402
 from checks.statistics import FALSE_FAILURE_RATE  # noqa: E402
 
 from grader.lessons import all_lessons  # noqa: E402
@@ -67,19 +63,11 @@ def run_checks_on_reference(lesson, salt, check_names):
     lesson_checks = checks.checks_for_lesson(lesson)
     outcomes = []
     for name in check_names:
-        check = lesson_checks[name]
-        global_seed = seed_for(salt, lesson, name)
-        random.seed(global_seed)
-        np.random.seed(global_seed % 2**32)
-        inputs = lesson_checks.inputs(name, salt)
         try:
-            data = as_plain_data(check.probe(inputs, **{n: namespace[n] for n in check.needs}))
-            verdict = check.verdict(inputs, data)
+            verdict = lesson_checks.seeded_verdict(name, namespace, salt)
             outcomes.append((name, verdict.passed, verdict.feedback))
         except Exception as error:  # a reference that raises is a false failure too
             outcomes.append((name, False, f"raised {type(error).__name__}: {error}"))
-        finally:
-            forget_mirrored()
     return outcomes
 
 

@@ -35,7 +35,6 @@ import ast
 import json
 import multiprocessing
 import os
-import random
 import sys
 import time
 import tomllib
@@ -47,11 +46,9 @@ REPOSITORY = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPOSITORY))
 sys.path.insert(0, str(REPOSITORY / "examples"))
 
-import numpy as np  # noqa: E402
 
 import checks  # noqa: E402
-from checks.framework import VISIBLE_SALT, as_plain_data, seed_for  # noqa: E402
-from checks.lending import forget_mirrored  # noqa: E402
+from checks.framework import VISIBLE_SALT, as_plain_data  # noqa: E402
 from grader.lessons import all_lessons  # noqa: E402
 
 EQUIVALENTS_FILE = REPOSITORY / "benchmarks" / "equivalent_mutants.toml"
@@ -228,18 +225,10 @@ def load_equivalents():
 
 def check_outcome(lesson_checks, lesson, name, namespace, salt):
     """None if check ``name`` passes with ``salt``, else a short reason."""
-    check = lesson_checks[name]
-    global_seed = seed_for(salt, lesson, name)
-    random.seed(global_seed)
-    np.random.seed(global_seed % 2**32)
-    inputs = as_plain_data(lesson_checks.inputs(name, salt))
     try:
-        data = as_plain_data(check.probe(inputs, **{n: namespace[n] for n in check.needs}))
-        verdict = check.verdict(inputs, data)
+        verdict = lesson_checks.seeded_verdict(name, namespace, salt)
     except Exception as error:  # a probe that cannot even run the mutant: caught
         return f"raised {type(error).__name__}: {str(error)[:120]}"
-    finally:
-        forget_mirrored()
     return None if verdict.passed else verdict.feedback[:200]
 
 

@@ -23,6 +23,7 @@ import binascii
 import hashlib
 import json
 import os
+import random
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -237,6 +238,22 @@ class LessonChecks:
     def inputs(self, name, salt):
         seed = seed_for(salt, self.lesson, name)
         return self[name].make_inputs(np.random.default_rng(seed))
+
+    def seeded_verdict(self, name, namespace, salt):
+        """The verdict of check ``name`` on the objects in ``namespace`` with ``salt``, run
+        in this process with the global generators seeded as the grader seeds a student's
+        kernel (benchmarks and in-process tests judge code this way). Whatever the probe
+        raises propagates."""
+        check = self[name]
+        global_seed = seed_for(salt, self.lesson, name)
+        random.seed(global_seed)
+        np.random.seed(global_seed % 2**32)
+        inputs = as_plain_data(self.inputs(name, salt))
+        try:
+            data = as_plain_data(check.probe(inputs, **{n: namespace[n] for n in check.needs}))
+        finally:
+            forget_mirrored()
+        return check.verdict(inputs, data)
 
     def run(self, name, namespace, hidden=False):
         """Run check ``name`` on the objects in ``namespace`` (a notebook's ``globals()``).

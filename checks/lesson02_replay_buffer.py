@@ -9,7 +9,8 @@ from checks.framework import (Check, LessonChecks, ProbeError, call_student, com
 from checks.expected import expected as reference
 from checks.lending import Served
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
-from checks.stub_envs import ScriptedAgent, lent_corridor
+from checks.stub_envs import (ScriptedAgent, episode_ends, episode_ends_problem,
+                              lent_corridor)
 
 LESSON = "02_replay_buffer"
 FIELDS = ("obs_t", "action", "reward", "obs_tp1", "done")
@@ -497,30 +498,12 @@ def _loop_verdict(inputs, data):
         return failed(f"with replay=None the loop should update once per step; it made "
                       f"{len(plain['updates'])} updates in {plain['steps']} steps.")
     # how long each episode must last: to the goal, to the time limit, to t_max
-    expected_steps = {"reaches_goal": length, "runs_out_of_time": time_limit,
-                      "without_replay": length, "stopped_by_t_max": time_limit - 2,
-                      "default_batch_size": length, "default_t_max": DEFAULT_T_MAX}
-    why = {"reaches_goal": "the episode ends when the goal is reached (terminated)",
-           "runs_out_of_time": f"the time limit of {time_limit} steps truncates the episode "
-                               "(truncated ends it too)",
-           "without_replay": "the episode ends when the goal is reached (terminated)",
-           "stopped_by_t_max": f"t_max={time_limit - 2} allows no more steps",
-           "default_batch_size": "the episode ends when the goal is reached (terminated)",
-           "default_t_max": f"called without t_max, its default t_max={DEFAULT_T_MAX:,} "
-                            f"must stop an episode whose time limit is longer"}
-    for case, steps in expected_steps.items():
-        run = data[case]
-        # the corridor pays -1 a step, and +10 instead on the step that reaches the goal
-        # (only the cases that walk right reach it; the others may stop at `length` too)
-        total_reward = 10 - (length - 1) if case in REACH_THE_GOAL else -steps
-        if run["steps"] != steps:
-            return failed(f"in a corridor of length {length} ({case.replace('_', ' ')}) the "
-                          f"loop took {run['steps']} steps; expected {steps}: {why[case]}.")
-        if run["returned"] != total_reward:
-            return failed(f"in a corridor of length {length} ({case.replace('_', ' ')}) the "
-                          f"rewards of the episode's {steps} steps sum to "
-                          f"{total_reward:g}, but the loop returned "
-                          f"{run['returned']}: return the episode's total reward.")
+    ends = episode_ends(length, time_limit, DEFAULT_T_MAX)
+    expected = {**ends, "without_replay": ends["reaches_goal"],
+                "default_batch_size": ends["reaches_goal"]}
+    problem = episode_ends_problem(length, data, expected, REACH_THE_GOAL, "returned")
+    if problem:
+        return failed(problem)
     defaults = data["default_batch_size"]
     if [len(rows) for rows in defaults["returned_batches"]] != [DEFAULT_BATCH_SIZE] * length:
         return failed(f"called without replay_batch_size, each step should sample its default "

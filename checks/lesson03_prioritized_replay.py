@@ -11,7 +11,7 @@ from checks.framework import (Check, LessonChecks, ProbeError, call_student, com
 from checks.lending import Served, mirrored
 from checks.lesson02_replay_buffer import transition, transition_ids
 from checks.statistics import FALSE_FAILURE_RATE, chi_square_pvalue, describe_counts, fits
-from checks.stub_envs import lent_corridor
+from checks.stub_envs import episode_ends, episode_ends_problem, lent_corridor
 
 LESSON = "03_prioritized_replay"
 EPSILON = 1e-6  # the buffer's default: p = |delta| + epsilon
@@ -1110,27 +1110,9 @@ def _loop_probe(inputs, play_and_train_with_per):
 
 def _loop_verdict(inputs, data):
     length, limit = inputs["length"], inputs["time_limit"]
-    expected_steps = {"reaches_goal": (length, "the episode ends when the goal is reached"),
-                      "runs_out_of_time": (limit, f"the time limit of {limit} steps "
-                                                  "truncates the episode (truncated ends it "
-                                                  "too)"),
-                      "stopped_by_t_max": (limit - 2, f"t_max={limit - 2} allows no more "
-                                                      "steps"),
-                      "default_t_max": (DEFAULT_T_MAX, f"the default t_max={DEFAULT_T_MAX:,} "
-                                                       "must stop an episode whose time limit "
-                                                       "is longer")}
-    for case, (steps, why) in expected_steps.items():
-        if data[case]["steps"] != steps:
-            return failed(f"in a corridor of length {length} ({case.replace('_', ' ')}) the "
-                          f"loop took {data[case]['steps']} steps; expected {steps}: {why}.")
-        if case == "default_t_max":
-            continue
-        # the corridor pays -1 a step, and +10 instead on the step that reaches the goal
-        total = 10 - (length - 1) if case == "reaches_goal" else -steps
-        if data[case]["total"] != total:
-            return failed(f"in a corridor of length {length} ({case.replace('_', ' ')}) the "
-                          f"rewards of the episode's {steps} steps sum to {total:g}, but the "
-                          f"loop returned {data[case]['total']}: return the total reward.")
+    problem = episode_ends_problem(length, data, episode_ends(length, limit, DEFAULT_T_MAX))
+    if problem:
+        return failed(problem)
     for case in ("reaches_goal", "runs_out_of_time", "stopped_by_t_max"):
         run = data[case]
         steps = run["steps"]

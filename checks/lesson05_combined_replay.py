@@ -1,6 +1,5 @@
 """Checks for lesson 05: combined experience replay and the CartPole discretiser."""
 
-import math
 
 import numpy as np
 
@@ -11,7 +10,8 @@ from checks.lending import Served
 from checks.lesson02_replay_buffer import (RecordingBuffer, replay_loop_inputs, sampled_ids,
                                            transition)
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
-from checks.stub_envs import ScriptedAgent, lent_corridor
+from checks.stub_envs import (ScriptedAgent, episode_ends, episode_ends_problem,
+                              lent_corridor)
 
 LESSON = "05_combined_replay"
 
@@ -218,27 +218,9 @@ def _loop_probe(inputs, play_and_train_from_replay):
 
 def _loop_verdict(inputs, data):
     batch, length, limit = inputs["batch_size"], inputs["length"], inputs["time_limit"]
-    expected_steps = {"reaches_goal": (length, "the episode ends when the goal is reached"),
-                      "runs_out_of_time": (limit, f"the time limit of {limit} steps "
-                                                  "truncates the episode (truncated ends it "
-                                                  "too)"),
-                      "stopped_by_t_max": (limit - 2, f"t_max={limit - 2} allows no more "
-                                                      "steps"),
-                      "default_t_max": (DEFAULT_T_MAX, f"the default t_max={DEFAULT_T_MAX:,} "
-                                                       "must stop an episode whose time limit "
-                                                       "is longer")}
-    for case, (steps, why) in expected_steps.items():
-        if data[case]["steps"] != steps:
-            return failed(f"in a corridor of length {length} ({case.replace('_', ' ')}) the "
-                          f"loop took {data[case]['steps']} steps; expected {steps}: {why}.")
-        if case == "default_t_max":
-            continue
-        # the corridor pays -1 a step, and +10 instead on the step that reaches the goal
-        total = 10 - (length - 1) if case == "reaches_goal" else -steps
-        if data[case]["total"] != total:
-            return failed(f"in a corridor of length {length} ({case.replace('_', ' ')}) the "
-                          f"rewards of the episode's {steps} steps sum to {total:g}, but the "
-                          f"loop returned {data[case]['total']}: return the total reward.")
+    problem = episode_ends_problem(length, data, episode_ends(length, limit, DEFAULT_T_MAX))
+    if problem:
+        return failed(problem)
     for case in ("reaches_goal", "runs_out_of_time", "stopped_by_t_max"):
         run = data[case]
         steps = run["steps"]

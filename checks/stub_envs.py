@@ -35,3 +35,40 @@ def lent_corridor(length, time_limit, **rewards):
     from checks.lending import mirrored
 
     return mirrored(make_corridor, length, time_limit, logged=("reset", "step"), **rewards)
+
+
+def episode_ends_problem(length, runs, expected, walks_to_goal=("reaches_goal",),
+                         total_key="total"):
+    """What a training loop got wrong about when a corridor episode ends and what it
+    returns, as feedback; None if nothing.
+
+    ``expected`` maps each case to (steps the episode must last, why); ``runs[case]``
+    holds the steps the loop took and, under ``total_key`` when the probe recorded it,
+    what the loop returned. The corridor pays -1 a step and +10 instead on the step that
+    reaches the goal, which only the cases in ``walks_to_goal`` do (an agent walking left
+    may be stopped after exactly ``length`` steps without arriving).
+    """
+    for case, (steps, why) in expected.items():
+        run, situation = runs[case], f"in a corridor of length {length} ({case.replace('_', ' ')})"
+        if run["steps"] != steps:
+            return f"{situation} the loop took {run['steps']} steps; expected {steps}: {why}."
+        if total_key not in run:
+            continue
+        total = 10 - (length - 1) if case in walks_to_goal else -steps
+        if run[total_key] != total:
+            return (f"{situation} the rewards of the episode's {steps} steps sum to "
+                    f"{total:g}, but the loop returned {run[total_key]}: return the "
+                    "episode's total reward.")
+    return None
+
+
+def episode_ends(length, time_limit, default_t_max):
+    """The ends every loop check expects: (steps, why) by case."""
+    return {"reaches_goal": (length, "the episode ends when the goal is reached (terminated)"),
+            "runs_out_of_time": (time_limit, f"the time limit of {time_limit} steps truncates "
+                                             "the episode (truncated ends it too)"),
+            "stopped_by_t_max": (time_limit - 2, f"t_max={time_limit - 2} allows no more "
+                                                 "steps"),
+            "default_t_max": (default_t_max, f"called without t_max, its default "
+                                             f"t_max={default_t_max:,} must stop an episode "
+                                             "whose time limit is longer")}
