@@ -39,7 +39,7 @@ def grading_cluster(workers=1, scheduler=None, isolate=True, note=print):
     with dask.config.set(settings):
         if scheduler is None:
             with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                              memory_limit=0, dashboard_address=None) as cluster, \
+                              memory_limit=0, dashboard_address=":0") as cluster, \
                     Client(cluster) as client:
                 check_workers(client, isolate)
                 yield client

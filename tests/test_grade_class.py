@@ -104,9 +104,15 @@ def subreaper():
 
 
 @pytest.fixture(scope="module")
-def cluster(subreaper):
+def client(subreaper):
     with grading_cluster(workers=2) as client:
-        yield lambda: contextlib.nullcontext(client)
+        yield client
+
+
+@pytest.fixture(scope="module")
+def cluster(client):
+    """What grade_class connects with: the module's cluster, left running after."""
+    return lambda: contextlib.nullcontext(client)
 
 
 def copy_class(folder):
@@ -121,6 +127,16 @@ def copy_class(folder):
 def report_of(results):
     """The JSON report, as ``python -m grader grade --only ... --json`` writes it."""
     return json.loads(json.dumps(submissions_report(results, (), lesson_maxima(ONLY))))
+
+
+def differences(report, expected):
+    """The checks whose outcome differs between two reports: what a failure shows."""
+    def outcomes(of):
+        return {(s["student"], n["name"], c["id"]): (c["status"], c["score"], c["feedback"])
+                for s in of["submissions"] for n in s["notebooks"] for c in n["checks"]}
+    mine, theirs = outcomes(report), outcomes(expected)
+    return {key: (mine.get(key), theirs.get(key)) for key in set(mine) | set(theirs)
+            if mine.get(key) != theirs.get(key)}
 
 
 def grade(folder, out, cluster, grade=None):
@@ -178,13 +194,14 @@ def test_a_worker_killed_mid_notebook_is_retried_and_nothing_is_lost(cluster, un
     assert not psutil.pid_exists(killed) or \
         psutil.Process(killed).status() == psutil.STATUS_ZOMBIE
     assert run.failed == 0 and run.graded == len(STUDENTS)
-    assert report_of(run.results) == undisturbed
+    assert report_of(run.results) == undisturbed, differences(report_of(run.results),
+                                                              undisturbed)
     assert sorted(manifest_keys(out)) == sorted(set(manifest_keys(out)))
     assert len(manifest_keys(out)) == len(STUDENTS)
 
     again = grade(folder, out, cluster)  # a resumed run: everything is stored already
     assert (again.graded, again.reused) == (0, len(STUDENTS))
-    assert report_of(again.results) == undisturbed
+    assert report_of(again.results) == report_of(run.results)
     assert len(manifest_keys(out)) == len(STUDENTS)
     assert sandboxes_left() == []
 
@@ -197,7 +214,8 @@ def test_a_notebook_that_kills_every_worker_costs_only_itself(cluster, undisturb
     report = report_of(run.results)
     for mine, theirs in zip(report["submissions"], undisturbed["submissions"]):
         if mine["student"] != VICTIM:
-            assert mine == theirs
+            assert mine == theirs, differences({"submissions": [mine]},
+                                               {"submissions": [theirs]})
             continue
         (notebook,) = [n for n in mine["notebooks"] if n["submitted"]]
         assert notebook["score"] == 0 and notebook["checks"]
@@ -207,7 +225,8 @@ def test_a_notebook_that_kills_every_worker_costs_only_itself(cluster, undisturb
 
     again = grade(folder, out, cluster)  # a resumed run tries the crashed notebook again
     assert (again.graded, again.reused) == (1, len(STUDENTS) - 1)
-    assert report_of(again.results) == undisturbed
+    assert report_of(again.results) == undisturbed, differences(report_of(again.results),
+                                                                undisturbed)
 
 
 def test_a_grader_killed_mid_class_resumes_where_it_stopped(undisturbed, subreaper,
@@ -236,5 +255,24 @@ def test_a_grader_killed_mid_class_resumes_where_it_stopped(undisturbed, subreap
     assert f"{len(stored)} taken from an earlier run" in completed.stdout
     keys = manifest_keys(out)
     assert keys[:len(stored)] == stored and len(keys) == len(set(keys)) == len(STUDENTS)
-    assert json.loads((tmp_path / "report.json").read_text()) == undisturbed
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report == undisturbed, differences(report, undisturbed)
     assert sandboxes_left() == []
+
+
+def test_an_existing_cluster_grades_through_the_same_code(client, undisturbed, tmp_path):
+    """--scheduler ADDRESS: the module's cluster, reached by its address as a remote one."""
+    folder, out = copy_class(tmp_path / "class"), tmp_path / "out"
+    jobs = [job for job in find_jobs(folder).jobs if job.student == EXAMPLES[0]]
+    notes = []
+    store = ResultStore(out)
+    try:
+        run = grade_class(jobs, SALT, store,
+                          lambda: grading_cluster(scheduler=client.scheduler.address,
+                                                  note=notes.append), only=ONLY)
+    finally:
+        store.close()
+    assert run.graded == 1 and notes == []  # the scheduler retries once, as it should
+    (mine,) = report_of(run.results)["submissions"]
+    theirs = next(s for s in undisturbed["submissions"] if s["student"] == EXAMPLES[0])
+    assert mine == theirs, differences({"submissions": [mine]}, {"submissions": [theirs]})
