@@ -10,8 +10,8 @@ if [ ! -x .venv/bin/python ]; then
     "$python" -m venv .venv
 fi
 echo "Installing the course's requirements into .venv (a few minutes the first time) ..."
-.venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -r requirements-test.txt
+.venv/bin/python -m pip install --upgrade pip --progress-bar on
+.venv/bin/python -m pip install -r requirements-test.txt --progress-bar on
 
 mkdir -p reports
 echo "Grading the example class (eight students, two workers) ..."

@@ -13,6 +13,7 @@ LESSON_MODULES = {
     "04_hindsight_replay": "checks.lesson04_hindsight_replay",
     "05_combined_replay": "checks.lesson05_combined_replay",
     "06_capstone": "checks.lesson06_capstone",
+    "07_neural_replay": "checks.lesson07_neural_replay",
 }
 
 

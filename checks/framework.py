@@ -23,12 +23,14 @@ import binascii
 import hashlib
 import json
 import os
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
 from checks.lending import forget_mirrored
+from course.add_to_class import lost_methods
 
 VISIBLE_SALT = "visible"
 # Used when no salt is given. Not secret: instructors pass --salt or set GRADER_SALT.
@@ -70,6 +72,10 @@ def comparison(title, ylabel, groups, series, higher_is_better=True):
 
 class ProbeError(Exception):
     """The student's code raised while a probe drove it; carries what to tell them."""
+
+
+class NotWrittenYet(ProbeError):
+    """The student's code still raises ``NotImplementedError``: work not done, not a bug."""
 
 
 class StudentObjectBase:
@@ -235,27 +241,84 @@ class LessonChecks:
     def run(self, name, namespace, hidden=False):
         """Run check ``name`` on the objects in ``namespace`` (a notebook's ``globals()``).
 
-        Prints a line when it passes; raises ``AssertionError`` with the feedback when
-        it does not, which is what makes a notebook test cell fail.
+        Prints a \u2713 line when it passes. When it does not, the feedback is raised as
+        an ``AssertionError`` (under nbgrader, which scores a test cell by its error, and
+        outside Jupyter) or, in a student's own kernel, printed as a \u2717 line on stderr
+        so that Run All goes on and shows every test (otter's ``grader.check`` model).
+
+        The inputs are the public ones; when ``GRADER_SALT`` is set (an instructor grading
+        with nbgrader) the check runs again on the hidden inputs, so test cells need no
+        hidden region and nbgrader's checksums of released and source cells agree.
+        ``hidden=True`` runs the hidden inputs only. Returns whether every run passed.
         """
+        runs = ([(hidden_salt(), HIDDEN_RUN)] if hidden
+                else [(VISIBLE_SALT, "")] + ([(hidden_salt(), HIDDEN_RUN)]
+                                             if os.environ.get("GRADER_SALT") else []))
+        for salt, which in runs:
+            problem = self._problem(name, namespace, salt, which)
+            if problem is None:
+                continue
+            if failures_stop_the_cell():
+                raise AssertionError(problem)
+            print(f"\u2717 {problem}", file=sys.stderr)
+            return False
+        return True
+
+    def _problem(self, name, namespace, salt, which):
+        """None if check ``name`` passes on the inputs of ``salt``, else the feedback."""
         check = self[name]
+        title = f"{check.title} ({which})" if which else check.title
         missing = [needed for needed in check.needs if needed not in namespace]
         if missing:
-            raise AssertionError(
-                f"{check.title}: {', '.join(missing)} is not defined yet. "
-                "Run the cells above this one first.")
-        inputs = as_plain_data(self.inputs(name, hidden_salt() if hidden else VISIBLE_SALT))
+            return (f"{title}: {', '.join(missing)} is not defined yet. "
+                    "Run the cells above this one first.")
         objects = {needed: namespace[needed] for needed in check.needs}
+        lost = methods_lost_by_redefinition(objects)
+        if lost:
+            return f"{title}: {lost}"
+        inputs = as_plain_data(self.inputs(name, salt))
         try:
             data = as_plain_data(check.probe(inputs, **objects))
+        except NotWrittenYet as error:
+            return f"{title}: not written yet: {error}"
         except ProbeError as error:
-            raise AssertionError(f"{check.title}: {error}") from None
+            return f"{title}: {error}"
         finally:
             forget_mirrored()  # the lending declarations matter only to the grader
         verdict = check.verdict(inputs, data)
         if not verdict.passed:
-            raise AssertionError(f"{check.title}: {verdict.feedback}")
-        print(f"\u2713 {check.title}: {verdict.feedback}")
+            return f"{title}: {verdict.feedback}"
+        print(f"\u2713 {title}: {verdict.feedback}")
+        return None
+
+
+HIDDEN_RUN = "on the grader's hidden inputs"
+
+
+def failures_stop_the_cell():
+    """Whether a failed check raises. nbgrader (which sets ``NBGRADER_EXECUTION``) scores
+    a test cell by its error, and scripts and the course's own tests expect one; in a
+    student's Jupyter kernel (one with a ``kernel``, Colab's included) a failure is
+    printed instead, so that the cells below it still run."""
+    if os.environ.get("NBGRADER_EXECUTION"):
+        return True
+    shell = sys.modules.get("IPython") and sys.modules["IPython"].get_ipython()
+    return getattr(shell, "kernel", None) is None
+
+
+def methods_lost_by_redefinition(objects):
+    """What went wrong, in words, if one of ``objects`` is a class defined again after
+    ``@add_to_class`` cells below its cell added methods to the earlier definition (a
+    re-run class cell makes a new class without them); else None."""
+    for name, value in objects.items():
+        lost = lost_methods(value) if isinstance(value, type) else []
+        if lost:
+            listed = ", ".join(lost)
+            return (f"the class {name} was defined again (its cell was run again) after "
+                    f"{listed} had been added to it by the @add_to_class cells below it; the "
+                    f"new class does not have them. Run the cells from the class's cell down "
+                    f"to this one again (Run > Run Selected Cell and All Below).")
+    return None
 
 
 def outcome_of(function, *args):
@@ -263,6 +326,9 @@ def outcome_of(function, *args):
     and message (``{"raised": None}`` if it returned). For checks of error handling."""
     try:
         function(*args)
+    except NotImplementedError:  # not an answer to judge: the work is not done yet
+        raise NotWrittenYet(f"{getattr(function, '__name__', 'your code')} is not written yet "
+                            "(it still raises NotImplementedError).") from None
     except Exception as error:  # what the student's code raised is the data
         return {"raised": type(error).__name__, "message": str(error)[:200]}
     return {"raised": None}
@@ -291,7 +357,7 @@ def call_student(description, function, *args, **kwargs):
     except ProbeError:
         raise
     except NotImplementedError:
-        raise ProbeError(f"{description} is not implemented yet "
-                         "(it raised NotImplementedError).") from None
+        raise NotWrittenYet(f"{description} is not written yet "
+                            "(it still raises NotImplementedError).") from None
     except Exception as error:  # the student's bug, reported rather than propagated
         raise ProbeError(f"{description} raised {type(error).__name__}: {error}") from None

@@ -458,7 +458,8 @@ def _loop_verdict(inputs, data):
                           f"{len(run['added'])} times: store every transition once.")
         if [len(rows) for rows in run["returned"]] != [batch] * steps:
             return failed(f"expected one replay.sample({batch}) per step "
-                          f"(replay_batch_size={batch}); got batch sizes "
+                          f"(replay_batch_size={batch}), {steps} in this {steps}-step "
+                          f"episode; got {len(run['returned'])} batch(es) of sizes "
                           f"{[len(rows) for rows in run['returned']]}.")
         if len(updates) != steps * (1 + batch):
             return failed(f"each step should update the agent on the new transition and on "

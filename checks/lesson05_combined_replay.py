@@ -181,7 +181,8 @@ def _loop_verdict(inputs, data):
                           f"{len(run['added'])} times: store every transition once.")
         if [len(rows) for rows in run["returned"]] != [batch] * steps:
             return failed(f"expected one replay.sample({batch}) per step, after storing the "
-                          f"step's transition; got batch sizes "
+                          f"step's transition, {steps} in this {steps}-step episode; got "
+                          f"{len(run['returned'])} batch(es) of sizes "
                           f"{[len(rows) for rows in run['returned']]}.")
         expected = [row for rows in run["returned"] for row in rows]
         if run["updates"] != expected:

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 import gymnasium as gym
 import numpy as np
 
+from course.transition_arrays import TransitionArrays
+
 STEP_SIZE = 0.25
 SOLVED_ERROR = 1e-3  # mean squared error of the Q-table at which the walk is "solved"
 
@@ -64,23 +66,10 @@ class BlindCliffwalkEnv(gym.Env):
 
 
 @dataclass(frozen=True)
-class ReplayMemory:
-    """Every transition of every action sequence, as five arrays (one row each)."""
+class ReplayMemory(TransitionArrays):
+    """Every transition of every action sequence (one row each), and the env they came from."""
 
     env: BlindCliffwalkEnv
-    obs: np.ndarray
-    actions: np.ndarray
-    rewards: np.ndarray
-    next_obs: np.ndarray
-    terminated: np.ndarray
-
-    def __len__(self):
-        return self.obs.size
-
-    def rows(self):
-        """The transitions one by one, as ``(obs, action, reward, next_obs, terminated)``."""
-        return zip(self.obs.tolist(), self.actions.tolist(), self.rewards.tolist(),
-                   self.next_obs.tolist(), self.terminated.tolist())
 
 
 def replay_memory(n, seed=0):
@@ -99,9 +88,9 @@ def replay_memory(n, seed=0):
             if terminated:
                 break
     obs, actions, rewards, next_obs, terminated = (np.array(column) for column in zip(*rows))
-    return ReplayMemory(env, obs.astype(np.int64), actions.astype(np.int64),
+    return ReplayMemory(obs.astype(np.int64), actions.astype(np.int64),
                         rewards.astype(np.float64), next_obs.astype(np.int64),
-                        terminated.astype(bool))
+                        terminated.astype(bool), env=env)
 
 
 def true_qtable(env):

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from course.transition_arrays import TransitionArrays
+
 STATE = 0  # the only state; every episode ends after one step
 SURE, LOTTERY = 0, 1  # the two actions
 SURE_REWARD = 1.0
@@ -28,22 +30,8 @@ TRUE_QVALUES = np.array([SURE_REWARD, PRIZE * PRIZE_PROBABILITY])  # [1.0, 0.5]
 
 
 @dataclass(frozen=True)
-class LotteryMemory:
-    """Every transition played, as five arrays (one row each); all of them terminate."""
-
-    obs: np.ndarray
-    actions: np.ndarray
-    rewards: np.ndarray
-    next_obs: np.ndarray
-    terminated: np.ndarray
-
-    def __len__(self):
-        return self.obs.size
-
-    def rows(self):
-        """The transitions one by one: ``(obs, action, reward, next_obs, terminated)``."""
-        return zip(self.obs.tolist(), self.actions.tolist(), self.rewards.tolist(),
-                   self.next_obs.tolist(), self.terminated.tolist())
+class LotteryMemory(TransitionArrays):
+    """Every transition played (one row each); all of them terminate."""
 
     def average_reward(self, action):
         """The mean reward of ``action`` in this memory: what uniform replay learns."""

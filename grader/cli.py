@@ -105,7 +105,8 @@ def _grade(args):
     report = submissions_report(results, skipped, lesson_maxima(only))
     print(summary_table(report))
     written = [answer for submission in report["submissions"]
-               for notebook in submission["notebooks"] for answer in notebook["manual"]]
+               for notebook in submission["notebooks"] for answer in notebook["manual"]
+               if answer["answered"]]
     if written:
         print(f"\n{len(written)} written answer(s) await manual grading "
               f"({sum(a['max_score'] for a in written):g} points, outside the scores above; "
@@ -196,6 +197,28 @@ def _grade_on_dask(args, jobs, salt, only):
     if not args.out:
         shutil.rmtree(folder, ignore_errors=True)
     return run
+
+
+def _check(args):
+    from checks.framework import VISIBLE_SALT
+    from grader.lessons import UnknownLesson
+    from grader.self_check import printed_report, self_check, write_self_check_json
+
+    if not os.path.isfile(args.notebook):
+        print(f"grader check: {args.notebook}: no such notebook (save it, and give its path "
+              "from the folder you are in)", file=sys.stderr)
+        return 2
+    salt = args.salt or VISIBLE_SALT
+    try:
+        notebook, skipped, ignored = self_check(args.notebook, salt, learning=args.learning,
+                                                isolate=not args.no_sandbox)
+    except UnknownLesson as error:
+        print(f"grader check: {error}", file=sys.stderr)
+        return 2
+    print(printed_report(notebook, skipped, ignored, salt))
+    if args.json:
+        write_self_check_json(notebook, skipped, ignored, args.json)
+    return 0
 
 
 def _nbgrader_course(args):
@@ -361,6 +384,15 @@ def build_parser():
         "gradescope-run", help="(inside Gradescope) grade /autograder/submission")
     run.add_argument("--root", default="/autograder")
     run.set_defaults(run=_gradescope_run)
+    check = commands.add_parser(
+        "check", help="check your own notebook as the grader will grade it")
+    check.add_argument("notebook", help="your saved notebook, e.g. notebooks/02_replay_buffer.ipynb")
+    check.add_argument("--learning", action="store_true",
+                       help="also run the learning checks (a minute or more each)")
+    check.add_argument("--salt", help="inputs to check with (default: the public ones)")
+    check.add_argument("--no-sandbox", action="store_true", help=argparse.SUPPRESS)
+    check.add_argument("--json", help=argparse.SUPPRESS)  # the same data, for tests
+    check.set_defaults(run=_check)
     course = commands.add_parser(
         "nbgrader-course", help="lay out an nbgrader course directory for these lessons")
     course.add_argument("directory")

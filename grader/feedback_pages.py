@@ -18,7 +18,7 @@ from pathlib import Path
 from grader.safe_text import printable
 
 STATUS_WORDS = {"passed": "passed", "failed": "not passed", "error": "error",
-                "timeout": "time limit"}
+                "timeout": "time limit", "not written": "not written yet"}
 
 CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto;
@@ -30,7 +30,7 @@ th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid #d0d0
 .check { border-left: .35rem solid #767676; padding: .4rem .75rem; margin: .6rem 0;
          background: #f6f6f6; overflow-wrap: anywhere; }
 .passed { border-color: #1b7f3b; } .failed { border-color: #b3261e; }
-.error, .timeout { border-color: #8a5a00; }
+.error, .timeout { border-color: #8a5a00; } .not-written { border-color: #555; }
 .status { font-weight: 700; } .passed .status { color: #1b7f3b; }
 .failed .status { color: #b3261e; } .error .status, .timeout .status { color: #8a5a00; }
 img { max-width: 100%; height: auto; }
@@ -89,7 +89,7 @@ def _text(value, limit=4000):
 
 def _check_html(check):
     status = check["status"]
-    parts = [f'<div class="check {html.escape(status)}"><p><span class="status">'
+    parts = [f'<div class="check {html.escape(status.replace(" ", "-"))}"><p><span class="status">'
              f'{html.escape(STATUS_WORDS.get(status, status))}</span> · '
              f'<code>{_text(check["id"], 100)}</code> · {check["score"]:g} / '
              f'{check["max_score"]:g} points</p><p>{_text(check["feedback"])}</p>']
@@ -116,7 +116,9 @@ def _lesson_html(notebook):
         parts.append("</ul>")
     for answer in notebook.get("manual", []):
         parts.append(f"<h3>Written answer <code>{_text(answer['id'], 100)}</code> "
-                     f"({answer['max_score']:g} points, awaiting a person)</h3>"
+                     f"({answer['max_score']:g} points, "
+                     + ("awaiting a person" if answer.get("answered", True) else "not answered")
+                     + ")</h3>"
                      f'<div class="written">{_text(answer["answer"], 20000)}</div>')
     parts.append("</section>")
     return "".join(parts)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from checks import checks_for_lesson
-from checks.framework import ProbeError, as_plain_data, seed_for
+from checks.framework import NotWrittenYet, ProbeError, as_plain_data, seed_for
 from checks.lending import forget_mirrored
 from grader.lessons import lesson_of
 from grader.rebuild import cells_to_run, is_answer, nbgrader_meta, rebuild, test_cells
@@ -23,6 +23,9 @@ from grader.student_process import StudentProcess, StudentProcessLost
 from grader.submission_file import UnreadableSubmission, read_submission
 
 CELL_TIME_LIMIT = 30.0  # seconds for one cell of the notebook itself
+# The course's own cells (imports, helpers) are limited too, but never more tightly than
+# this: on a loaded machine a slow import must not cost a student the whole notebook.
+COURSE_CELL_TIME_LIMIT = 120.0
 HOUSEKEEPING_TIME_LIMIT = 10.0  # seconds for seeding, looking names up, forgetting
 MAX_RESTARTS = 8  # past this many lost processes, the remaining checks are not attempted
 
@@ -32,7 +35,7 @@ class CheckResult:
     id: str
     score: float
     max_score: float
-    status: str  # "passed" | "failed" | "error" | "timeout"
+    status: str  # "passed" | "failed" | "not written" | "error" | "timeout"
     feedback: str
     figure: dict | None = None  # learning checks: the run judged next to its baseline
 
@@ -84,8 +87,10 @@ class NotebookGrading:
             grade_id = nbgrader_meta(cell).get("grade_id", cell.get("id", "?"))
             if grade_id in self.skipped_cells:
                 continue
+            limit = (self.cell_time_limit if is_answer(cell)
+                     else max(self.cell_time_limit, COURSE_CELL_TIME_LIMIT))
             try:
-                with self.process.time_limit(self.cell_time_limit):
+                with self.process.time_limit(limit):
                     outcome = self.process.run_cell(cell.source)
             except StudentProcessLost as lost:
                 if not is_answer(cell):
@@ -163,6 +168,8 @@ class NotebookGrading:
         try:
             with self.process.time_limit(time_limit):
                 data = as_plain_data(check.probe(inputs, **objects))
+        except NotWrittenYet as error:  # a stub, not a bug: its own status and words
+            problem = ("not written", 0.0, f"{check.title}: {printable(error, 1000)}")
         except ProbeError as error:  # TranscriptMismatch included
             problem = ("error", 0.0, f"{check.title}: {printable(error, 1000)}")
         except Exception as error:  # the student's objects broke the probe itself

@@ -27,11 +27,13 @@ def lesson_maxima(only=None):
     return maxima
 
 
-def _graded(notebook):
+def graded_notebook_report(notebook):
+    """One graded notebook's entry in the report (a :class:`NotebookResult` as data)."""
     return {"name": notebook.name, "submitted": True, "score": round(notebook.score, 6),
             "max_score": round(notebook.max_score, 6), "isolation": notebook.isolation,
             "notes": list(notebook.notes), "checks": [asdict(check) for check in notebook.checks],
-            "manual": [{**asdict(answer), "status": "awaiting manual grading"}
+            "manual": [{**asdict(answer), "status": ("awaiting manual grading" if answer.answered
+                                                      else "unanswered")}
                        for answer in notebook.written]}
 
 
@@ -52,10 +54,10 @@ def submissions_report(results_by_student, skipped=(), lessons=None):
     submissions = []
     for student in sorted(results_by_student):
         graded = {result.name: result for result in results_by_student[student]}
-        notebooks = [_graded(graded[lesson]) if lesson in graded
+        notebooks = [graded_notebook_report(graded[lesson]) if lesson in graded
                      else _not_submitted(lesson, maximum)
                      for lesson, maximum in lessons.items()]
-        notebooks += [_graded(graded[name]) for name in sorted(set(graded) - set(lessons))]
+        notebooks += [graded_notebook_report(graded[name]) for name in sorted(set(graded) - set(lessons))]
         submissions.append({
             "student": student,
             "notes": [entry.reason for entry in skipped if entry.student == student],
@@ -114,12 +116,17 @@ def summary_table(report):
             checks = notebook["checks"]
             passed = sum(check["status"] == "passed" for check in checks)
             problems = sorted({check["status"] for check in checks} - {"passed", "failed"})
-            manual = sum(answer["max_score"] for answer in notebook.get("manual", []))
+            manual = sum(answer["max_score"] for answer in notebook.get("manual", [])
+                         if answer.get("answered", True))
+            unanswered = sum(not answer.get("answered", True)
+                             for answer in notebook.get("manual", []))
             lines.append({"student": printable(submission["student"], 60),
                           "lesson": notebook["name"],
                           "score": f"{notebook['score']:g} / {notebook['max_score']:g}",
                           "checks passed": f"{passed}/{len(checks)}",
-                          "manual": f"{manual:g} pts pending" if manual else "",
+                          "manual": ", ".join(
+                              ([f"{manual:g} pts pending"] if manual else [])
+                              + ([f"{unanswered} unanswered"] if unanswered else [])),
                           "problems": ", ".join(problems)})
     table = pd.DataFrame(lines)
     if "manual" in table and not table["manual"].any():

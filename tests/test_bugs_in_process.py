@@ -33,7 +33,8 @@ LEARNING_CHECKS = {check.name for lesson in LESSONS for check in checks_for_less
                    if check.learning}
 # The issues ask for at least this many bugs per lesson.
 MINIMUM_BUGS = {"01_qlearning": 8, "02_replay_buffer": 12, "03_prioritized_replay": 10,
-                "04_hindsight_replay": 10, "05_combined_replay": 8, "06_capstone": 6}
+                "04_hindsight_replay": 10, "05_combined_replay": 8, "06_capstone": 6,
+                 "07_neural_replay": 10}
 # Tests are collected slowest first, so pytest-xdist starts the learning runs early.
 SLOWEST_FIRST = sorted(ALL_BUGS, key=lambda bug: bug.check not in LEARNING_CHECKS)
 
@@ -139,3 +140,20 @@ def test_bug_names_real_checks_and_answer_cells(bug):
                           if line.startswith("@add_to_class(")), None)
         if decorator is not None:
             assert decorator in source.splitlines(), f"{grade_id}: keep {decorator}"
+
+
+def test_a_test_cell_also_runs_the_hidden_inputs_when_the_instructor_sets_a_salt(
+        monkeypatch, capsys):
+    # nbgrader's route: released test cells call run(name, globals()) only; the hidden
+    # inputs come from GRADER_SALT in the grading environment.
+    lesson = "02_replay_buffer"
+    checks, namespace = checks_for_lesson(lesson), namespace_for(lesson)
+    check = quick_checks(lesson)[0]
+    monkeypatch.delenv("GRADER_SALT", raising=False)
+    checks.run(check, namespace)
+    student_sees = capsys.readouterr().out.splitlines()
+    monkeypatch.setenv("GRADER_SALT", BUG_SUITE_SALT)
+    checks.run(check, namespace)
+    instructor_sees = capsys.readouterr().out.splitlines()
+    assert len(student_sees) == 1 and "hidden" not in student_sees[0]
+    assert len(instructor_sees) == 2 and "hidden inputs" in instructor_sees[1]

@@ -96,7 +96,7 @@ def test_the_report_has_the_documented_shape(example_class):
             for check in notebook["checks"]:
                 assert set(check) == {"id", "score", "max_score", "status", "feedback",
                                       "figure"}
-                assert check["status"] in {"passed", "failed", "error", "timeout"}
+                assert check["status"] in {"passed", "failed", "not written", "error", "timeout"}
                 assert check["feedback"].strip()
 
 
@@ -134,9 +134,16 @@ def test_written_answers_await_a_person_outside_the_score(example_class):
     assert ada["answered"] and "decorrelation" in ada["answer"] and ada["max_score"] == 3
     (ben,) = manual["ben_empty"]
     assert not ben["answered"] and "YOUR ANSWER HERE" in ben["answer"]
+    assert ben["status"] == "unanswered"  # a blank answer is not work awaiting a person
     capstone = checks_of(report, "ada_complete", "06_capstone")
     assert "conclusion" not in capstone  # not an automatic check, not in the score
     assert "await manual grading" in stdout and "3 pts pending" in stdout
+    assert "1 unanswered" in stdout
+    # unwritten work has its own status, in the JSON and in the printed table
+    assert {c["status"] for c in checks_of(report, "ben_empty", "02_replay_buffer").values()} \
+        == {"not written"}
+    assert "not written" in next(line for line in stdout.splitlines()
+                                 if line.lstrip().startswith("ben_empty"))
 
 
 def test_the_gradebook_has_a_row_per_student_and_a_column_per_lesson(example_class):

@@ -96,7 +96,7 @@ def test_a_missing_answer_cell_counts_as_unanswered(tmp_path):
 
     result = grade(write_submission(tmp_path, "01_qlearning", edit=drop_update))
     assert all_passed_except(result, "test_update")
-    assert "not implemented yet" in feedback(result, "test_update")
+    assert "not written yet" in feedback(result, "test_update")
     assert any("missing" in note and "update" in note for note in result.notes)
 
 
@@ -131,7 +131,7 @@ def test_unanswered_notebook_scores_zero_and_every_check_says_why(tmp_path):
     nbformat.write(fresh, path)
     result = grade(path)
     assert result.score == 0
-    assert all("not implemented yet" in check.feedback for check in result.checks)
+    assert all("not written yet" in check.feedback for check in result.checks)
 
 
 @pytest.mark.parametrize("lesson", sorted(QUICK_CHECKS))

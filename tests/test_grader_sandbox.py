@@ -83,7 +83,7 @@ view = {
     "importable": {name: importlib.util.find_spec(name) is not None
                    for name in ("course", "checks", "qlearning", "replay_buffer",
                                 "prioritized_replay", "hindsight_replay", "combined_replay",
-                                "capstone", "grader")},
+                                "capstone", "neural_replay", "grader")},
 }
 '''
 
@@ -187,7 +187,7 @@ def test_only_public_helpers_and_earlier_lessons_are_importable(sandbox_view):
                                           "prioritized_replay": False,
                                           "hindsight_replay": False,
                                           "combined_replay": False, "capstone": False,
-                                          "grader": False}
+                                          "neural_replay": False, "grader": False}
 
 
 @pytest.mark.parametrize("lesson", sorted(all_lessons()))

@@ -19,10 +19,13 @@ pytestmark = pytest.mark.xdist_group('nbgrader-course')
 EXAMPLES = REPOSITORY / "examples" / "submissions"
 
 
-def nbgrader(course, *arguments):
+def nbgrader(course, *arguments, salt=None):
     # nbgrader runs `alembic` from PATH, as it would in an activated virtual environment
     env = {**os.environ,
            "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ["PATH"]])}
+    env.pop("GRADER_SALT", None)
+    if salt:  # an instructor's salt: each test cell also runs the check on hidden inputs
+        env["GRADER_SALT"] = salt
     completed = subprocess.run([sys.executable, "-m", "nbgrader", *arguments], cwd=course,
                                capture_output=True, text=True, timeout=900, env=env)
     assert completed.returncode == 0, completed.stdout + completed.stderr
@@ -36,6 +39,12 @@ def course(tmp_path_factory):
     for lesson in all_lessons():
         nbgrader(directory, "generate_assignment", lesson, "--force")
     return directory
+
+
+def notebook_text(folder):
+    return "".join(json.dumps(cell.get("outputs", []))
+                   for path in folder.glob("*.ipynb")
+                   for cell in json.loads(path.read_text())["cells"])
 
 
 def cell_sources(path):
@@ -53,7 +62,11 @@ def test_autograde_gives_full_marks_to_a_complete_submission_and_none_to_an_empt
         target = course / "submitted" / student / "01_qlearning"
         target.mkdir(parents=True)
         shutil.copy(EXAMPLES / folder / "01_qlearning.ipynb", target)
-    nbgrader(course, "autograde", "01_qlearning", "--force")
+    graded = nbgrader(course, "autograde", "01_qlearning", "--force", salt="interop-salt")
+    # Test cells are released unchanged (no hidden regions), so nbgrader's checksums of
+    # the released cells match its source: no false "checksum has changed!" warnings.
+    assert "checksum has changed" not in graded.stdout + graded.stderr
+    assert "hidden inputs" in notebook_text(course / "autograded" / "ada" / "01_qlearning")
     nbgrader(course, "export", "--to", str(course / "grades.csv"))
     grades = pd.read_csv(course / "grades.csv")
     grades = grades[grades["assignment"] == "01_qlearning"].set_index("student_id")

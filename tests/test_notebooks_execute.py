@@ -2,9 +2,11 @@
 
 - A source notebook (``solutions/``) runs from top to bottom with no error and nothing on
   stderr: nbgrader scores a graded cell that writes to stderr as zero.
-- A student notebook (``notebooks/``), untouched, fails only where work is missing, and
-  says so: answer and experiment cells raise ``NotImplementedError``, every test cell
-  fails with a readable "not implemented yet" message, and the setup runs.
+- A student notebook (``notebooks/``), untouched, runs to its last cell as "Run All" would
+  (no cell raises: an error would stop it), every test cell shows a readable ✗ "not
+  written yet" line, experiments say they are skipped, and the last cell's self-check
+  reports the notebook as the grader would. A half-done notebook does the same, with ✓
+  for what is written.
 - The setup cell finds the course whether Jupyter starts in ``notebooks/`` or at the root.
 
 One test per notebook, so ``pytest -n 2`` spreads the kernels over both cores.
@@ -99,46 +101,48 @@ def test_solution_notebook_runs_without_errors_or_stderr(path):
     silent = [name_of(cell) for cell in code_cells(notebook)
               if is_test(cell) and "\u2713" not in cell_stdout(cell)]
     assert not silent, f"{path.name}: test cells that printed no \u2713 line: {silent}"
+    # the last cell's self-check grades the saved notebook as the grader does: all pass
+    report = self_check_output(notebook)
+    assert "Self-check of " + path.stem in report and "\u2713 passed" in report, report
+    assert not [word for word in ("\u2717", "not written", "ignored:") if word in report], report
 
 
-def unexpected_error(cell, error, earlier_experiment_failed=False):
-    """Why ``error`` in a fresh student notebook is wrong, or None if it is expected.
+def run_all_problems(notebook):
+    """What a student who ran every cell of an untouched ``notebook`` would find wrong: a
+    cell that raised (it would stop "Run All"), a test that passed on work not done or
+    did not say the work is not written, a traceback where a sentence belongs."""
+    problems = []
+    for cell in code_cells(notebook):
+        problems += [f"Run All would stop here: {describe_error(cell, error)}"
+                     for error in errors_in(cell)]
+        if not is_test(cell):
+            continue
+        shown, failure = cell_stdout(cell), stderr_in(cell)
+        if "\u2713" in shown:
+            problems.append(f"test cell {name_of(cell)!r} passed on an empty notebook: "
+                            "students would see a pass for work not done")
+        if "\u2717" not in failure or "not written yet" not in failure:
+            problems.append(f"test cell {name_of(cell)!r} must show a \u2717 line saying "
+                            f"'not written yet'; it showed {shown + failure!r}")
+        if "Traceback" in failure:
+            problems.append(f"test cell {name_of(cell)!r}: a traceback, not a sentence")
+    return problems
 
-    An experiment that uses an earlier experiment's results (a summary table of its runs)
-    fails with NameError when that experiment could not run: that is expected too.
-    """
-    if is_answer(cell) or is_experiment(cell):
-        cascade = is_experiment(cell) and earlier_experiment_failed and error.ename == "NameError"
-        if error.ename != "NotImplementedError" and not cascade:
-            return "only NotImplementedError may come from unwritten code here"
-    elif is_test(cell):
-        if error.ename != "AssertionError" or "not implemented yet" not in error.evalue:
-            return "a test must fail with AssertionError saying 'not implemented yet'"
-        if "Traceback" in error.evalue:
-            return "the test's message must be a sentence, not a traceback"
-    else:
-        return "given code must run before the student writes anything"
-    return None
+
+def self_check_output(notebook):
+    return cell_stdout(code_cells(notebook)[-1])
 
 
 @pytest.mark.parametrize("path", STUDENT_NOTEBOOKS, ids=lambda p: p.stem)
-def test_student_notebook_fails_only_where_work_is_missing(path):
+def test_run_all_of_a_fresh_notebook_reaches_every_test_and_the_self_check(path):
     notebook = execute(nbformat.read(path, as_version=4), path.parent)
-    cells = code_cells(notebook)
-    names = [name_of(cell) for cell in cells]
+    names = [name_of(cell) for cell in code_cells(notebook)]
     assert SETUP_CELL_ID in names and IMPORTS_CELL_ID in names, names
-    problems = []
-    experiment_failed = False
-    for cell in cells:
-        for error in errors_in(cell):
-            reason = unexpected_error(cell, error, experiment_failed)
-            if reason:
-                problems.append(f"{reason}; {describe_error(cell, error)}")
-        experiment_failed |= is_experiment(cell) and bool(errors_in(cell))
-        if is_test(cell) and not errors_in(cell):
-            problems.append(f"test cell {name_of(cell)!r} passed on an empty notebook: "
-                            f"students would see a pass for work not done")
+    problems = run_all_problems(notebook)
     assert not problems, f"{path.name}:\n\n" + "\n\n".join(problems)
+    report = self_check_output(notebook)
+    assert "Self-check of " + path.stem in report and "not written yet" in report, report
+    assert "\u2713 passed" not in report, report
 
 
 @pytest.mark.parametrize("path", STUDENT_NOTEBOOKS, ids=lambda p: p.stem)

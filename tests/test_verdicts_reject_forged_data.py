@@ -58,6 +58,9 @@ def test_verdict_rejects_emptied_and_truncated_data(lesson, name):
     ("04_hindsight_replay", "test_her_learning",
      {"qtables": [{"shape": [2, 2, 1], "dtype": "float32", "base64": "AAAAAAAAAAAAAAAAAAAAAA=="}] * 2}),
     ("04_hindsight_replay", "test_her_learning", {"qtables": [[[0.0]]] * 2}),
+    ("07_neural_replay", "test_dqn_learning", {"parameters": []}),
+    ("07_neural_replay", "test_dqn_learning",
+     {"parameters": [[{"shape": [1], "dtype": "float64", "base64": "AAAAAAAAAAA="}]] * 2}),
 ])
 def test_learning_verdicts_reject_missing_qtables(lesson, name, data):
     checks = checks_for_lesson(lesson)

@@ -80,8 +80,10 @@ def _collect():
     from .lesson04 import BUGS as LESSON04
     from .lesson05 import BUGS as LESSON05
     from .lesson06 import BUGS as LESSON06
+    from .lesson07 import BUGS as LESSON07
 
-    bugs = [*LESSON01, *LESSON02, *LESSON03, *LESSON04, *LESSON05, *LESSON06]
+    bugs = [*LESSON01, *LESSON02, *LESSON03, *LESSON04, *LESSON05, *LESSON06,
+            *LESSON07]
     names = [bug.name for bug in bugs]
     duplicated = sorted({name for name in names if names.count(name) > 1})
     if duplicated:

@@ -161,6 +161,72 @@ GOAL_AGENT_ON_A_DEFAULTDICT = edited("04_hindsight_replay", "goal_agent", (
     "import numpy as np\n", "from collections import defaultdict\n\nimport numpy as np\n"))
 
 
+# Lesson 07: targets with (1 - terminated), Huber written with a clipped error, the
+# gradient filled row by row, the step unpacking the batch by position, a schedule that
+# copies the parameters itself.
+TARGETS_WITH_ONE_MINUS_TERMINATED = '''\
+#| export
+import numpy as np
+
+
+def td_targets(target_network, rewards, next_observations, terminated, discount):
+    """r + discount * max_a' Q_target(s', a') for each row; just r where terminated."""
+    not_ended = 1.0 - np.asarray(terminated, dtype=np.float64)
+    return rewards + discount * not_ended * np.max(target_network.predict(next_observations), 1)
+'''
+
+HUBER_FROM_A_CLIPPED_ERROR = '''\
+#| export
+def huber_loss(q_values, actions, targets, weights):
+    """mean over the batch of weights[i] * huber(q_values[i, actions[i]] - targets[i])."""
+    errors = np.take_along_axis(np.asarray(q_values), np.asarray(actions)[:, None], 1)[:, 0]
+    errors = errors - targets
+    clipped = np.clip(errors, -1.0, 1.0)  # huber(x) = c * (|x| - |c| / 2), c = clip(x)
+    return float(np.dot(weights, clipped * (errors - clipped / 2)) / len(errors))
+'''
+
+GRADIENT_ROW_BY_ROW = '''\
+#| export
+def huber_loss_gradient(q_values, actions, targets, weights):
+    """d huber_loss / d q_values: shape of q_values, nonzero only at the actions taken."""
+    gradient = np.zeros(np.shape(q_values))
+    for row, action in enumerate(actions):
+        error = q_values[row][action] - targets[row]
+        gradient[row, action] = weights[row] * max(-1.0, min(1.0, error)) / len(actions)
+    return gradient
+'''
+
+STEP_UNPACKING_BY_POSITION = '''\
+#| export
+def dqn_step(online, target, optimizer, replay, batch_size, discount, beta=None):
+    """One DQN gradient step on a batch from ``replay`` (prioritized when ``beta`` is
+    given); returns the batch's TD errors, targets - Q(s, a), before the step."""
+    batch = replay.sample(batch_size) if beta is None else replay.sample(batch_size, beta)
+    observations, actions = batch[0], np.asarray(batch[1]).astype(int)
+    weights = np.ones(len(actions)) if beta is None else batch[5]
+    targets = td_targets(target, batch[2], batch[3], batch[4], discount)
+    q_values = online.predict(observations)
+    gradients = online.gradients(observations,
+                                 huber_loss_gradient(q_values, actions, targets, weights))
+    td_errors = targets - q_values[np.arange(len(actions)), actions]
+    if beta is not None:
+        replay.update_priorities(batch[6], np.abs(td_errors))
+    optimizer.step(gradients)
+    return td_errors
+'''
+
+SYNC_COPYING_ITSELF = '''\
+#| export
+def sync_target(online, target, step, period):
+    """Copy the online network's parameters into the target at every multiple of
+    ``period``; return whether it did."""
+    due = not step % period
+    if due:
+        target.load_parameters([array.copy() for array in online.parameters()])
+    return due
+'''
+
+
 CORRECT_VARIANTS = (
     CorrectVariant("agent_written_with_numpy_and_a_while_loop", "01_qlearning",
                    {"get_best_action": BEST_ACTION_WITH_FLATNONZERO,
@@ -193,4 +259,11 @@ CORRECT_VARIANTS = (
     CorrectVariant("goal_agent_on_a_defaultdict", "04_hindsight_replay",
                    {"goal_agent": GOAL_AGENT_ON_A_DEFAULTDICT},
                    description="Q-values in nested defaultdicts"),
+    CorrectVariant("dqn_written_another_way", "07_neural_replay",
+                   {"td_targets": TARGETS_WITH_ONE_MINUS_TERMINATED,
+                    "huber_loss": HUBER_FROM_A_CLIPPED_ERROR,
+                    "huber_loss_gradient": GRADIENT_ROW_BY_ROW,
+                    "dqn_step": STEP_UNPACKING_BY_POSITION, "sync_target": SYNC_COPYING_ITSELF},
+                   description="(1 - terminated), Huber from a clipped error, a gradient "
+                               "filled row by row, |TD errors| as priorities, not-modulo"),
 )

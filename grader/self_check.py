@@ -1,0 +1,101 @@
+"""``python -m grader check NOTEBOOK``: what the grader will give this notebook, before
+it is handed in.
+
+The notebook is graded exactly as the instructor's grader grades it (rebuilt from the
+course with only its answer cells kept, run in the sandbox, probed from outside), with the
+public salt unless another is given. Learning checks take a minute or more, so they are
+listed as skipped unless ``--learning`` is given. Besides each check's result, the report
+says what the rebuild ignored: code the student wrote outside answer cells, which works in
+their notebook but is not graded.
+"""
+
+import json
+
+import nbformat
+
+from checks import checks_for_lesson
+from checks.framework import VISIBLE_SALT
+from grader.grade_notebook import grade_notebook
+from grader.lessons import lesson_of
+from grader.rebuild import is_answer, is_manually_graded, nbgrader_meta
+from grader.report import graded_notebook_report
+from grader.safe_text import printable
+from grader.submission_file import UnreadableSubmission, read_submission
+
+STATUS_WORDS = {"passed": "\u2713 passed", "failed": "\u2717 failed",
+                "not written": "\u2026 not written yet", "error": "\u2717 error",
+                "timeout": "\u2717 timed out"}
+
+
+def self_check(path, salt=VISIBLE_SALT, learning=False, isolate=True):
+    """(the notebook's report entry, as in the class report; names of learning checks
+    skipped; what the rebuild ignored, in words)."""
+    try:
+        named = read_submission(path).lesson
+    except UnreadableSubmission:
+        named = None  # grade_notebook reports it; the file's name may still say the lesson
+    lesson = lesson_of(path, named)
+    checks = checks_for_lesson(lesson.name)
+    skipped = [] if learning else [check.name for check in checks if check.learning]
+    only = None if learning else {check.name for check in checks if not check.learning}
+    result = grade_notebook(path, salt, isolate=isolate, only=only)
+    return graded_notebook_report(result), skipped, ignored_by_rebuild(lesson, path)
+
+
+def ignored_by_rebuild(lesson, path):
+    """Code in the submitted notebook that grading does not use: cells the student added
+    and changes to the course's own cells. Empty if the notebook cannot be read (the
+    check's notes say why)."""
+    try:
+        submitted = nbformat.read(str(path), as_version=4)
+    except Exception:  # unreadable: grade_notebook has already said so in the notes
+        return []
+    course_cells = {nbgrader_meta(cell).get("grade_id"): cell for cell in lesson.source().cells
+                    if nbgrader_meta(cell).get("grade_id")}
+    ignored = []
+    for number, cell in enumerate(submitted.cells, start=1):
+        if cell.get("cell_type") != "code" or not str(cell.get("source", "")).strip():
+            continue
+        grade_id = nbgrader_meta(cell).get("grade_id")
+        first_line = printable(str(cell.source).strip().splitlines()[0], 60)
+        if grade_id not in course_cells:
+            ignored.append(f"cell {number} (`{first_line}`) is a cell you added: its code is "
+                           "not graded; move what the answers need into their answer cells")
+            continue
+        course_cell = course_cells[grade_id]
+        if is_answer(course_cell) or is_manually_graded(course_cell):
+            continue
+        if str(cell.source).strip() != course_cell.source.strip():
+            ignored.append(f"cell {number} ('{printable(grade_id, 60)}') is the course's: "
+                           "your changes to it are not graded, the course's version runs")
+    return ignored
+
+
+def printed_report(notebook, skipped, ignored, salt):
+    """The self-check as a student reads it in a terminal or a notebook's output."""
+    lines = [f"Self-check of {notebook['name']}, graded as the grader does (rebuilt from "
+             f"the course, answer cells only, isolation: {notebook['isolation']}; salt "
+             f"{salt!r})", ""]
+    for check in notebook["checks"]:
+        status = STATUS_WORDS.get(check["status"], check["status"])
+        lines.append(f"{status:<18} {check['id']} ({check['score']:g}/{check['max_score']:g})")
+        lines.append(f"    {check['feedback']}")
+    for name in skipped:
+        lines.append(f"{'- skipped':<18} {name} (a learning check: run with --learning, "
+                     "a minute or more)")
+    for note in notebook["notes"]:
+        lines.append(f"note: {note}")
+    for answer in notebook["manual"]:
+        state = "graded by a person" if answer["answered"] else "NOT ANSWERED yet"
+        lines.append(f"written answer {answer['id']} ({answer['max_score']:g} pts): {state}")
+    for what in ignored:
+        lines.append(f"ignored: {what}")
+    lines += ["", f"score: {notebook['score']:g} / "
+                  f"{sum(c['max_score'] for c in notebook['checks']):g} from the checks run"
+              + (f" ({len(skipped)} learning check(s) skipped)" if skipped else "")]
+    return "\n".join(lines)
+
+
+def write_self_check_json(notebook, skipped, ignored, path):
+    with open(path, "w") as out:
+        json.dump({"notebook": notebook, "skipped": skipped, "ignored": ignored}, out, indent=2)

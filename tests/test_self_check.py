@@ -1,0 +1,130 @@
+"""Students first: the self-check grades as the grader does, Run All shows every test, and
+the notebook's own patterns have no traps (a re-run class cell, a skipped setup cell)."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from checks import checks_for_lesson
+from checks.framework import VISIBLE_SALT
+from submission_factory import REPOSITORY
+from test_notebooks_execute import code_cells, cell_stdout, name_of, stderr_in
+from tests.support.in_process import namespace_for
+
+pytestmark = pytest.mark.xdist_group("self-check")
+
+EXAMPLES = REPOSITORY / "examples" / "submissions"
+LESSON = "02_replay_buffer"
+STUDENTS = ("ada_complete", "cy_buggy_buffer", "ben_empty")
+QUICK = sorted(check.name for check in checks_for_lesson(LESSON) if not check.learning)
+sys.path.insert(0, str(REPOSITORY / "examples"))
+from make_submissions import solution_answers  # noqa: E402
+
+
+def grader(*arguments):
+    completed = subprocess.run([sys.executable, "-m", "grader", *arguments], cwd=REPOSITORY,
+                               capture_output=True, text=True, timeout=900)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    return completed.stdout
+
+
+@pytest.fixture(scope="module")
+def class_report(tmp_path_factory):
+    """The instructor's grader on the three students' lesson 02, with the public salt."""
+    folder = tmp_path_factory.mktemp("class")
+    for student in STUDENTS:
+        (folder / student).mkdir()
+        shutil.copy(EXAMPLES / student / f"{LESSON}.ipynb", folder / student)
+    out = folder / "report.json"
+    grader("grade", str(folder), "--salt", VISIBLE_SALT, "--only", ",".join(QUICK),
+           "--workers", "2", "--quiet", "--json", str(out))
+    return json.loads(out.read_text())
+
+
+@pytest.mark.parametrize("student", STUDENTS)
+def test_the_self_check_reports_what_the_grader_reports(class_report, student, tmp_path):
+    out = tmp_path / "check.json"
+    printed = grader("check", str(EXAMPLES / student / f"{LESSON}.ipynb"), "--json", str(out))
+    mine = json.loads(out.read_text())
+    graded = next(n for s in class_report["submissions"] if s["student"] == student
+                  for n in s["notebooks"] if n["name"] == LESSON)
+    assert mine["notebook"] == graded
+    assert mine["skipped"] == ["test_replay_learning"] and "--learning" in printed
+    for check in graded["checks"]:
+        assert f"{check['id']} ({check['score']:g}/{check['max_score']:g})" in printed
+    if student == "ben_empty":  # a stub is not a bug: its own status, in words
+        assert {c["status"] for c in graded["checks"]} == {"not written"}
+        assert "not written yet" in printed and "\u2717" not in printed
+
+
+def test_the_self_check_names_code_the_rebuild_ignores(tmp_path):
+    notebook = nbformat.read(EXAMPLES / "ada_complete" / f"{LESSON}.ipynb", as_version=4)
+    tests = [cell for cell in notebook.cells if name_of(cell) == "test_fifo_eviction"]
+    tests[0].source += "\nprint('I changed a test')"
+    helper = nbformat.v4.new_code_cell("def my_helper():\n    return 42")
+    notebook.cells.insert(5, helper)
+    path = tmp_path / f"{LESSON}.ipynb"
+    nbformat.write(notebook, path)
+    printed = grader("check", str(path))
+    assert "cell 6 (`def my_helper():`) is a cell you added" in printed, printed
+    assert "('test_fifo_eviction') is the course's" in printed, printed
+    assert "\u2713 passed" in printed and "\u2717" not in printed, printed
+
+
+def test_a_missing_notebook_gets_one_line_not_a_traceback(tmp_path):
+    completed = subprocess.run([sys.executable, "-m", "grader", "check",
+                                str(tmp_path / "02_replay_buffer.ipynb")], cwd=REPOSITORY,
+                               capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 2
+    assert "no such notebook" in completed.stderr and "Traceback" not in completed.stderr
+
+
+def test_run_all_of_a_half_done_notebook_runs_every_cell_and_shows_each_test(tmp_path,
+                                                                              monkeypatch):
+    # the buffer written, the replay loop not: Run All stops at the first error, so the
+    # notebook must have none, and every test must say how it went
+    answers = solution_answers(LESSON)
+    notebook = nbformat.read(REPOSITORY / "notebooks" / f"{LESSON}.ipynb", as_version=4)
+    for cell in notebook.cells:
+        if name_of(cell) in ("buffer_class", "buffer_add", "buffer_sample"):
+            cell.source = answers[name_of(cell)]
+    path = tmp_path / f"{LESSON}.ipynb"
+    nbformat.write(notebook, path)
+    monkeypatch.setenv("PYTHONPATH", str(REPOSITORY))  # the kernel runs outside the course
+    NotebookClient(notebook, kernel_name="python3", timeout=600, allow_errors=False,
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()  # raises on error
+    results = {name_of(cell): (cell_stdout(cell), stderr_in(cell))
+               for cell in code_cells(notebook) if name_of(cell).startswith("test_")}
+    buffer_tests = [name for name in QUICK if name != "test_replay_loop"]
+    for name in buffer_tests:
+        assert "\u2713" in results[name][0], (name, results[name])
+    for name in ("test_replay_loop", "test_replay_learning"):
+        assert "\u2717" in results[name][1] and "not written yet" in results[name][1], \
+            (name, results[name])
+    report = cell_stdout(code_cells(notebook)[-1])
+    assert any("not written yet" in line and "test_replay_loop" in line
+               for line in report.splitlines()), report
+
+
+def test_re_running_a_class_cell_gets_a_message_that_says_what_to_re_run():
+    namespace = namespace_for(LESSON)
+    class_cell = solution_answers(LESSON)["buffer_class"]
+    exec(compile(class_cell, "<buffer_class again>", "exec"), namespace)  # noqa: S102
+    with pytest.raises(AssertionError) as failure:
+        checks_for_lesson(LESSON).run("test_fifo_eviction", namespace)
+    message = str(failure.value)
+    assert "ReplayBuffer was defined again" in message and "add, sample" in message
+    assert "Run Selected Cell and All Below" in message and "AttributeError" not in message
+
+
+def test_skipping_the_setup_cell_names_it_as_the_cause():
+    notebook = nbformat.read(REPOSITORY / "notebooks" / f"{LESSON}.ipynb", as_version=4)
+    imports = next(cell for cell in notebook.cells if name_of(cell) == "imports")
+    with pytest.raises(RuntimeError, match="setup cell"):
+        exec(compile(imports.source, "<imports>", "exec"), {})  # noqa: S102
