@@ -144,6 +144,7 @@ class ClassGrading:
         pending = deque(self.todo)
         untrained = deque(self.untrained)
         capacity, capacity_read = worker_threads(self.client), time.monotonic()
+        self.progress.set_workers(capacity)
         self.client.subscribe_topic(self.topic, self._on_progress)
         try:
             while pending or untrained or self.in_flight:
@@ -255,8 +256,9 @@ def grade_class(jobs, salt, store, cluster, quiet=True, grade=None, stream=sys.s
     :func:`~grader.grade_notebook.grade_notebook` (memory_mb, disk_mb, isolate, only,
     ...); ``grade`` replaces that function (tests inject faults with it)."""
     grading = ClassGrading(jobs, salt, store, options, grade)
-    grading.progress = ClassProgress(len(jobs), grading.run.reused, len(grading.untrained),
-                                     quiet=quiet, stream=stream)
+    grading.progress = ClassProgress(
+        len(jobs), grading.run.reused, len(grading.untrained), quiet=quiet, stream=stream,
+        lessons_to_grade=[jobs[index].lesson for index in grading.todo])
     try:
         if not grading.todo:
             return grading.results()
