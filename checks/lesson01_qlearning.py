@@ -183,7 +183,10 @@ def _ties_verdict(inputs, data):
 def _epsilon_inputs(rng):
     n_actions = 6
     legal = sorted(rng.choice(n_actions, size=int(rng.integers(3, 6)), replace=False).tolist())
-    qvalues = [[a, round(float(q), 2)] for a, q in zip(legal, rng.uniform(-3, 3, len(legal)))]
+    # distinct Q-values: a tie for the best would make the greedy choice random (a false
+    # failure of the epsilon = 0 case, 1 salt in 200 when values were drawn independently)
+    distinct = rng.choice(np.arange(-300, 301), size=len(legal), replace=False) / 100
+    qvalues = [[a, float(q)] for a, q in zip(legal, distinct)]
     epsilon = round(float(rng.uniform(0.15, 0.6)), 2)
     # every expected count is at least 150, where the chi-square approximation is sound
     draws = int(math.ceil(150 * len(legal) / epsilon))
@@ -305,6 +308,9 @@ def _loop_inputs(rng):
             "step_reward": -1.0, "goal_reward": float(rng.integers(5, 20))}
 
 
+DEFAULT_T_MAX = 10_000  # the default the signature gives
+
+
 def _loop_probe(inputs, play_and_train):
     outcome = {}
     for case, action in (("reaches_goal", 1), ("runs_out_of_time", 0)):
@@ -315,6 +321,19 @@ def _loop_probe(inputs, play_and_train):
         total = call_student("play_and_train(env, agent)", play_and_train, env, agent)
         outcome[case] = {"returned": _as_number(total), "updates": agent.updates,
                          "steps": env.unwrapped.steps_taken, "resets": env.unwrapped.resets}
+    # t_max ends an episode that no time limit ends first: given, and by its default
+    for case, t_max, limit in (("stopped_by_t_max", inputs["time_limit"] - 2,
+                                inputs["time_limit"]),
+                               ("default_t_max", None, DEFAULT_T_MAX + 5)):
+        env = lent_corridor(inputs["length"], limit, step_reward=inputs["step_reward"],
+                            goal_reward=inputs["goal_reward"])
+        agent = ScriptedAgent(0)
+        if t_max is None:
+            call_student("play_and_train(env, agent)", play_and_train, env, agent)
+        else:
+            call_student(f"play_and_train(env, agent, t_max={t_max})", play_and_train, env,
+                         agent, t_max=t_max)
+        outcome[case] = {"steps": env.unwrapped.steps_taken, "t_max": t_max}
     return outcome
 
 
@@ -344,6 +363,14 @@ def _loop_verdict(inputs, data):
     if timeout["steps"] < limit:
         return failed(f"the episode stopped after {timeout['steps']} steps, before the time "
                       f"limit of {limit}, though it neither terminated nor was truncated.")
+    for case, wanted in (("stopped_by_t_max", limit - 2), ("default_t_max", DEFAULT_T_MAX)):
+        steps = data[case]["steps"]
+        if steps != wanted:
+            call = ("play_and_train(env, agent)" if case == "default_t_max" else
+                    f"play_and_train(env, agent, t_max={wanted})")
+            return failed(f"{call} on an episode that neither terminates nor is truncated "
+                          f"before step {wanted} ran {steps} steps; t_max (default "
+                          f"{DEFAULT_T_MAX:,}) is the most steps it may take.")
     if any(update[4] for update in timeout["updates"]):
         return failed("the episode was cut by the time limit (truncated=True, "
                       "terminated=False), but agent.update was told terminated=True. A time "

@@ -84,21 +84,29 @@ def _len_probe(inputs, ReplayBuffer):
     for k in range(inputs["additions"]):
         _add(buffer, *transition(k))
         lengths.append(_len(buffer))
-    return {"lengths": lengths}
+    # the smallest buffer there is: size 1 must work, and hold one transition
+    smallest = _new_buffer(ReplayBuffer, 1, inputs["seed"])
+    smallest_lengths = [_len(smallest)]
+    for k in range(3):
+        _add(smallest, *transition(k))
+        smallest_lengths.append(_len(smallest))
+    return {"lengths": lengths, "smallest": smallest_lengths}
 
 
 def _len_verdict(inputs, data):
     capacity = inputs["capacity"]
-    problem = wrong_amount("lengths", data["lengths"], inputs["additions"] + 1)
+    problem = (wrong_amount("lengths", data["lengths"], inputs["additions"] + 1)
+               or wrong_amount("lengths of ReplayBuffer(1)", data["smallest"], 4))
     if problem:
         return problem
-    for added, got in enumerate(data["lengths"]):
-        want = min(added, capacity)
-        if got != want:
-            return failed(f"after adding {added} transition(s) to ReplayBuffer({capacity}), "
-                          f"len(buffer) should be {want} but is {got}."
-                          + (" The buffer must never hold more than its size."
-                             if isinstance(got, int) and got > capacity else ""))
+    for size, lengths in ((capacity, data["lengths"]), (1, data["smallest"])):
+        for added, got in enumerate(lengths):
+            want = min(added, size)
+            if got != want:
+                return failed(f"after adding {added} transition(s) to ReplayBuffer({size}), "
+                              f"len(buffer) should be {want} but is {got}."
+                              + (" The buffer must never hold more than its size."
+                                 if isinstance(got, int) and got > size else ""))
     return passed(f"len grows to the capacity {capacity} and stays there "
                   f"over {inputs['additions']} additions.")
 
@@ -367,7 +375,8 @@ def _replacement_verdict(inputs, data):
 # --- errors ---------------------------------------------------------------------------
 
 def _errors_inputs(rng):
-    return {"bad_sizes": [0, -int(rng.integers(1, 50))], "seed": int(rng.integers(2**31))}
+    return {"bad_sizes": [0, -int(rng.integers(1, 50))],
+            "bad_capacities": [0, -int(rng.integers(1, 50))], "seed": int(rng.integers(2**31))}
 
 
 def _errors_probe(inputs, ReplayBuffer):
@@ -375,7 +384,11 @@ def _errors_probe(inputs, ReplayBuffer):
     filled = _new_buffer(ReplayBuffer, 10, inputs["seed"])
     _add(filled, *transition(1))
     return {"empty": outcome_of(empty.sample, 1),
-            "bad_sizes": [outcome_of(filled.sample, size) for size in inputs["bad_sizes"]]}
+            "bad_sizes": [outcome_of(filled.sample, size) for size in inputs["bad_sizes"]],
+            "bad_capacities": [outcome_of(ReplayBuffer, size, inputs["seed"])
+                               for size in inputs["bad_capacities"]],
+            # the smallest valid batch, at the boundary the errors guard
+            "batch_of_one": sampled_ids(filled, 1)}
 
 
 def _errors_verdict(inputs, data):
@@ -383,14 +396,25 @@ def _errors_verdict(inputs, data):
                            len(inputs["bad_sizes"]))
     if problem:
         return problem
+    problem = wrong_amount("outcomes of bad sizes", data["bad_capacities"],
+                           len(inputs["bad_capacities"]))
+    if problem:
+        return problem
     cases = [("sample(1) on an empty buffer", data["empty"])]
     cases += [(f"sample({size})", outcome)
               for size, outcome in zip(inputs["bad_sizes"], data["bad_sizes"])]
+    cases += [(f"ReplayBuffer({size})", outcome)
+              for size, outcome in zip(inputs["bad_capacities"], data["bad_capacities"])]
     for call, outcome in cases:
         problem = value_error_problem(call, outcome)
         if problem:
             return problem
-    return passed("sampling an empty buffer or a non-positive batch size raises ValueError.")
+    if data["batch_of_one"] != [1]:
+        return failed("sample(1) on a buffer holding only transition 1 should return that "
+                      f"transition once; got transitions {data['batch_of_one']} (-1: a row "
+                      "whose fields come from different transitions). batch_size=1 is valid.")
+    return passed("sampling an empty buffer, a non-positive batch size or a size below 1 "
+                  "raises ValueError; sample(1) works.")
 
 
 # --- the training loop with replay -----------------------------------------------------
@@ -430,44 +454,96 @@ def replay_loop_inputs(rng):
             "batch_size": int(rng.integers(2, 9))}
 
 
+DEFAULT_BATCH_SIZE, DEFAULT_T_MAX = 32, 10_000  # the defaults the signature gives
+
+
 def _loop_probe(inputs, play_and_train_with_replay):
     outcome = {}
-    for case, action, use_replay in (("reaches_goal", 1, True), ("runs_out_of_time", 0, True),
-                                     ("without_replay", 1, False)):
-        env = lent_corridor(inputs["length"], inputs["time_limit"])
+    length, time_limit, batch = inputs["length"], inputs["time_limit"], inputs["batch_size"]
+    t_max = time_limit - 2  # stops the episode before the time limit does
+    # case: (action, replay?, time limit, arguments after env and agent)
+    cases = {"reaches_goal": (1, True, time_limit, (batch,)),
+             "runs_out_of_time": (0, True, time_limit, (batch,)),
+             "without_replay": (1, False, time_limit, (batch,)),
+             "stopped_by_t_max": (0, True, time_limit, (batch, t_max)),
+             "default_batch_size": (1, True, time_limit, ()),
+             "default_t_max": (0, False, DEFAULT_T_MAX + 5, ())}
+    for case, (action, use_replay, limit, arguments) in cases.items():
+        env = lent_corridor(length, limit)
         agent, buffer = ScriptedAgent(action), RecordingBuffer()
-        call_student("play_and_train_with_replay(env, agent, replay, replay_batch_size)",
-                     play_and_train_with_replay, env, agent,
-                     buffer if use_replay else None, inputs["batch_size"])
-        outcome[case] = {"steps": env.unwrapped.steps_taken, "updates": agent.updates,
-                         "added": buffer.added, "returned": buffer.returned}
+        returned = call_student(
+            "play_and_train_with_replay(env, agent, replay"
+            + "".join(f", {a}" for a in arguments) + ")", play_and_train_with_replay, env,
+            agent, buffer if use_replay else None, *arguments)
+        try:
+            returned = float(returned)
+        except (TypeError, ValueError):
+            returned = repr(returned)[:60]
+        outcome[case] = {"steps": env.unwrapped.steps_taken, "returned": returned,
+                         "update_count": len(agent.updates),
+                         **({} if case == "default_t_max" else {
+                             "updates": agent.updates, "added": buffer.added,
+                             "returned_batches": buffer.returned})}
     return outcome
 
 
+REACH_THE_GOAL = ("reaches_goal", "without_replay", "default_batch_size")
+
+
 def _loop_verdict(inputs, data):
-    batch = inputs["batch_size"]
+    batch, length, time_limit = inputs["batch_size"], inputs["length"], inputs["time_limit"]
     plain = data["without_replay"]
     if len(plain["updates"]) != plain["steps"]:
         return failed(f"with replay=None the loop should update once per step; it made "
                       f"{len(plain['updates'])} updates in {plain['steps']} steps.")
-    for case in ("reaches_goal", "runs_out_of_time"):
+    # how long each episode must last: to the goal, to the time limit, to t_max
+    expected_steps = {"reaches_goal": length, "runs_out_of_time": time_limit,
+                      "without_replay": length, "stopped_by_t_max": time_limit - 2,
+                      "default_batch_size": length, "default_t_max": DEFAULT_T_MAX}
+    why = {"reaches_goal": "the episode ends when the goal is reached (terminated)",
+           "runs_out_of_time": f"the time limit of {time_limit} steps truncates the episode "
+                               "(truncated ends it too)",
+           "without_replay": "the episode ends when the goal is reached (terminated)",
+           "stopped_by_t_max": f"t_max={time_limit - 2} allows no more steps",
+           "default_batch_size": "the episode ends when the goal is reached (terminated)",
+           "default_t_max": f"called without t_max, its default t_max={DEFAULT_T_MAX:,} "
+                            f"must stop an episode whose time limit is longer"}
+    for case, steps in expected_steps.items():
+        run = data[case]
+        # the corridor pays -1 a step, and +10 instead on the step that reaches the goal
+        # (only the cases that walk right reach it; the others may stop at `length` too)
+        total_reward = 10 - (length - 1) if case in REACH_THE_GOAL else -steps
+        if run["steps"] != steps:
+            return failed(f"in a corridor of length {length} ({case.replace('_', ' ')}) the "
+                          f"loop took {run['steps']} steps; expected {steps}: {why[case]}.")
+        if run["returned"] != total_reward:
+            return failed(f"in a corridor of length {length} ({case.replace('_', ' ')}) the "
+                          f"rewards of the episode's {steps} steps sum to "
+                          f"{total_reward:g}, but the loop returned "
+                          f"{run['returned']}: return the episode's total reward.")
+    defaults = data["default_batch_size"]
+    if [len(rows) for rows in defaults["returned_batches"]] != [DEFAULT_BATCH_SIZE] * length:
+        return failed(f"called without replay_batch_size, each step should sample its default "
+                      f"{DEFAULT_BATCH_SIZE}; got batch sizes "
+                      f"{[len(rows) for rows in defaults['returned_batches']]}.")
+    for case in ("reaches_goal", "runs_out_of_time", "stopped_by_t_max"):
         run = data[case]
         steps, updates = run["steps"], run["updates"]
         if len(run["added"]) != steps:
             return failed(f"the episode took {steps} steps but replay.add was called "
                           f"{len(run['added'])} times: store every transition once.")
-        if [len(rows) for rows in run["returned"]] != [batch] * steps:
+        if [len(rows) for rows in run["returned_batches"]] != [batch] * steps:
             return failed(f"expected one replay.sample({batch}) per step "
                           f"(replay_batch_size={batch}), {steps} in this {steps}-step "
-                          f"episode; got {len(run['returned'])} batch(es) of sizes "
-                          f"{[len(rows) for rows in run['returned']]}.")
+                          f"episode; got {len(run['returned_batches'])} batch(es) of sizes "
+                          f"{[len(rows) for rows in run['returned_batches']]}.")
         if len(updates) != steps * (1 + batch):
             return failed(f"each step should update the agent on the new transition and on "
                           f"each of the {batch} replayed ones ({1 + batch} updates per step); "
                           f"got {len(updates)} updates in {steps} steps.")
         for step in range(steps):
             made = sorted(updates[step * (1 + batch):(step + 1) * (1 + batch)])
-            if made != sorted([run["added"][step], *run["returned"][step]]):
+            if made != sorted([run["added"][step], *run["returned_batches"][step]]):
                 return failed(f"at step {step + 1} the agent should be updated on the new "
                               f"transition and on the {batch} transitions that "
                               "replay.sample returned, but its updates were on other "

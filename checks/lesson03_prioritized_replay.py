@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+from scipy import stats
 
 from checks.expected import expected as reference
 from checks.framework import (Check, LessonChecks, ProbeError, call_student, comparison, failed,
@@ -14,6 +15,7 @@ from checks.stub_envs import lent_corridor
 
 LESSON = "03_prioritized_replay"
 EPSILON = 1e-6  # the buffer's default: p = |delta| + epsilon
+DEFAULT_ALPHA = 0.6  # the signature's default
 INITIAL_MAX_PRIORITY = 1.0
 
 
@@ -131,7 +133,27 @@ def _totals_probe(inputs, SumTree):
     for slots, priorities in update_batches(inputs):
         _tree_update(tree, slots, priorities)
         totals.append(_tree_total(tree))
-    return {"totals": totals, "leaves": _tree_get(tree, list(range(inputs["capacity"])))}
+    # the layout the lesson prescribes: one float64 array `nodes` of length 2L, also
+    # when the capacity is itself a power of two (then L = capacity)
+    exact = _new_tree(SumTree, LAYOUT_POWER)
+    exact_nodes = getattr(exact, "nodes", None)
+    nodes = getattr(tree, "nodes", None)
+    layout = (None if nodes is None else
+              {"length": int(np.size(nodes)), "dtype": str(np.asarray(nodes).dtype),
+               "leaves": np.asarray(nodes, dtype=np.float64).reshape(-1)[
+                   _power_of_two(inputs["capacity"]):][:inputs["capacity"]].tolist(),
+               "root": float(np.asarray(nodes, dtype=np.float64).reshape(-1)[1])})
+    return {"totals": totals, "leaves": _tree_get(tree, list(range(inputs["capacity"]))),
+            "layout": layout, "power_length": None if exact_nodes is None
+            else int(np.size(exact_nodes))}
+
+
+LAYOUT_POWER = 16
+
+
+def _power_of_two(capacity):
+    """L, the smallest power of two >= capacity: the number of leaves."""
+    return 1 << (capacity - 1).bit_length()
 
 
 def _totals_verdict(inputs, data):
@@ -157,12 +179,43 @@ def _totals_verdict(inputs, data):
         if got != want:
             return failed(f"tree.get([{slot}]) returned {got!r} but the last update set it to "
                           f"{want!r}: store priorities exactly (float64).")
+    capacity, leaves = inputs["capacity"], _power_of_two(inputs["capacity"])
+    layout = data.get("layout")
+    want = f"a float64 array of length 2L = {2 * leaves}"
+    if not layout:
+        return failed(f"SumTree({capacity}) has no attribute `nodes`: keep the tree in one "
+                      f"array, {want}, as the lesson's Layout paragraph says.")
+    if layout["length"] != 2 * leaves or layout["dtype"] != "float64":
+        return failed(f"SumTree({capacity}).nodes is a {layout['dtype']} array of length "
+                      f"{layout['length']}; the layout is {want} (L = {leaves}, the smallest "
+                      f"power of two >= {capacity}).")
+    if layout["leaves"] != expected["leaves"] or not _close(layout["root"], data["totals"][-1]):
+        return failed(f"in SumTree({capacity}).nodes, slot i should be node L + i = {leaves} "
+                      "+ i and the root node 1 (the total), but the priorities set by update "
+                      "are not there.")
+    if data.get("power_length") != 2 * LAYOUT_POWER:
+        return failed(f"SumTree({LAYOUT_POWER}).nodes has length {data.get('power_length')}; "
+                      f"with a capacity that is a power of two, L = {LAYOUT_POWER} and nodes "
+                      f"has length 2L = {2 * LAYOUT_POWER}.")
     return passed(f"the total matches the sum of {inputs['capacity']} priorities after "
                   f"{batches} batches of updates spanning 28 orders of magnitude, "
-                  "repeated slots included.")
+                  "repeated slots included; nodes has the lesson's layout.")
 
 
 # --- the sum tree: prefix-sum search -------------------------------------------------------
+
+# Floating-point mass at the very top of the tree: with these priorities (found by search)
+# a float64 sum tree laid out as the class docstring says sums its nodes so that a mass
+# just below the total, searched top-down, runs past the last slot into the padding
+# leaves (to slot 15 of 16): only clamping the slot to capacity - 1 keeps it in range.
+TOP_OF_THE_TREE = [0.000934, 0.000973, 0.010482, 0.032462, 0.00067, 1e-06, 0.763872, 8e-06,
+                   6.827131]
+# the same with an even capacity (22: the search runs to slot 31 of 32)
+TOP_OF_THE_EVEN_TREE = [0.039947, 5.5e-05, 4.723152, 0.00069, 1.460463, 0.006306, 0.003843,
+                        0.49863, 0.000533, 1.281473, 0.003625, 0.840088, 0.380518, 36.526451,
+                        0.001858, 0.000619, 90.915626, 0.013514, 0.002227, 0.403507, 0.0001,
+                        45.920424]
+
 
 def _search_inputs(rng):
     cases = []
@@ -179,6 +232,17 @@ def _search_inputs(rng):
                   *(rng.random(40) * total).tolist(),
                   -1.0, total, total + 3.0, float(np.nextafter(total, 0.0))]
         cases.append({"priorities": priorities.tolist(), "masses": masses})
+    # the first case scaled by 1/64 (exact in binary): a total below 1, where "the largest
+    # float below the total" is not the largest float below 1
+    small = cases[0]
+    cases.append({"priorities": [p / 64 for p in small["priorities"]],
+                  "masses": [m / 64 for m in small["masses"]]})
+    for top in (TOP_OF_THE_TREE, TOP_OF_THE_EVEN_TREE):
+        total = math.fsum(top)
+        cases.append({"priorities": top,
+                      "masses": [total, float(np.nextafter(total, 0.0)), total * (1 - 1e-16),
+                                 float(np.nextafter(np.nextafter(total, 0.0), 0.0)),
+                                 2 * total]})
     return {"cases": cases}
 
 
@@ -366,7 +430,8 @@ def _frequency_verdict(inputs, data):
 
 def _stratified_inputs(rng):
     return {"batch_sizes": [int(rng.integers(4, 12)), int(rng.integers(20, 60))],
-            "batches": 5, "seed": int(rng.integers(2**31))}
+            "batches": 5, "pair_batch": int(rng.integers(8, 17)), "pair_batches": 40,
+            "seed": int(rng.integers(2**31))}
 
 
 def _stratified_probe(inputs, PrioritizedReplayBuffer):
@@ -375,7 +440,13 @@ def _stratified_probe(inputs, PrioritizedReplayBuffer):
         buffer = _new_buffer(PrioritizedReplayBuffer, size + 7, 0.6, inputs["seed"])
         _fill(buffer, range(size))
         batches.append([_sample(buffer, size, 0.4)["ids"] for _ in range(inputs["batches"])])
-    return {"batches": batches}
+    # twice as many transitions as the batch: each slice of the total holds two of them,
+    # and the draws in different slices must be independent of each other
+    size = inputs["pair_batch"]
+    buffer = _new_buffer(PrioritizedReplayBuffer, 2 * size + 3, 0.6, inputs["seed"])
+    _fill(buffer, range(2 * size))
+    pairs = [_sample(buffer, size, 0.4)["ids"] for _ in range(inputs["pair_batches"])]
+    return {"batches": batches, "pairs": pairs}
 
 
 def _stratified_verdict(inputs, data):
@@ -394,7 +465,35 @@ def _stratified_verdict(inputs, data):
                               f"total, which picks every transition exactly once; a batch held "
                               f"{repeats} repeat(s). Draw mass k uniformly from "
                               "[k total / batch_size, (k + 1) total / batch_size).")
-    return passed("sampling is stratified: one draw from each equal slice of the total.")
+    size, count = inputs["pair_batch"], inputs["pair_batches"]
+    problem = wrong_amount("batches from the buffer of two transitions per slice",
+                           data.get("pairs", []), count)
+    if problem:
+        return problem
+    situation = (f"with {2 * size} transitions of equal priority, sample({size}) should draw "
+                 f"one mass from each of {size} equal slices of the total, each slice "
+                 "holding two transitions (2k and 2k + 1)")
+    agreements = 0
+    for ids in data["pairs"]:
+        slices = sorted(i // 2 for i in ids if isinstance(i, int))
+        if slices != list(range(size)):
+            return failed(f"{situation}, so a batch holds one of each pair; one held "
+                          f"transitions {sorted(ids)}.")
+        sides = [i % 2 for i in sorted(ids)]  # 0: the first of its slice, 1: the second
+        agreements += sum(a == b for a, b in zip(sides, sides[1:]))
+    # independent fair draws: neighbouring slices pick the same side half the time
+    pairs_seen = count * (size - 1)
+    low = stats.binom.cdf(agreements, pairs_seen, 0.5)
+    high = stats.binom.sf(agreements - 1, pairs_seen, 0.5)
+    if min(low, high) < FALSE_FAILURE_RATE / 2:
+        return failed(f"{situation}. Draws in different slices must be independent, so "
+                      f"neighbouring slices pick the same side of their pair half the time; "
+                      f"in {count} batches they did {agreements} times of {pairs_seen} "
+                      f"(expected about {pairs_seen // 2}). Draw a separate uniform number "
+                      "for each slice (rng.random(batch_size)), not one for the whole batch.")
+    return passed("sampling is stratified: one draw from each equal slice of the total, "
+                  "independently in each slice (binomial test on neighbouring slices, "
+                  f"rejection rate {FALSE_FAILURE_RATE:g}).")
 
 
 # --- the buffer: importance-sampling weights --------------------------------------------------
@@ -415,8 +514,24 @@ def _weights_probe(inputs, PrioritizedReplayBuffer):
                          inputs["seed"])
     _fill(buffer, range(stored))
     _update_priorities(buffer, list(range(stored)), inputs["td_errors"])
+    # one transition holding the whole total: P = 1, so every weight is 1
+    single = _new_buffer(PrioritizedReplayBuffer, inputs["capacity"], inputs["alpha"],
+                         inputs["seed"])
+    _fill(single, [0])
+    _update_priorities(single, [0], [inputs["td_errors"][0]])
     return {"samples": [[_sample(buffer, inputs["batch_size"], beta)
-                         for _ in range(inputs["batches"])] for beta in inputs["betas"]]}
+                         for _ in range(inputs["batches"])] for beta in inputs["betas"]],
+            "single": _sample(single, 3, inputs["betas"][1]), "uniform": _uniform_weights(
+                PrioritizedReplayBuffer, inputs)}
+
+
+def _uniform_weights(PrioritizedReplayBuffer, inputs):
+    """alpha = 0: every priority p^0 = 1, so sampling is uniform and every weight is 1."""
+    stored = len(inputs["td_errors"])
+    buffer = _new_buffer(PrioritizedReplayBuffer, inputs["capacity"], 0.0, inputs["seed"])
+    _fill(buffer, range(stored))
+    _update_priorities(buffer, list(range(stored)), inputs["td_errors"])
+    return _sample(buffer, inputs["batch_size"], 1.0)["weights"]
 
 
 def _batch_weights(table, ids):
@@ -462,8 +577,20 @@ def _weights_verdict(inputs, data):
                 return failed(where + " The exponent is -beta: rare transitions get the "
                               "largest weights.")
             return failed(where)
+    single = data.get("single") or {}
+    if single.get("ids") != [0, 0, 0] or len(single.get("weights", [])) != 3 or \
+            not all(_close(w, 1.0) for w in single["weights"]):
+        return failed(f"with one transition stored (TD error {errors[0]}), sample(3, "
+                      f"beta={inputs['betas'][1]}) should return it three times with weights "
+                      f"(1 * 1)^-beta = 1; it returned transitions {single.get('ids')} with "
+                      f"weights {single.get('weights')}.")
+    uniform = data.get("uniform") or []
+    if len(uniform) != inputs["batch_size"] or not all(_close(w, 1.0) for w in uniform):
+        return failed(f"with alpha=0 every priority is p^0 = 1, so sampling is uniform and "
+                      f"sample({inputs['batch_size']}, beta=1.0) should give every weight 1; "
+                      f"it gave {np.round(uniform, 4).tolist()}.")
     return passed("weights equal (N P(i))^-beta / max, for beta 0 (all 1), in between, "
-                  "and 1.")
+                  "and 1, and are 1 for a buffer of one transition and with alpha=0.")
 
 
 # --- the buffer: update_priorities ------------------------------------------------------------
@@ -489,7 +616,12 @@ def _updates_probe(inputs, PrioritizedReplayBuffer):
     for update in inputs["rounds"]:
         _update_priorities(buffer, update["slots"], update["td_errors"])
         after.append(_priorities(buffer, range(inputs["stored"])))
-    return {"after_each_round": after}
+    # alpha and epsilon by default: 0.6 and 1e-6
+    default = call_student("PrioritizedReplayBuffer(capacity)", PrioritizedReplayBuffer,
+                           inputs["capacity"], seed=inputs["seed"])
+    _fill(default, [0, 1])
+    _update_priorities(default, [0, 1], [0.5, 0.0])
+    return {"after_each_round": after, "by_default": _priorities(default, [0, 1])}
 
 
 def _updates_verdict(inputs, data):
@@ -524,8 +656,16 @@ def _updates_verdict(inputs, data):
             elif error is None:
                 message += ": it was not in this round's slots, so it must not change."
             return failed(message + ".")
+    want = [(0.5 + EPSILON) ** DEFAULT_ALPHA, EPSILON ** DEFAULT_ALPHA]
+    got = data.get("by_default") or []
+    if len(got) != 2 or not all(_close(g, w) for g, w in zip(got, want)):
+        return failed(f"PrioritizedReplayBuffer(capacity) without alpha and epsilon, after "
+                      f"update_priorities([0, 1], [0.5, 0.0]), should hold (|delta| + 1e-6)^0.6 "
+                      f"= {want[0]:.6g} and {want[1]:.6g} (the defaults alpha=0.6, "
+                      f"epsilon=1e-6); it holds {got}.")
     return passed("update_priorities stores (|delta| + epsilon)^alpha in the tree, for "
-                  "negative and zero TD errors too, and leaves other slots alone.")
+                  "negative and zero TD errors too, and leaves other slots alone; alpha and "
+                  "epsilon default to 0.6 and 1e-6.")
 
 
 # --- the buffer: wrap-around ------------------------------------------------------------------
@@ -552,8 +692,12 @@ def _wrap_probe(inputs, PrioritizedReplayBuffer):
     ids = []
     while len(ids) < inputs["draws"]:
         ids.extend(_sample(buffer, 32, 0.4)["ids"])
+    # the smallest buffer: one slot, overwritten by every add
+    one = _new_buffer(PrioritizedReplayBuffer, 1, inputs["alpha"], inputs["seed"])
+    _fill(one, [0, 1])
     return {"length": call_student("len(buffer)", len, buffer), "priorities": priorities,
-            "ids": ids}
+            "ids": ids,
+            "one": _sample(one, 3, 0.5), "one_length": call_student("len(buffer)", len, one)}
 
 
 def _wrap_verdict(inputs, data):
@@ -587,16 +731,50 @@ def _wrap_verdict(inputs, data):
     if missing:
         return failed(f"{situation}, transition {missing[0]} never came up in "
                       f"{len(data['ids'])} draws: is it stored?")
+    one = data.get("one") or {}
+    if data.get("one_length") != 1 or one.get("ids") != [1, 1, 1] or \
+            len(one.get("weights", [])) != 3 or not all(_close(w, 1.0) for w in one["weights"]):
+        return failed("after adding transitions 0 and 1 to a PrioritizedReplayBuffer(1), "
+                      f"len(buffer) should be 1 (it is {data.get('one_length')}) and "
+                      f"sample(3, 0.5) should return transition 1 three times with weight 1; "
+                      f"it returned {one.get('ids')} with weights {one.get('weights')}.")
     return passed(f"{situation}, the newest {capacity} are stored and the overwritten slots "
-                  "got the maximal priority.")
+                  "got the maximal priority; a buffer of capacity 1 keeps the newest.")
 
 
 # --- the buffer: never an empty slot or a slot out of range ------------------------------------
 
+class TopOfTheRange(np.random.Generator):
+    """numpy's generator, except that ``random`` and ``uniform`` return the largest value
+    below the top of their range: every stratum's mass at the top of its slice, the
+    last one a hair below the total (where floating-point sums go astray)."""
+
+    # The grader keeps it and serves the student's buffer its draws across the boundary.
+    __lending__ = Served(remote=("random", "uniform", "integers", "choice", "permutation"))
+
+    def random(self, size=None, dtype=np.float64, out=None):
+        return np.full(() if size is None else size, np.nextafter(1.0, 0.0))[()]
+
+    def uniform(self, low=0.0, high=1.0, size=None):
+        low, high = np.broadcast_arrays(np.asarray(low, dtype=np.float64),
+                                        np.asarray(high, dtype=np.float64))
+        top = np.nextafter(high, low)
+        return (top if size is None else np.broadcast_to(top, size).copy())[()]
+
+
+# With these TD errors (alpha 0.6, found by search) in a PrioritizedReplayBuffer(28) holding
+# 14 transitions, the top mass of sample(7) searched down a float64 sum tree runs past the
+# 14 filled slots into empty ones: the slots must be clamped to len(self) - 1.
+TOP_BUFFER = {"capacity": 28, "batch_size": 7, "alpha": 0.6,
+              "td_errors": [2.8492, 0.0027, 0.0002, 0.2851, 0.009, 0.0256, 0.0005, 1.4086,
+                            19.918, 2.8544, 0.0007, 0.0043, 0.0015, 87.8793]}
+
+
 def _range_inputs(rng):
     capacity = int(rng.integers(60, 500)) * 2 + 1
     return {"capacity": capacity, "stored": int(rng.integers(capacity // 4, capacity - 1)),
-            "rounds": 40, "batch_size": 256, "seed": int(rng.integers(2**31))}
+            "rounds": 40, "batch_size": 256, "seed": int(rng.integers(2**31)),
+            "top": TOP_BUFFER}
 
 
 def _range_probe(inputs, PrioritizedReplayBuffer):
@@ -612,7 +790,14 @@ def _range_probe(inputs, PrioritizedReplayBuffer):
         slots.extend(batch["slots"])
         ids.extend(batch["ids"])
         weights.extend(batch["weights"])
-    return {"slots": slots, "ids": ids, "weights": weights}
+    top = inputs["top"]
+    buffer = _new_buffer(PrioritizedReplayBuffer, top["capacity"], top["alpha"], inputs["seed"])
+    stored = len(top["td_errors"])
+    _fill(buffer, range(stored))
+    _update_priorities(buffer, list(range(stored)), top["td_errors"])
+    buffer.rng = TopOfTheRange(np.random.PCG64(inputs["seed"]))  # the buffer's generator
+    at_the_top = _sample(buffer, top["batch_size"], 1.0)
+    return {"slots": slots, "ids": ids, "weights": weights, "top": at_the_top}
 
 
 def _range_verdict(inputs, data):
@@ -638,8 +823,23 @@ def _range_verdict(inputs, data):
         bad = next(w for w in data["weights"] if not (isinstance(w, float) and 0 < w <= 1))
         return failed(f"{situation}, sample returned a weight of {bad!r}; weights lie in "
                       "(0, 1].")
+    top, at_the_top = inputs["top"], data.get("top") or {}
+    stored = len(top["td_errors"])
+    slots = at_the_top.get("slots", [])
+    problem = wrong_amount("slots of the batch drawn at the top", slots, top["batch_size"])
+    if problem:
+        return problem
+    if any(not (isinstance(s, int) and 0 <= s < stored) for s in slots) or \
+            at_the_top.get("ids") != slots:
+        return failed(f"with TD errors {top['td_errors']} for the {stored} transitions of a "
+                      f"PrioritizedReplayBuffer({top['capacity']}, alpha={top['alpha']}) and "
+                      f"every uniform draw of self.rng at the top of its range (the last mass "
+                      f"a hair below the total), sample({top['batch_size']}) returned slots "
+                      f"{slots} holding transitions {at_the_top.get('ids')}. Summed in "
+                      "floating point, a search for a mass that close to the total can run "
+                      f"past the last filled slot: clamp slots to len(self) - 1 = {stored - 1}.")
     return passed(f"{situation}, {draws} draws all came from filled slots, with weights in "
-                  "(0, 1].")
+                  "(0, 1], and so did a batch drawn at the very top of the total.")
 
 
 # --- errors ---------------------------------------------------------------------------------
@@ -666,14 +866,21 @@ def _errors_probe(inputs, PrioritizedReplayBuffer, SumTree):
             outcome_of(filled.update_priorities, np.array([stored]), np.array([1.0])),
         "update_priorities([-1], [1.0])": outcome_of(filled.update_priorities,
                                                       np.array([-1]), np.array([1.0])),
+        f"update_priorities([{stored + 1}], [1.0]) with {stored} transitions stored "
+        f"(capacity {capacity})": outcome_of(filled.update_priorities, np.array([stored + 1]),
+                                             np.array([1.0])),
         "SumTree.update([0], [-1.0])": outcome_of(tree.update, np.array([0]),
                                                   np.array([-1.0])),
+        "SumTree.update([0], [nan])": outcome_of(tree.update, np.array([0]),
+                                                 np.array([np.nan])),
+        "update_priorities([0], [inf])": outcome_of(filled.update_priorities,
+                                                     np.array([0]), np.array([np.inf])),
         f"SumTree({capacity}).update([{capacity}], [1.0])": outcome_of(
             tree.update, np.array([capacity]), np.array([1.0])),
     }.items())}
 
 
-ERROR_CASES = 8
+ERROR_CASES = 11
 
 
 def _errors_verdict(inputs, data):
@@ -685,8 +892,8 @@ def _errors_verdict(inputs, data):
                                       "the tree corrupts every later sample, silently)")
         if problem:
             return problem
-    return passed("empty buffers, bad batch sizes, NaN TD errors, slots out of range and "
-                  "negative priorities raise ValueError.")
+    return passed("empty buffers, bad batch sizes, NaN and infinite TD errors, slots out of "
+                  "range and negative or NaN priorities raise ValueError.")
 
 
 # --- beta annealing ----------------------------------------------------------------------------
@@ -702,10 +909,11 @@ def _beta_probe(inputs, annealed_beta):
                                     f"{inputs['beta_start']})", annealed_beta, step,
                                     inputs["total_steps"], inputs["beta_start"]),
                        "annealed_beta", 1)[0] for step in inputs["steps"]]
-    default = _numbers(call_student(f"annealed_beta(0, {inputs['total_steps']})",
-                                    annealed_beta, 0, inputs["total_steps"]),
-                       "annealed_beta", 1)[0]
-    return {"values": values, "default_start": default}
+    total = inputs["total_steps"]
+    defaults = [_numbers(call_student(f"annealed_beta({step}, {total})", annealed_beta, step,
+                                      total), "annealed_beta", 1)[0]
+                for step in (0, total // 2, total)]
+    return {"values": values, "default_start": defaults[0], "defaults": defaults}
 
 
 def _beta_verdict(inputs, data):
@@ -723,6 +931,12 @@ def _beta_verdict(inputs, data):
     if not _close(data["default_start"], 0.4):
         return failed(f"annealed_beta(0, {total}) returned {data['default_start']!r}: "
                       "beta_start defaults to 0.4, the PER paper's value.")
+    steps = (0, total // 2, total)
+    want = reference(LESSON, "beta_schedule", list(steps), total, 0.4)
+    for step, got, expected in zip(steps, data.get("defaults", []), want):
+        if not _close(got, expected, rel=1e-9):
+            return failed(f"annealed_beta({step}, {total}) (beta_start by default, 0.4) "
+                          f"returned {got!r}; expected {expected:.6g}.")
     return passed("beta rises linearly from beta_start to 1 and stays there.")
 
 
@@ -824,6 +1038,32 @@ class RecordingPrioritizedBuffer:
                                       "td_errors": np.asarray(td_errors, float).tolist()})
 
 
+class CountingPrioritizedBuffer:
+    """A stand-in buffer for the 10,000-step episode: counts adds and hands out one fixed
+    transition with weight 1, so the long run stays cheap."""
+
+    __lending__ = Served(remote=("sample", "__len__"), deferred=("add", "update_priorities"))
+
+    def __init__(self):
+        self.adds = 0
+
+    def __len__(self):
+        return self.adds
+
+    def add(self, obs_t, action, reward, obs_tp1, done):
+        self.adds += 1
+
+    def sample(self, batch_size, beta):
+        return (*(np.array([value] * batch_size) for value in (0, 0, -1.0, 0, False)),
+                np.ones(batch_size), np.zeros(batch_size, dtype=np.int64))
+
+    def update_priorities(self, slots, td_errors):
+        pass
+
+
+DEFAULT_T_MAX = 10_000  # the default the signature gives
+
+
 def _loop_inputs(rng):
     length = int(rng.integers(3, 7))
     return {"length": length, "time_limit": int(rng.integers(length + 2, length + 6)),
@@ -836,18 +1076,32 @@ def _loop_probe(inputs, play_and_train_with_per):
     from course.scripted_agents import scripted_q_agent
 
     outcome = {}
-    for case, action in (("reaches_goal", 1), ("runs_out_of_time", 0)):
-        env = lent_corridor(inputs["length"], inputs["time_limit"])
+    limit = inputs["time_limit"]
+    # case: (action, time limit, t_max given or None); t_max ends episodes that the time
+    # limit does not end first
+    for case, (action, time_limit, t_max) in {
+            "reaches_goal": (1, limit, None), "runs_out_of_time": (0, limit, None),
+            "stopped_by_t_max": (0, limit, limit - 2),
+            "default_t_max": (0, DEFAULT_T_MAX + 5, None)}.items():
+        env = lent_corridor(inputs["length"], time_limit)
         agent = mirrored(scripted_q_agent, action, alpha=inputs["alpha"], epsilon=0.0,
                          discount=inputs["discount"],
                          get_legal_actions=mirrored(AllActions, 2), seed=inputs["seed"],
                          logged=AGENT_WRITES, settable=("epsilon",))
-        buffer = RecordingPrioritizedBuffer()
-        call_student("play_and_train_with_per(env, agent, replay, batch_size, beta)",
-                     play_and_train_with_per, env, agent, buffer, inputs["batch_size"],
-                     inputs["beta"])
+        long_run = case == "default_t_max"
+        buffer = CountingPrioritizedBuffer() if long_run else RecordingPrioritizedBuffer()
+        batch_size = 1 if long_run else inputs["batch_size"]
+        extra = {} if t_max is None else {"t_max": t_max}
+        total = call_student(f"play_and_train_with_per(env, agent, replay, {batch_size}, beta"
+                             + ("" if t_max is None else f", t_max={t_max}") + ")",
+                             play_and_train_with_per, env, agent, buffer, batch_size,
+                             inputs["beta"], **extra)
+        total = float(total) if isinstance(total, (int, float, np.floating)) else repr(total)[:60]
+        if long_run:  # 10,000 steps: only how many
+            outcome[case] = {"steps": env.unwrapped.steps_taken}
+            continue
         outcome[case] = {
-            "steps": env.unwrapped.steps_taken, "added": buffer.added,
+            "total": total, "steps": env.unwrapped.steps_taken, "added": buffer.added,
             "samples": buffer.samples, "priority_updates": buffer.priority_updates,
             "qtable": [[float(agent.get_qvalue(s, a)) for a in (0, 1)]
                        for s in range(inputs["length"] + 1)]}
@@ -855,7 +1109,29 @@ def _loop_probe(inputs, play_and_train_with_per):
 
 
 def _loop_verdict(inputs, data):
-    for case in ("reaches_goal", "runs_out_of_time"):
+    length, limit = inputs["length"], inputs["time_limit"]
+    expected_steps = {"reaches_goal": (length, "the episode ends when the goal is reached"),
+                      "runs_out_of_time": (limit, f"the time limit of {limit} steps "
+                                                  "truncates the episode (truncated ends it "
+                                                  "too)"),
+                      "stopped_by_t_max": (limit - 2, f"t_max={limit - 2} allows no more "
+                                                      "steps"),
+                      "default_t_max": (DEFAULT_T_MAX, f"the default t_max={DEFAULT_T_MAX:,} "
+                                                       "must stop an episode whose time limit "
+                                                       "is longer")}
+    for case, (steps, why) in expected_steps.items():
+        if data[case]["steps"] != steps:
+            return failed(f"in a corridor of length {length} ({case.replace('_', ' ')}) the "
+                          f"loop took {data[case]['steps']} steps; expected {steps}: {why}.")
+        if case == "default_t_max":
+            continue
+        # the corridor pays -1 a step, and +10 instead on the step that reaches the goal
+        total = 10 - (length - 1) if case == "reaches_goal" else -steps
+        if data[case]["total"] != total:
+            return failed(f"in a corridor of length {length} ({case.replace('_', ' ')}) the "
+                          f"rewards of the episode's {steps} steps sum to {total:g}, but the "
+                          f"loop returned {data[case]['total']}: return the total reward.")
+    for case in ("reaches_goal", "runs_out_of_time", "stopped_by_t_max"):
         run = data[case]
         steps = run["steps"]
         if len(run["added"]) != steps:

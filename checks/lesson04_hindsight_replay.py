@@ -132,7 +132,11 @@ def _agent_probe(inputs, GoalConditionedAgent):
     for pair, action, reward, next_pair, done in inputs["updates"]:
         call_student("update", agent.update, tuple(pair), action, reward, tuple(next_pair), done)
         after.append(float(call_student("get_qvalue", agent.get_qvalue, tuple(pair), action)))
-    return {"initial": initial, "legal": legal, "after": after}
+    default = call_student("GoalConditionedAgent(n_bits, alpha, epsilon, discount)",
+                           GoalConditionedAgent, n_bits, alpha=inputs["alpha"], epsilon=0.0,
+                           discount=inputs["discount"], seed=inputs["seed"])
+    by_default = float(call_student("get_qvalue", default.get_qvalue, pairs[0], 0))
+    return {"initial": initial, "legal": legal, "after": after, "by_default": by_default}
 
 
 def _agent_verdict(inputs, data):
@@ -147,6 +151,10 @@ def _agent_verdict(inputs, data):
         if row != [start] * n_bits:
             return failed(f"a new GoalConditionedAgent(initial_value={start}) should give "
                           f"every Q-value of pair {tuple(pair)} as {start}; it gave {row}.")
+    if data["by_default"] != -10.0:
+        return failed("GoalConditionedAgent(n_bits, alpha, epsilon, discount) without "
+                      "initial_value should start every Q-value at the default -10.0; "
+                      f"get_qvalue({tuple(inputs['pairs'][0])}, 0) gave {data['by_default']!r}.")
     problem = wrong_amount("updates", data["after"], len(inputs["updates"]))
     if problem:
         return problem
@@ -163,13 +171,18 @@ def _agent_verdict(inputs, data):
 
 # --- storing episodes ----------------------------------------------------------------------
 
+STORE_MAX_STEPS = 11  # odd, and one episode is this long: a buffer one column short fails
+
+
 def _store_inputs(rng):
-    return {"lengths": rng.integers(1, 12, size=int(rng.integers(3, 7))).tolist(),
-            "seed": int(rng.integers(2**31))}
+    lengths = rng.integers(1, STORE_MAX_STEPS + 1, size=int(rng.integers(3, 7))).tolist()
+    lengths.insert(int(rng.integers(len(lengths) + 1)), STORE_MAX_STEPS)  # full length
+    return {"lengths": lengths, "seed": int(rng.integers(2**31))}
 
 
 def _store_probe(inputs, HindsightReplayBuffer):
-    buffer = _new_buffer(HindsightReplayBuffer, 20, 12, "future", 4, inputs["seed"])
+    buffer = _new_buffer(HindsightReplayBuffer, 20, STORE_MAX_STEPS, "future", 4,
+                         inputs["seed"])
     lengths = [call_student("len(buffer)", len, buffer)]
     for episode, length in enumerate(inputs["lengths"]):
         observations, achieved, desired, actions = synthetic_episode(episode, length)
@@ -181,18 +194,26 @@ def _store_probe(inputs, HindsightReplayBuffer):
     rows = []
     for _ in range(20):
         rows.extend(_decoded_sample(buffer, 32))
-    return {"lengths": lengths, "rows": rows}
+    # a long episode: lengths past 256 are not small cached ints (`is` is not `==`)
+    long = _new_buffer(HindsightReplayBuffer, 2, LONG_EPISODE, "future", 4, inputs["seed"])
+    _store(long, 0, LONG_EPISODE)
+    return {"lengths": lengths, "rows": rows, "long": call_student("len(buffer)", len, long),
+            "one": _decoded_sample(buffer, 1)}
+
+
+LONG_EPISODE = 300
 
 
 def _store_verdict(inputs, data):
     want = [0, *np.cumsum(inputs["lengths"]).tolist()]
     if data["lengths"] != want:
-        return failed(f"after storing episodes of {inputs['lengths']} steps, len(buffer) "
+        return failed(f"after storing episodes of {inputs['lengths']} steps in a buffer with "
+                      f"max_episode_steps={STORE_MAX_STEPS}, len(buffer) "
                       f"went {data['lengths']}; it counts transitions: {want}.")
     problem = wrong_amount("rows", data["rows"], 640)
     if problem:
         return problem
-    for episode, step, action, *_ in data["rows"]:
+    for episode, step, action, _, next_episode, next_step, *_ in data["rows"]:
         if not (0 <= episode < len(inputs["lengths"]) and 0 <= step < inputs["lengths"][episode]):
             return failed("a sampled transition is not one that was stored (episode "
                           f"{episode}, step {step}). Did the buffer keep references to the "
@@ -200,7 +221,21 @@ def _store_verdict(inputs, data):
         if action != action_of(episode, step):
             return failed(f"the transition at step {step} of episode {episode} came back with "
                           f"action {action}, not the {action_of(episode, step)} stored.")
-    return passed("len counts stored transitions, and episodes are copied in.")
+        if (next_episode, next_step) != (episode, step + 1):
+            return failed(f"the transition at step {step} of episode {episode} "
+                          f"({inputs['lengths'][episode]} steps, max_episode_steps="
+                          f"{STORE_MAX_STEPS}) came back with the next observation of episode "
+                          f"{next_episode}, step {next_step}; expected step {step + 1}.")
+    one = data.get("one") or []
+    if len(one) != 1 or not (0 <= one[0][0] < len(inputs["lengths"])
+                             and 0 <= one[0][1] < inputs["lengths"][one[0][0]]):
+        return failed(f"sample(1) should return one stored transition; it returned {one}.")
+    if data.get("long") != LONG_EPISODE:
+        return failed(f"after storing one episode of {LONG_EPISODE} steps in a "
+                      f"HindsightReplayBuffer(env, 2, {LONG_EPISODE}), len(buffer) is "
+                      f"{data.get('long')}; expected {LONG_EPISODE}.")
+    return passed("len counts stored transitions (an episode of max_episode_steps "
+                  "included, and one of 300 steps), and episodes are copied in.")
 
 
 # --- which step a substitute goal comes from ----------------------------------------------------
@@ -217,8 +252,11 @@ def _steps_probe(inputs, hindsight_goal_steps):
     steps, lengths = np.array(inputs["steps"]), np.array(inputs["lengths"])
     chosen = {}
     for strategy in STRATEGIES:
+        # a string built at run time, as one read from a config would be: `is "final"`
+        # (identity, not equality) fails on it
+        given = "".join(list(strategy))
         drawn = [call_student(f"hindsight_goal_steps({strategy!r}, steps, lengths, rng)",
-                              hindsight_goal_steps, strategy, steps, lengths, rng)
+                              hindsight_goal_steps, given, steps, lengths, rng)
                  for _ in range(inputs["draws"])]
         try:
             chosen[strategy] = np.asarray(drawn, dtype=np.int64).reshape(
@@ -390,7 +428,13 @@ def _fraction_probe(inputs, HindsightReplayBuffer):
             _store(buffer, episode, 8)
         rows = [row for _ in range(inputs["draws"] // 100) for row in _decoded_sample(buffer, 100)]
         relabelled.append(sum(row[7] < DESIRED_OFFSET for row in rows))
-    return {"relabelled": relabelled}
+    # the signature's defaults: strategy="future", k=4
+    buffer = call_student("HindsightReplayBuffer(env, 10, 8) (strategy and k by default)",
+                          HindsightReplayBuffer, goal_env(), 10, 8, seed=inputs["seed"])
+    for episode in range(5):
+        _store(buffer, episode, 8)
+    defaults = [row for _ in range(inputs["draws"] // 100) for row in _decoded_sample(buffer, 100)]
+    return {"relabelled": relabelled, "defaults": defaults}
 
 
 def _fraction_verdict(inputs, data):
@@ -405,9 +449,29 @@ def _fraction_verdict(inputs, data):
             return failed(f"with k={k}, a share k/(k+1) = {share:.3f} of sampled transitions "
                           f"should get a substitute goal, but {count} of {draws} "
                           f"({count / draws:.3f}) did.")
+    rows = data.get("defaults", [])
+    problem = wrong_amount("rows sampled with the default strategy and k", rows, draws)
+    if problem:
+        return problem
+    # which strategy, judged only by what tells the three apart (test_goal_steps and
+    # test_goals_from_own_episode judge the rules themselves): 'episode' picks goals
+    # before the transition's step, 'final' only the last step, 'future' neither
+    count = sum(row[7] < DESIRED_OFFSET for row in rows)
+    own = [(row[1], row[7] % STEPS_PER_CODE) for row in rows
+           if row[7] < DESIRED_OFFSET and row[7] // STEPS_PER_CODE == row[0]]
+    earlier = sum(goal_step < step for step, goal_step in own)
+    before_the_end = sum(goal_step < 8 for _, goal_step in own)
+    low, high = stats.binom.cdf(count, draws, 0.8), stats.binom.sf(count - 1, draws, 0.8)
+    if min(low, high) < FALSE_FAILURE_RATE / 2 or earlier or not before_the_end:
+        return failed("HindsightReplayBuffer(env, 10, 8) should default to strategy='future' "
+                      f"and k=4: 4/5 of sampled transitions relabelled, with goals from later "
+                      f"steps, not only the last; {count} of {draws} were relabelled, "
+                      f"{earlier} with a goal from before the transition's step and "
+                      f"{before_the_end} with one from before the episode's last step.")
     return passed(f"the share of relabelled transitions is k/(k+1) for k = "
-                  f"{', '.join(map(str, inputs['ks']))} (binomial test, rejection rate "
-                  f"{FALSE_FAILURE_RATE:g}).")
+                  f"{', '.join(map(str, inputs['ks']))}, and 4/5 with the defaults, "
+                  f"strategy='future' and k=4 (binomial tests, rejection rate "
+                  f"{FALSE_FAILURE_RATE:g} each).")
 
 
 # --- transitions are drawn uniformly ------------------------------------------------------------
@@ -470,6 +534,11 @@ def _wrap_probe(inputs, HindsightReplayBuffer):
         for episode in range(inputs["capacity"], inputs["episodes"]):
             _store(buffer, episode, inputs["short"])
         rows[strategy] = [row for _ in range(20) for row in _decoded_sample(buffer, 32)]
+        # the smallest buffer: one episode of one step, replaced by the next one
+        tiny = _new_buffer(HindsightReplayBuffer, 1, 1, strategy, 4, inputs["seed"])
+        _store(tiny, 0, 1)
+        _store(tiny, 1, 1)
+        rows[f"tiny {strategy}"] = _decoded_sample(tiny, 16)
     return rows
 
 
@@ -485,14 +554,25 @@ def _wrap_verdict(inputs, data):
         if feedback:
             return failed(f"after {episodes} episodes in a buffer of {capacity} (long ones "
                           f"replaced by {inputs['short']}-step ones): {feedback}")
+        tiny = data.get(f"tiny {strategy}", [])
+        problem = wrong_amount(f"rows of sample(16) from the one-episode buffer ({strategy!r})",
+                               tiny, 16)
+        if problem:
+            return problem
+        feedback = check_rows(tiny, [1, 1], strategy, {1})
+        if feedback:
+            return failed("HindsightReplayBuffer(env, max_episodes=1, max_episode_steps=1, "
+                          f"strategy={strategy!r}) after two 1-step episodes, 0 then 1: "
+                          f"{feedback}")
     return passed("after the buffer wraps, only the live episodes are sampled, and no goal "
-                  "comes from the steps an overwritten longer episode left behind.")
+                  "comes from the steps an overwritten longer episode left behind; a buffer "
+                  "of one 1-step episode keeps the newest.")
 
 
 # --- errors -----------------------------------------------------------------------------------------
 
 def _errors_inputs(rng):
-    return {"bad_k": -int(rng.integers(1, 5)), "seed": int(rng.integers(2**31))}
+    return {"bad_k": -int(rng.integers(2, 6)), "seed": int(rng.integers(2**31))}
 
 
 def _errors_probe(inputs, HindsightReplayBuffer):
@@ -506,26 +586,64 @@ def _errors_probe(inputs, HindsightReplayBuffer):
             env, 5, 6, strategy="futur", k=4),
         f"HindsightReplayBuffer(..., k={inputs['bad_k']})": lambda: HindsightReplayBuffer(
             env, 5, 6, strategy="future", k=inputs["bad_k"]),
+        "HindsightReplayBuffer(..., k=-1)": lambda: HindsightReplayBuffer(
+            env, 5, 6, strategy="future", k=-1),
         "sample(4) on an empty buffer": lambda: empty.sample(4),
         "sample(0)": lambda: filled.sample(0),
         "store_episode of 7 steps when max_episode_steps is 6": lambda: filled.store_episode(
             *synthetic_episode(2, 7)),
         "store_episode with 3 actions but 3 observations (not 4)": lambda: filled.store_episode(
             observations[:3], achieved[:3], desired, actions),
+        "store_episode with 3 actions and 4 observations but 3 achieved goals":
+            lambda: filled.store_episode(observations, achieved[:3], desired, actions),
+        "store_episode with 3 actions but 5 observations and achieved goals":
+            lambda: filled.store_episode(*synthetic_episode(1, 4)[:3], actions),
+        "store_episode with 3 actions and 4 achieved goals but 5 observations":
+            lambda: filled.store_episode(synthetic_episode(1, 4)[0], achieved, desired,
+                                         actions),
     }
-    return {"outcomes": [[call, outcome_of(case)] for call, case in cases.items()]}
+    outcomes = [[call, outcome_of(case)] for call, case in cases.items()]
+    # a refused episode must leave the buffer as it was: here the row it would replace
+    # holds the only stored episode
+    single = _new_buffer(HindsightReplayBuffer, 1, 6, "future", 4, inputs["seed"])
+    _store(single, 0, 3)
+    refused = [outcome_of(single.store_episode, observations, goals, desired, actions)
+               for goals in (achieved[:3], synthetic_episode(1, 4)[1])]
+    return {"outcomes": outcomes, "refused": refused, "after": _decoded_sample(single, 32)}
 
 
 def _errors_verdict(inputs, data):
-    problem = wrong_amount("outcomes", data["outcomes"], 6)
+    problem = wrong_amount("outcomes", data["outcomes"], 10)
     if problem:
         return problem
     for call, outcome in data["outcomes"]:
         problem = value_error_problem(call, outcome)
         if problem:
             return problem
+    call = ("store_episode with 3 actions and 4 observations but 3 (and then 5) achieved "
+            "goals, into a HindsightReplayBuffer(env, 1, 6) holding one 3-step episode")
+    for outcome in (data.get("refused") or [None, None])[:2]:
+        problem = value_error_problem(call, outcome)
+        if problem:
+            return problem
+    problem = wrong_amount("rows of sample(32) after the refused episode", data.get("after", []),
+                           32)
+    if problem:
+        return problem
+    # only whether the stored episode is intact (the goal rules are other checks' business)
+    for episode, step, _, _, next_episode, next_step, _, goal in data["after"]:
+        goal_episode = goal - DESIRED_OFFSET if goal >= DESIRED_OFFSET else goal // STEPS_PER_CODE
+        if (episode, next_episode, goal_episode) != (0, 0, 0) or not 0 <= step < 3 \
+                or next_step != step + 1:
+            return failed(f"after {call} raised ValueError, the buffer should still hold "
+                          f"that episode unchanged, but sample returned a row with the "
+                          f"observation of episode {episode}, step {step}, the next one of "
+                          f"episode {next_episode}, step {next_step}, and "
+                          f"{describe_goal(goal)}. Check the whole episode before writing "
+                          "any of it.")
     return passed("unknown strategies, k < 0, empty buffers, bad batch sizes and malformed "
-                  "episodes raise ValueError.")
+                  "episodes raise ValueError, and a refused episode leaves the buffer as it "
+                  "was.")
 
 
 # --- the episode loop ---------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import numpy as np
 from checks.expected import expected as reference
 from checks.framework import (Check, LessonChecks, ProbeError, call_student, comparison, failed,
                               outcome_of, passed, value_error_problem, wrong_amount)
+from checks.lending import Served
 from checks.lesson02_replay_buffer import (RecordingBuffer, replay_loop_inputs, sampled_ids,
                                            transition)
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
@@ -127,7 +128,11 @@ def _single_probe(inputs, CombinedReplayBuffer):
     tiny = _new_buffer(CombinedReplayBuffer, 1, inputs["seed"])
     for k in range(3):
         _add(tiny, k)
+    several = _new_buffer(CombinedReplayBuffer, 10, inputs["seed"])
+    for k in range(5):
+        _add(several, k)
     return {"one": sampled_ids(one, inputs["batch_size"]),
+            "batch_of_one": sampled_ids(several, 1),
             "capacity_one": sampled_ids(tiny, inputs["batch_size"]),
             "errors": [["sample(1) on an empty buffer", outcome_of(empty.sample, 1)],
                        [f"sample({inputs['bad_size']})",
@@ -144,6 +149,10 @@ def _single_verdict(inputs, data):
         return failed(f"a CombinedReplayBuffer(1) holding only transition 2 returned "
                       f"{data['capacity_one'][:6]} for sample({batch}): with capacity 1, CER "
                       "is online learning, one update on the newest transition.")
+    if data["batch_of_one"] != [4]:
+        return failed(f"sample(1) on a buffer holding transitions 0 to 4 returned "
+                      f"{data['batch_of_one'][:6]}; a batch of one is the newest transition, "
+                      "4, alone (batch_size=1 is valid).")
     problem = wrong_amount("outcomes", data["errors"], 2)
     if problem:
         return problem
@@ -157,14 +166,50 @@ def _single_verdict(inputs, data):
 
 # --- the loop that learns only from replay -------------------------------------------------------
 
+DEFAULT_T_MAX = 10_000  # the default the signature gives
+
+
+class CountingBuffer:
+    """A stand-in buffer for the 10,000-step episode: counts adds and hands out one fixed
+    transition, so the long run stays cheap (RecordingBuffer keeps every row)."""
+
+    __lending__ = Served(remote=("sample", "__len__"), deferred=("add",))
+
+    def __init__(self):
+        self.adds = 0
+
+    def __len__(self):
+        return self.adds
+
+    def add(self, obs_t, action, reward, obs_tp1, done):
+        self.adds += 1
+
+    def sample(self, batch_size):
+        return tuple(np.array([value] * batch_size) for value in (0, 0, -1.0, 0, False))
+
+
 def _loop_probe(inputs, play_and_train_from_replay):
     outcome = {}
-    for case, action in (("reaches_goal", 1), ("runs_out_of_time", 0)):
-        env = lent_corridor(inputs["length"], inputs["time_limit"])
-        agent, buffer = ScriptedAgent(action), RecordingBuffer()
-        total = call_student("play_and_train_from_replay(env, agent, replay, batch_size)",
-                             play_and_train_from_replay, env, agent, buffer,
-                             inputs["batch_size"])
+    limit = inputs["time_limit"]
+    # case: (action, time limit, t_max given or None); t_max ends episodes that the
+    # time limit does not end first
+    for case, (action, time_limit, t_max) in {
+            "reaches_goal": (1, limit, None), "runs_out_of_time": (0, limit, None),
+            "stopped_by_t_max": (0, limit, limit - 2),
+            "default_t_max": (0, DEFAULT_T_MAX + 5, None)}.items():
+        env = lent_corridor(inputs["length"], time_limit)
+        long_run = case == "default_t_max"
+        agent = ScriptedAgent(action)
+        buffer = CountingBuffer() if long_run else RecordingBuffer()
+        batch_size = 1 if long_run else inputs["batch_size"]
+        extra = {} if t_max is None else {"t_max": t_max}
+        total = call_student(f"play_and_train_from_replay(env, agent, replay, {batch_size}"
+                             + ("" if t_max is None else f", t_max={t_max}") + ")",
+                             play_and_train_from_replay, env, agent, buffer, batch_size,
+                             **extra)
+        if case == "default_t_max":  # 10,000 steps: only how many
+            outcome[case] = {"steps": env.unwrapped.steps_taken}
+            continue
         outcome[case] = {"steps": env.unwrapped.steps_taken, "updates": agent.updates,
                          "added": buffer.added, "returned": buffer.returned,
                          "total": float(total) if isinstance(total, (int, float)) else None}
@@ -172,8 +217,29 @@ def _loop_probe(inputs, play_and_train_from_replay):
 
 
 def _loop_verdict(inputs, data):
-    batch = inputs["batch_size"]
-    for case in ("reaches_goal", "runs_out_of_time"):
+    batch, length, limit = inputs["batch_size"], inputs["length"], inputs["time_limit"]
+    expected_steps = {"reaches_goal": (length, "the episode ends when the goal is reached"),
+                      "runs_out_of_time": (limit, f"the time limit of {limit} steps "
+                                                  "truncates the episode (truncated ends it "
+                                                  "too)"),
+                      "stopped_by_t_max": (limit - 2, f"t_max={limit - 2} allows no more "
+                                                      "steps"),
+                      "default_t_max": (DEFAULT_T_MAX, f"the default t_max={DEFAULT_T_MAX:,} "
+                                                       "must stop an episode whose time limit "
+                                                       "is longer")}
+    for case, (steps, why) in expected_steps.items():
+        if data[case]["steps"] != steps:
+            return failed(f"in a corridor of length {length} ({case.replace('_', ' ')}) the "
+                          f"loop took {data[case]['steps']} steps; expected {steps}: {why}.")
+        if case == "default_t_max":
+            continue
+        # the corridor pays -1 a step, and +10 instead on the step that reaches the goal
+        total = 10 - (length - 1) if case == "reaches_goal" else -steps
+        if data[case]["total"] != total:
+            return failed(f"in a corridor of length {length} ({case.replace('_', ' ')}) the "
+                          f"rewards of the episode's {steps} steps sum to {total:g}, but the "
+                          f"loop returned {data[case]['total']}: return the total reward.")
+    for case in ("reaches_goal", "runs_out_of_time", "stopped_by_t_max"):
         run = data[case]
         steps = run["steps"]
         if len(run["added"]) != steps:

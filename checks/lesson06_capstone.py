@@ -50,7 +50,14 @@ def _interval_probe(inputs, confidence_interval):
             results.append([_number(x) for x in got])
         except TypeError:
             results.append([repr(got)[:60]])
-    return {"results": results,
+    # the signature's default level, 0.95 (the first sample is graded at 0.95 too)
+    default = call_student("confidence_interval(values)", confidence_interval,
+                           np.array(inputs["samples"][0]))
+    try:
+        default = [_number(x) for x in default]
+    except TypeError:
+        default = [repr(default)[:60]]
+    return {"results": results, "default_level": default,
             "too_few": outcome_of(confidence_interval, np.array(inputs["too_few"]))}
 
 
@@ -81,6 +88,12 @@ def _interval_verdict(inputs, data):
                 message += (" The standard error uses the sample standard deviation "
                             "(ddof=1).")
         return failed(message)
+    if not (len(data["default_level"]) == 3
+            and all(_close(g, w) for g, w in zip(data["default_level"], wanted[0]))):
+        return failed(f"confidence_interval(values) without a confidence level returned "
+                      f"{data['default_level']}; expected the 95% interval "
+                      f"({', '.join(f'{w:.6g}' for w in wanted[0])}): keep the default "
+                      "confidence=0.95.")
     problem = value_error_problem("confidence_interval of a single value", data["too_few"],
                                   ": one seed says nothing about the spread")
     if problem:
@@ -105,7 +118,12 @@ def _threshold_inputs(rng):
     # a spike inside a partial first window must not count; a window longer than the run
     cases.append({"returns": [100.0, 0.0, 0.0, 0.0, 50.0, 50.0], "threshold": 30.0,
                   "window": 3})
-    cases.append({"returns": [10.0, 10.0], "threshold": 5.0, "window": 5})
+    cases.append({"returns": [10.0, 10.0], "threshold": 3.0, "window": 5})
+    # ties: a window mean exactly at the threshold reaches it (these means are exact in
+    # floating point however they are computed); a run exactly one window long
+    cases.append({"returns": [0.0, 0.0, 2.0, 4.0, 6.0, 8.0, 1.0], "threshold": 5.0,
+                  "window": 4})
+    cases.append({"returns": [2.0, 4.0, 6.0, 8.0], "threshold": 5.0, "window": 4})
     return {"cases": cases}
 
 
@@ -174,6 +192,10 @@ def _autocorrelation_inputs(rng):
     # one slice constant and the other not, then a constant sequence: nothing to correlate
     lag = int(rng.integers(1, 4))
     cases.append({"values": [3.0] * int(rng.integers(lag + 2, 10)) + [7.0] * lag, "lag": lag})
+    cases.append({"values": [7.0] * lag + [3.0] * int(rng.integers(lag + 2, 10)), "lag": lag})
+    # the fewest values that still make two pairs
+    few_lag = int(rng.integers(1, 4))
+    cases.append({"values": rng.normal(size=few_lag + 2).round(3).tolist(), "lag": few_lag})
     cases.append({"values": [2.5] * int(rng.integers(4, 10)), "lag": 1})
     short_lag = int(rng.integers(1, 6))
     return {"cases": cases,
@@ -191,7 +213,10 @@ def _autocorrelation_probe(inputs, autocorrelation):
             "too_short": outcome_of(autocorrelation, np.array(inputs["too_short"]["values"]),
                                     inputs["too_short"]["lag"]),
             "bad_lags": [outcome_of(autocorrelation, np.array(inputs["some_values"]), lag)
-                         for lag in inputs["bad_lags"]]}
+                         for lag in inputs["bad_lags"]],
+            # numpy itself refuses to correlate values[:-0] (empty) with a varying series,
+            # but a constant one must be refused too, before any shortcut returns 0
+            "lag_zero_constant": outcome_of(autocorrelation, np.full(6, 2.5), 0)}
 
 
 def _pearson(before, after):
@@ -259,6 +284,12 @@ def _autocorrelation_verdict(inputs, data):
             "the wrong ends); check it before slicing")
         if problem:
             return problem
+    problem = value_error_problem(
+        "autocorrelation(six values all 2.5, lag=0)", data["lag_zero_constant"],
+        ": a lag of 0 is refused whatever the values, constant ones included; check the lag "
+        "before anything else")
+    if problem:
+        return problem
     return passed("Pearson's r between values[:-lag] and values[lag:] matches numpy's at lags "
                   "1 to 8, a constant slice gives 0, and lags below 1 or a single pair are "
                   "refused.")

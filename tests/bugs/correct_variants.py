@@ -161,6 +161,92 @@ GOAL_AGENT_ON_A_DEFAULTDICT = edited("04_hindsight_replay", "goal_agent", (
     "import numpy as np\n", "from collections import defaultdict\n\nimport numpy as np\n"))
 
 
+# --- one more per lesson (issue 12): other layouts, other orders of random draws, scipy ----
+
+# The exploring action is drawn before the coin is tossed, every call (a different order
+# and number of draws), and ties are broken by shuffling them: same distributions.
+ACTION_DRAWN_BEFORE_THE_COIN = edited("01_qlearning", "get_action", (
+    """\
+    if self.rng.random() < self.epsilon:
+        actions = list(self.get_legal_actions(state))
+        return actions[self.rng.integers(len(actions))]
+    return self.get_best_action(state)""",
+    """\
+    actions = list(self.get_legal_actions(state))
+    random_action = actions[self.rng.integers(len(actions))]
+    explore = self.rng.random() < self.epsilon
+    return random_action if explore else self.get_best_action(state)"""))
+
+BEST_ACTION_BY_SHUFFLING_TIES = edited("01_qlearning", "get_best_action", (
+    "    return tied[self.rng.integers(len(tied))]",
+    "    return self.rng.permutation(tied)[0].item()"))
+
+# Indices from rng.choice, fields gathered one at a time from a list copy.
+SAMPLE_FIELD_BY_FIELD = edited("02_replay_buffer", "buffer_sample", (
+    """\
+    indices = self.rng.integers(len(self._storage), size=batch_size)
+    batch = [self._storage[i] for i in indices]
+    return tuple(np.stack(field) for field in zip(*batch))""",
+    """\
+    stored = list(self._storage)
+    indices = self.rng.choice(len(stored), size=batch_size, replace=True)
+    return tuple(np.array([stored[i][field] for i in indices]) for field in range(5))"""))
+
+# Each stratum's mass from rng.uniform(low, high), drawn last segment first.
+PER_MASSES_FROM_UNIFORM_BACKWARDS = edited("03_prioritized_replay", "per_sample", (
+    "    masses = (np.arange(batch_size) + self.rng.random(batch_size)) * (total / batch_size)",
+    """\
+    segment = total / batch_size
+    lows = np.arange(batch_size)[::-1] * segment  # the last segment's mass drawn first
+    masses = self.rng.uniform(lows, lows + segment)[::-1]"""))
+
+# Goal steps from rng.integers(low, high) with array bounds, one draw for every strategy.
+GOAL_STEPS_WITH_INTEGERS = edited("04_hindsight_replay", "hindsight_goal_steps", (
+    "    return first + (rng.random(steps.shape) * choices).astype(np.int64)",
+    "    return rng.integers(first, first + choices)  # high is exclusive: first .. T"))
+
+# The rest drawn first with rng.choice, the newest appended last.
+CER_NEWEST_LAST = edited("05_combined_replay", "cer_buffer", (
+    """\
+        older = len(self._storage) - 1  # the newest is self._storage[-1]
+        rows = [self._storage[-1]]
+        if older:
+            rows += [self._storage[i] for i in self.rng.integers(older, size=batch_size - 1)]
+        return tuple(np.stack(field) for field in zip(*rows))""",
+    """\
+        stored = list(self._storage)
+        rows = ([stored[i] for i in self.rng.choice(len(stored) - 1, size=batch_size - 1)]
+                if len(stored) > 1 else [])
+        rows.append(stored[-1])  # the newest, once, at the end of the batch
+        return tuple(np.stack(field) for field in zip(*rows))"""))
+
+CI_WITH_SCIPY_INTERVAL = edited("06_capstone", "confidence_interval", (
+    """\
+    mean = float(values.mean())
+    half_width = float(stats.sem(values) * stats.t.ppf((1 + confidence) / 2, values.size - 1))
+    return mean, mean - half_width, mean + half_width""",
+    """\
+    mean = float(np.mean(values))
+    if np.all(values == values[0]):  # scipy gives (nan, nan) for a zero standard error
+        return mean, mean, mean
+    low, high = stats.t.interval(confidence, values.size - 1, loc=mean,
+                                 scale=stats.sem(values))
+    return mean, float(low), float(high)"""))
+
+THRESHOLD_WITH_A_RUNNING_SUM = edited("06_capstone", "episodes_to_threshold", (
+    """\
+    window_means = np.convolve(returns, np.ones(window) / window, mode="valid")
+    reached = np.flatnonzero(window_means >= threshold)
+    return int(reached[0]) + window if reached.size else None""",
+    """\
+    for end in range(window, returns.size + 1):
+        if returns[end - window:end].mean() >= threshold:
+            return end
+    return None"""))
+
+AUTOCORRELATION_WITH_PEARSONR = edited("06_capstone", "autocorrelation", (
+    "    return float(np.corrcoef(before, after)[0, 1])",
+    "    return float(stats.pearsonr(before, after)[0])"))
 # Lesson 07: targets with (1 - terminated), Huber written with a clipped error, the
 # gradient filled row by row, the step unpacking the batch by position, a schedule that
 # copies the parameters itself.
@@ -259,6 +345,30 @@ CORRECT_VARIANTS = (
     CorrectVariant("goal_agent_on_a_defaultdict", "04_hindsight_replay",
                    {"goal_agent": GOAL_AGENT_ON_A_DEFAULTDICT},
                    description="Q-values in nested defaultdicts"),
+    CorrectVariant("exploring_action_drawn_before_the_coin", "01_qlearning",
+                   {"get_action": ACTION_DRAWN_BEFORE_THE_COIN,
+                    "get_best_action": BEST_ACTION_BY_SHUFFLING_TIES},
+                   description="the random action drawn every call before the coin; ties "
+                               "shuffled with rng.permutation"),
+    CorrectVariant("sample_field_by_field_with_choice", "02_replay_buffer",
+                   {"buffer_sample": SAMPLE_FIELD_BY_FIELD},
+                   description="rng.choice indices, each field gathered from a list copy"),
+    CorrectVariant("per_masses_from_uniform_backwards", "03_prioritized_replay",
+                   {"per_sample": PER_MASSES_FROM_UNIFORM_BACKWARDS},
+                   description="stratum masses from rng.uniform(low, high), drawn in "
+                               "reverse order"),
+    CorrectVariant("her_goal_steps_with_integers", "04_hindsight_replay",
+                   {"hindsight_goal_steps": GOAL_STEPS_WITH_INTEGERS},
+                   description="rng.integers(first, T + 1) with array bounds"),
+    CorrectVariant("cer_newest_last", "05_combined_replay",
+                   {"cer_buffer": CER_NEWEST_LAST},
+                   description="the rest drawn first with rng.choice, the newest appended "
+                               "at the end of the batch"),
+    CorrectVariant("capstone_with_scipy_and_loops", "06_capstone",
+                   {"confidence_interval": CI_WITH_SCIPY_INTERVAL,
+                    "episodes_to_threshold": THRESHOLD_WITH_A_RUNNING_SUM,
+                    "autocorrelation": AUTOCORRELATION_WITH_PEARSONR},
+                   description="scipy.stats.t.interval and pearsonr, a loop over windows"),
     CorrectVariant("dqn_written_another_way", "07_neural_replay",
                    {"td_targets": TARGETS_WITH_ONE_MINUS_TERMINATED,
                     "huber_loss": HUBER_FROM_A_CLIPPED_ERROR,

@@ -119,6 +119,15 @@ LOOP_RETURNS_LAST_REWARD = _edit(
     ("return total_reward", "return reward"))
 
 
+
+# --- boundaries (found by mutation testing) ---------------------------------------------
+
+LOOP_ONE_STEP_PAST_T_MAX = _edit("play_and_train", (
+    "for _ in range(t_max):", "for _ in range(t_max + 1):"))
+
+LOOP_DEFAULT_T_MAX_OF_1000 = _edit("play_and_train", ("t_max=10_000", "t_max=1_000"))
+
+
 BUGS = (
     Bug("value_max_starts_at_zero", LESSON, "test_value_and_best_action",
         {"get_value": VALUE_MAX_STARTS_AT_ZERO},
@@ -171,4 +180,10 @@ BUGS = (
     Bug("loop_returns_last_reward", LESSON, "test_play_and_train",
         {"play_and_train": LOOP_RETURNS_LAST_REWARD},
         description="returns the last step's reward instead of the episode's total"),
+    Bug("play_and_train_one_step_past_t_max", LESSON, "test_play_and_train",
+        {"play_and_train": LOOP_ONE_STEP_PAST_T_MAX},
+        description="range(t_max + 1): one step more than t_max allows"),
+    Bug("play_and_train_default_t_max_of_1000", LESSON, "test_play_and_train",
+        {"play_and_train": LOOP_DEFAULT_T_MAX_OF_1000},
+        description="the signature's default t_max changed from 10,000 to 1,000"),
 )

@@ -205,6 +205,27 @@ LOOP_REPLAYS_THE_CURRENT_TRANSITION = _edit("play_and_train_with_replay", (_REPL
                 agent.update(state, action, reward, next_state, terminated)"""))
 
 
+# --- boundaries and partial degeneracy (found by mutation testing) ----------------------
+
+CLASS_REJECTS_SIZE_ONE = _edit("buffer_class", ("if size < 1:", "if size <= 1:"))
+
+CLASS_ACCEPTS_SIZE_ZERO = _edit("buffer_class", ("if size < 1:", "if size < 0:"))
+
+SAMPLE_REJECTS_BATCH_OF_ONE = _edit("buffer_sample", ("if batch_size <= 0:", "if batch_size < 2:"))
+
+LOOP_IGNORES_TRUNCATION = _edit("play_and_train_with_replay", (
+    "if terminated or truncated:", "if terminated:"))
+
+LOOP_ONE_STEP_PAST_T_MAX = _edit("play_and_train_with_replay", (
+    "for _ in range(t_max):", "for _ in range(t_max + 1):"))
+
+LOOP_RETURNS_ONLY_THE_LAST_REWARD = _edit("play_and_train_with_replay", (
+    "total_reward += reward", "total_reward = reward"))
+
+LOOP_DEFAULT_BATCH_OF_ONE = _edit("play_and_train_with_replay", (
+    "replay_batch_size=32", "replay_batch_size=1"))
+
+
 BUGS = (
     Bug("capacity_off_by_one", LESSON, "test_len_never_above_capacity",
         {"buffer_class": CLASS_CAPACITY_OFF_BY_ONE},
@@ -232,7 +253,8 @@ BUGS = (
                     "transitions come up far more often"),
     Bug("sample_never_the_newest", LESSON, "test_uniform_sampling",
         {"buffer_sample": SAMPLE_NEVER_THE_NEWEST},
-        also_fails=("test_fifo_eviction",),
+        # a buffer of one transition: integers(0, 0) raises
+        also_fails=("test_fifo_eviction", "test_sample_errors"),
         description="rng.integers(0, len - 1) as if the upper bound were inclusive: the "
                     "newest transition is never sampled"),
     Bug("sample_modulo_capacity", LESSON, "test_uniform_sampling",
@@ -311,4 +333,25 @@ BUGS = (
                     "replay_batch_size times (the batch's names go unused): the loop "
                     "check's stand-in buffer hands out older transitions, which never "
                     "reach update"),
+    Bug("class_rejects_size_one", LESSON, "test_len_never_above_capacity",
+        {"buffer_class": CLASS_REJECTS_SIZE_ONE},
+        description="size <= 1 rejected: the smallest valid buffer raises ValueError"),
+    Bug("class_accepts_size_zero", LESSON, "test_sample_errors",
+        {"buffer_class": CLASS_ACCEPTS_SIZE_ZERO},
+        description="ReplayBuffer(0) accepted: a buffer that drops every transition"),
+    Bug("sample_rejects_batch_of_one", LESSON, "test_sample_errors",
+        {"buffer_sample": SAMPLE_REJECTS_BATCH_OF_ONE},
+        description="the error guard is off by one: sample(1) raises ValueError"),
+    Bug("replay_loop_ignores_truncation", LESSON, "test_replay_loop",
+        {"play_and_train_with_replay": LOOP_IGNORES_TRUNCATION},
+        description="stops only when terminated: a truncated episode runs on to t_max"),
+    Bug("loop_one_step_past_t_max", LESSON, "test_replay_loop",
+        {"play_and_train_with_replay": LOOP_ONE_STEP_PAST_T_MAX},
+        description="range(t_max + 1): one step more than t_max allows"),
+    Bug("loop_returns_only_the_last_reward", LESSON, "test_replay_loop",
+        {"play_and_train_with_replay": LOOP_RETURNS_ONLY_THE_LAST_REWARD},
+        description="total_reward = reward: returns the last step's reward, not the sum"),
+    Bug("loop_default_batch_of_one", LESSON, "test_replay_loop",
+        {"play_and_train_with_replay": LOOP_DEFAULT_BATCH_OF_ONE},
+        description="the signature's default replay_batch_size changed from 32 to 1"),
 )

@@ -134,6 +134,35 @@ LOOP_USES_REWARDS_AS_PRIORITIES = _edit("play_and_train_with_per", (
     "replay.update_priorities(slots, td_errors)",
     "replay.update_priorities(slots, transitions[2])  # surprising = rewarding?"))
 
+# --- found by mutation testing and the blind spots ------------------------------------
+
+# Systematic instead of stratified sampling: one offset shared by every slice. Each draw
+# is still uniform within its slice (the marginal frequencies are right); the draws are
+# not independent, which only a statistic over each batch's slices can see.
+ONE_OFFSET_FOR_THE_WHOLE_BATCH = _edit("per_sample", (
+    "masses = (np.arange(batch_size) + self.rng.random(batch_size)) * (total / batch_size)",
+    "masses = (np.arange(batch_size) + self.rng.random()) * (total / batch_size)"))
+
+# NaN < 0 is False: a check for negative priorities alone lets NaN (and inf) into the tree.
+TREE_REFUSES_ONLY_NEGATIVE_PRIORITIES = _edit("sumtree_update", (
+    "if not np.all(np.isfinite(priorities) & (priorities >= 0)):",
+    "if np.any(priorities < 0):"))
+
+# The masses are clamped, so with exact sums no search leaves the filled slots; a float64
+# tree's sums are not exact, and a mass just below the total can still run past them.
+SAMPLE_TRUSTS_THE_CLAMPED_SEARCH = SAMPLE_WITHOUT_CLAMPING_TO_LEN
+
+SEARCH_CLAMPS_ONLY_MASSES = _edit("sumtree_find_prefix_sum", (
+    "return np.minimum(nodes - self.leaf_count, self.capacity - 1)",
+    "return nodes - self.leaf_count  # masses are clamped: the slot is always in range?"))
+
+LOOP_STOPS_ONLY_WHEN_TERMINATED = _edit("play_and_train_with_per", (
+    "if terminated or truncated:", "if terminated:"))
+
+ALPHA_ZERO_REFUSED = _edit("per_class", (
+    "if alpha < 0 or not epsilon > 0:", "if alpha <= 0 or not epsilon > 0:"))
+
+
 BUGS = [
     Bug("tree_in_float32", LESSON, "test_sumtree_totals",
         {"sumtree_class": TREE_IN_FLOAT32},
@@ -146,8 +175,8 @@ BUGS = [
                     "in one batch lose all but one change"),
     Bug("tree_not_a_power_of_two", LESSON, "test_sumtree_prefix_sum",
         {"sumtree_class": TREE_NOT_A_POWER_OF_TWO},
-        also_fails=("test_sampling_follows_priorities", "test_stratified_sampling",
-                    "test_importance_weights", "test_wraparound",
+        also_fails=("test_sumtree_totals", "test_sampling_follows_priorities",
+                    "test_stratified_sampling", "test_importance_weights", "test_wraparound",
                     "test_no_empty_or_out_of_range_samples"),
         description="leaves at capacity..2 capacity - 1: prefix sums out of slot order "
                     "(cleanrl #546)"),
@@ -218,4 +247,25 @@ BUGS = [
     Bug("loop_uses_rewards_as_priorities", LESSON, "test_per_loop",
         {"play_and_train_with_per": LOOP_USES_REWARDS_AS_PRIORITIES},
         description="priorities from rewards instead of TD errors"),
+    Bug("one_offset_for_the_whole_batch", LESSON, "test_stratified_sampling",
+        {"per_sample": ONE_OFFSET_FOR_THE_WHOLE_BATCH},
+        description="rng.random() once per batch: every slice's draw at the same offset "
+                    "(systematic sampling), right marginally, not independent"),
+    Bug("tree_refuses_only_negative_priorities", LESSON, "test_errors",
+        {"sumtree_update": TREE_REFUSES_ONLY_NEGATIVE_PRIORITIES},
+        description="priorities < 0 refused, but NaN and inf accepted into the tree"),
+    Bug("sample_trusts_the_clamped_search", LESSON, "test_no_empty_or_out_of_range_samples",
+        {"per_sample": SAMPLE_TRUSTS_THE_CLAMPED_SEARCH},
+        description="slots not clamped to len(self) - 1: a mass a hair below the total, "
+                    "searched in floating point, lands in an empty slot"),
+    Bug("search_clamps_only_masses", LESSON, "test_sumtree_prefix_sum",
+        {"sumtree_find_prefix_sum": SEARCH_CLAMPS_ONLY_MASSES},
+        description="masses clamped below the total but slots not clamped to capacity - 1: "
+                    "float sums carry a mass past the last slot"),
+    Bug("per_loop_stops_only_when_terminated", LESSON, "test_per_loop",
+        {"play_and_train_with_per": LOOP_STOPS_ONLY_WHEN_TERMINATED},
+        description="ignores truncation: an episode cut by the time limit runs on to t_max"),
+    Bug("alpha_zero_refused", LESSON, "test_importance_weights",
+        {"per_class": ALPHA_ZERO_REFUSED},
+        description="alpha=0 (uniform replay, the other end of the scale) raises ValueError"),
 ]

@@ -84,6 +84,35 @@ LOOP_STOPS_ONLY_WHEN_TERMINATED = _edit("play_and_learn_with_her", (
     "while not (terminated or truncated):",
     "while not terminated and len(actions) < 2 * env.n_bits:"))
 
+
+# --- found by mutation testing ------------------------------------------------------------
+
+GOAL_STEPS_COMPARE_BY_IDENTITY = _edit("hindsight_goal_steps", (
+    'if strategy == "final":', 'if strategy is "final":  # noqa: F632'))
+
+# --- boundaries, malformed input and defaults (issue 12's blind spots) -------------------------
+
+FULL_LENGTH_EPISODE_REFUSED = _edit("her_store_episode", (
+    "if not 1 <= steps <= self.max_episode_steps:",
+    "if not 1 <= steps < self.max_episode_steps:"))
+
+ACHIEVED_GOALS_NOT_COUNTED = _edit("her_store_episode", (
+    "if len(observations) != steps + 1 or len(achieved_goals) != steps + 1:",
+    "if len(observations) != steps + 1:  # the achieved goals come with them, surely"))
+
+DEFAULT_K_OF_ONE = _edit("her_class", (
+    'def __init__(self, env, max_episodes, max_episode_steps, strategy="future", k=4,',
+    'def __init__(self, env, max_episodes, max_episode_steps, strategy="future", k=1,'))
+
+DEFAULT_STRATEGY_FINAL = _edit("her_class", (
+    'def __init__(self, env, max_episodes, max_episode_steps, strategy="future", k=4,',
+    'def __init__(self, env, max_episodes, max_episode_steps, strategy="final", k=4,'))
+
+AGENT_DEFAULT_INITIAL_VALUE_ZERO = _edit("goal_agent", (
+    "def __init__(self, n_bits, alpha, epsilon, discount, initial_value=-10.0, seed=None):",
+    "def __init__(self, n_bits, alpha, epsilon, discount, initial_value=0.0, seed=None):"))
+
+
 BUGS = [
     Bug("future_includes_the_current_step", LESSON, "test_goal_steps",
         {"hindsight_goal_steps": FUTURE_INCLUDES_THE_CURRENT_STEP},
@@ -132,4 +161,24 @@ BUGS = [
     Bug("loop_stops_only_when_terminated", LESSON, "test_her_loop",
         {"play_and_learn_with_her": LOOP_STOPS_ONLY_WHEN_TERMINATED},
         description="ignores truncation: a failing episode runs past n steps"),
+    Bug("goal_steps_compare_by_identity", LESSON, "test_goal_steps",
+        {"hindsight_goal_steps": GOAL_STEPS_COMPARE_BY_IDENTITY},
+        description="strategy is \"final\": identity, not equality, so a strategy string "
+                    "built at run time is refused"),
+    Bug("full_length_episode_refused", LESSON, "test_store_episode",
+        {"her_store_episode": FULL_LENGTH_EPISODE_REFUSED},
+        also_fails=("test_relabel_fraction", "test_wraparound", "test_uniform_transitions"),
+        description="an episode of exactly max_episode_steps steps raises ValueError"),
+    Bug("achieved_goals_not_counted", LESSON, "test_errors",
+        {"her_store_episode": ACHIEVED_GOALS_NOT_COUNTED},
+        description="an episode with one achieved goal too few gets half written before "
+                    "numpy's shape error stops it: the oldest episode is corrupted"),
+    Bug("default_k_of_one", LESSON, "test_relabel_fraction", {"her_class": DEFAULT_K_OF_ONE},
+        description="k defaults to 1: half the batch relabelled instead of 4/5"),
+    Bug("default_strategy_final", LESSON, "test_relabel_fraction",
+        {"her_class": DEFAULT_STRATEGY_FINAL},
+        description="strategy defaults to 'final': the HER paper's 'future' is the default"),
+    Bug("agent_default_initial_value_zero", LESSON, "test_goal_agent",
+        {"goal_agent": AGENT_DEFAULT_INITIAL_VALUE_ZERO},
+        description="initial_value defaults to 0.0, not -10.0"),
 ]

@@ -60,6 +60,18 @@ DISCRETIZE_ROUNDS = _edit("discretize", (
     "cells = np.minimum((fractions * bins).astype(np.int64), bins - 1)",
     "cells = np.minimum(np.round(fractions * bins).astype(np.int64), bins - 1)"))
 
+
+# --- boundaries (found by mutation testing) ---------------------------------------------
+
+CER_REJECTS_BATCH_OF_ONE = _edit("cer_buffer", ("if batch_size <= 0:", "if batch_size <= 1:"))
+
+REPLAY_ONLY_LOOP_IGNORES_TRUNCATION = _edit("play_and_train_from_replay", (
+    "if terminated or truncated:", "if terminated:"))
+
+REPLAY_ONLY_LOOP_RETURNS_THE_LAST_REWARD = _edit("play_and_train_from_replay", (
+    "total_reward += reward", "total_reward = reward"))
+
+
 BUGS = [
     Bug("cer_newest_can_come_twice", LESSON, "test_cer_newest_exactly_once",
         {"cer_buffer": NEWEST_CAN_COME_TWICE}, also_fails=("test_cer_rest_uniform",),
@@ -70,6 +82,7 @@ BUGS = [
         description="no newest transition: uniform replay, which collapses with a big buffer"),
     Bug("cer_one_row_too_many", LESSON, "test_cer_newest_exactly_once",
         {"cer_buffer": ONE_ROW_TOO_MANY},
+        also_fails=("test_cer_single_transition",),  # sample(1) returns two rows
         description="the newest plus batch_size others: batches one row too big"),
     Bug("cer_rest_from_the_recent_half", LESSON, "test_cer_rest_uniform",
         {"cer_buffer": REST_FROM_THE_RECENT_HALF},
@@ -94,4 +107,13 @@ BUGS = [
     Bug("discretize_rounds", LESSON, "test_discretize_bins", {"discretize": DISCRETIZE_ROUNDS},
         also_fails=("test_discretize_clipping",),
         description="rounds to the nearest bin instead of flooring"),
+    Bug("cer_rejects_batch_of_one", LESSON, "test_cer_single_transition",
+        {"cer_buffer": CER_REJECTS_BATCH_OF_ONE},
+        description="the error guard is off by one: sample(1) raises ValueError"),
+    Bug("replay_only_loop_ignores_truncation", LESSON, "test_replay_only_loop",
+        {"play_and_train_from_replay": REPLAY_ONLY_LOOP_IGNORES_TRUNCATION},
+        description="stops only when terminated: a truncated episode runs on to t_max"),
+    Bug("replay_only_loop_returns_the_last_reward", LESSON, "test_replay_only_loop",
+        {"play_and_train_from_replay": REPLAY_ONLY_LOOP_RETURNS_THE_LAST_REWARD},
+        description="total_reward = reward: returns the last step's reward, not the sum"),
 ]

@@ -67,6 +67,25 @@ AUTOCORRELATION_ACCEPTS_LAG_ZERO = _edit("autocorrelation", (
 AUTOCORRELATION_ACCEPTS_ONE_PAIR = _edit("autocorrelation", (
     "if lag < 1 or values.size - lag < 2:", "if lag < 1 or values.size - lag < 1:"))
 
+
+# --- boundaries, ties and partly degenerate input (found by mutation testing) -----------
+
+THRESHOLD_STRICTLY_ABOVE = _edit("episodes_to_threshold", (
+    "window_means >= threshold", "window_means > threshold"))
+
+THRESHOLD_NONE_FOR_ONE_WINDOW = _edit("episodes_to_threshold", (
+    "if returns.size < window:", "if returns.size <= window:"))
+
+AUTOCORRELATION_CHECKS_ONLY_THE_FIRST_SLICE = _edit("autocorrelation", (
+    "if before.std() == 0 or after.std() == 0:", "if before.std() == 0:"))
+
+AUTOCORRELATION_REFUSES_TWO_PAIRS = _edit("autocorrelation", (
+    "values.size - lag < 2", "values.size - lag < 3"))
+
+INTERVAL_DEFAULT_LEVEL_90 = _edit("confidence_interval", (
+    "confidence=0.95", "confidence=0.9"))
+
+
 BUGS = [
     Bug("interval_with_the_normal_quantile", LESSON, "test_confidence_interval",
         {"confidence_interval": INTERVAL_WITH_THE_NORMAL_QUANTILE},
@@ -102,4 +121,21 @@ BUGS = [
     Bug("autocorrelation_accepts_one_pair", LESSON, "test_autocorrelation",
         {"autocorrelation": AUTOCORRELATION_ACCEPTS_ONE_PAIR},
         description="a single pair is correlated (0.0) instead of refused"),
+    Bug("threshold_strictly_above", LESSON, "test_episodes_to_threshold",
+        {"episodes_to_threshold": THRESHOLD_STRICTLY_ABOVE},
+        description="> instead of >=: a window mean exactly at the threshold does not count"),
+    Bug("threshold_none_for_one_window", LESSON, "test_episodes_to_threshold",
+        {"episodes_to_threshold": THRESHOLD_NONE_FOR_ONE_WINDOW},
+        description="<= window: a run exactly one window long is never judged"),
+    Bug("autocorrelation_checks_only_the_first_slice", LESSON, "test_autocorrelation",
+        {"autocorrelation": AUTOCORRELATION_CHECKS_ONLY_THE_FIRST_SLICE},
+        description="only values[:-lag] is tested for being constant: nan when the series "
+                    "goes flat at the end"),
+    Bug("autocorrelation_refuses_two_pairs", LESSON, "test_autocorrelation",
+        {"autocorrelation": AUTOCORRELATION_REFUSES_TWO_PAIRS},
+        description="the guard is off by one: two pairs of values, the fewest there can be, "
+                    "raise ValueError"),
+    Bug("interval_default_level_90", LESSON, "test_confidence_interval",
+        {"confidence_interval": INTERVAL_DEFAULT_LEVEL_90},
+        description="the signature's default confidence changed from 0.95 to 0.9"),
 ]
