@@ -8,12 +8,15 @@ external scheduler keeps its own setting, which is reported when it is not 1.
 """
 
 import contextlib
+import ctypes
 import logging
 import multiprocessing
+import os
+import signal
 import sys
 
 import dask
-from distributed import Client, LocalCluster
+from distributed import Client, LocalCluster, WorkerPlugin
 
 from grader.course_version import course_version
 from grader.sandbox import isolation_level
@@ -47,6 +50,7 @@ def grading_cluster(workers=1, scheduler=None, isolate=True, note=print):
             with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                               memory_limit=0, dashboard_address=":0") as cluster, \
                     Client(cluster) as client:
+                client.register_plugin(DieWithGrader(os.getpid()), name="die-with-grader")
                 check_workers(client, isolate)
                 yield client
             return
@@ -69,6 +73,27 @@ def grading_cluster(workers=1, scheduler=None, isolate=True, note=print):
                      f"time(s), not {RETRIES} (start it with "
                      "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=1)")
             yield client
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+class DieWithGrader(WorkerPlugin):
+    """A local worker process is killed by the kernel the moment the grader that forked it
+    dies (even by SIGKILL), so that it cannot grade on for nobody; workers the cluster
+    restarts get the same. Dask's own watch on the parent is a thread that a loaded machine
+    may not run in time."""
+
+    def __init__(self, grader_pid):
+        self.grader_pid = grader_pid
+
+    def setup(self, worker):
+        if not sys.platform.startswith("linux"):
+            return
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != self.grader_pid:  # the grader died before the line above
+            os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _allowed_failures(dask_scheduler=None):
