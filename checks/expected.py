@@ -88,6 +88,12 @@ def expected(lesson, name, *args):
     return _cache[key]
 
 
+def remember(answers):
+    """Take answers computed elsewhere (``{key: value}``, as :func:`recording` collects
+    them): a grading worker is handed the baselines another one trained."""
+    _cache.update(answers)
+
+
 @contextlib.contextmanager
 def recording():
     """Collect every answer :func:`expected` gives inside: ``{key: value}``."""

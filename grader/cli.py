@@ -6,8 +6,6 @@ import sys
 import tempfile
 import time
 
-from tqdm import tqdm
-
 from checks.framework import DEFAULT_HIDDEN_SALT
 from grader.release import REPOSITORY, release
 from grader.sandbox import DEFAULT_DISK_MB, DEFAULT_MEMORY_MB
@@ -23,7 +21,6 @@ def _release(args):
 
 def _grade(args):
     from checks import checks_for_lesson
-    from grader.grade_class import grade_jobs
     from grader.feedback_pages import write_feedback_pages
     from grader.gradebooks import (GradebookError, Roster, gradebook_text, read_assignments,
                                    unrostered, without_identity)
@@ -65,6 +62,10 @@ def _grade(args):
     except GradebookError as error:
         print(f"grader: {error}", file=sys.stderr)
         return 2
+    if args.resume and not args.out:
+        print("grader: --resume needs --out DIR, the folder of the run to resume",
+              file=sys.stderr)
+        return 2
     if args.format == "canvas" and roster is None and args.csv:
         print("grader: --format canvas without --roster: the Student column holds folder "
               "names, and Canvas will match students by name", file=sys.stderr)
@@ -95,11 +96,10 @@ def _grade(args):
     for line in skipped:
         print(f"grader: {line}", file=sys.stderr)
     started = time.monotonic()
-    with tqdm(total=len(jobs), desc="grading", unit="notebook", file=sys.stderr,
-              disable=args.quiet) as bar:
-        results = grade_jobs(jobs, salt, workers=args.workers, memory_mb=args.memory_mb,
-                             disk_mb=args.disk_mb, isolate=not args.no_sandbox,
-                             only=only, progress=lambda job: bar.update())
+    run = _grade_on_dask(args, jobs, salt, only)
+    if isinstance(run, int):
+        return run
+    results = run.results
     for student in found.students:  # a student whose every file was skipped is listed too
         results.setdefault(student, [])
     report = submissions_report(results, skipped, lesson_maxima(only))
@@ -111,8 +111,13 @@ def _grade(args):
         print(f"\n{len(written)} written answer(s) await manual grading "
               f"({sum(a['max_score'] for a in written):g} points, outside the scores above; "
               "their text is in the JSON report)")
-    print(f"\ngraded {len(jobs)} notebook(s) of {len(report['submissions'])} student(s) in "
-          f"{time.monotonic() - started:.1f} s (isolation: {isolation})")
+    print(f"\ngraded {run.graded} notebook(s) of {len(report['submissions'])} student(s) in "
+          f"{time.monotonic() - started:.1f} s (isolation: {isolation})"
+          + (f"; {run.reused} taken from an earlier run" if run.reused else "")
+          + (f"; {run.failed} could not be graded" if run.failed else ""))
+    if args.out:
+        print(f"results: {args.out} (one file per notebook; --resume grades only what it "
+              "lacks)")
     outputs = []
     if args.json:
         outputs.append(("report", args.json, lambda path: write_json(report, path)))
@@ -139,6 +144,59 @@ def _grade(args):
             print(f"grader: could not write {printable(path)} ({error.strerror}); the "
                   f"{what} is in {rescue}", file=sys.stderr)
     return 0
+
+
+def _grade_on_dask(args, jobs, salt, only):
+    """Grade ``jobs`` on the cluster the options name, keeping results in ``--out`` (or
+    a temporary folder): a ``ClassRun``, or the exit code when grading could not finish."""
+    import shutil
+
+    from grader.dask_cluster import ClusterError, grading_cluster
+    from grader.grade_class import grade_class
+    from grader.result_store import ResultStore, StoreError
+    from grader.safe_text import printable
+
+    folder = args.out or tempfile.mkdtemp(prefix="grader-results-")
+    try:
+        store = ResultStore(folder)
+    except StoreError as error:
+        print(f"grader: --out {error}", file=sys.stderr)
+        return 2
+    if args.out and store.entries and not args.resume:
+        store.close()
+        print(f"grader: --out {printable(args.out)} holds the results of an earlier run: add "
+              "--resume to grade only what it lacks, or choose an empty folder",
+              file=sys.stderr)
+        return 2
+    if args.scheduler and args.workers != 1:
+        print("grader: --workers is ignored with --scheduler: the cluster's workers grade",
+              file=sys.stderr)
+
+    def kept():
+        count = len(store.manifest_lines())
+        resume = f"--out {folder} --resume"
+        return f"{count} result(s) kept in {folder}: run again with {resume}"
+
+    try:
+        run = grade_class(
+            jobs, salt, store,
+            lambda: grading_cluster(args.workers, args.scheduler, not args.no_sandbox,
+                                    note=lambda line: print(line, file=sys.stderr)),
+            quiet=args.quiet, memory_mb=args.memory_mb, disk_mb=args.disk_mb,
+            isolate=not args.no_sandbox, only=only)
+    except ClusterError as error:
+        print(f"grader: {error}", file=sys.stderr)
+        if store.manifest_lines():
+            print(f"grader: {kept()}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"\ngrader: interrupted; {kept()}", file=sys.stderr)
+        return 130
+    finally:
+        store.close()
+    if not args.out:
+        shutil.rmtree(folder, ignore_errors=True)
+    return run
 
 
 def _check(args):
@@ -267,7 +325,14 @@ def build_parser():
     grade.add_argument("--json", metavar="REPORT", help="write the full report as JSON")
     grade.add_argument("--csv", metavar="GRADEBOOK", help="write the gradebook as CSV")
     grade.add_argument("--salt", help="secret that chooses hidden inputs (or GRADER_SALT)")
-    grade.add_argument("--workers", type=int, default=1, help="notebooks graded at once")
+    grade.add_argument("--workers", type=int, default=1,
+                       help="notebooks graded at once, on a Dask LocalCluster started here")
+    grade.add_argument("--scheduler", metavar="ADDRESS",
+                       help="grade on an existing Dask cluster (tcp://host:8786) instead")
+    grade.add_argument("--out", metavar="DIR",
+                       help="keep each notebook's result here as soon as it is graded")
+    grade.add_argument("--resume", action="store_true",
+                       help="with --out: grade only the notebooks DIR has no result for")
     grade.add_argument("--memory-mb", type=int, default=DEFAULT_MEMORY_MB,
                        help="address-space cap of each submission's processes")
     grade.add_argument("--disk-mb", type=int, default=DEFAULT_DISK_MB,

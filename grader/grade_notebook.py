@@ -216,17 +216,25 @@ def not_graded(result, tests, reason):
 
 def grade_notebook(path, salt, memory_mb=DEFAULT_MEMORY_MB, disk_mb=DEFAULT_DISK_MB,
                    isolate=True, only=None, cell_time_limit=CELL_TIME_LIMIT,
-                   check_time_limit=None, lesson=None):
+                   check_time_limit=None, lesson=None, submission=None, progress=None):
     """Grade the notebook at ``path`` (as ``lesson``, a name, when given).
 
     ``only`` restricts grading to some check names, and ``check_time_limit`` replaces
-    every check's own limit: both let tests grade quickly.
+    every check's own limit: both let tests grade quickly. ``submission``, when given,
+    is what the file held, read beforehand (:func:`~grader.submission_file.read_once`:
+    a ``Submission`` or the ``UnreadableSubmission`` saying why not), so the file itself
+    need not be on this machine. ``progress(done, total)`` is called after each check.
     """
     path = Path(path)
-    try:
-        submission, unreadable = read_submission(path), None
-    except UnreadableSubmission as error:
-        submission, unreadable = None, str(error)
+    if submission is None:
+        try:
+            submission = read_submission(path)
+        except UnreadableSubmission as error:
+            submission = error
+    if isinstance(submission, UnreadableSubmission):
+        submission, unreadable = None, str(submission)
+    else:
+        unreadable = None
     lesson = lesson_of(path if lesson is None else f"{lesson}.ipynb",
                        submission.lesson if submission else None)
     source = lesson.source()
@@ -248,10 +256,12 @@ def grade_notebook(path, salt, memory_mb=DEFAULT_MEMORY_MB, disk_mb=DEFAULT_DISK
                               cell_time_limit, check_time_limit)
     try:
         grading.start()
-        for cell in tests:
+        for done, cell in enumerate(tests, 1):
             if grading.broken:
                 raise CannotGoOn(grading.broken)
             result.add(grading.grade_check(cell))
+            if progress is not None:
+                progress(done, len(tests))
     except CannotGoOn as error:
         not_graded(result, tests, str(error))
     finally:

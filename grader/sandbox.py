@@ -39,7 +39,8 @@ SYSTEM_PATHS = ("/usr", "/etc/ld.so.cache", "/etc/localtime", "/etc/passwd", "/e
                 "/etc/nsswitch.conf", "/etc/hosts", "/etc/mime.types", "/etc/fonts")
 
 # --fork makes the launcher PID 1 of a new PID namespace with its own /proc; --kill-child
-# kills it when unshare dies; setpriv kills unshare when the grader's process dies
+# kills it when unshare dies; setpriv kills unshare when the grader's process (more
+# exactly the thread that started it: a Dask task's) dies
 UNSHARE = ("unshare", "--user", "--map-root-user", "--mount", "--pid", "--net", "--fork",
            "--mount-proc", "--kill-child")
 DIE_WITH_GRADER = ("setpriv", "--pdeathsig", "KILL", "--")
@@ -141,6 +142,8 @@ def sandbox_argv(scratch, channel_fd, memory_mb, disk_mb, isolate=True):
             launcher += ["--expose", path]
         return [*DIE_WITH_GRADER, *UNSHARE, "--", *launcher, "--in-namespace",
                 "--root", str(scratch.new_root)], scratch.new_root
+    if shutil.which(DIE_WITH_GRADER[0]):  # without a PID namespace, the server alone
+        launcher = [*DIE_WITH_GRADER, *launcher]
     return launcher, scratch.workdir
 
 

@@ -9,6 +9,7 @@ opened as a regular file and never through a link, so a submission that points a
 waited on.
 """
 
+import hashlib
 import json
 import os
 import stat
@@ -68,9 +69,9 @@ class Submission:
         kind[grade_id] = source
 
 
-def read_submission(path):
-    """The :class:`Submission` in the file at ``path``; raises
-    :class:`UnreadableSubmission` with a one-line reason."""
+def read_notebook_bytes(path):
+    """The bytes of the notebook file at ``path``, opened as a regular file and never
+    through a link; raises :class:`UnreadableSubmission` with a one-line reason."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as error:
@@ -85,7 +86,12 @@ def read_submission(path):
         if info.st_size > MAX_NOTEBOOK_BYTES:
             raise UnreadableSubmission(f"it is {info.st_size / 2**20:.0f} MB, over the limit "
                                        f"of {MAX_NOTEBOOK_BYTES // 2**20} MB")
-        data = handle.read(MAX_NOTEBOOK_BYTES + 1)
+        return handle.read(MAX_NOTEBOOK_BYTES + 1)
+
+
+def parse_submission(data):
+    """The :class:`Submission` in a notebook file's bytes; raises
+    :class:`UnreadableSubmission` with a one-line reason."""
     try:
         notebook = json.loads(data)
     except (ValueError, RecursionError) as error:
@@ -99,3 +105,32 @@ def read_submission(path):
     if not isinstance(notebook, dict):
         raise UnreadableSubmission("it is not a notebook (its JSON is not an object)")
     return Submission.from_notebook(notebook)
+
+
+def read_submission(path):
+    """The :class:`Submission` in the file at ``path``; raises
+    :class:`UnreadableSubmission` with a one-line reason."""
+    return parse_submission(read_notebook_bytes(path))
+
+
+def read_once(path):
+    """``(content hash, what the file holds)``, reading the file once: what it holds is a
+    :class:`Submission` or the :class:`UnreadableSubmission` that says why not. The hash
+    is of the very bytes that will be graded (a file changed later is not mixed in)."""
+    try:
+        data = read_notebook_bytes(path)
+    except UnreadableSubmission as error:
+        return f"unreadable: {error}", error
+    digest = hashlib.sha256(data).hexdigest()
+    try:
+        return digest, parse_submission(data)
+    except UnreadableSubmission as error:
+        return digest, error
+
+
+def notebook_hash(path):
+    """The hash :func:`read_once` would give, without parsing the notebook."""
+    try:
+        return hashlib.sha256(read_notebook_bytes(path)).hexdigest()
+    except UnreadableSubmission as error:
+        return f"unreadable: {error}"

@@ -1,37 +1,278 @@
-"""Grading a class: one worker process per notebook, so a worker that dies costs only
-the notebook it was grading."""
+"""Grading a class on Dask: a worker killed mid-notebook, a notebook that kills every
+worker, a grader killed mid-class, then resumed runs. No row is lost, no notebook is
+graded twice, the reports equal an undisturbed run's, and no sandbox outlives its task.
 
+The pytest process makes itself a child subreaper while these tests run, so a process
+orphaned by a killed worker or grader is re-parented to it instead of to init: every
+process the tests started stays in its tree, where the checks below look for it.
+"""
+
+import contextlib
+import ctypes
+import json
 import os
+import signal
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 
-import grader.grade_class as grade_class
-from grader.submissions import NotebookJob
-from submission_factory import QUICK_CHECKS, TEST_SALT, write_submission
+from grader.dask_cluster import grading_cluster
+from grader.grade_class import grade_class
+from grader.grade_notebook import grade_notebook
+from grader.lessons import all_lessons
+from grader import rebuild
+from grader.report import lesson_maxima, submissions_report
+from grader.result_store import ResultStore
+from grader.submissions import find_jobs
+from submission_factory import QUICK_CHECKS, REPOSITORY, write_submission
+
+# one module cluster and one undisturbed run, shared: these tests run on one xdist worker
+pytestmark = pytest.mark.xdist_group("dask-class")
 
 LESSON = "01_qlearning"
+ONLY = QUICK_CHECKS[LESSON]
+SALT = "class-on-dask"
+EXAMPLES = ("ada_complete", "dee_ignores_terminated")  # from examples/submissions
+VICTIM = "sleeper"  # its play_and_train sleeps first: a sandbox that is not listening
+STUDENTS = (*EXAMPLES, VICTIM)
+SLEEPS_FIRST = '''\
+import time
+
+naps = []
+
+#| export
+def play_and_train(env, agent, t_max=10_000):
+    if not naps:  # once: meanwhile its process never reads that its channel closed
+        naps.append(time.sleep(4))
+    total_reward, (state, _) = 0.0, env.reset()
+    for _ in range(t_max):
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        agent.update(state, action, reward, next_state, terminated)
+        total_reward += reward
+        state = next_state
+        if terminated or truncated:
+            break
+    return total_reward'''
+BUSY_CHECK = "test_play_and_train"
+KILL_AFTER = 2.0  # seconds into the busy check: the victim sleeps, deaf to its channel
+SANDBOX_PROGRAMS = ("unshare", "setpriv", "sandbox_launcher.py", "sandbox_init.py",
+                    "student_server.py")
+PR_SET_CHILD_SUBREAPER = 36
+CHECK_ORDER = [rebuild.nbgrader_meta(cell)["grade_id"]  # the order checks are graded in
+               for cell in rebuild.test_cells(all_lessons()[LESSON].source())
+               if rebuild.nbgrader_meta(cell)["grade_id"] in ONLY]
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_a_worker_that_dies_costs_only_its_own_notebook(tmp_path, monkeypatch, workers):
-    paths = [write_submission(tmp_path, LESSON, student=name) for name in ("amy", "bo", "cat")]
-    real = grade_class.grade_notebook
+# --- what runs on the workers: faults injected through grade_class(grade=...) ----------
 
-    def dies_on_bo(path, salt, **options):  # what a grader crash looks like to the class
-        if Path(path).parent.name == "bo":
-            os._exit(9)
-        return real(path, salt, **options)
+def kill_victims_worker_once(path, salt, progress, **options):
+    """Grade, but the first time the victim is graded, kill the worker while the
+    victim's code sleeps in its sandbox (which then does not read that its channel
+    closed: only the parent-death signal ends it in time)."""
+    marker = Path(path).parent.parent / "worker-killed"
 
-    monkeypatch.setattr(grade_class, "grade_notebook", dies_on_bo)
-    jobs = [NotebookJob(path.parent.name, path, LESSON) for path in paths]
-    results = grade_class.grade_jobs(jobs, TEST_SALT, workers=workers,
-                                     only=QUICK_CHECKS[LESSON], check_time_limit=10.0)
-    assert sorted(results) == ["amy", "bo", "cat"]
-    for student in ("amy", "cat"):
-        (result,) = results[student]
-        assert result.score == result.max_score > 0
-    (died,) = results["bo"]
-    assert died.score == 0 and died.checks
-    assert all(check.status == "error" and "grading process died" in check.feedback
-               for check in died.checks)
+    def then_die(done, total):
+        progress(done, total)
+        if Path(path).parent.name == VICTIM and done == CHECK_ORDER.index(BUSY_CHECK) \
+                and not marker.exists():  # the check before the busy one is done
+            marker.write_text(str(os.getpid()))
+            threading.Timer(KILL_AFTER, os.kill, (os.getpid(), signal.SIGKILL)).start()
+
+    return grade_notebook(path, salt, progress=then_die, **options)
+
+
+def kill_every_worker_on_the_victim(path, salt, progress, **options):
+    if Path(path).parent.name == VICTIM:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return grade_notebook(path, salt, progress=progress, **options)
+
+
+# --- fixtures ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def subreaper():
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    yield
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+
+
+@pytest.fixture(scope="module")
+def client(subreaper):
+    with grading_cluster(workers=2) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def cluster(client):
+    """What grade_class connects with: the module's cluster, left running after."""
+    return lambda: contextlib.nullcontext(client)
+
+
+def copy_class(folder):
+    for student in EXAMPLES:
+        (folder / student).mkdir(parents=True)
+        source = REPOSITORY / "examples" / "submissions" / student / f"{LESSON}.ipynb"
+        (folder / student / source.name).write_bytes(source.read_bytes())
+    write_submission(folder, LESSON, {"play_and_train": SLEEPS_FIRST}, student=VICTIM)
+    return folder
+
+
+def report_of(results):
+    """The JSON report, as ``python -m grader grade --only ... --json`` writes it."""
+    return json.loads(json.dumps(submissions_report(results, (), lesson_maxima(ONLY))))
+
+
+def differences(report, expected):
+    """The checks whose outcome differs between two reports: what a failure shows."""
+    def outcomes(of):
+        return {(s["student"], n["name"], c["id"]): (c["status"], c["score"], c["feedback"])
+                for s in of["submissions"] for n in s["notebooks"] for c in n["checks"]}
+    mine, theirs = outcomes(report), outcomes(expected)
+    return {key: (mine.get(key), theirs.get(key)) for key in set(mine) | set(theirs)
+            if mine.get(key) != theirs.get(key)}
+
+
+def grade(folder, out, cluster, grade=None):
+    store = ResultStore(out)
+    try:
+        return grade_class(find_jobs(folder).jobs, SALT, store, cluster, grade=grade,
+                           only=ONLY)
+    finally:
+        store.close()
+
+
+def manifest_keys(out):
+    return [json.loads(line)["key"] for line in (out / "manifest.jsonl").read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def undisturbed(cluster, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("undisturbed")
+    run = grade(copy_class(folder / "class"), folder / "out", cluster)
+    assert run.graded == len(STUDENTS) and run.failed == 0
+    return report_of(run.results)
+
+
+def sandboxes_left(grace=20.0):
+    """Sandbox processes among this process's descendants, once ``grace`` seconds have
+    let the dying ones go (zombies are reaped: they are gone, only not yet waited for)."""
+    deadline = time.monotonic() + grace
+    while True:
+        left = {}
+        for process in psutil.Process().children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                if process.status() == psutil.STATUS_ZOMBIE:
+                    if process.ppid() == os.getpid():
+                        with contextlib.suppress(ChildProcessError):
+                            os.waitpid(process.pid, os.WNOHANG)
+                    continue
+                command = " ".join(process.cmdline())
+                if any(program in command for program in SANDBOX_PROGRAMS):
+                    left[process] = command
+        if not left or time.monotonic() > deadline:
+            for process in left:  # a failed test leaves nothing running either
+                with contextlib.suppress(psutil.Error):
+                    process.kill()
+            return list(left.values())
+        time.sleep(0.5)
+
+
+# --- tests ------------------------------------------------------------------------------
+
+def test_a_worker_killed_mid_notebook_is_retried_and_nothing_is_lost(cluster, undisturbed,
+                                                                     tmp_path):
+    folder, out = copy_class(tmp_path / "class"), tmp_path / "out"
+    run = grade(folder, out, cluster, grade=kill_victims_worker_once)
+    killed = int((folder / "worker-killed").read_text())  # the worker grading the victim
+    assert not psutil.pid_exists(killed) or \
+        psutil.Process(killed).status() == psutil.STATUS_ZOMBIE
+    assert run.failed == 0 and run.graded == len(STUDENTS)
+    assert report_of(run.results) == undisturbed, differences(report_of(run.results),
+                                                              undisturbed)
+    assert sorted(manifest_keys(out)) == sorted(set(manifest_keys(out)))
+    assert len(manifest_keys(out)) == len(STUDENTS)
+
+    again = grade(folder, out, cluster)  # a resumed run: everything is stored already
+    assert (again.graded, again.reused) == (0, len(STUDENTS))
+    assert report_of(again.results) == report_of(run.results)
+    assert len(manifest_keys(out)) == len(STUDENTS)
+    assert sandboxes_left() == []
+
+
+def test_a_notebook_that_kills_every_worker_costs_only_itself(cluster, undisturbed,
+                                                              tmp_path):
+    folder, out = copy_class(tmp_path / "class"), tmp_path / "out"
+    run = grade(folder, out, cluster, grade=kill_every_worker_on_the_victim)
+    assert (run.failed, run.graded) == (1, len(STUDENTS) - 1)
+    report = report_of(run.results)
+    for mine, theirs in zip(report["submissions"], undisturbed["submissions"]):
+        if mine["student"] != VICTIM:
+            assert mine == theirs, differences({"submissions": [mine]},
+                                               {"submissions": [theirs]})
+            continue
+        (notebook,) = [n for n in mine["notebooks"] if n["submitted"]]
+        assert notebook["score"] == 0 and notebook["checks"]
+        assert all(check["status"] == "error" and "worker process died twice"
+                   in check["feedback"] for check in notebook["checks"])
+    assert sandboxes_left() == []
+
+    again = grade(folder, out, cluster)  # a resumed run tries the crashed notebook again
+    assert (again.graded, again.reused) == (1, len(STUDENTS) - 1)
+    assert report_of(again.results) == undisturbed, differences(report_of(again.results),
+                                                                undisturbed)
+
+
+def test_a_grader_killed_mid_class_resumes_where_it_stopped(undisturbed, subreaper,
+                                                            tmp_path):
+    folder, out = copy_class(tmp_path / "class"), tmp_path / "out"
+    command = [sys.executable, "-m", "grader", "grade", str(folder), "--workers", "2",
+               "--salt", SALT, "--only", ",".join(sorted(ONLY)), "--quiet", "--out", str(out)]
+    grader = subprocess.Popen(command, cwd=REPOSITORY, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while not ((out / "manifest.jsonl").exists() and manifest_keys(out)):
+        assert grader.poll() is None and time.monotonic() < deadline
+        time.sleep(0.1)
+    helpers = psutil.Process(grader.pid).children(recursive=True)  # its Dask workers
+    grader.kill()
+    grader.wait()
+    stored = manifest_keys(out)
+    assert 1 <= len(stored) < len(STUDENTS)  # killed mid-class
+    assert sandboxes_left() == []
+    gone, alive = psutil.wait_procs(helpers, timeout=20)
+    assert alive == []  # the workers went with the grader
+
+    completed = subprocess.run([*command, "--resume", "--json", str(tmp_path / "report.json")],
+                               cwd=REPOSITORY, capture_output=True, text=True, timeout=600)
+    assert completed.returncode == 0, completed.stderr
+    assert f"{len(stored)} taken from an earlier run" in completed.stdout
+    keys = manifest_keys(out)
+    assert keys[:len(stored)] == stored and len(keys) == len(set(keys)) == len(STUDENTS)
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report == undisturbed, differences(report, undisturbed)
+    assert sandboxes_left() == []
+
+
+def test_an_existing_cluster_grades_through_the_same_code(client, undisturbed, tmp_path):
+    """--scheduler ADDRESS: the module's cluster, reached by its address as a remote one."""
+    folder, out = copy_class(tmp_path / "class"), tmp_path / "out"
+    jobs = [job for job in find_jobs(folder).jobs if job.student == EXAMPLES[0]]
+    notes = []
+    store = ResultStore(out)
+    try:
+        run = grade_class(jobs, SALT, store,
+                          lambda: grading_cluster(scheduler=client.scheduler.address,
+                                                  note=notes.append), only=ONLY)
+    finally:
+        store.close()
+    assert run.graded == 1 and notes == []  # the scheduler retries once, as it should
+    (mine,) = report_of(run.results)["submissions"]
+    theirs = next(s for s in undisturbed["submissions"] if s["student"] == EXAMPLES[0])
+    assert mine == theirs, differences({"submissions": [mine]}, {"submissions": [theirs]})

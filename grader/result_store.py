@@ -1,0 +1,162 @@
+"""Results on disk the moment each notebook is graded (``--out DIR``), so a run survives.
+
+::
+
+    DIR/manifest.jsonl            one line per notebook graded, appended as it is graded
+    DIR/results/<key>.json        what grading that notebook gave (a NotebookResult)
+    DIR/baselines/<course version>/<salt hash>.json   the learning checks' baselines
+
+A notebook's key is a hash of its student, its lesson, the hash of the notebook's bytes,
+the salt's hash, the course version and the grading settings (isolation, limits,
+``--only``): a result is reused only where all of them match, so an unchanged
+re-submission is never graded twice and anything that could change a grade grades again.
+The salt itself is never written here, only a hash of it.
+
+A result file is written whole (through a temporary file) before its manifest line is
+appended and flushed to disk, so a grader killed at any moment leaves a manifest whose
+every complete line names a complete result; a torn last line is ignored. A notebook
+whose grading broke down (its workers died) is stored too, so the reports show it, but
+it does not count as graded: ``--resume`` tries it again.
+"""
+
+import fcntl
+import hashlib
+import json
+import os
+from dataclasses import asdict
+from pathlib import Path
+
+from grader.grade_notebook import CheckResult, NotebookResult
+from grader.rebuild import WrittenAnswer
+from grader.report import write_atomically
+from grader.safe_text import printable
+
+MANIFEST = "manifest.jsonl"
+
+
+class StoreError(Exception):
+    """The folder cannot hold this run's results; the message says why, in one line."""
+
+
+def salt_hash(salt):
+    return hashlib.sha256(b"replay-grader salt\0" + salt.encode()).hexdigest()[:16]
+
+
+def result_data(result):
+    """A NotebookResult as JSON data."""
+    return {"name": result.name, "score": result.score, "max_score": result.max_score,
+            "checks": [asdict(check) for check in result.checks], "notes": list(result.notes),
+            "written": [asdict(answer) for answer in result.written],
+            "isolation": result.isolation}
+
+
+def result_from_data(data):
+    return NotebookResult(data["name"], data["score"], data["max_score"],
+                          [CheckResult(**check) for check in data["checks"]],
+                          list(data["notes"]), [WrittenAnswer(**w) for w in data["written"]],
+                          data["isolation"])
+
+
+class ResultStore:
+    """The results of one class in a folder; one grader at a time uses it (a lock)."""
+
+    def __init__(self, folder):
+        self.folder = Path(folder)
+        try:
+            (self.folder / "results").mkdir(parents=True, exist_ok=True)
+            self._lock = open(self.folder / ".lock", "w")
+        except OSError as error:
+            raise StoreError(f"{printable(self.folder)}: cannot write there "
+                             f"({printable(error.strerror or error)})") from None
+        try:  # a POSIX lock: forked worker processes do not inherit it, as they would flock's
+            fcntl.lockf(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._lock.close()
+            raise StoreError(f"{printable(self.folder)} is in use by another grader "
+                             "(wait for it to finish, or choose another folder)") from None
+        self.entries = self._read_manifest()
+
+    def close(self):
+        self._lock.close()
+
+    # --- the manifest ------------------------------------------------------------------
+    def _read_manifest(self):
+        """``{key: entry}`` of every complete line (the last line for a key wins)."""
+        entries = {}
+        try:
+            with open(self.folder / MANIFEST) as handle:
+                lines = handle.readlines()
+        except FileNotFoundError:
+            return entries
+        for line in lines:
+            try:
+                entry = json.loads(line)
+                entries[entry["key"]] = entry
+            except (ValueError, KeyError, TypeError):  # a line torn by a kill
+                continue
+        return entries
+
+    def manifest_lines(self):
+        """Every complete line of the manifest, in order (one per notebook graded)."""
+        try:
+            lines = (self.folder / MANIFEST).read_text().splitlines()
+        except FileNotFoundError:
+            return []
+        complete = []
+        for line in lines:
+            try:
+                complete.append(json.loads(line))
+            except ValueError:
+                continue
+        return complete
+
+    @staticmethod
+    def entry_for(job, content_hash, salt, version, settings):
+        """The manifest entry ``job`` would have; its ``key`` names its result."""
+        entry = {"student": job.student, "lesson": job.lesson, "notebook_sha256": content_hash,
+                 "salt_sha256": salt_hash(salt), "course_version": version,
+                 "settings": settings}
+        text = json.dumps(entry, sort_keys=True)
+        return {"key": hashlib.sha256(text.encode()).hexdigest()[:32], **entry}
+
+    def graded(self, key):
+        """True when a result for ``key`` is stored and its grading did not break down."""
+        entry = self.entries.get(key)
+        return bool(entry and entry.get("graded") and (self.folder / entry["file"]).exists())
+
+    def has(self, key):
+        entry = self.entries.get(key)
+        return bool(entry and (self.folder / entry["file"]).exists())
+
+    def load(self, key):
+        entry = self.entries[key]
+        return result_from_data(json.loads((self.folder / entry["file"]).read_text()))
+
+    def save(self, entry, result, graded=True, seconds=None):
+        """Write ``result`` for ``entry`` and append its manifest line, flushed to disk."""
+        entry = {**entry, "graded": graded, "file": f"results/{entry['key']}.json",
+                 "seconds": None if seconds is None else round(seconds, 3)}
+        write_atomically(self.folder / entry["file"], json.dumps(result_data(result)) + "\n")
+        with open(self.folder / MANIFEST, "a") as handle:
+            handle.write(json.dumps(entry, sort_keys=True) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        self.entries[entry["key"]] = entry
+
+    # --- baselines ---------------------------------------------------------------------
+    def _baselines_path(self, salt, version):
+        return self.folder / "baselines" / version / f"{salt_hash(salt)}.json"
+
+    def baselines(self, salt, version):
+        """``{"lesson/check": answers}`` trained for this salt and course version."""
+        try:
+            return json.loads(self._baselines_path(salt, version).read_text())
+        except (FileNotFoundError, ValueError):
+            return {}
+
+    def save_baseline(self, salt, version, name, answers):
+        path = self._baselines_path(salt, version)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        known = self.baselines(salt, version)
+        known[name] = answers
+        write_atomically(path, json.dumps(known) + "\n")
