@@ -5,14 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-python=${PYTHON:-python3}
-if [ ! -x .venv/bin/python ]; then
-    echo "Making .venv with $("$python" --version) ..."
-    "$python" -m venv .venv
-fi
-echo "Installing what the lessons need into .venv (2-3 minutes the first time, seconds after):"
-.venv/bin/python -m pip install --upgrade pip --progress-bar on
-.venv/bin/python -m pip install -r requirements.txt --progress-bar on
+bash scripts/make_venv.sh requirements.txt "what the lessons need"
 echo
 echo "Ready. Check a notebook as the grader will: .venv/bin/python -m grader check notebooks/01_qlearning.ipynb"
 if [ "${1:-}" != "--no-open" ]; then

@@ -4,14 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-python=${PYTHON:-python3}
-if [ ! -x .venv/bin/python ]; then
-    echo "Making .venv with $("$python" --version) ..."
-    "$python" -m venv .venv
-fi
-echo "Installing the course's requirements into .venv (a few minutes the first time) ..."
-.venv/bin/python -m pip install --upgrade pip --progress-bar on
-.venv/bin/python -m pip install -r requirements-test.txt --progress-bar on
+bash scripts/make_venv.sh requirements-test.txt "the course's requirements and its tests'"
 
 mkdir -p reports
 echo "Grading the example class (eight students, two workers) ..."

@@ -11,7 +11,8 @@ from checks.framework import (Check, LessonChecks, ProbeError, call_student, com
 from checks.lending import Served, mirrored
 from checks.lesson02_replay_buffer import transition, transition_ids
 from checks.statistics import FALSE_FAILURE_RATE, chi_square_pvalue, describe_counts, fits
-from checks.stub_envs import episode_ends, episode_ends_problem, lent_corridor
+from checks.stub_envs import (CountingBuffer, episode_ends, episode_ends_problem,
+                              lent_corridor)
 
 LESSON = "03_prioritized_replay"
 EPSILON = 1e-6  # the buffer's default: p = |delta| + epsilon
@@ -1038,24 +1039,14 @@ class RecordingPrioritizedBuffer:
                                       "td_errors": np.asarray(td_errors, float).tolist()})
 
 
-class CountingPrioritizedBuffer:
-    """A stand-in buffer for the 10,000-step episode: counts adds and hands out one fixed
-    transition with weight 1, so the long run stays cheap."""
+class CountingPrioritizedBuffer(CountingBuffer):
+    """CountingBuffer with weights 1 and slots 0 in its batches, and priorities ignored."""
 
     __lending__ = Served(remote=("sample", "__len__"), deferred=("add", "update_priorities"))
 
-    def __init__(self):
-        self.adds = 0
-
-    def __len__(self):
-        return self.adds
-
-    def add(self, obs_t, action, reward, obs_tp1, done):
-        self.adds += 1
-
     def sample(self, batch_size, beta):
-        return (*(np.array([value] * batch_size) for value in (0, 0, -1.0, 0, False)),
-                np.ones(batch_size), np.zeros(batch_size, dtype=np.int64))
+        return (*super().sample(batch_size), np.ones(batch_size),
+                np.zeros(batch_size, dtype=np.int64))
 
     def update_priorities(self, slots, td_errors):
         pass

@@ -6,12 +6,11 @@ import numpy as np
 from checks.expected import expected as reference
 from checks.framework import (Check, LessonChecks, ProbeError, call_student, comparison, failed,
                               outcome_of, passed, value_error_problem, wrong_amount)
-from checks.lending import Served
 from checks.lesson02_replay_buffer import (RecordingBuffer, replay_loop_inputs, sampled_ids,
                                            transition)
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
-from checks.stub_envs import (ScriptedAgent, episode_ends, episode_ends_problem,
-                              lent_corridor)
+from checks.stub_envs import (CountingBuffer, ScriptedAgent, episode_ends,
+                              episode_ends_problem, lent_corridor)
 
 LESSON = "05_combined_replay"
 
@@ -167,25 +166,6 @@ def _single_verdict(inputs, data):
 # --- the loop that learns only from replay -------------------------------------------------------
 
 DEFAULT_T_MAX = 10_000  # the default the signature gives
-
-
-class CountingBuffer:
-    """A stand-in buffer for the 10,000-step episode: counts adds and hands out one fixed
-    transition, so the long run stays cheap (RecordingBuffer keeps every row)."""
-
-    __lending__ = Served(remote=("sample", "__len__"), deferred=("add",))
-
-    def __init__(self):
-        self.adds = 0
-
-    def __len__(self):
-        return self.adds
-
-    def add(self, obs_t, action, reward, obs_tp1, done):
-        self.adds += 1
-
-    def sample(self, batch_size):
-        return tuple(np.array([value] * batch_size) for value in (0, 0, -1.0, 0, False))
 
 
 def _loop_probe(inputs, play_and_train_from_replay):

@@ -1,7 +1,11 @@
-"""Agents that probes hand to the student's training loops: they record what the loop
-does with them. They stay in the grader's process and are served to the student's code
-(see :mod:`checks.lending`): ``get_action`` answers across the channel, ``update`` is
-queued, and the loop may read and set ``epsilon``."""
+"""What probes hand to the student's training loops, and how loop checks judge an episode.
+
+The scripted agent and the counting buffer record what a loop does with them. They stay in
+the grader's process and are served to the student's code (see :mod:`checks.lending`):
+``get_action`` and ``sample`` answer across the channel, ``update`` and ``add`` are queued,
+and the loop may read and set ``epsilon``. The corridor is lent by mirroring."""
+
+import numpy as np
 
 from checks.lending import Served
 from course.corridor import make_corridor  # noqa: F401 - the loop checks' environment
@@ -27,6 +31,25 @@ class ScriptedAgent:
     def update(self, state, action, reward, next_state, terminated):
         self.updates.append([int(state), int(action), float(reward), int(next_state),
                              bool(terminated)])
+
+
+class CountingBuffer:
+    """A stand-in buffer for the 10,000-step episode: counts adds and hands out one fixed
+    transition, so the long run stays cheap (a recording buffer keeps every row)."""
+
+    __lending__ = Served(remote=("sample", "__len__"), deferred=("add",))
+
+    def __init__(self):
+        self.adds = 0
+
+    def __len__(self):
+        return self.adds
+
+    def add(self, obs_t, action, reward, obs_tp1, done):
+        self.adds += 1
+
+    def sample(self, batch_size):
+        return tuple(np.array([value] * batch_size) for value in (0, 0, -1.0, 0, False))
 
 
 def lent_corridor(length, time_limit, **rewards):
