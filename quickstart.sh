@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-bash scripts/make_venv.sh requirements-test.txt "the course's requirements and its tests'"
+bash scripts/make_venv.sh requirements-test.txt "the requirements of the course and of its tests"
 
 mkdir -p reports
 echo "Grading the example class (eight students, two workers) ..."
