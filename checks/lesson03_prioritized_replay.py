@@ -11,8 +11,8 @@ from checks.framework import (Check, LessonChecks, ProbeError, call_student, com
 from checks.lending import Served, mirrored
 from checks.lesson02_replay_buffer import transition, transition_ids
 from checks.statistics import FALSE_FAILURE_RATE, chi_square_pvalue, describe_counts, fits
-from checks.stub_envs import (CountingBuffer, episode_ends, episode_ends_problem,
-                              lent_corridor)
+from checks.stub_envs import (CountingBuffer, episode_cases, episode_ends,
+                              episode_ends_problem, lent_corridor)
 
 LESSON = "03_prioritized_replay"
 EPSILON = 1e-6  # the buffer's default: p = |delta| + epsilon
@@ -1068,12 +1068,7 @@ def _loop_probe(inputs, play_and_train_with_per):
 
     outcome = {}
     limit = inputs["time_limit"]
-    # case: (action, time limit, t_max given or None); t_max ends episodes that the time
-    # limit does not end first
-    for case, (action, time_limit, t_max) in {
-            "reaches_goal": (1, limit, None), "runs_out_of_time": (0, limit, None),
-            "stopped_by_t_max": (0, limit, limit - 2),
-            "default_t_max": (0, DEFAULT_T_MAX + 5, None)}.items():
+    for case, (action, time_limit, t_max) in episode_cases(limit, DEFAULT_T_MAX).items():
         env = lent_corridor(inputs["length"], time_limit)
         agent = mirrored(scripted_q_agent, action, alpha=inputs["alpha"], epsilon=0.0,
                          discount=inputs["discount"],

@@ -9,7 +9,7 @@ from checks.framework import (Check, LessonChecks, ProbeError, call_student, com
 from checks.lesson02_replay_buffer import (RecordingBuffer, replay_loop_inputs, sampled_ids,
                                            transition)
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
-from checks.stub_envs import (CountingBuffer, ScriptedAgent, episode_ends,
+from checks.stub_envs import (CountingBuffer, ScriptedAgent, episode_cases, episode_ends,
                               episode_ends_problem, lent_corridor)
 
 LESSON = "05_combined_replay"
@@ -171,12 +171,7 @@ DEFAULT_T_MAX = 10_000  # the default the signature gives
 def _loop_probe(inputs, play_and_train_from_replay):
     outcome = {}
     limit = inputs["time_limit"]
-    # case: (action, time limit, t_max given or None); t_max ends episodes that the
-    # time limit does not end first
-    for case, (action, time_limit, t_max) in {
-            "reaches_goal": (1, limit, None), "runs_out_of_time": (0, limit, None),
-            "stopped_by_t_max": (0, limit, limit - 2),
-            "default_t_max": (0, DEFAULT_T_MAX + 5, None)}.items():
+    for case, (action, time_limit, t_max) in episode_cases(limit, DEFAULT_T_MAX).items():
         env = lent_corridor(inputs["length"], time_limit)
         long_run = case == "default_t_max"
         agent = ScriptedAgent(action)

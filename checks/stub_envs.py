@@ -85,6 +85,15 @@ def episode_ends_problem(length, runs, expected, walks_to_goal=("reaches_goal",)
     return None
 
 
+def episode_cases(time_limit, default_t_max):
+    """The episodes a loop check plays: case -> (the scripted action, 1 walks to the goal;
+    the corridor's time limit; t_max given, or None). t_max ends episodes that the time
+    limit does not end first; the last case's time limit is past the default t_max."""
+    return {"reaches_goal": (1, time_limit, None), "runs_out_of_time": (0, time_limit, None),
+            "stopped_by_t_max": (0, time_limit, time_limit - 2),
+            "default_t_max": (0, default_t_max + 5, None)}
+
+
 def episode_ends(length, time_limit, default_t_max):
     """The ends every loop check expects: (steps, why) by case."""
     return {"reaches_goal": (length, "the episode ends when the goal is reached (terminated)"),
