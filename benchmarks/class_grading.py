@@ -31,6 +31,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from summary import load_average, print_summary
+
 REPOSITORY = Path(__file__).resolve().parent.parent
 EXAMPLES = REPOSITORY / "examples" / "submissions"
 SALT = "bench-class"
@@ -40,10 +42,6 @@ GOAL_SPEEDUP = 1.8
 GOAL_RESUME = 0.60
 NOT_COMPLETE = {"ben_empty"}  # the unanswered notebooks: not a complete submission
 SEED = 14
-
-
-def load_average():
-    return ", ".join(f"{load:.2f}" for load in os.getloadavg())
 
 
 def grade(folder, *options, cwd=REPOSITORY, report=None):
@@ -234,11 +232,7 @@ def main(argv=None):
             summary += benchmark_class(scratch, args.students)
         if not args.skip_resume:
             summary += benchmark_resume(scratch, args.resume_students)
-    print("\n== Summary ==")
-    for line in summary:
-        print(f"- {line}")
-    print(f"load average at end: {load_average()}; benchmark took "
-          f"{time.perf_counter() - started:.0f} s")
+    print_summary(summary, started)
 
 
 if __name__ == "__main__":

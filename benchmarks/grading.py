@@ -30,6 +30,7 @@ REPOSITORY = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPOSITORY))
 
 from scipy import stats  # noqa: E402
+from summary import load_average, print_summary  # noqa: E402
 
 import checks  # noqa: E402
 from checks.statistics import FALSE_FAILURE_RATE  # noqa: E402
@@ -320,10 +321,6 @@ def benchmark_workers(repeats, scratch):
 
 # --- the command line -----------------------------------------------------------------
 
-def load_average():
-    return ", ".join(f"{load:.2f}" for load in os.getloadavg())
-
-
 def parse_arguments(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--salts", type=int, default=200,
@@ -349,11 +346,7 @@ def main(argv=None):
         with tempfile.TemporaryDirectory(prefix="grading-benchmark-") as scratch:
             summary += benchmark_one_submission(args.repeats, Path(scratch))
             summary += benchmark_workers(args.repeats, Path(scratch))
-    print("\n== Summary ==")
-    for line in summary:
-        print(f"- {line}")
-    print(f"load average at end: {load_average()}; benchmark took "
-          f"{time.perf_counter() - started:.0f} s")
+    print_summary(summary, started)
 
 
 if __name__ == "__main__":
