@@ -36,6 +36,7 @@ import checks  # noqa: E402
 from checks.statistics import FALSE_FAILURE_RATE  # noqa: E402
 
 from grader.lessons import all_lessons  # noqa: E402
+from grader.report import graded_content  # noqa: E402
 
 REFERENCE_MODULES = {name: lesson.reference_module for name, lesson in all_lessons().items()}
 LEARNING_CHECKS = {check.name for lesson in REFERENCE_MODULES
@@ -283,7 +284,7 @@ def report_entries(report):
 
 def report_differences(first, second):
     """Lines naming each entry that differs between two reports, with both versions."""
-    a, b = report_entries(first), report_entries(second)
+    a, b = report_entries(graded_content(first)), report_entries(graded_content(second))
     return [f"{' '.join(key)}:\n    workers 1: {a.get(key)}\n    workers 2: {b.get(key)}"
             for key in sorted(set(a) | set(b)) if a.get(key) != b.get(key)]
 
@@ -299,7 +300,7 @@ def benchmark_workers(repeats, scratch):
         reports[workers] = json.loads(report.read_text())
         print(f"--workers {workers}: {seconds[workers]:6.1f} s", flush=True)
     speedup = seconds[1] / seconds[2]
-    identical = reports[1] == reports[2]
+    identical = graded_content(reports[1]) == graded_content(reports[2])
     print(f"speed-up: {speedup:.2f}x (goal >= {GOAL_SPEEDUP}x); JSON reports identical: "
           f"{'yes' if identical else 'NO'}", flush=True)
     for difference in report_differences(reports[1], reports[2]):

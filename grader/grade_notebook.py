@@ -16,17 +16,17 @@ from checks.framework import NotWrittenYet, ProbeError, as_plain_data, seed_for
 from checks.lending import forget_mirrored
 from grader.lessons import lesson_of
 from grader.rebuild import cells_to_run, is_answer, nbgrader_meta, rebuild, test_cells
-from grader.sandbox import (DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, isolation_level, make_scratch,
+from grader.sandbox import (DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, isolation, make_scratch,
                             remove_scratch)
 from grader.safe_text import printable
 from grader.student_process import StudentProcess, StudentProcessLost
 from grader.submission_file import UnreadableSubmission, read_submission
 
-CELL_TIME_LIMIT = 30.0  # seconds for one cell of the notebook itself
-# The course's own cells (imports, helpers) are limited too, but never more tightly than
-# this: on a loaded machine a slow import must not cost a student the whole notebook.
-COURSE_CELL_TIME_LIMIT = 120.0
-HOUSEKEEPING_TIME_LIMIT = 10.0  # seconds for seeding, looking names up, forgetting
+# Budgets are CPU seconds of the sandbox and of the grader's work for it (grader.budgets):
+# the machine's load changes how long they take, never whether they are enough.
+CELL_TIME_LIMIT = 30.0  # CPU seconds for one answer cell of the notebook itself
+COURSE_CELL_TIME_LIMIT = 120.0  # the course's own cells (imports, helpers): never tighter
+HOUSEKEEPING_TIME_LIMIT = 10.0  # CPU seconds for seeding, looking names up, forgetting
 MAX_RESTARTS = 8  # past this many lost processes, the remaining checks are not attempted
 
 
@@ -38,6 +38,9 @@ class CheckResult:
     status: str  # "passed" | "failed" | "not written" | "error" | "timeout"
     feedback: str
     figure: dict | None = None  # learning checks: the run judged next to its baseline
+    # what the probe spent (CPU: the sandbox's and the grader's work for it), measured,
+    # so not part of what two gradings of the same submission must agree on
+    usage: dict | None = None  # {"cpu_seconds": ..., "wall_seconds": ...}
 
 
 @dataclass
@@ -48,7 +51,9 @@ class NotebookResult:
     checks: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     written: list = field(default_factory=list)  # rebuild.WrittenAnswer, awaiting a person
-    isolation: str = ""  # grader.sandbox.ISOLATED or NOT_ISOLATED: the wall it was graded in
+    # grader.sandbox.isolation(): "level" (ISOLATED or NOT_ISOLATED: the wall it was graded
+    # in) and what held each budget of its sandbox ("memory", "tasks", "cpu_time"...)
+    isolation: dict = field(default_factory=dict)
 
     def add(self, result):
         self.checks.append(result)
@@ -90,7 +95,7 @@ class NotebookGrading:
             limit = (self.cell_time_limit if is_answer(cell)
                      else max(self.cell_time_limit, COURSE_CELL_TIME_LIMIT))
             try:
-                with self.process.time_limit(limit):
+                with self.process.budget(limit):
                     outcome = self.process.run_cell(cell.source)
             except StudentProcessLost as lost:
                 if not is_answer(cell):
@@ -114,10 +119,8 @@ class NotebookGrading:
 
     def _describe_lost_cell(self, lost):
         if lost.reason == "timeout":
-            return (f"did not finish within {self.cell_time_limit:.0f} s and was stopped "
-                    "(an infinite loop at the top level of the cell?)")
-        return (f"made the student's process end (os._exit, a crash, or over the "
-                f"{self.memory_mb} MB memory cap); it was skipped")
+            return f"{_spent_words(lost)}; it was skipped"
+        return f"made the student's process end ({_death_words(lost, self.memory_mb)}); it was skipped"
 
     def cell_notes(self):
         return [f"Your answer cell '{grade_id}' {problem}."
@@ -129,23 +132,24 @@ class NotebookGrading:
         check = self.checks[name]
         inputs = as_plain_data(self.checks.inputs(name, self.salt))
         time_limit = self.check_time_limit or check.time_limit
+        self.probe_usage = None
         try:
             status, fraction, feedback, *figure = self._probe_and_judge(check, inputs,
                                                                         time_limit)
         except StudentProcessLost as lost:
-            status, fraction, feedback = self._describe_lost_check(check, lost, time_limit)
+            status, fraction, feedback = self._describe_lost_check(check, lost)
             figure = []
             self._recover(lost)
         if status != "passed" and self.cell_problems:
             feedback += " Note: " + " ".join(self.cell_notes())
         return CheckResult(name, round(points * fraction, 6), points, status, feedback,
-                           figure[0] if figure else None)
+                           figure[0] if figure else None, self.probe_usage)
 
     def _recover(self, lost):
         """After a lost check: forget its objects if the process lives, else start anew."""
         if lost.alive:
             try:
-                with self.process.time_limit(HOUSEKEEPING_TIME_LIMIT):
+                with self.process.budget(HOUSEKEEPING_TIME_LIMIT):
                     self.process.forget()
                 return
             except StudentProcessLost as again:
@@ -157,7 +161,7 @@ class NotebookGrading:
 
     def _probe_and_judge(self, check, inputs, time_limit):
         """(status, fraction of points, feedback); raises StudentProcessLost."""
-        with self.process.time_limit(HOUSEKEEPING_TIME_LIMIT):
+        with self.process.budget(HOUSEKEEPING_TIME_LIMIT):
             self.process.seed(seed_for(self.salt, self.lesson.name, check.name))
             objects = self.process.lookup(check.needs)
         missing = [name for name in check.needs if name not in objects]
@@ -166,8 +170,13 @@ class NotebookGrading:
                     "answer cell did not run to the end, or the name was changed.")
         problem = None
         try:
-            with self.process.time_limit(time_limit):
-                data = as_plain_data(check.probe(inputs, **objects))
+            with self.process.budget(time_limit) as meter:
+                try:
+                    data = as_plain_data(check.probe(inputs, **objects))
+                finally:
+                    cpu, wall = meter.used()
+                    self.probe_usage = {"cpu_seconds": round(cpu, 2),
+                                        "wall_seconds": round(wall, 2)}
         except NotWrittenYet as error:  # a stub, not a bug: its own status and words
             problem = ("not written", 0.0, f"{check.title}: {printable(error, 1000)}")
         except ProbeError as error:  # TranscriptMismatch included
@@ -177,7 +186,7 @@ class NotebookGrading:
                        f"{type(error).__name__}: {printable(error, 300)}")
         finally:
             forget_mirrored()
-        with self.process.time_limit(HOUSEKEEPING_TIME_LIMIT):
+        with self.process.budget(HOUSEKEEPING_TIME_LIMIT):
             self.process.forget()
         if problem is not None:
             return problem
@@ -190,19 +199,32 @@ class NotebookGrading:
         return (status, min(1.0, max(0.0, verdict.fraction)),
                 f"{check.title}: {verdict.feedback}", verdict.figure)
 
-    def _describe_lost_check(self, check, lost, time_limit):
+    def _describe_lost_check(self, check, lost):
         if lost.reason == "timeout":
-            return ("timeout", 0.0, f"{check.title}: your code did not finish within "
-                    f"{time_limit:.0f} s and was stopped (an infinite loop?).")
+            return ("timeout", 0.0, f"{check.title}: {_spent_words(lost)}.")
         if lost.reason == "died":
             return ("error", 0.0, f"{check.title}: the student's process died while your code "
-                    f"was checked (os._exit, a crash, or more than the {self.memory_mb} MB "
-                    "memory cap). It was restarted for the remaining checks.")
+                    f"was checked ({_death_words(lost, self.memory_mb)}). It was restarted "
+                    "for the remaining checks.")
         return ("error", 0.0, f"{check.title}: your notebook's process sent the grader "
                 "something it could not read, so this check was stopped.")
 
     def close(self):
         self.process.stop()
+
+
+def _spent_words(lost):
+    """What a budget that ran out says: the student's code "..." (which budget, how)."""
+    if lost.spent is None:
+        return "your code did not answer in time and was stopped"
+    return "your code " + lost.spent.words()
+
+
+def _death_words(lost, memory_mb):
+    if lost.why:
+        return lost.why
+    return (f"os._exit, a crash, or a single process over the {memory_mb} MB memory "
+            "budget")
 
 
 def not_graded(result, tests, reason):
@@ -240,7 +262,7 @@ def grade_notebook(path, salt, memory_mb=DEFAULT_MEMORY_MB, disk_mb=DEFAULT_DISK
     source = lesson.source()
     rebuilt = rebuild(source, submission)
     result = NotebookResult(lesson.name, written=rebuilt.written,
-                            isolation=isolation_level(isolate))
+                            isolation=isolation(isolate, memory_mb))
     tests = [cell for cell in test_cells(rebuilt.notebook)
              if only is None or nbgrader_meta(cell)["grade_id"] in only]
     if unreadable is not None:
@@ -267,5 +289,7 @@ def grade_notebook(path, salt, memory_mb=DEFAULT_MEMORY_MB, disk_mb=DEFAULT_DISK
     finally:
         grading.close()
         remove_scratch(scratch)
+    if grading.process.budgets_held is not None:  # what held them, not what would have
+        result.isolation = {"level": result.isolation["level"], **grading.process.budgets_held}
     result.notes.extend(grading.cell_notes())
     return result

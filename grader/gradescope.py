@@ -128,7 +128,7 @@ def grade_for_gradescope(root, lesson=None, salt=None):
         visible = grade_notebook(path, VISIBLE_SALT, lesson=lesson)
         graded = grade_notebook(path, salt, lesson=lesson)
         notes = list(dict.fromkeys(visible.notes + graded.notes))
-        if graded.isolation != "namespaces":
+        if graded.isolation.get("level") != "namespaces":
             notes.append("Graded without the namespace sandbox: this container does not "
                          "allow it (each submission has a container of its own).")
         results = {

@@ -8,8 +8,9 @@ cannot be imported instead of written) and the sandbox runtime
 (``grader/sandbox_runtime``). The submission itself never lands there: the grader sends
 its cells over the channel.
 
-On Linux the sandbox gets its own user, mount, PID and network namespaces (``unshare``)
-and a root filesystem built from a whitelist (see ``sandbox_launcher.py``). Where
+On Linux the sandbox gets its own user, mount, PID, network, IPC and UTS namespaces
+(``unshare``) and a root filesystem built from a whitelist (see ``sandbox_launcher.py``);
+its memory, tasks, CPU share and CPU time are its own too (``sandbox_resources.py``). Where
 namespaces are unavailable (macOS, some containers) the student's process runs without
 that wall, in a folder of its own; every report names the isolation that graded it, and
 ``--require-sandbox`` refuses to grade that way.
@@ -29,10 +30,11 @@ from pathlib import Path
 from grader.lessons import earlier_reference_modules
 from grader.release import REPOSITORY
 from grader.sandbox_launcher import RUNTIME_FOLDER
+from grader.sandbox_resources import MAX_TASKS, budget_mechanisms
 
 PUBLIC_PACKAGES = ("course",)  # what a lesson's own cells import; the checks stay out
 RUNTIME_SOURCE = Path(__file__).with_name("sandbox_runtime")
-DEFAULT_MEMORY_MB = 3072
+DEFAULT_MEMORY_MB = 3072  # per sandbox, every process and file in /tmp together
 DEFAULT_DISK_MB = 256
 # what a Python process needs from the system; /etc only as the few files it reads
 SYSTEM_PATHS = ("/usr", "/etc/ld.so.cache", "/etc/localtime", "/etc/passwd", "/etc/group",
@@ -41,8 +43,8 @@ SYSTEM_PATHS = ("/usr", "/etc/ld.so.cache", "/etc/localtime", "/etc/passwd", "/e
 # --fork makes the launcher PID 1 of a new PID namespace with its own /proc; --kill-child
 # kills it when unshare dies; setpriv kills unshare when the grader's process (more
 # exactly the thread that started it: a Dask task's) dies
-UNSHARE = ("unshare", "--user", "--map-root-user", "--mount", "--pid", "--net", "--fork",
-           "--mount-proc", "--kill-child")
+UNSHARE = ("unshare", "--user", "--map-root-user", "--mount", "--pid", "--net", "--ipc",
+           "--uts", "--fork", "--mount-proc", "--kill-child")
 DIE_WITH_GRADER = ("setpriv", "--pdeathsig", "KILL", "--")
 
 ISOLATED = "namespaces"  # what reports say about the sandbox that graded a notebook
@@ -132,19 +134,32 @@ def isolation_level(isolate=True):
     return ISOLATED if isolate and namespaces_available() else NOT_ISOLATED
 
 
-def sandbox_argv(scratch, channel_fd, memory_mb, disk_mb, isolate=True):
-    """The command that starts a student server in a sandbox, and its working folder."""
+def isolation(isolate=True, memory_mb=DEFAULT_MEMORY_MB):
+    """What a report says walled a notebook in (``level``: namespaces or none) and what
+    held each of its budgets."""
+    level = isolation_level(isolate)
+    return {"level": level, **budget_mechanisms(memory_mb, has_init=level == ISOLATED)}
+
+
+def sandbox_argv(scratch, channel_fd, memory_mb, disk_mb, isolate=True, resources=None):
+    """The command that starts a student server in a sandbox, and its working folder.
+    ``resources`` (:mod:`grader.sandbox_resources`) put the sandbox into its cgroup, or
+    leave its budgets to its init."""
     launcher = [sys.executable, str(Path(__file__).with_name("sandbox_launcher.py")),
                 "--memory-mb", str(memory_mb), "--disk-mb", str(disk_mb),
-                "--lib", str(scratch.lib), "--channel-fd", str(channel_fd)]
+                "--lib", str(scratch.lib), "--channel-fd", str(channel_fd),
+                "--max-tasks", str(resources.max_tasks if resources else MAX_TASKS)]
+    if resources is None or resources.init_enforces():
+        launcher.append("--init-budgets")
+    enter = resources.enter_argv() if resources is not None else []
     if isolation_level(isolate) == ISOLATED:
         for path in exposed_paths():
             launcher += ["--expose", path]
-        return [*DIE_WITH_GRADER, *UNSHARE, "--", *launcher, "--in-namespace",
+        return [*enter, *DIE_WITH_GRADER, *UNSHARE, "--", *launcher, "--in-namespace",
                 "--root", str(scratch.new_root)], scratch.new_root
     if shutil.which(DIE_WITH_GRADER[0]):  # without a PID namespace, the server alone
         launcher = [*DIE_WITH_GRADER, *launcher]
-    return launcher, scratch.workdir
+    return [*enter, *launcher], scratch.workdir
 
 
 def sandbox_env(scratch):

@@ -1,8 +1,9 @@
 """Start a student server inside a root filesystem that holds only what it needs.
 
 Run by the grader as ``setpriv --pdeathsig KILL -- unshare --user --map-root-user
---mount --pid --net --fork --mount-proc --kill-child python sandbox_launcher.py
---in-namespace ...``. In its private namespaces it builds the sandbox's world from a
+--mount --pid --net --ipc --uts --fork --mount-proc --kill-child python
+sandbox_launcher.py --in-namespace ...`` (inside the sandbox's cgroup, when it has one:
+see ``sandbox_resources.py``). In its private namespaces it builds the sandbox's world from a
 **whitelist**, not by hiding what it knows to be secret (a blacklist misses the copy of
 the course it has never heard of):
 
@@ -14,20 +15,25 @@ the course it has never heard of):
    working folder and HOME are in it, and it vanishes with the sandbox. Nothing the host
    later reads or runs is in it or anywhere else the sandbox can write;
 3. ``pivot_root`` makes that tree ``/`` and the old root is unmounted;
-4. the address space, the number of processes and core dumps are capped;
+4. each process's address space and core dumps are capped; the host name is
+   ``sandbox`` (the UTS namespace is the sandbox's own, as are its System V IPC objects);
 5. every capability is dropped (``setpriv``) and the trusted init
    (``sandbox_init.py``) becomes PID 1: when it ends, every process of the sandbox ends,
-   and it ends the sandbox if it holds more than ``MAX_PROCESSES`` processes.
+   and it ends the sandbox if it holds more than ``MAX_PROCESSES`` processes, or, where
+   no cgroup holds them (``--init-budgets``), more than ``--max-tasks`` processes and
+   threads or ``--memory-mb`` of memory together.
 
 The channel to the grader is an inherited socket (``--channel-fd``): there is no
 connection file, kernel spec or start command anywhere a submission could change.
 ``--net`` leaves only a loopback device that is down. Without ``--in-namespace`` (no
-namespaces on this machine) only the memory cap applies and the server runs directly.
+namespaces on this machine) only the per-process memory cap applies here and the server
+runs directly.
 """
 
 import argparse
 import os
 import resource
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -36,6 +42,7 @@ DEVICES = ("null", "zero", "full", "random", "urandom")
 COURSE_MOUNT = "/course"  # where --lib appears inside the sandbox
 RUNTIME_FOLDER = "_grader_runtime"  # inside --lib: wire.py, sandbox_init.py, student_server.py
 MAX_PROCESSES = 64  # per sandbox: the init ends a sandbox that holds more (fork bombs)
+SANDBOX_HOST_NAME = "sandbox"
 
 
 def mount(*arguments):
@@ -135,6 +142,9 @@ def main(argv=None):
     parser.add_argument("--root", help="an empty folder to build the new root on")
     parser.add_argument("--channel-fd", type=int, required=True)
     parser.add_argument("--expose", action="append", default=[])
+    parser.add_argument("--max-tasks", type=int, required=True)
+    parser.add_argument("--init-budgets", action="store_true",
+                        help="no cgroup holds the memory and task budgets: the init does")
     parser.add_argument("--in-namespace", action="store_true",
                         help="started under unshare: mounts affect only this sandbox")
     args = parser.parse_args(argv)
@@ -145,11 +155,13 @@ def main(argv=None):
         runtime = f"{COURSE_MOUNT}/{RUNTIME_FOLDER}"
         os.environ.update({"HOME": "/tmp/home", "TMPDIR": "/tmp",
                            "PYTHONPATH": COURSE_MOUNT})
+        socket.sethostname(SANDBOX_HOST_NAME)
         set_limit(resource.RLIMIT_NPROC, MAX_PROCESSES)
+        budgets = ([args.max_tasks, args.memory_mb * 2**20] if args.init_budgets else [0, 0])
         command = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs",
                    "--", python, f"{runtime}/sandbox_init.py", str(args.channel_fd),
-                   str(MAX_PROCESSES), python, f"{runtime}/student_server.py",
-                   str(args.channel_fd)]
+                   str(MAX_PROCESSES), *map(str, budgets), python,
+                   f"{runtime}/student_server.py", str(args.channel_fd)]
     else:
         runtime = os.path.join(args.lib, RUNTIME_FOLDER)
         command = [python, f"{runtime}/student_server.py", str(args.channel_fd)]

@@ -74,7 +74,7 @@ def ignored_by_rebuild(lesson, path):
 def printed_report(notebook, skipped, ignored, salt):
     """The self-check as a student reads it in a terminal or a notebook's output."""
     lines = [f"Self-check of {notebook['name']}, graded as the grader does (rebuilt from "
-             f"the course, answer cells only, isolation: {notebook['isolation']}; salt "
+             f"the course, answer cells only, isolation: {notebook['isolation']['level']}; salt "
              f"{salt!r})", ""]
     for check in notebook["checks"]:
         status = STATUS_WORDS.get(check["status"], check["status"])

@@ -14,8 +14,10 @@ by call; served objects answer callbacks. A transcript that does not match raise
 :class:`TranscriptMismatch`, which costs the check that saw it.
 
 Everything that can go wrong on the student's side ends in :class:`StudentProcessLost`
-(it timed out, died, or broke the protocol); the process is stopped, and the caller
-starts a new one if it wants to go on.
+(it spent its budget, died, or broke the protocol); the process is stopped, and the
+caller starts a new one if it wants to go on. Budgets (:mod:`grader.budgets`) count the
+CPU time of the whole sandbox (:mod:`grader.sandbox_resources`) and of the grader's own
+work here, never the machine's load.
 """
 
 import builtins
@@ -28,14 +30,19 @@ import time
 
 from checks.framework import ProbeError, StudentObjectBase
 from checks.lending import Mirrored, Served, lending_of
+from grader.budgets import Budget, BudgetMeter, BudgetSpent
 from grader.safe_text import printable
 from grader.sandbox import ISOLATED, isolation_level, sandbox_argv, sandbox_env
+from grader.sandbox_resources import MAX_TASKS, sandbox_resources
 from grader.sandbox_runtime import wire
+from grader.sandbox_runtime.sandbox_init import BUDGET_LINE
 
-STARTUP_TIME_LIMIT = 60.0
-LIVENESS_INTERVAL = 0.25  # seconds between checks that the process still runs
+STARTUP_BUDGET = 60.0  # CPU seconds to start a sandbox and its server
+LIVENESS_INTERVAL = 0.25  # seconds between looks at the budget and the process
 STOP_GRACE = 0.5  # seconds a server gets to leave by itself once its channel closes
-INTERRUPT_GRACE = 5.0  # seconds an interrupted call gets to return before the process ends
+# what an interrupted call gets to return before its process is ended (a new one is
+# started for what follows, so a short grace costs time, never points)
+INTERRUPT_GRACE = Budget(2.0, wall_seconds=10.0)
 _STUDENT_EXCEPTIONS = {}  # name -> a class standing for a student's own exception class
 
 
@@ -46,9 +53,11 @@ class StudentProcessLost(BaseException):
 
     alive = False  # the process was stopped
 
-    def __init__(self, reason, detail=""):
+    def __init__(self, reason, detail="", spent=None, why=None):
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason, self.detail = reason, detail  # "timeout" | "died" | "protocol"
+        self.spent = spent  # timeout: the grader.budgets.BudgetSpent that ended it
+        self.why = why  # died: the budget the sandbox broke, in words, when one did
 
 
 class StudentInterrupted(StudentProcessLost):
@@ -57,12 +66,8 @@ class StudentInterrupted(StudentProcessLost):
 
     alive = True
 
-    def __init__(self):
-        super().__init__("timeout", "interrupted")
-
-
-class _DeadlinePassed(Exception):
-    pass
+    def __init__(self, spent):
+        super().__init__("timeout", "interrupted", spent)
 
 
 class TranscriptMismatch(ProbeError):
@@ -180,12 +185,18 @@ def _plain_only(node):
 class StudentProcess:
     """A sandboxed student server and the channel to it."""
 
-    def __init__(self, scratch, memory_mb, disk_mb, isolate=True):
+    def __init__(self, scratch, memory_mb, disk_mb, isolate=True, max_tasks=MAX_TASKS):
         self.scratch, self.memory_mb, self.disk_mb = scratch, memory_mb, disk_mb
+        self.max_tasks = max_tasks
         self.isolation = isolation_level(isolate)
         self._isolate = isolate
         self._popen = self._channel = self._log = None
-        self._deadline = None
+        self.resources = None  # grader.sandbox_resources: the running sandbox's budgets
+        self._cpu_retired = 0.0  # CPU seconds of sandboxes already stopped
+        self.last_exit_reason = None  # the budget the last sandbox broke, if it broke one
+        self._log_text = ""  # what the last sandbox's launcher and init wrote
+        self._meter = None  # the budget being spent (grader.budgets.BudgetMeter)
+        self.budgets_held = None  # what held the last sandbox's budgets (for reports)
         self._next_id = 0
         self._lent = {}  # lend id -> (original object, declaration)
         self._lend_ids = {}  # id(original) -> lend id
@@ -194,8 +205,9 @@ class StudentProcess:
     # --- life ----------------------------------------------------------------------------
     def start(self):
         parent, child = socket.socketpair()
+        self.resources = sandbox_resources(self.memory_mb, self.max_tasks)
         argv, cwd = sandbox_argv(self.scratch, child.fileno(), self.memory_mb, self.disk_mb,
-                                 self._isolate)
+                                 self._isolate, self.resources)
         self._log = open(self.scratch.root / "launcher.log", "w+b")
         try:
             # its own session: no controlling terminal, and one signal ends the group
@@ -205,14 +217,16 @@ class StudentProcess:
                                            start_new_session=True)
         finally:
             child.close()
+        self.resources.attach(self._popen.pid)
+        self.budgets_held = self.resources.held_by(self.memory_mb, self.max_tasks,
+                                                   has_init=self.isolation == ISOLATED)
         self._channel = wire.Channel(parent)
         self.restarts += 1
         try:
-            with self.time_limit(STARTUP_TIME_LIMIT):
+            with self.budget(STARTUP_BUDGET):
                 self._request({"op": "hello"})
         except StudentProcessLost as lost:
-            self._log.seek(0)
-            why = printable(self._log.read(2000).decode(errors="replace").strip())
+            why = printable(lost.why or self._log_text)
             raise RuntimeError(f"the sandbox did not start ({lost}){': ' + why if why else ''}")
 
     def stop(self):
@@ -226,9 +240,17 @@ class StudentProcess:
             except subprocess.TimeoutExpired:
                 self._kill()
             self._popen = None
+        self._log_text = ""
         if self._log is not None:
+            self._log.seek(0)
+            self._log_text = self._log.read(4000).decode(errors="replace").strip()
             self._log.close()
             self._log = None
+        if self.resources is not None:
+            self._cpu_retired += self.resources.cpu_seconds()
+            self.last_exit_reason = self.resources.exceeded() or _init_reason(self._log_text)
+            self.resources.close()
+            self.resources = None
         self._lent.clear()
         self._lend_ids.clear()
 
@@ -256,18 +278,34 @@ class StudentProcess:
     def alive(self):
         return self._popen is not None and self._popen.poll() is None
 
-    @contextlib.contextmanager
-    def time_limit(self, seconds):
-        """Every request inside must be answered before ``seconds`` have passed."""
-        previous, self._deadline = self._deadline, time.monotonic() + seconds
-        try:
-            yield
-        finally:
-            self._deadline = previous
+    def cpu_seconds(self):
+        """CPU time of every sandbox this process has had, and of the grading thread."""
+        running = self.resources.cpu_seconds() if self.resources is not None else 0.0
+        return self._cpu_retired + running + time.thread_time()
 
-    def _lost(self, reason, detail=""):
+    @contextlib.contextmanager
+    def budget(self, cpu_seconds):
+        """Every request inside is answered within ``cpu_seconds`` of CPU time (a
+        :class:`~grader.budgets.Budget`, or a number of seconds); yields the meter that
+        says what was spent."""
+        budget = cpu_seconds if isinstance(cpu_seconds, Budget) else Budget(cpu_seconds)
+        meter = BudgetMeter(budget, self.cpu_seconds)
+        previous, self._meter = self._meter, meter
+        try:
+            yield meter
+        finally:
+            meter.stop()
+            self._meter = previous
+
+    def _check_budget(self, force=False):
+        """Raise BudgetSpent when the budget being spent has run out."""
+        if self._meter is not None:
+            self._meter.check(force)
+
+    def _lost(self, reason, detail="", spent=None):
         self.stop()
-        return StudentProcessLost(reason, detail)
+        return StudentProcessLost(reason, detail, spent,
+                                  self.last_exit_reason if reason == "died" else None)
 
     # --- requests ------------------------------------------------------------------------
     def run_cell(self, source):
@@ -318,12 +356,16 @@ class StudentProcess:
         while True:
             try:
                 incoming = self._receive()
-            except _DeadlinePassed:
-                self._interrupt(message["id"])
+            except BudgetSpent as spent:
+                self._interrupt(message["id"], spent)
             transcript = incoming.get("transcript", [])
             if incoming.get("op") == "callback":
                 poisoned = poisoned or self._replay(transcript)
                 self._answer_callback(incoming, poisoned)
+                try:  # code that calls back without end never waits: look here too
+                    self._check_budget()
+                except BudgetSpent as spent:
+                    self._interrupt(message["id"], spent)
                 continue
             if incoming.get("op") != "reply" or incoming.get("id") != message["id"]:
                 raise self._lost("protocol", "a message arrived out of turn")
@@ -338,33 +380,40 @@ class StudentProcess:
                 raise self._lost("protocol", f"a reply could not be read: {error}") from None
 
     def _send(self, message):
+        # a process that does not read its channel spends no CPU on it: only the wall
+        # backstop can end that wait
+        deadline = self._meter.wall_deadline() if self._meter is not None else None
         try:
-            self._channel.send(message, self._deadline)
+            self._channel.send(message, deadline)
         except wire.ChannelTimeout:
-            raise self._lost("timeout") from None
+            meter = self._meter
+            cpu, wall = meter.used()
+            raise self._lost("timeout", spent=BudgetSpent("wall", meter.budget, cpu,
+                                                          wall)) from None
         except wire.ChannelClosed:
             raise self._lost("died") from None
 
-    def _interrupt(self, request_id):
-        """Interrupt the call past its deadline (SIGINT: KeyboardInterrupt in the student's
-        code) and wait a little for its reply; raise StudentInterrupted if it came, else
-        stop the process (it ignores interrupts) and raise StudentProcessLost."""
+    def _interrupt(self, request_id, spent):
+        """Interrupt the call that spent its budget (SIGINT: KeyboardInterrupt in the
+        student's code) and wait a little for its reply; raise StudentInterrupted if it
+        came, else stop the process (it ignores interrupts) and raise
+        StudentProcessLost."""
         server = self._server_pid()
         if server is None:
-            raise self._lost("timeout")
+            raise self._lost("timeout", spent=spent)
         with contextlib.suppress(ProcessLookupError):
             os.kill(server, signal.SIGINT)
-        self._deadline = time.monotonic() + INTERRUPT_GRACE
+        self._meter = BudgetMeter(INTERRUPT_GRACE, self.cpu_seconds)  # the caller's returns
         while True:
             try:
                 incoming = self._receive()
-            except _DeadlinePassed:
-                raise self._lost("timeout") from None
+            except BudgetSpent:
+                raise self._lost("timeout", spent=spent) from None
             if incoming.get("op") == "callback":  # the code goes on: tell it to stop
                 self._send({"op": "callback_reply", "id": incoming.get("id"),
                             "error": {"type": "KeyboardInterrupt", "message": "time is up"}})
             elif incoming.get("op") == "reply" and incoming.get("id") == request_id:
-                raise StudentInterrupted()
+                raise StudentInterrupted(spent)
             else:
                 raise self._lost("protocol", "a message arrived out of turn")
 
@@ -384,13 +433,10 @@ class StudentProcess:
 
     def _receive(self):
         while True:
-            slice_end = time.monotonic() + LIVENESS_INTERVAL
-            deadline = slice_end if self._deadline is None else min(self._deadline, slice_end)
             try:
-                return self._channel.receive(deadline)
+                return self._channel.receive(time.monotonic() + LIVENESS_INTERVAL)
             except wire.ChannelTimeout:
-                if self._deadline is not None and time.monotonic() >= self._deadline:
-                    raise _DeadlinePassed() from None
+                self._check_budget(force=True)  # raises BudgetSpent
                 if not self.alive():
                     raise self._lost("died") from None
             except wire.ChannelClosed:
@@ -451,8 +497,10 @@ class StudentProcess:
         if not isinstance(transcript, list):
             raise self._lost("protocol", "a transcript is not a list")
         for entry in transcript:
-            if self._deadline is not None and time.monotonic() > self._deadline:
-                raise self._lost("timeout")
+            try:
+                self._check_budget()
+            except BudgetSpent as spent:
+                raise self._lost("timeout", spent=spent) from None
             try:
                 self._replay_one(entry)
             except TranscriptMismatch as refused:
@@ -543,6 +591,15 @@ class StudentProcess:
         if name == "__len__":
             return len(original)
         return getattr(original, name)(*args, **kwargs)
+
+
+def _init_reason(log_text):
+    """Why the sandbox's init ended it, from the launcher's log (which only the init and
+    the launcher write), or None."""
+    for line in log_text.splitlines():
+        if line.startswith(BUDGET_LINE):
+            return printable(line[len(BUDGET_LINE):], 300)
+    return None
 
 
 def _shown(args):

@@ -55,5 +55,7 @@ def feedback(result, check_id):
 
 
 def as_json(result):
-    return json.dumps([vars(check) for check in result.checks] + [result.notes],
+    from grader.report import graded_content
+
+    return json.dumps(graded_content([vars(check) for check in result.checks] + [result.notes]),
                       sort_keys=True)

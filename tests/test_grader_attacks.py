@@ -214,7 +214,11 @@ def test_malformed_notebooks_cost_their_own_points_only(attacked_class):
 def test_every_notebook_says_which_isolation_graded_it(attacked_class):
     for entry in attacked_class["report"]["submissions"]:
         for notebook in entry["notebooks"]:
-            assert notebook["isolation"] == ("namespaces" if notebook["submitted"] else None)
+            if not notebook["submitted"]:
+                assert notebook["isolation"] is None
+                continue
+            assert notebook["isolation"]["level"] == "namespaces"
+            assert {"memory", "tasks", "cpu_time", "cpu_share"} <= set(notebook["isolation"])
 
 
 # --- forged learning through the ordinary API ------------------------------------------------------

@@ -118,7 +118,7 @@ def sandbox_view(tmp_path_factory, second_checkout):
              "PYTHON_FILES": PYTHON_FILES, "DISK_MB": DISK_MB}
     try:
         process.start()
-        with process.time_limit(60):
+        with process.budget(60):
             defined = process.run_cell("".join(f"{name} = {str(value)!r}\n" if not
                                                isinstance(value, (int, list)) else
                                                f"{name} = {value!r}\n"

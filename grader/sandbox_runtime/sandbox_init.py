@@ -8,11 +8,16 @@ side of the sandbox goes away. It holds no capabilities and is not dumpable, so 
 processes can neither trace it nor read its memory; as PID 1 it gets no signal from them
 that it has not asked for.
 
-It also counts the sandbox's processes: past ``MAX_PROCESSES`` (a fork bomb) it ends
-them all, and the sandbox with them. The kernel's own process limit does the same for
-graders that do not run as root, but root is exempt from it.
+It also watches the sandbox as a whole: past ``MAX_PROCESSES`` processes (a fork bomb)
+it ends them all, and the sandbox with them. Where no cgroup holds the sandbox's memory
+and task budgets (the grader says so with a non-zero ``MAX_TASKS`` and ``MAX_BYTES``), it
+holds them itself: threads are counted from each process's status (threads are tasks
+too: a thread swarm is not a process count), and memory is the resident anonymous and
+shared memory of every process plus the System V shared memory of the sandbox's own IPC
+namespace. Why it ended the sandbox goes to its standard error, the launcher's log,
+which only the grader reads.
 
-Usage: ``python sandbox_init.py CHANNEL_FD MAX_PROCESSES SERVER_COMMAND...``
+Usage: ``python sandbox_init.py CHANNEL_FD MAX_PROCESSES MAX_TASKS MAX_BYTES COMMAND...``
 """
 
 import ctypes
@@ -23,18 +28,68 @@ import time
 
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
-WATCH_INTERVAL = 0.05  # seconds between counts of the sandbox's processes
+WATCH_INTERVAL = 0.05  # seconds between looks at the sandbox's processes
+BUDGET_LINE = "sandbox budget: "  # how the grader finds the reason in the log
 
 
-def process_count():
-    return sum(name.isdigit() for name in os.listdir("/proc"))
+def usage():
+    """``(processes, tasks, bytes)`` the sandbox holds now."""
+    processes = tasks = resident = 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        processes += 1
+        try:
+            with open(f"/proc/{name}/status", "rb") as handle:
+                status = handle.read()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith(b"Threads:"):
+                tasks += int(line.split()[1])
+            elif line.startswith((b"RssAnon:", b"RssShmem:")):
+                resident += int(line.split()[1]) * 1024
+    return processes, tasks, resident + shared_memory()
+
+
+def shared_memory():
+    """Resident bytes of the IPC namespace's System V shared memory segments."""
+    try:
+        with open("/proc/sysvipc/shm") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return 0
+    if not lines:
+        return 0
+    columns = lines[0].split()
+    if "rss" not in columns:
+        return 0
+    at = columns.index("rss")
+    return sum(int(line.split()[at]) for line in lines[1:] if len(line.split()) > at)
+
+
+def over_budget(max_processes, max_tasks, max_bytes):
+    """Why the sandbox must end, or None."""
+    if not (max_tasks or max_bytes):
+        processes = sum(name.isdigit() for name in os.listdir("/proc"))
+        return (f"more than {max_processes} processes" if processes > max_processes
+                else None)
+    processes, tasks, resident = usage()
+    if processes > max_processes:
+        return f"more than {max_processes} processes"
+    if max_tasks and tasks > max_tasks:
+        return f"more than {max_tasks} processes and threads together"
+    if max_bytes and resident > max_bytes:
+        return f"more than {max_bytes // 2**20} MB of memory together"
+    return None
 
 
 def main():
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     libc.prctl(PR_SET_DUMPABLE, 0)
-    channel_fd, max_processes, command = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
+    channel_fd, max_processes, max_tasks, max_bytes = (int(value) for value in sys.argv[1:5])
+    command = sys.argv[5:]
     server = os.fork()
     if server == 0:
         os.execv(command[0], command)
@@ -51,7 +106,9 @@ def main():
         if pid == server:
             break
         if pid == 0:
-            if process_count() > max_processes:
+            reason = over_budget(max_processes, max_tasks, max_bytes)
+            if reason is not None:
+                os.write(2, f"{BUDGET_LINE}the sandbox held {reason}\n".encode())
                 os.kill(-1, signal.SIGKILL)  # every process of the namespace but this one
                 break
             time.sleep(WATCH_INTERVAL)
