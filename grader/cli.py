@@ -28,6 +28,7 @@ def _grade(args):
                                summary_table, write_atomically, write_json)
     from grader.safe_text import printable
     from grader.sandbox import NOT_ISOLATED, isolation_level
+    from grader.sandbox_resources import mechanism_name
     from grader.submissions import CannotGrade, find_jobs
 
     isolation = isolation_level(not args.no_sandbox)
@@ -112,7 +113,8 @@ def _grade(args):
               f"({sum(a['max_score'] for a in written):g} points, outside the scores above; "
               "their text is in the JSON report)")
     print(f"\ngraded {run.graded} notebook(s) of {len(report['submissions'])} student(s) in "
-          f"{time.monotonic() - started:.1f} s (isolation: {isolation})"
+          f"{time.monotonic() - started:.1f} s (isolation: {isolation}; budgets per sandbox "
+          f"held by {mechanism_name(isolation != NOT_ISOLATED)})"
           + (f"; {run.reused} taken from an earlier run" if run.reused else "")
           + (f"; {run.failed} could not be graded" if run.failed else ""))
     if args.out:

@@ -401,6 +401,14 @@ def budget_mechanisms(memory_mb, max_tasks=MAX_TASKS, has_init=True):
     return (kind or SandboxResources).held_by(memory_mb, max_tasks, has_init)
 
 
+def mechanism_name(has_init=True):
+    """In a few words, what holds the sandboxes' budgets on this machine."""
+    kind, _ = best_mechanism()
+    if kind is not None:
+        return kind.mechanism
+    return "the sandbox's init" if has_init else "nothing but each process's own limits"
+
+
 def sandbox_resources(memory_mb, max_tasks=MAX_TASKS, use_cgroups=True):
     """The resources of a new sandbox, held by the best mechanism this machine allows."""
     kind, parents = best_mechanism() if use_cgroups else (None, None)
