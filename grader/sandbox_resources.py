@@ -189,10 +189,7 @@ class CgroupResources(SandboxResources):
             raise ResourceSetupError(f"cannot set up the sandbox's cgroup: {error}") from None
 
     def enter_argv(self):
-        # $$ is the shell's own number, which exec keeps: the sandbox's first process
-        script = ('while [ "$1" != -- ]; do echo $$ > "$1/cgroup.procs" || exit 125; '
-                  'shift; done; shift; exec "$@"')
-        return ["/bin/sh", "-c", script, "sh", *dict.fromkeys(self.folders), "--"]
+        return join_argv(self.folders)
 
     def init_enforces(self):
         return False
@@ -200,14 +197,7 @@ class CgroupResources(SandboxResources):
     def close(self):
         deadline = time.monotonic() + REMOVE_TIMEOUT
         for folder in dict.fromkeys(reversed(self.folders)):
-            while os.path.isdir(folder):
-                _kill_members(folder)
-                try:
-                    os.rmdir(folder)
-                except OSError:
-                    if time.monotonic() > deadline:
-                        break
-                    time.sleep(0.01)
+            remove_group(folder, deadline)
         self.folders = []
 
 
@@ -337,6 +327,28 @@ def _kill_members(folder):
             pass
 
 
+def remove_group(folder, deadline):
+    """Kill what is left in a cgroup and remove it (trying until ``deadline``, a
+    ``time.monotonic()``: the kernel takes a moment to let go of killed tasks)."""
+    while os.path.isdir(folder):
+        _kill_members(folder)
+        try:
+            os.rmdir(folder)
+        except OSError:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.01)
+
+
+def join_argv(folders):
+    """A command prefix that puts the process into each cgroup of ``folders``, then runs
+    the rest of the command line: whatever it starts is inside too."""
+    # $$ is the shell's own number, which exec keeps
+    script = ('while [ "$1" != -- ]; do echo $$ > "$1/cgroup.procs" || exit 125; '
+              'shift; done; shift; exec "$@"')
+    return ["/bin/sh", "-c", script, "sh", *dict.fromkeys(folders), "--"]
+
+
 # --- CPU time without a cgroup --------------------------------------------------------------
 
 def process_cpu_seconds(pid):
@@ -435,8 +447,4 @@ def remove_stale_groups():
                 continue
             if os.path.exists(f"/proc/{parts[-2]}"):
                 continue  # its grader still runs
-            _kill_members(entry.path)
-            try:
-                os.rmdir(entry.path)
-            except OSError:
-                pass
+            remove_group(entry.path, time.monotonic() + REMOVE_TIMEOUT)
