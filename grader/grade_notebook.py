@@ -25,7 +25,7 @@ from grader.submission_file import UnreadableSubmission, read_submission
 # Budgets are CPU seconds of the sandbox and of the grader's work for it (grader.budgets):
 # the machine's load changes how long they take, never whether they are enough.
 CELL_TIME_LIMIT = 30.0  # CPU seconds for one answer cell of the notebook itself
-COURSE_CELL_TIME_LIMIT = 120.0  # the course's own cells (imports, helpers): never tighter
+COURSE_CELL_TIME_LIMIT = 60.0  # the course's own cells (imports, helpers): never tighter
 HOUSEKEEPING_TIME_LIMIT = 10.0  # CPU seconds for seeding, looking names up, forgetting
 MAX_RESTARTS = 8  # past this many lost processes, the remaining checks are not attempted
 
@@ -106,6 +106,7 @@ class NotebookGrading:
                 if lost.alive:  # interrupted: what it defined before the loop stays
                     continue
                 return self.start()
+            self.process.end_strays()
             if outcome["status"] == "ok":
                 continue
             if not is_answer(cell):
@@ -151,6 +152,7 @@ class NotebookGrading:
             try:
                 with self.process.budget(HOUSEKEEPING_TIME_LIMIT):
                     self.process.forget()
+                self.process.end_strays()
                 return
             except StudentProcessLost as again:
                 lost = again
@@ -188,6 +190,7 @@ class NotebookGrading:
             forget_mirrored()
         with self.process.budget(HOUSEKEEPING_TIME_LIMIT):
             self.process.forget()
+        self.process.end_strays()
         if problem is not None:
             return problem
         try:

@@ -147,6 +147,10 @@ class SandboxResources:
         """CPU time used so far by every process and thread the sandbox has had."""
         return tree_cpu_seconds(self.root_pid) if self.root_pid else 0.0
 
+    def member_pids(self):
+        """The host's numbers of the sandbox's processes now."""
+        return set(tree_pids(self.root_pid)) if self.root_pid else set()
+
     def init_enforces(self):
         """Whether the sandbox's init must hold the memory and task budgets itself."""
         return True
@@ -190,6 +194,9 @@ class CgroupResources(SandboxResources):
 
     def enter_argv(self):
         return join_argv(self.folders)
+
+    def member_pids(self):
+        return {int(pid) for pid in _read(self.folders[0], "cgroup.procs").split()}
 
     def init_enforces(self):
         return False

@@ -43,6 +43,7 @@ STOP_GRACE = 0.5  # seconds a server gets to leave by itself once its channel cl
 # what an interrupted call gets to return before its process is ended (a new one is
 # started for what follows, so a short grace costs time, never points)
 INTERRUPT_GRACE = Budget(2.0, wall_seconds=10.0)
+STRAY_ROUNDS = 20  # of ending a sandbox's stray processes, for those that fork meanwhile
 _STUDENT_EXCEPTIONS = {}  # name -> a class standing for a student's own exception class
 
 
@@ -277,6 +278,24 @@ class StudentProcess:
 
     def alive(self):
         return self._popen is not None and self._popen.poll() is None
+
+    def end_strays(self):
+        """End every process of the sandbox but its own (unshare, the init, the student
+        server): nothing a cell or a check starts outlives it, so a process left running
+        by one cannot spend the budget of the next. Returns how many were ended."""
+        server = self._server_pid()
+        if server is None or self.resources is None:
+            return 0
+        keep, ended = {self._popen.pid, self._sandbox_init_pid(), server}, set()
+        for _ in range(STRAY_ROUNDS):  # what forks while it is being ended is ended next
+            strays = self.resources.member_pids() - keep
+            if not strays:
+                break
+            for pid in strays:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            ended |= strays
+        return len(ended)
 
     def cpu_seconds(self):
         """CPU time of every sandbox this process has had, and of the grading thread."""

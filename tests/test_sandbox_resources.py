@@ -167,6 +167,21 @@ def test_cpu_time_counts_every_process_of_the_sandbox(mechanism):
         remove_scratch(scratch)
 
 
+def test_processes_a_cell_leaves_running_are_ended_after_it(mechanism):
+    process, scratch = started()
+    try:
+        assert run(process, CPU_HOGS) == "started"
+        assert process.end_strays() == 4
+        time.sleep(0.3)
+        before = process.cpu_seconds()
+        time.sleep(1.0)
+        assert process.cpu_seconds() - before < 0.2, "a hog survived"
+        assert run(process, "result = 6 * 7") == 42  # the server itself goes on
+    finally:
+        process.stop()
+        remove_scratch(scratch)
+
+
 def test_a_sleep_is_stopped_by_the_idle_backstop_in_its_own_words(mechanism, monkeypatch):
     monkeypatch.setattr(budgets, "IDLE_WINDOW", 2.0)
     process, scratch = started()
