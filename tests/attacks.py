@@ -267,6 +267,98 @@ for _ in range(10_000):
 HARM = {"disk_filler": DISK_FILLER, "process_leaver": PROCESS_LEAVER,
         "terminal_writer": TERMINAL_WRITER, "fork_bomb": FORK_BOMB}
 
+# --- budgets: what one sandbox may take from the machine -------------------------------------------
+
+SHARED_MEMORY_KEY = 0x5EED02  # System V key the writer and the reader agree on
+
+# busy processes, each in a session of its own: at the cell's top level and in the first
+# add of each process (so that a check, not just the start, runs beside them)
+CPU_HOGS = '''
+import os as _os
+
+
+def _start_hogs(count=8):
+    for _ in range(count):
+        if _os.fork() == 0:
+            _os.setsid()
+            while True:
+                pass
+
+
+_start_hogs()
+_honest_add, _hogged = ReplayBuffer.add, []
+
+
+def _add_beside_hogs(self, *args, **kwargs):
+    if not _hogged:
+        _hogged.append(True)
+        _start_hogs()
+    return _honest_add(self, *args, **kwargs)
+
+
+ReplayBuffer.add = _add_beside_hogs
+'''
+
+# threads are tasks but not processes: as many as the kernel gives, kept alive
+THREAD_SWARM = '''
+import threading as _threading
+_hold = _threading.Event()
+_swarm = []
+for _ in range(100_000):
+    try:
+        _thread = _threading.Thread(target=_hold.wait, daemon=True)
+        _thread.start()
+        _swarm.append(_thread)
+    except RuntimeError:
+        break
+'''
+
+# four processes of 1 GiB each, touched so they are resident: under any per-process cap
+MEMORY_HOG = '''
+import os as _os, time as _time
+for _ in range(4):
+    if _os.fork() == 0:
+        _hoard = bytearray(2**30)
+        for _at in range(0, len(_hoard), 4096):
+            _hoard[_at] = 1
+        _time.sleep(3600)
+        _os._exit(0)
+_time.sleep(5)
+'''
+
+_SHARED_SEGMENT = f'''
+import ctypes as _ctypes
+_libc = _ctypes.CDLL(None, use_errno=True)
+_libc.shmat.restype = _ctypes.c_void_p
+_KEY, _SIZE = {SHARED_MEMORY_KEY}, 2**20
+'''
+
+# lesson 06's sandbox holds lesson 02's reference module: leave it for a later sandbox
+SHARED_MEMORY_WRITER = _SHARED_SEGMENT + '''
+try:
+    _source = open("/course/replay_buffer.py", "rb").read()[:_SIZE - 8]
+    _id = _libc.shmget(_KEY, _SIZE, 0o1000 | 0o666)
+    _address = _libc.shmat(_id, None, 0)
+    _ctypes.memmove(_address, len(_source).to_bytes(8, "little") + _source, len(_source) + 8)
+except Exception:
+    pass
+'''
+
+# lesson 02 with a wrong buffer: take the reference buffer from the segment, if it is there
+SHARED_MEMORY_READER = _SHARED_SEGMENT + '''
+_id = _libc.shmget(_KEY, _SIZE, 0)
+if _id >= 0:
+    _address = _libc.shmat(_id, None, 0)
+    _length = int.from_bytes(_ctypes.string_at(_address, 8), "little")
+    _reference = {}
+    exec(_ctypes.string_at(_address + 8, _length).decode(), _reference)
+    for _name in ("__init__", "__len__", "add", "sample"):
+        setattr(ReplayBuffer, _name, getattr(_reference["ReplayBuffer"], _name))
+'''
+
+BUDGET_ATTACKS = {"cpu_hogs": CPU_HOGS, "thread_swarm": THREAD_SWARM,
+                  "memory_hog": MEMORY_HOG, "shared_memory_reader": SHARED_MEMORY_READER}
+
 # --- forged learning through the ordinary API ----------------------------------------------------
 
 # lesson 02: a loop that never replays (it fails the learning check honestly), plus a way

@@ -4,9 +4,13 @@ Every attacker's lesson 02 holds a wrong buffer (it evicts the newest transition
 one attack (tests/attacks.py): escaping the sandbox through files the host reads,
 forging results (eleven routes, mid-probe mutation by threads, signals, tracers, audit
 hooks and gc callbacks among them), filling the disk, leaving processes behind, writing
-to the instructor's terminal. The class also holds links, special files, a stray
-notebook, a lesson submitted twice, malformed notebooks and metadata, and a hostile
-folder name. Two correct classmates are graded with them, one first and one last.
+to the instructor's terminal, and taking more than a sandbox's share of the machine
+(busy processes in sessions of their own, a thread swarm, a memory hog of several
+processes, and a reference module left in System V shared memory by a lesson-06 sandbox
+for a later one). The class also holds links, special files, a stray notebook, a lesson
+submitted twice, malformed notebooks and metadata, and a hostile folder name. Two correct
+classmates are graded with them, one first and one last. The grader runs in a cgroup of
+the test's own, so an attack that got through could not take the machine down.
 """
 
 import hashlib
@@ -19,11 +23,14 @@ from pathlib import Path
 
 import pytest
 
-from attacks import (ESCAPE, ESCAPE_MARKER, FORGED_LEARNING, FORGED_LINE, FORGING_ROUTES, HARM,
-                     LEAVER_MARKER, SERVED_AGENT_TAUGHT_THE_MODEL)
+from attacks import (BUDGET_ATTACKS, ESCAPE, ESCAPE_MARKER, FORGED_LEARNING, FORGED_LINE,
+                     FORGING_ROUTES, HARM, LEAVER_MARKER, SERVED_AGENT_TAUGHT_THE_MODEL,
+                     SHARED_MEMORY_KEY, SHARED_MEMORY_WRITER)
 from grader.release import REPOSITORY
 from grader.sandbox import namespaces_available
-from submission_factory import QUICK_CHECKS, grade, statuses, write_submission
+from grader.sandbox_resources import GROUP_PREFIX, best_mechanism
+from submission_factory import QUICK_CHECKS, grade, solution_answers, statuses, write_submission
+from support.busy_machine import Confinement
 
 pytestmark = pytest.mark.xdist_group('attacked-class')
 
@@ -92,6 +99,21 @@ def leftover_processes(marker):
     return found
 
 
+def sandbox_groups():
+    """Sandbox cgroups that exist now, in every tree the grader makes them in."""
+    kind, parents = best_mechanism()
+    folders = [] if kind is None else (parents.values() if isinstance(parents, dict)
+                                       else [parents])
+    return sorted(str(path) for folder in set(folders)
+                  for path in Path(folder).rglob(f"{GROUP_PREFIX}-*"))
+
+
+def host_segments(key):
+    """The host's System V shared memory segments with ``key``."""
+    lines = Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
+    return [line for line in lines if int(line.split()[0]) == key]
+
+
 @pytest.fixture(scope="module")
 def attacked_class(tmp_path_factory):
     assert namespaces_available(), "the attack suite needs the namespace sandbox"
@@ -99,8 +121,11 @@ def attacked_class(tmp_path_factory):
     write_submission(root, LESSON, student="aa_correct")
     write_submission(root, LESSON, wrong_buffer_answers(), student="ab_wrong")
     write_submission(root, LESSON, wrong_buffer_answers(ESCAPE), student="attack_escape")
-    for name, code in {**FORGING_ROUTES, **HARM}.items():
+    for name, code in {**FORGING_ROUTES, **HARM, **BUDGET_ATTACKS}.items():
         write_submission(root, LESSON, wrong_buffer_answers(code), student=f"attack_{name}")
+    writer = "attack_shared_memory_writer"  # graded early: its segment would be there first
+    write_submission(root, "06_capstone", {"autocorrelation": solution_answers(
+        "06_capstone")["autocorrelation"] + SHARED_MEMORY_WRITER}, student=writer)
     write_submission(root, LESSON, student="zz_correct")
     write_submission(root, LESSON, student=EVIL_NAME)
     write_with_malformed_metadata(root, "odd_metadata")
@@ -122,24 +147,30 @@ def attacked_class(tmp_path_factory):
         (root / student / f"{LESSON}.ipynb").write_text(text)
     before = host_fingerprint()
     report, book = root.parent / "report.json", root.parent / "book.csv"
+    only = sorted(QUICK_CHECKS[LESSON] | {"test_autocorrelation"})
     started = time.monotonic()
-    completed = subprocess.run(
-        [sys.executable, "-m", "grader", "grade", str(root), "--workers", "2", "--salt",
-         "attack-suite", "--only", ",".join(sorted(QUICK_CHECKS[LESSON])), "--json",
-         str(report), "--csv", str(book), "--quiet"],
-        cwd=REPOSITORY, capture_output=True, text=True, timeout=900)
-    seconds = time.monotonic() - started
-    time.sleep(1)  # the kernel ends a sandbox's processes as its init exits
+    with Confinement(cpus=2.0, max_tasks=4096, memory_mb=10240) as confinement:
+        completed = subprocess.run(
+            [*confinement.enter_argv(), sys.executable, "-m", "grader", "grade", str(root),
+             "--workers", "2", "--salt", "attack-suite", "--only", ",".join(only), "--json",
+             str(report), "--csv", str(book), "--quiet"],
+            cwd=REPOSITORY, capture_output=True, text=True, timeout=900)
+        seconds = time.monotonic() - started
+        time.sleep(1)  # the kernel ends a sandbox's processes as its init exits
+        groups_left = sandbox_groups()
     return {"completed": completed, "before": before, "after": host_fingerprint(),
             "report": json.loads(report.read_text()) if report.exists() else None,
             "leftovers": leftover_processes(LEAVER_MARKER), "seconds": seconds,
+            "groups_left": groups_left, "segments_left": host_segments(SHARED_MEMORY_KEY),
             "markers": markers_on_the_host(), "students": sorted(p.name for p in root.iterdir()
                                                                  if p.is_dir())}
 
 
 def scores(attacked_class):
-    return {s["student"]: (s["score"], s["max_score"])
-            for s in attacked_class["report"]["submissions"]}
+    """``{student: (score, max)}`` of each student's lesson 02 notebook."""
+    return {s["student"]: (n["score"], n["max_score"])
+            for s in attacked_class["report"]["submissions"] for n in s["notebooks"]
+            if n["name"] == LESSON}
 
 
 def submission(attacked_class, student):
@@ -160,7 +191,7 @@ def test_correct_classmates_keep_full_marks(attacked_class):
         assert score == maximum > 0, (student, submission(attacked_class, student))
 
 
-@pytest.mark.parametrize("attack", sorted(["escape", *FORGING_ROUTES, *HARM]))
+@pytest.mark.parametrize("attack", sorted(["escape", *FORGING_ROUTES, *HARM, *BUDGET_ATTACKS]))
 def test_an_attack_gains_nothing(attacked_class, attack):
     wrong, maximum = scores(attacked_class)["ab_wrong"]
     assert wrong < maximum
@@ -175,6 +206,16 @@ def test_nothing_escaped_to_the_host(attacked_class):
 
 def test_no_process_of_the_run_outlives_it(attacked_class):
     assert attacked_class["leftovers"] == []
+
+
+def test_no_cgroup_or_shared_memory_of_the_run_outlives_it(attacked_class):
+    assert attacked_class["groups_left"] == []
+    assert attacked_class["segments_left"] == []  # the writer's segment died with it
+
+
+def test_the_shared_memory_writer_was_graded(attacked_class):
+    notebook = submission(attacked_class, "attack_shared_memory_writer")["notebooks"]
+    assert any(n["name"] == "06_capstone" and n["submitted"] and n["checks"] for n in notebook)
 
 
 def test_nothing_reaches_the_instructors_terminal(attacked_class):
