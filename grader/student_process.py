@@ -216,6 +216,10 @@ class StudentProcess:
                                            stdin=subprocess.DEVNULL, stdout=self._log,
                                            stderr=self._log, pass_fds=(child.fileno(),),
                                            start_new_session=True)
+        except OSError:
+            parent.close()
+            self.stop()  # the cgroup goes too
+            raise
         finally:
             child.close()
         self.resources.attach(self._popen.pid)
