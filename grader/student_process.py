@@ -205,7 +205,7 @@ class StudentProcess:
                                            start_new_session=True)
         finally:
             child.close()
-        self._channel = wire.Channel(parent)
+        self._channel = wire.Channel(parent, wire.TO_SANDBOX, wire.FROM_SANDBOX)
         self.restarts += 1
         try:
             with self.time_limit(STARTUP_TIME_LIMIT):

@@ -92,7 +92,7 @@ for _fd in range(3, 64):
             _body = _json.dumps({"op": "reply", "id": _id, "value": {"$": "tuple", "items":
                                  [[1, 2, 3], [0, 1, 2], [0.5, 1.0, 1.5], [2, 3, 4],
                                   [False, False, True]]}, "transcript": []}).encode()
-            _os.write(_fd, _struct.pack("<I", len(_body)) + _body)
+            _os.write(_fd, _struct.pack("<II", len(_body), 0) + _body)  # text, no blobs
     except OSError:
         pass
 '''
