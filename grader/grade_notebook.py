@@ -209,8 +209,9 @@ class NotebookGrading:
             return ("error", 0.0, f"{check.title}: the student's process died while your code "
                     f"was checked ({_death_words(lost, self.memory_mb)}). It was restarted "
                     "for the remaining checks.")
+        why = f" ({printable(lost.detail, 200)})" if lost.detail else ""
         return ("error", 0.0, f"{check.title}: your notebook's process sent the grader "
-                "something it could not read, so this check was stopped.")
+                f"something it could not read{why}, so this check was stopped.")
 
     def close(self):
         self.process.stop()

@@ -225,7 +225,7 @@ class StudentProcess:
         self.resources.attach(self._popen.pid)
         self.budgets_held = self.resources.held_by(self.memory_mb, self.max_tasks,
                                                    has_init=self.isolation == ISOLATED)
-        self._channel = wire.Channel(parent)
+        self._channel = wire.Channel(parent, wire.TO_SANDBOX, wire.FROM_SANDBOX)
         self.restarts += 1
         try:
             with self.budget(STARTUP_BUDGET):

@@ -92,9 +92,38 @@ for _fd in range(3, 64):
             _body = _json.dumps({"op": "reply", "id": _id, "value": {"$": "tuple", "items":
                                  [[1, 2, 3], [0, 1, 2], [0.5, 1.0, 1.5], [2, 3, 4],
                                   [False, False, True]]}, "transcript": []}).encode()
-            _os.write(_fd, _struct.pack("<I", len(_body)) + _body)
+            _os.write(_fd, _struct.pack("<II", len(_body), 0) + _body)  # text, no blobs
     except OSError:
         pass
+'''
+
+# frames the grader must refuse before it builds them: ``_attack()`` writes one on the
+# channel, ahead of the reply of the call it runs in
+_WRITE_ON_THE_CHANNEL = '''
+def _on_the_channel(data):
+    import os, stat
+    for fd in range(3, 64):
+        try:
+            if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+        except OSError:
+            pass
+'''
+
+OVERSIZED_FRAME = _WRITE_ON_THE_CHANNEL + '''
+def _attack():  # a header announcing 200 MB, then objects for as long as the grader reads
+    import struct
+    text = b'{"op":"reply","id":0,"value":[' + b"[]," * (200 * 2**20 // 3)
+    _on_the_channel(struct.pack("<II", len(text) + 2, 0) + text + b"]}")
+'''
+
+OBJECT_HEAVY_FRAME = _WRITE_ON_THE_CHANNEL + '''
+def _attack():  # under the frame limit, but hundreds of thousands of lists once parsed
+    import struct
+    text = b'{"op":"reply","id":0,"value":[' + b"[]," * (2**20 // 3 - 40) + b"[]]}"
+    _on_the_channel(struct.pack("<II", len(text), 0) + text)
 '''
 
 # mid-probe mutation: whatever looks like a probe's records is overwritten with "passing"

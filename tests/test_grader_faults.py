@@ -1,13 +1,15 @@
 """Faults in a submission cost only the checks they touch, with feedback that says so."""
 
+import resource
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from attacks import OBJECT_HEAVY_FRAME, OVERSIZED_FRAME
 from grader.rebuild import is_test, nbgrader_meta
-from submission_factory import (QUICK_CHECKS, as_json, feedback, grade, statuses,
-                                write_submission)
+from submission_factory import (QUICK_CHECKS, as_json, feedback, grade, solution_answers,
+                                statuses, write_submission)
 
 LESSON_01_QUICK = QUICK_CHECKS["01_qlearning"]
 
@@ -142,3 +144,54 @@ def test_student_added_cells_are_not_run(tmp_path, lesson):
 
     result = grade(write_submission(tmp_path, lesson, edit=add_a_cell_that_breaks_everything))
     assert result.score == result.max_score
+
+
+# --- answers and frames too large for the grader ------------------------------------------
+
+def sample_that_runs(code):
+    """Lesson 02's sample, which runs ``code`` (a block ending in a return or not) when
+    asked for one transition from a buffer of one: only test_sample_errors asks that."""
+    honest = solution_answers("02_replay_buffer")["buffer_sample"]
+    block = "\n".join("        " + line for line in code.strip().splitlines())
+    return (f"{honest}\n\n_honest_sample = ReplayBuffer.sample\n\n\n"
+            f"def _sample(self, batch_size):\n    if batch_size == 1 and len(self) == 1:\n"
+            f"{block}\n    return _honest_sample(self, batch_size)\n\n\n"
+            "ReplayBuffer.sample = _sample\n")
+
+
+def peak_memory_growth(grading):
+    """(the result of ``grading()``, how far it raised this process's peak RSS, in MB)."""
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    result = grading()
+    return result, (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+
+
+@pytest.mark.parametrize("answer", ["return [[]] * 10**7",  # refused before it is copied
+                                    "return [[[]] * 1000] * 1000"])  # refused once written
+def test_an_answer_too_large_for_the_grader_costs_only_its_check(tmp_path, answer):
+    """The student's server does not send what the grader would refuse: it replies with
+    an error that says why, and the process lives on."""
+    path = write_submission(tmp_path, "02_replay_buffer",
+                            {"buffer_sample": sample_that_runs(answer)})
+    result, growth = peak_memory_growth(lambda: grade(path))
+    assert all_passed_except(result, "test_sample_errors"), statuses(result)
+    assert "too large to send" in feedback(result, "test_sample_errors")
+    assert growth < 100, f"the grader's peak memory grew by {growth:.0f} MB"
+
+
+@pytest.mark.parametrize("attack", ["oversized", "object_heavy"])
+def test_a_frame_the_grader_cannot_afford_is_refused_unbuilt(tmp_path, attack):
+    """A frame announcing 200 MB is refused after its header; one of 1 MB that would
+    become hundreds of thousands of lists, before it is parsed. Either breaks the
+    protocol: the check it came in loses, and the next check gets a fresh process."""
+    code = {"oversized": OVERSIZED_FRAME, "object_heavy": OBJECT_HEAVY_FRAME}[attack]
+    path = write_submission(tmp_path, "02_replay_buffer",
+                            {"buffer_sample": code + sample_that_runs("_attack()")})
+    # the fresh process imports gymnasium in the next check's time: slow on a busy machine
+    result, growth = peak_memory_growth(lambda: grade(path, check_time_limit=30.0))
+    assert all_passed_except(result, "test_sample_errors"), statuses(result)
+    assert "could not read (a message of" in feedback(result, "test_sample_errors")
+    assert ("bytes or more is refused unread" if attack == "oversized" else
+            "items (lists, dicts and their elements) is refused unparsed") in \
+        feedback(result, "test_sample_errors")
+    assert growth < 100, f"the grader's peak memory grew by {growth:.0f} MB"

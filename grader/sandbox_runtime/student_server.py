@@ -332,7 +332,7 @@ def main():
     for stream in (0, 1, 2):
         os.dup2(devnull, stream)
     os.close(devnull)
-    channel = wire.channel_from_fd(fd, blocking=True)
+    channel = wire.channel_from_fd(fd, wire.FROM_SANDBOX, wire.TO_SANDBOX, blocking=True)
     StudentServer(channel).serve()
     os._exit(0)  # no atexit handlers or threads a submission left behind
 

@@ -1,39 +1,79 @@
 """The wire between the grader and a student's process: frames and the values in them.
 
-A frame is a 4-byte little-endian length and that many bytes of UTF-8 JSON holding one
-object (a message). Values inside messages are JSON with *tagged* objects for what JSON
-lacks; every JSON object that is a value carries a ``"$"`` tag, so the decoder never
-confuses data with structure:
+A frame carries one message (a JSON object) and the raw bytes of the numpy arrays in it,
+as *blobs* after the text, so that an array costs its own size and no base64 pass:
+
+    header    <I: bytes of JSON text> <I: number of blobs, n>   (little-endian)
+    lengths   n x <I: bytes of blob i>
+    text      the message, UTF-8 JSON
+    blobs     blob 0, blob 1, ... back to back
+
+A receiver knows the frame's size from the header and the lengths before it reads the
+rest, and refuses a frame over its byte limit unread. Bytes alone do not bound memory:
+``[[],[],...]`` becomes 25 times its size in Python objects. So before parsing, the
+receiver also counts the text's *items*, its ``[``, ``{`` and ``,`` bytes (each list or
+dict it can become needs a bracket, each element after a container's first a comma;
+brackets inside strings only over-count), and refuses a text of too many unparsed. The
+limits differ by way (:data:`FROM_SANDBOX`, :data:`TO_SANDBOX`); a sender refuses to
+send what its receiver would refuse, so an honest answer that is too large becomes an
+error reply.
+
+Values inside messages are JSON with *tagged* objects for what JSON lacks; every JSON
+object that is a value carries a ``"$"`` tag, so the decoder never confuses data with
+structure:
 
 - ``None``, booleans, integers, floats (NaN and infinities as JSON's ``NaN`` tokens),
   strings and lists are themselves;
 - ``{"$": "tuple", "items": [...]}`` and ``{"$": "dict", "items": [[key, value], ...]}``
   (keys: None, bool, int, float, str, or tuples of them);
-- ``{"$": "array", "dtype": "<f8", "shape": [...], "data": base64}``: a numpy array of a
-  boolean or numeric dtype, rebuilt from its bytes (never pickle);
+- ``{"$": "array", "dtype": "<f8", "shape": [...], "data": i}``: a numpy array of a
+  boolean or numeric dtype, rebuilt from blob ``i`` of its frame (never pickle);
 - ``{"$": "scalar", "dtype": "<i8", "value": 3}``: a numpy scalar (its value as a JSON
-  number or boolean; complex ones as ``"data"`` in base64, as arrays are);
+  number or boolean; complex ones as ``"data": i``, a blob, as arrays are);
 - ``{"$": "ref", "id": n, ...}``: an object that stays in the process that holds it;
 - ``{"$": "lend", "id": n, ...}``: an object the grader lends to student code.
 
-Refs and lends are turned into objects by callbacks that each side supplies; the
-grader's decoder refuses lends and, where it wants plain data, refs too. Anything
-malformed raises :class:`WireError`.
+In memory, between :func:`encode` and a frame (and from a frame to :func:`decode`), an
+array's ``"data"`` holds its bytes themselves; each blob belongs to exactly one node, so
+decoding never builds more array bytes than the frame carried. Refs and lends are turned
+into objects by callbacks that each side supplies; the grader's decoder refuses lends
+and, where it wants plain data, refs too. Anything malformed raises :class:`WireError`.
 """
 
-import base64
-import binascii
 import json
 import math
 import select
 import socket
 import struct
 import time
+from typing import NamedTuple
 
 import numpy as np
 
-HEADER = struct.Struct("<I")
-MAX_FRAME = 256 * 2**20  # bytes; a (256, 256, 8) float64 Q-table is 4 MB
+HEADER = struct.Struct("<II")  # bytes of JSON text, number of blobs
+BLOB_LENGTH = struct.Struct("<I")
+
+
+class Limit(NamedTuple):
+    """The most one frame may hold, one way."""
+
+    bytes: int  # of the whole frame: header, text and blobs
+    items: int  # of its text (items_in), counted before it is parsed
+
+
+# What the grader accepts from a student's process. Largest measured (benchmarks/
+# wire_sizes.py; the example class, all seven lessons, learning checks included): a
+# lesson 02 reply of 180,879 bytes and 36,226 items, the transcript of a 200-step Taxi
+# episode replayed in batches of 8 (lesson 05: 164,722 bytes, 33,026 items; the others
+# under 40 KB and 220 items). The limits are about 6x and 7x that. A frame within both
+# becomes at most about 26 MB of objects (tests/test_wire.py), where one under the old
+# limit of 256 MB became 6.8 GB.
+FROM_SANDBOX = Limit(bytes=2**20, items=250_000)
+# What the grader sends. Largest measured: 37,259 bytes (lesson 07), 143 items. But a
+# cell's source goes as it is, and a notebook may be 64 MB (twice that once JSON escapes
+# non-ASCII text). No item cap: the grader's messages are not hostile, and the commas of
+# a cell's source are not items.
+TO_SANDBOX = Limit(bytes=128 * 2**20, items=2**32)
 MAX_DEPTH = 64  # nesting of lists, tuples and dicts
 ARRAY_KINDS = "biufc"  # numpy dtype kinds that may cross: bool, ints, floats, complex
 KEY_TYPES = (type(None), bool, int, float, str)
@@ -54,6 +94,7 @@ class ChannelTimeout(TimeoutError):
 # --- values ---------------------------------------------------------------------------
 
 SCALARS = frozenset((type(None), bool, int, float, str))
+CONTAINERS = frozenset((list, tuple, dict))
 NUMPY_NUMBERS = frozenset(type_ for type_ in set(np.sctypeDict.values())
                           if issubclass(type_, np.generic) and np.dtype(type_).kind in "biuf")
 
@@ -70,6 +111,11 @@ def encode(value, other, depth=0, numbers=False):
         return value.item()
     if depth > MAX_DEPTH:
         raise WireError("value nested too deeply")
+    # longer than any frame from a student's process may hold (the grader's own values
+    # are far shorter): refused now, not once copied and written out as JSON
+    if kind in CONTAINERS and len(value) > FROM_SANDBOX.items:
+        raise WireError(f"a {kind.__name__} of {len(value)} items is too large to send "
+                        f"(the limit is {FROM_SANDBOX.items})")
     if kind is list:
         return [item if type(item) in SCALARS else encode(item, other, depth + 1, numbers)
                 for item in value]
@@ -82,16 +128,15 @@ def encode(value, other, depth=0, numbers=False):
                                          encode(item, other, depth + 1, numbers)]
                                         for key, item in value.items()]}
     if kind is np.ndarray and value.dtype.kind in ARRAY_KINDS:
-        array = np.ascontiguousarray(value)
-        return {"$": "array", "dtype": array.dtype.str, "shape": list(array.shape),
-                "data": base64.b64encode(array.tobytes()).decode("ascii")}
+        # a copy (in C order), not a view: the array may change before its frame is sent
+        return {"$": "array", "dtype": value.dtype.str, "shape": list(value.shape),
+                "data": value.tobytes()}
     if isinstance(value, np.generic):
         dtype = value.dtype
         if dtype.kind in "biuf":  # exact as a JSON number: float64 repr round-trips
             return {"$": "scalar", "dtype": dtype.str, "value": value.item()}
         if dtype.kind == "c":
-            return {"$": "scalar", "dtype": dtype.str,
-                    "data": base64.b64encode(value.tobytes()).decode("ascii")}
+            return {"$": "scalar", "dtype": dtype.str, "data": value.tobytes()}
     return other(value)
 
 
@@ -154,22 +199,31 @@ def _no_objects(node):
     raise WireError("objects cannot be dict keys")
 
 
-_DTYPES = {}  # dtype string -> np.dtype, for scalars
+_DTYPES = {}  # dtype name -> np.dtype, of the names that were allowed
+
+
+def _dtype(name, kinds):
+    """The numpy dtype called ``name`` if its kind is one of ``kinds``."""
+    if not isinstance(name, str):
+        raise WireError("a dtype that is not a name")
+    dtype = _DTYPES.get(name)
+    if dtype is None:
+        try:
+            dtype = np.dtype(name)
+        except (TypeError, ValueError):
+            raise WireError(f"not a dtype: {name[:40]!r}") from None
+        if dtype.kind not in ARRAY_KINDS or dtype.hasobject or dtype.fields is not None:
+            raise WireError(f"values of dtype {dtype} cannot cross")
+        _DTYPES[name] = dtype
+    if dtype.kind not in kinds:
+        raise WireError(f"a {dtype} value cannot cross this way")
+    return dtype
 
 
 def _scalar(node):
     if "data" in node:
         return _array({**node, "shape": []})[()]
-    name, value = node.get("dtype"), node.get("value")
-    dtype = _DTYPES.get(name) if isinstance(name, str) else None
-    if dtype is None:
-        try:
-            dtype = np.dtype(name)
-        except (TypeError, ValueError):
-            raise WireError(f"not a scalar dtype: {name!r}") from None
-        if dtype.kind not in "biuf" or dtype.hasobject:
-            raise WireError(f"scalars of dtype {dtype} cannot cross")
-        _DTYPES[name] = dtype
+    dtype, value = _dtype(node.get("dtype"), "biuf"), node.get("value")
     expected = {"b": (bool,), "i": (int,), "u": (int,), "f": (int, float)}[dtype.kind]
     if type(value) not in expected:
         raise WireError(f"a {dtype} scalar holds {type(value).__name__}")
@@ -180,20 +234,20 @@ def _scalar(node):
 
 
 def _array(node):
-    try:
-        dtype = np.dtype(node["dtype"])
-        shape = tuple(int(size) for size in node["shape"])
-        raw = base64.b64decode(node["data"], validate=True)
-    except (KeyError, TypeError, ValueError, binascii.Error) as error:
-        raise WireError(f"not an array: {error}") from None
-    if dtype.kind not in ARRAY_KINDS or dtype.hasobject or dtype.fields is not None:
-        raise WireError(f"arrays of dtype {dtype} cannot cross")
-    if any(size < 0 for size in shape) or len(shape) > 32:
+    dtype, shape, data = _dtype(node.get("dtype"), ARRAY_KINDS), node.get("shape"), \
+        node.get("data")
+    if not isinstance(data, (bytes, memoryview)):  # JSON cannot make these: a blob's
+        raise WireError("an array without its blob")
+    if type(shape) is not list or len(shape) > 32 or \
+            not all(type(size) is int and size >= 0 for size in shape):
         raise WireError("an array has an impossible shape")
-    if math.prod(shape) * dtype.itemsize != len(raw):
-        raise WireError(f"an array of shape {shape} and dtype {dtype} cannot hold "
-                        f"{len(raw)} bytes")
-    return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()  # writable, owned
+    if math.prod(shape) * dtype.itemsize != len(data):
+        raise WireError(f"an array of shape {tuple(shape)} and dtype {dtype} cannot hold "
+                        f"{len(data)} bytes")
+    try:
+        return np.frombuffer(data, dtype=dtype).reshape(shape).copy()  # writable, owned
+    except ValueError as error:  # a shape numpy cannot make, such as (2**64, 0)
+        raise WireError(f"an array has an impossible shape: {error}") from None
 
 
 def plain(value):
@@ -246,18 +300,121 @@ def canonical(node):
 
 # --- frames ---------------------------------------------------------------------------
 
+def pack(message, limit):
+    """The frame of ``message`` (its encoded values' bytes become blobs), or
+    :class:`WireError` if it is over ``limit`` (a :class:`Limit`)."""
+    blobs = []
+
+    def attach(data):  # json.dumps calls this for what JSON cannot hold
+        if type(data) is not bytes:
+            raise TypeError(f"{type(data).__name__} is not JSON")
+        blobs.append(data)
+        return len(blobs) - 1
+
+    try:
+        text = json.dumps(message, allow_nan=True, separators=(",", ":"),
+                          default=attach).encode()
+    except (TypeError, ValueError, RecursionError) as error:
+        raise WireError(f"cannot send this message: {error}") from None
+    size = HEADER.size + BLOB_LENGTH.size * len(blobs) + len(text) + sum(map(len, blobs))
+    if size > limit.bytes:
+        raise WireError(f"a message of {size} bytes is too large to send (the limit is "
+                        f"{limit.bytes})")
+    _check_items(text, limit, "is too large to send")
+    lengths = struct.pack(f"<{len(blobs)}I", *map(len, blobs))
+    return b"".join([HEADER.pack(len(text), len(blobs)), lengths, text, *blobs])
+
+
+def items_in(text):
+    """The ``[``, ``{`` and ``,`` bytes of JSON ``text``: counted without parsing, a
+    bound on the objects it can become (at most about twice as many: a dict's key and
+    value share a comma)."""
+    return text.count(b"[") + text.count(b"{") + text.count(b",")
+
+
+def _check_items(text, limit, refusal):
+    items = items_in(text)
+    if items > limit.items:
+        raise WireError(f"a message of {items} items (lists, dicts and their elements) "
+                        f"{refusal} (the limit is {limit.items})")
+
+
+def unpack(frame, limit):
+    """The message of a complete ``frame`` (bytes), its array nodes holding their blobs;
+    a text of more items than ``limit`` allows is refused unparsed."""
+    text, blobs = _split(frame)
+    _check_items(text, limit, "is refused unparsed")
+    try:
+        message = json.loads(text.decode(), object_hook=blobs.take if blobs.count else None)
+    except WireError:
+        raise
+    except (ValueError, RecursionError) as error:  # UnicodeDecodeError is a ValueError
+        raise WireError(f"a message is not JSON: {str(error)[:100]}") from None
+    if not isinstance(message, dict):
+        raise WireError("a message is not a JSON object")
+    blobs.check_all_taken()
+    return message
+
+
+def _split(frame):
+    """(JSON text, :class:`_Blobs`) of a complete ``frame``, if its parts add up."""
+    if len(frame) < HEADER.size:
+        raise WireError("a frame shorter than its header")
+    text_size, count = HEADER.unpack_from(frame)
+    start = HEADER.size + BLOB_LENGTH.size * count  # of the text
+    if len(frame) < start + text_size:
+        raise WireError("a frame shorter than its header says")
+    lengths = _blob_lengths(frame[HEADER.size:start])
+    bounds = start + text_size + np.concatenate(([0], np.cumsum(lengths)))
+    if len(frame) != bounds[-1]:
+        raise WireError("a frame's size is not the sum of its parts")
+    return frame[start:start + text_size], _Blobs(frame, bounds)
+
+
+def _blob_lengths(table):
+    """The blob lengths of a frame's length table, as int64 (sums cannot overflow)."""
+    return np.frombuffer(table, dtype="<u4").astype(np.int64)
+
+
+class _Blobs:
+    """The blobs of a frame, each handed to the one node that names it."""
+
+    def __init__(self, frame, bounds):
+        self.frame, self.bounds = memoryview(frame), bounds  # blob i: bounds[i:i + 2]
+        self.count = len(bounds) - 1
+        self.taken = bytearray(self.count)  # a byte per blob, not an object per blob
+
+    def take(self, node):
+        """``node`` with its blob as ``"data"``, if it is an array or scalar that names
+        one (json.loads calls this for every JSON object, innermost first)."""
+        if node.get("$") in ("array", "scalar") and "data" in node:
+            index = node["data"]
+            if type(index) is not int or not 0 <= index < self.count or self.taken[index]:
+                raise WireError("an array names a blob that is missing or already taken")
+            self.taken[index] = 1  # so decoding makes no more array bytes than came
+            node["data"] = self.frame[self.bounds[index]:self.bounds[index + 1]]
+        return node
+
+    def check_all_taken(self):
+        if self.taken.count(0):
+            raise WireError("a blob of a message belongs to no array")
+
+
 class Channel:
     """Messages (JSON objects) over a connected stream socket.
 
     ``receive(deadline)`` and ``send(message, deadline)`` give up at the
     ``time.monotonic()`` deadline (None: wait forever) with :class:`ChannelTimeout`.
+    A side sends no frame over ``send_limit`` and refuses, unread, any frame over
+    ``receive_limit`` (:class:`Limit` s: :data:`FROM_SANDBOX` or :data:`TO_SANDBOX`).
     """
 
-    def __init__(self, sock, blocking=False):
+    def __init__(self, sock, send_limit, receive_limit, blocking=False):
         """``blocking``: wait in the socket calls themselves, for a side that never sets
         deadlines (the student's): one system call fewer per message."""
         self.sock = sock
         self.sock.setblocking(blocking)
+        self.send_limit, self.receive_limit = send_limit, receive_limit
         self.blocking = blocking
         self.pending = bytearray()
         self._pollers = {}
@@ -269,13 +426,7 @@ class Channel:
         self.sock.close()
 
     def send(self, message, deadline=None):
-        try:
-            body = json.dumps(message, allow_nan=True, separators=(",", ":")).encode()
-        except (TypeError, ValueError) as error:
-            raise WireError(f"cannot send this message: {error}") from None
-        if len(body) > MAX_FRAME:
-            raise WireError(f"message of {len(body)} bytes is over the limit of {MAX_FRAME}")
-        data = memoryview(HEADER.pack(len(body)) + body)
+        data = memoryview(pack(message, self.send_limit))
         while data:
             self._wait(select.POLLOUT, deadline)
             try:
@@ -288,21 +439,27 @@ class Channel:
 
     def receive(self, deadline=None):
         """The next message. A timeout keeps what has arrived, so a later call goes on
-        where this one stopped."""
+        where this one stopped. A frame over the limit is refused before it is read."""
         self._fill(HEADER.size, deadline)
-        (length,) = HEADER.unpack(self.pending[:HEADER.size])
-        if length > MAX_FRAME:
-            raise WireError(f"a message of {length} bytes is over the limit of {MAX_FRAME}")
-        self._fill(HEADER.size + length, deadline)
-        body = bytes(self.pending[HEADER.size:HEADER.size + length])
-        del self.pending[:HEADER.size + length]
-        try:
-            message = json.loads(body)
-        except (ValueError, RecursionError) as error:
-            raise WireError(f"a message is not JSON: {str(error)[:100]}") from None
-        if not isinstance(message, dict):
-            raise WireError("a message is not a JSON object")
-        return message
+        text_size, count = HEADER.unpack_from(self.pending)
+        if count > self.receive_limit.items:  # each blob needs an array node of the text
+            raise WireError(f"a message of {count} blobs is refused unread (the limit is "
+                            f"{self.receive_limit.items})")
+        start = HEADER.size + BLOB_LENGTH.size * count  # of the text
+        self._refuse_over_limit(start + text_size)
+        self._fill(start, deadline)
+        size = start + text_size + int(_blob_lengths(self.pending[HEADER.size:start]).sum())
+        self._refuse_over_limit(size)
+        self._fill(size, deadline)
+        with memoryview(self.pending) as pending:  # one copy, not two
+            frame = bytes(pending[:size])
+        del self.pending[:size]
+        return unpack(frame, self.receive_limit)
+
+    def _refuse_over_limit(self, size):
+        if size > self.receive_limit.bytes:
+            raise WireError(f"a message of {size} bytes or more is refused unread (the "
+                            f"limit is {self.receive_limit.bytes})")
 
     def _fill(self, count, deadline):
         while len(self.pending) < count:
@@ -339,5 +496,5 @@ class Channel:
                 continue
 
 
-def channel_from_fd(fd, blocking=False):
-    return Channel(socket.socket(fileno=fd), blocking)
+def channel_from_fd(fd, send_limit, receive_limit, blocking=False):
+    return Channel(socket.socket(fileno=fd), send_limit, receive_limit, blocking)
