@@ -13,6 +13,13 @@ mirrored objects are replayed from the transcript each reply carries and checked
 by call; served objects answer callbacks. A transcript that does not match raises
 :class:`TranscriptMismatch`, which costs the check that saw it.
 
+Served methods run here, on arguments the student's code chose: a call whose arguments
+are larger than its declaration allows is refused before it runs (:func:`_run`),
+and the check's budget is looked at after every served call and every replayed entry
+(:meth:`StudentProcess._check_budget`), so no call runs far past it. A call the grader
+refuses (too large, or past a recorder's bound: a ``ProbeError``) raises in the
+student's code and costs the check, even if that code catches it.
+
 Everything that can go wrong on the student's side ends in :class:`StudentProcessLost`
 (it timed out, died, or broke the protocol); the process is stopped, and the caller
 starts a new one if it wants to go on.
@@ -27,7 +34,7 @@ import subprocess
 import time
 
 from checks.framework import ProbeError, StudentObjectBase
-from checks.lending import Mirrored, Served, lending_of
+from checks.lending import Mirrored, Served, lending_of, oversized
 from grader.safe_text import printable
 from grader.sandbox import ISOLATED, isolation_level, sandbox_argv, sandbox_env
 from grader.sandbox_runtime import wire
@@ -265,6 +272,12 @@ class StudentProcess:
         finally:
             self._deadline = previous
 
+    def _check_budget(self):
+        """Stop the process if the check's time is up (between two calls the grader runs
+        for it: served calls, replayed entries)."""
+        if self._deadline is not None and time.monotonic() > self._deadline:
+            raise self._lost("timeout")
+
     def _lost(self, reason, detail=""):
         self.stop()
         return StudentProcessLost(reason, detail)
@@ -323,7 +336,7 @@ class StudentProcess:
             transcript = incoming.get("transcript", [])
             if incoming.get("op") == "callback":
                 poisoned = poisoned or self._replay(transcript)
-                self._answer_callback(incoming, poisoned)
+                poisoned = self._answer_callback(incoming, poisoned) or poisoned
                 continue
             if incoming.get("op") != "reply" or incoming.get("id") != message["id"]:
                 raise self._lost("protocol", "a message arrived out of turn")
@@ -451,14 +464,14 @@ class StudentProcess:
         if not isinstance(transcript, list):
             raise self._lost("protocol", "a transcript is not a list")
         for entry in transcript:
-            if self._deadline is not None and time.monotonic() > self._deadline:
-                raise self._lost("timeout")
             try:
                 self._replay_one(entry)
             except TranscriptMismatch as refused:
                 return str(refused)
             except wire.WireError as error:
                 return f"your code passed the grader's objects something it cannot use: {error}"
+            finally:
+                self._check_budget()
         return None
 
     def _replay_one(self, entry):
@@ -484,7 +497,7 @@ class StudentProcess:
         if kind != "call" or name not in allowed:
             raise TranscriptMismatch(f"your code may not call {what} that way")
         try:
-            result, raised = getattr(original, name)(*args, **kwargs), None
+            result, raised = _run(original, declaration, name, args, kwargs), None
         except ProbeError as refused:  # the original checks its calls: this one is refused
             raise TranscriptMismatch(str(refused)) from None
         except Exception as error:
@@ -512,7 +525,9 @@ class StudentProcess:
                 "copy (or its random generator) instead of calling it?")
 
     def _answer_callback(self, incoming, poisoned):
-        reply = {"op": "callback_reply", "id": incoming.get("id")}
+        """Run a served call and answer it; the grader's refusal of the call (which costs
+        the check, whatever the student's code does with the error it gets), or None."""
+        reply, refusal = {"op": "callback_reply", "id": incoming.get("id")}, None
         try:
             if poisoned:
                 raise RuntimeError(f"the grader stopped this call: {poisoned}")
@@ -521,10 +536,15 @@ class StudentProcess:
             raise
         except wire.WireError as error:
             raise self._lost("protocol", str(error)) from None
+        except ProbeError as refused:  # too large, or past a recorder's bound
+            refusal = printable(refused, 500)
+            reply["error"] = {"type": "RuntimeError", "message": refusal}
         except Exception as error:  # raised by the grader's object: student code sees it
             reply.pop("value", None)
             reply["error"] = {"type": type(error).__name__, "message": str(error)[:500]}
+        self._check_budget()
         self._send(reply)
+        return refusal
 
     def _served_call(self, incoming):
         original, declaration = self._lent.get(incoming.get("lend"), (None, None))
@@ -542,7 +562,19 @@ class StudentProcess:
             raise AttributeError(f"{name!r} cannot be called on the grader's object")
         if name == "__len__":
             return len(original)
-        return getattr(original, name)(*args, **kwargs)
+        return _run(original, declaration, name, args, kwargs)
+
+
+def _run(original, declaration, name, args, kwargs):
+    """``original.name(*args, **kwargs)`` for student code: the one place where the
+    grader runs a lent object's method on arguments the student's code chose. A served
+    call whose arguments are larger than its declaration allows is refused (ProbeError)
+    before it runs."""
+    if isinstance(declaration, Served):
+        refusal = oversized(declaration, original, name, args, kwargs)
+        if refusal:
+            raise ProbeError(refusal)
+    return getattr(original, name)(*args, **kwargs)
 
 
 def _shown(args):
