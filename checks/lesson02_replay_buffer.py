@@ -8,6 +8,7 @@ from checks.framework import (Check, LessonChecks, ProbeError, call_student, com
                               result_by_reference, value_error_problem, wrong_amount)
 from checks.expected import expected as reference
 from checks.lending import STAND_IN_BATCH, Served
+from checks.records import Record
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
 from checks.stub_envs import (ScriptedAgent, episode_ends, episode_ends_problem,
                               lent_corridor)
@@ -430,8 +431,8 @@ class RecordingBuffer:
                          limits={"sample": {"batch_size": STAND_IN_BATCH}})
 
     def __init__(self):
-        self.added = []
-        self.returned = []  # the rows of each sampled batch
+        self.added = Record("add")
+        self.returned = Record("sample")  # the rows of each sampled batch
 
     def __len__(self):
         return len(self.added)

@@ -11,6 +11,7 @@ from checks.framework import (Check, LessonChecks, ProbeError, call_student, com
 from checks.lending import (STAND_IN_BATCH, STAND_IN_PRIORITIES, VALUE, AtMost, Served,
                             mirrored)
 from checks.lesson02_replay_buffer import transition, transition_ids
+from checks.records import Record
 from checks.statistics import FALSE_FAILURE_RATE, chi_square_pvalue, describe_counts, fits
 from checks.stub_envs import (CountingBuffer, episode_cases, episode_ends,
                               episode_ends_problem, lent_corridor)
@@ -1031,7 +1032,8 @@ class RecordingPrioritizedBuffer:
                                                        "td_errors": STAND_IN_PRIORITIES}})
 
     def __init__(self):
-        self.added, self.samples, self.priority_updates = [], [], []
+        self.added, self.samples = Record("add"), Record("sample")
+        self.priority_updates = Record("update_priorities")
 
     def __len__(self):
         return len(self.added)

@@ -10,6 +10,7 @@ from checks.framework import (Check, LessonChecks, ProbeError, call_student, com
                               wrong_amount)
 from checks.expected import expected as reference
 from checks.lending import AtMost, Served, mirrored
+from checks.records import Record
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
 
 LESSON = "04_hindsight_replay"
@@ -657,7 +658,7 @@ class ScriptedGoalAgent:
 
     def __init__(self, n_bits, solves):
         self.n_bits, self.solves, self.epsilon = n_bits, solves, 0.0
-        self.updates = []
+        self.updates = Record("update")
 
     def get_action(self, pair):
         state, goal = pair
@@ -693,7 +694,7 @@ class RecordingHindsightBuffer:
         return sum(len(episode["actions"]) for episode in self.episodes)
 
     def __init__(self, env):
-        self.env, self.episodes, self.samples = env, [], []
+        self.env, self.episodes, self.samples = env, Record("store_episode"), Record("sample")
 
     def store_episode(self, observations, achieved_goals, desired_goal, actions):
         self.episodes.append({"observations": np.asarray(observations).tolist(),

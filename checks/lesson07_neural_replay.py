@@ -19,6 +19,7 @@ from checks.framework import (Check, LessonChecks, ProbeError, call_student, com
                               packed, passed, unpacked, wrong_amount)
 from checks.lending import (DEFAULT_LIMIT, STAND_IN_BATCH, STAND_IN_PRIORITIES, AtMost, Served,
                             mirrored)
+from checks.records import Record
 from course.dqn import (CARTPOLE_NETWORK, DQNSettings, UniformReplay, greedy_return,
                         train_dqn)
 from course.mlp import Adam, QNetwork
@@ -67,7 +68,7 @@ class RecordingAdam(Adam):
 
     def __init__(self, network, learning_rate):
         super().__init__(network, learning_rate)
-        self.recorded = []
+        self.recorded = Record("step")
 
     def step(self, gradients):
         self.recorded.append([packed(np.asarray(g, dtype=np.float64), "float64")
@@ -86,7 +87,8 @@ class FixedBatches:
                                                        "td_errors": STAND_IN_PRIORITIES}})
 
     def __init__(self, batches):
-        self.batches, self.samples, self.priority_updates = batches, [], []
+        self.batches, self.samples = batches, Record("sample")
+        self.priority_updates = Record("update_priorities")
 
     def __len__(self):
         return 1000

@@ -8,6 +8,7 @@ and the loop may read and set ``epsilon``. The corridor is lent by mirroring."""
 import numpy as np
 
 from checks.lending import STAND_IN_BATCH, Served
+from checks.records import Record
 from course.corridor import make_corridor  # noqa: F401 - the loop checks' environment
 
 
@@ -23,7 +24,7 @@ class ScriptedAgent:
     def __init__(self, action):
         self.action = action
         self.epsilon = 0.0
-        self.updates = []
+        self.updates = Record("update")
 
     def get_action(self, state):
         return self.action
