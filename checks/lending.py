@@ -52,8 +52,9 @@ class AtMost:
     """How large one argument of a served method may be: at most ``limit``, where an int
     counts as its value (it may be a batch size or a count of draws), an array by its
     elements and a list, tuple or dict by the numbers in it. With ``shape``, a list,
-    tuple or 1-d array of ints counts as a shape: the product of its sizes (numpy's
-    ``size=``). ``says`` finishes the refusal "the grader's <type> ...".
+    tuple or 1-d array of ints counts as a shape: the product of its sizes (numpy takes
+    one wherever it takes a size: declare it for every size that reaches numpy).
+    ``says`` finishes the refusal "the grader's <type> ...".
 
     ``limit=None`` marks an argument whose ints are values, not sizes (the bounds of
     ``integers(low, high)``): only the default bound on the numbers in it applies.
@@ -77,7 +78,7 @@ VALUE = AtMost(None)  # an int that is a value (a bound of a range), never a siz
 # A check's stand-in buffer (recording, counting, or handing out the check's batches)
 # serves at most this many transitions per sample call. Loop checks ask for 1 to 11, and
 # for 32 through lesson 02's default replay_batch_size: 1,024 is 32 times the largest.
-STAND_IN_BATCH = AtMost(1_024, "serves at most {limit:,} transitions per call")
+STAND_IN_BATCH = AtMost(1_024, "serves at most {limit:,} transitions per call", shape=True)
 # ... and takes at most this many priorities per update_priorities call (one per row).
 STAND_IN_PRIORITIES = AtMost(1_024, "takes at most {limit:,} priorities per call")
 
@@ -202,6 +203,9 @@ def _small_scalar(value):
 
 
 def _is_int(value):
+    """An int, a numpy integer, or a 0-d array of one (range() takes each as a size)."""
+    if isinstance(value, np.ndarray):
+        return value.ndim == 0 and value.dtype.kind in "iu"
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 

@@ -677,7 +677,7 @@ class ScriptedGoalAgent:
 # samples batches of at most 11 rows; these limits are more than 20 times that. A
 # sample's cost grows with its rows times the stored episode's width: 0.1 s at most.
 EPISODE_ARRAY = AtMost(1_024, "takes at most {limit:,} numbers in each array of an episode")
-HINDSIGHT_BATCH = AtMost(256, "serves at most {limit:,} transitions per call")
+HINDSIGHT_BATCH = AtMost(256, "serves at most {limit:,} transitions per call", shape=True)
 
 
 class RecordingHindsightBuffer:

@@ -39,7 +39,7 @@ OBSERVATIONS = AtMost(16_384, "takes at most {limit:,} numbers of observations p
 OUTPUT_GRADIENTS = AtMost(8_192, "takes at most {limit:,} numbers of output gradients per "
                                  "call")
 # The learning check's buffer: DQN samples 64 rows a step; 65,536 is a thousand times that.
-REPLAY_BATCH = AtMost(65_536, "serves at most {limit:,} transitions per call")
+REPLAY_BATCH = AtMost(65_536, "serves at most {limit:,} transitions per call", shape=True)
 
 
 class ServedNetwork(QNetwork):

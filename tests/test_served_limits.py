@@ -138,11 +138,24 @@ def test_refusals_name_the_method_the_argument_and_the_limit():
     assert "update(state=1000000)" in oversized(lending_of(agent), agent, "update",
                                                 [10**6, 0, -1.0, 2, False], {})
     assert oversized(lending_of(agent), agent, "update", [3, 0, -1.0, 2, False], {}) is None
+    # sizes in other forms: a 0-d array (range() takes it), a shape (numpy takes one)
+    for size in (np.array(10**8), np.int64(10**8), [10**8], np.array([10**4, 10**4])):
+        assert "serves at most 1,024" in oversized(lending_of(buffer), buffer, "sample",
+                                                    [size], {})
+    from checks.lesson07_neural_replay import ServedUniformReplay
+    replay = ServedUniformReplay(10, 0)
+    assert "serves at most 65,536" in oversized(lending_of(replay), replay, "sample",
+                                                [np.array([10**8])], {})
+    # slots are indices, not a shape
+    from checks.lesson03_prioritized_replay import RecordingPrioritizedBuffer
+    prioritized = RecordingPrioritizedBuffer()
+    assert oversized(lending_of(prioritized), prioritized, "update_priorities",
+                     [[900, 901, 902], [0.1, 0.2, 0.3]], {}) is None
     # arguments that do not fit the signature are left to the call, which raises TypeError
     assert oversized(lending_of(buffer), buffer, "sample", [1, 2, 3], {}) is None
 
 
-# --- recorders ------------------------------------------------------------------------------------
+# --- recorders -------------------------------------------------------------------------
 
 def test_a_record_refuses_to_grow_past_its_bounds():
     record = Record("sample", calls=3)
@@ -175,7 +188,7 @@ def test_the_recorders_keep_their_calls_in_records():
     assert isinstance(WitnessedEnv(make_taxi(0)).happened, RecordSet)
 
 
-# --- the budget, looked at after every call the grader runs ---------------------------------------
+# --- the budget, looked at after every call the grader runs -------------------------------
 
 def _process_with_a_lent_buffer():
     from checks.lesson02_replay_buffer import RecordingBuffer
@@ -221,7 +234,7 @@ def test_the_budget_is_looked_at_after_each_served_call():
     assert len(buffer.returned) == 2 and len(sent) == 2  # it ran, then the time was up
 
 
-# --- through the real grader: refused, fast, and nobody else is touched ------------------------------
+# --- through the real grader: refused, fast, and nobody else is touched ---------------------
 
 LOOP = "play_and_train_with_replay"
 SAMPLE = "            for transition in zip(*replay.sample(replay_batch_size)):"
