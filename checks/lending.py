@@ -56,13 +56,16 @@ class AtMost:
     one wherever it takes a size: declare it for every size that reaches numpy).
     ``says`` finishes the refusal "the grader's <type> ...".
 
-    ``limit=None`` marks an argument whose ints are values, not sizes (the bounds of
-    ``integers(low, high)``): only the default bound on the numbers in it applies.
+    With ``values``, an int is a value, never a size (the bounds of ``integers(low,
+    high)``): only the numbers in a container are counted. Two arguments that a method
+    broadcasts together (``low`` and ``high``, a state and a goal) can ask for the product
+    of their sizes: bound each by the square root of what the method may compute.
     """
 
-    limit: int | None
+    limit: int
     says: str = "takes at most {limit:,} numbers in one argument"
     shape: bool = False
+    values: bool = False
 
 
 # Student code's arguments to the grader's objects: at most this many numbers in any
@@ -73,7 +76,6 @@ class AtMost:
 # served method given it runs in well under a second (tests/test_served_limits.py).
 DEFAULT_LIMIT = AtMost(65_536, "takes at most {limit:,} numbers in one argument, and no int "
                                 "over {limit:,} (it could be a size)")
-VALUE = AtMost(None)  # an int that is a value (a bound of a range), never a size
 
 # A check's stand-in buffer (recording, counting, or handing out the check's batches)
 # serves at most this many transitions per sample call. Loop checks ask for 1 to 11, and
@@ -163,10 +165,7 @@ def oversized(declaration, original, name, args, kwargs):
                 named.append((argument, value))
     for argument, value in named:
         limit = limits.get(argument, DEFAULT_LIMIT)
-        ints_are_sizes = limit.limit is not None
-        if not ints_are_sizes:  # a value: only the numbers in it are bounded
-            limit = DEFAULT_LIMIT
-        if _too_large(limit, value, ints_are_sizes):
+        if _too_large(limit, value):
             return (f"{name}({argument}={_shown(value)}): the grader's "
                     f"{type(original).__name__} {limit.says.format(limit=limit.limit)}")
     return None
@@ -182,9 +181,9 @@ def _signature(original, name):
     return _SIGNATURES[key]
 
 
-def _too_large(limit, value, ints_are_sizes=True):
+def _too_large(limit, value):
     if _is_int(value):
-        return ints_are_sizes and abs(int(value)) > limit.limit
+        return not limit.values and abs(int(value)) > limit.limit
     if limit.shape and _is_shape(value):
         size = 1
         for dimension in (value.tolist() if isinstance(value, np.ndarray) else value):

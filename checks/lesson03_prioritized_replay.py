@@ -8,8 +8,7 @@ from scipy import stats
 from checks.expected import expected as reference
 from checks.framework import (Check, LessonChecks, ProbeError, call_student, comparison, failed,
                               outcome_of, passed, value_error_problem, wrong_amount)
-from checks.lending import (STAND_IN_BATCH, STAND_IN_PRIORITIES, VALUE, AtMost, Served,
-                            mirrored)
+from checks.lending import STAND_IN_BATCH, STAND_IN_PRIORITIES, AtMost, Served, mirrored
 from checks.lesson02_replay_buffer import transition, transition_ids
 from checks.records import Record
 from checks.statistics import FALSE_FAILURE_RATE, chi_square_pvalue, describe_counts, fits
@@ -749,9 +748,11 @@ def _wrap_verdict(inputs, data):
 
 # What student code may draw from the grader's generator in one call: the buffers under
 # test draw one number per row of a batch (7 here), or one per stored transition (14);
-# 65,536 is thousands of times that, and numpy draws it in milliseconds.
+# 65,536 is thousands of times that, and numpy draws it in milliseconds. The bounds of a
+# range may be arrays (one per row) that numpy broadcasts together: 256 numbers each.
 DRAWS = AtMost(65_536, "draws at most {limit:,} numbers per call", shape=True)
 POPULATION = AtMost(65_536, "draws from at most {limit:,} items")
+BOUNDS = AtMost(256, "takes at most {limit:,} numbers for each bound of a range", values=True)
 
 
 class TopOfTheRange(np.random.Generator):
@@ -763,8 +764,8 @@ class TopOfTheRange(np.random.Generator):
     __lending__ = Served(
         remote=("random", "uniform", "integers", "choice", "permutation"),
         limits={"random": {"size": DRAWS},
-                "uniform": {"low": VALUE, "high": VALUE, "size": DRAWS},
-                "integers": {"low": VALUE, "high": VALUE, "size": DRAWS},
+                "uniform": {"low": BOUNDS, "high": BOUNDS, "size": DRAWS},
+                "integers": {"low": BOUNDS, "high": BOUNDS, "size": DRAWS},
                 "choice": {"a": POPULATION, "size": DRAWS},
                 "permutation": {"x": POPULATION}})
 

@@ -653,8 +653,11 @@ class ScriptedGoalAgent:
     """Flips a bit that differs from the goal (``solves``), or one that already agrees
     with it, which never reaches the goal; records every update. Served to the loop."""
 
+    # a pair is two ints; arrays in it would be broadcast together: 64 numbers at most
     __lending__ = Served(remote=("get_action",), deferred=("update",),
-                         readable=("epsilon", "n_bits"), settable=("epsilon",))
+                         readable=("epsilon", "n_bits"), settable=("epsilon",),
+                         limits={"get_action": {"pair": AtMost(
+                             64, "takes a (state, goal) pair of at most {limit} numbers")}})
 
     def __init__(self, n_bits, solves):
         self.n_bits, self.solves, self.epsilon = n_bits, solves, 0.0

@@ -132,8 +132,10 @@ def test_refusals_name_the_method_the_argument_and_the_limit():
     rng = TopOfTheRange(np.random.PCG64(0))
     assert "random(size=(100000, 100000)): the grader's TopOfTheRange draws at most 65,536" \
         in oversized(lending_of(rng), rng, "random", [], {"size": (10**5, 10**5)})
-    # the bounds of a range are values, not sizes
+    # the bounds of a range are values, not sizes, but arrays of them are broadcast
     assert oversized(lending_of(rng), rng, "integers", [0, 2**62], {"size": 3}) is None
+    assert "low=<array of shape (257, 1)>): the grader's TopOfTheRange takes at most 256" in \
+        oversized(lending_of(rng), rng, "uniform", [np.zeros((257, 1)), np.ones((1, 256))], {})
     agent = ScriptedAgent(0)
     assert "update(state=1000000)" in oversized(lending_of(agent), agent, "update",
                                                 [10**6, 0, -1.0, 2, False], {})
