@@ -239,7 +239,8 @@ def numbers_in(value, cap=math.inf):
 
 def _shown(value):
     if isinstance(value, np.ndarray):
-        return f"<array of shape {value.shape}>"
+        return f"array({value.item()!r})" if value.ndim == 0 else \
+            f"<array of shape {value.shape}>"
     text = repr(value)
     if len(text) <= 40:
         return text
