@@ -214,10 +214,15 @@ def _is_shape(value):
     return isinstance(value, (list, tuple)) and len(value) <= 64 and all(map(_is_int, value))
 
 
+_SCALARS = frozenset((int, float, bool, type(None)))
+
+
 def numbers_in(value, cap=math.inf):
     """How many numbers ``value`` holds: an array's elements, the leaves of lists, tuples
     and dicts (keys included), one per scalar, one per 8 characters of a string. Counting
     stops once past ``cap``."""
+    if type(value) in _SCALARS:
+        return 1
     if isinstance(value, np.ndarray):
         return value.size
     if isinstance(value, str):
@@ -230,8 +235,7 @@ def numbers_in(value, cap=math.inf):
         return 1
     total = 0
     for item in value:
-        total += numbers_in(item, cap - total) if isinstance(
-            item, (list, tuple, dict, set, frozenset, str, np.ndarray)) else 1
+        total += 1 if type(item) in _SCALARS else numbers_in(item, cap - total)
         if total > cap:
             break
     return total

@@ -26,14 +26,13 @@ class _Bounded:
     def _bound(self, method, calls, numbers):
         self.method, self.calls, self.numbers, self.held = method, calls, numbers, 0
 
-    def _make_room(self, entry, too_many):
+    def _make_room(self, entry):
         if len(self) >= self.calls:
-            raise ProbeError(too_many)
-        size = numbers_in(entry, self.numbers)
-        if self.held + size > self.numbers:
+            raise ProbeError(self._too_many())
+        self.held += numbers_in(entry, self.numbers)
+        if self.held > self.numbers:
             raise ProbeError(f"your code's calls of {self.method} gave the grader more than "
                              f"{self.numbers:,} numbers to record in one check")
-        self.held += size
 
 
 class Record(_Bounded, list):
@@ -44,9 +43,11 @@ class Record(_Bounded, list):
         super().__init__()
         self._bound(method, calls, numbers)
 
+    def _too_many(self):
+        return f"your code called {self.method} more than {self.calls:,} times in one check"
+
     def append(self, entry):
-        self._make_room(entry, f"your code called {self.method} more than {self.calls:,} "
-                               "times in one check")
+        self._make_room(entry)
         super().append(entry)
 
 
@@ -59,8 +60,11 @@ class RecordSet(_Bounded, set):
         self._bound(method, calls, numbers)
         self.what = what
 
+    def _too_many(self):
+        return (f"your code's calls of {self.method} produced more than {self.calls:,} "
+                f"distinct {self.what} in one check")
+
     def add(self, entry):
         if entry not in self:
-            self._make_room(entry, f"your code's calls of {self.method} produced more than "
-                                   f"{self.calls:,} distinct {self.what} in one check")
+            self._make_room(entry)
             super().add(entry)
