@@ -7,7 +7,8 @@ from checks.framework import (Check, LessonChecks, ProbeError, call_student, com
                               fill_in_place, kept_with, outcome_of, parts_of, passed,
                               result_by_reference, value_error_problem, wrong_amount)
 from checks.expected import expected as reference
-from checks.lending import Served
+from checks.lending import STAND_IN_BATCH, Served
+from checks.records import Record
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
 from checks.stub_envs import (ScriptedAgent, episode_ends, episode_ends_problem,
                               lent_corridor)
@@ -426,11 +427,12 @@ class RecordingBuffer:
     Served to the student's loop: ``sample`` and ``len`` answer across, ``add`` is queued.
     """
 
-    __lending__ = Served(remote=("sample", "__len__"), deferred=("add",))
+    __lending__ = Served(remote=("sample", "__len__"), deferred=("add",),
+                         limits={"sample": {"batch_size": STAND_IN_BATCH}})
 
     def __init__(self):
-        self.added = []
-        self.returned = []  # the rows of each sampled batch
+        self.added = Record("add")
+        self.returned = Record("sample")  # the rows of each sampled batch
 
     def __len__(self):
         return len(self.added)

@@ -8,8 +8,9 @@ from scipy import stats
 from checks.expected import expected as reference
 from checks.framework import (Check, LessonChecks, ProbeError, call_student, comparison, failed,
                               outcome_of, passed, value_error_problem, wrong_amount)
-from checks.lending import Served, mirrored
+from checks.lending import STAND_IN_BATCH, STAND_IN_PRIORITIES, AtMost, Served, mirrored
 from checks.lesson02_replay_buffer import transition, transition_ids
+from checks.records import Record
 from checks.statistics import FALSE_FAILURE_RATE, chi_square_pvalue, describe_counts, fits
 from checks.stub_envs import (CountingBuffer, episode_cases, episode_ends,
                               episode_ends_problem, lent_corridor)
@@ -745,13 +746,28 @@ def _wrap_verdict(inputs, data):
 
 # --- the buffer: never an empty slot or a slot out of range ------------------------------------
 
+# What student code may draw from the grader's generator in one call: the buffers under
+# test draw one number per row of a batch (7 here), or one per stored transition (14);
+# 65,536 is thousands of times that, and numpy draws it in milliseconds. The bounds of a
+# range may be arrays (one per row) that numpy broadcasts together: 256 numbers each.
+DRAWS = AtMost(65_536, "draws at most {limit:,} numbers per call", shape=True)
+POPULATION = AtMost(65_536, "draws from at most {limit:,} items")
+BOUNDS = AtMost(256, "takes at most {limit:,} numbers for each bound of a range", values=True)
+
+
 class TopOfTheRange(np.random.Generator):
     """numpy's generator, except that ``random`` and ``uniform`` return the largest value
     below the top of their range: every stratum's mass at the top of its slice, the
     last one a hair below the total (where floating-point sums go astray)."""
 
     # The grader keeps it and serves the student's buffer its draws across the boundary.
-    __lending__ = Served(remote=("random", "uniform", "integers", "choice", "permutation"))
+    __lending__ = Served(
+        remote=("random", "uniform", "integers", "choice", "permutation"),
+        limits={"random": {"size": DRAWS},
+                "uniform": {"low": BOUNDS, "high": BOUNDS, "size": DRAWS},
+                "integers": {"low": BOUNDS, "high": BOUNDS, "size": DRAWS},
+                "choice": {"a": POPULATION, "size": DRAWS},
+                "permutation": {"x": POPULATION}})
 
     def random(self, size=None, dtype=np.float64, out=None):
         return np.full(() if size is None else size, np.nextafter(1.0, 0.0))[()]
@@ -1011,10 +1027,14 @@ class RecordingPrioritizedBuffer:
     and hands out older transitions with known weights, so the verdict can replay it.
     Served to the student's loop (``sample`` and ``len`` across, the rest queued)."""
 
-    __lending__ = Served(remote=("sample", "__len__"), deferred=("add", "update_priorities"))
+    __lending__ = Served(remote=("sample", "__len__"), deferred=("add", "update_priorities"),
+                         limits={"sample": {"batch_size": STAND_IN_BATCH},
+                                 "update_priorities": {"slots": STAND_IN_PRIORITIES,
+                                                       "td_errors": STAND_IN_PRIORITIES}})
 
     def __init__(self):
-        self.added, self.samples, self.priority_updates = [], [], []
+        self.added, self.samples = Record("add"), Record("sample")
+        self.priority_updates = Record("update_priorities")
 
     def __len__(self):
         return len(self.added)
@@ -1042,7 +1062,10 @@ class RecordingPrioritizedBuffer:
 class CountingPrioritizedBuffer(CountingBuffer):
     """CountingBuffer with weights 1 and slots 0 in its batches, and priorities ignored."""
 
-    __lending__ = Served(remote=("sample", "__len__"), deferred=("add", "update_priorities"))
+    __lending__ = Served(remote=("sample", "__len__"), deferred=("add", "update_priorities"),
+                         limits={"sample": {"batch_size": STAND_IN_BATCH},
+                                 "update_priorities": {"slots": STAND_IN_PRIORITIES,
+                                                       "td_errors": STAND_IN_PRIORITIES}})
 
     def sample(self, batch_size, beta):
         return (*super().sample(batch_size), np.ones(batch_size),

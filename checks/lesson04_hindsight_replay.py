@@ -9,7 +9,8 @@ from checks.framework import (Check, LessonChecks, ProbeError, call_student, com
                               outcome_of, packed, passed, unpacked, value_error_problem,
                               wrong_amount)
 from checks.expected import expected as reference
-from checks.lending import Served, mirrored
+from checks.lending import AtMost, Served, mirrored
+from checks.records import Record
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
 
 LESSON = "04_hindsight_replay"
@@ -652,12 +653,15 @@ class ScriptedGoalAgent:
     """Flips a bit that differs from the goal (``solves``), or one that already agrees
     with it, which never reaches the goal; records every update. Served to the loop."""
 
+    # a pair is two ints; arrays in it would be broadcast together: 64 numbers at most
     __lending__ = Served(remote=("get_action",), deferred=("update",),
-                         readable=("epsilon", "n_bits"), settable=("epsilon",))
+                         readable=("epsilon", "n_bits"), settable=("epsilon",),
+                         limits={"get_action": {"pair": AtMost(
+                             64, "takes a (state, goal) pair of at most {limit} numbers")}})
 
     def __init__(self, n_bits, solves):
         self.n_bits, self.solves, self.epsilon = n_bits, solves, 0.0
-        self.updates = []
+        self.updates = Record("update")
 
     def get_action(self, pair):
         state, goal = pair
@@ -672,17 +676,28 @@ class ScriptedGoalAgent:
                              [int(next_pair[0]), int(next_pair[1])], bool(terminated)])
 
 
+# The loop check's episodes have at most 6 steps of 6 bits, 42 numbers an array, and it
+# samples batches of at most 11 rows; these limits are more than 20 times that. A
+# sample's cost grows with its rows times the stored episode's width: 0.1 s at most.
+EPISODE_ARRAY = AtMost(1_024, "takes at most {limit:,} numbers in each array of an episode")
+HINDSIGHT_BATCH = AtMost(256, "serves at most {limit:,} transitions per call", shape=True)
+
+
 class RecordingHindsightBuffer:
     """Records stored episodes and sample calls; hands out the last episode's transitions
     with the final goal substituted in every other row. Served to the loop."""
 
-    __lending__ = Served(remote=("sample", "__len__"), deferred=("store_episode",))
+    __lending__ = Served(remote=("sample", "__len__"), deferred=("store_episode",),
+                         limits={"sample": {"batch_size": HINDSIGHT_BATCH},
+                                 "store_episode": dict.fromkeys(
+                                     ("observations", "achieved_goals", "desired_goal",
+                                      "actions"), EPISODE_ARRAY)})
 
     def __len__(self):
         return sum(len(episode["actions"]) for episode in self.episodes)
 
     def __init__(self, env):
-        self.env, self.episodes, self.samples = env, [], []
+        self.env, self.episodes, self.samples = env, Record("store_episode"), Record("sample")
 
     def store_episode(self, observations, achieved_goals, desired_goal, actions):
         self.episodes.append({"observations": np.asarray(observations).tolist(),

@@ -17,7 +17,9 @@ import numpy as np
 from checks.expected import expected as reference
 from checks.framework import (Check, LessonChecks, ProbeError, call_student, comparison, failed,
                               packed, passed, unpacked, wrong_amount)
-from checks.lending import Served, mirrored
+from checks.lending import (DEFAULT_LIMIT, STAND_IN_BATCH, STAND_IN_PRIORITIES, AtMost, Served,
+                            mirrored)
+from checks.records import Record
 from course.dqn import (CARTPOLE_NETWORK, DQNSettings, UniformReplay, greedy_return,
                         train_dqn)
 from course.mlp import Adam, QNetwork
@@ -29,11 +31,26 @@ TOLERANCE = dict(rtol=1e-6, atol=1e-9)  # float64 code written another way stays
 
 # --- the grader's objects, served to the student's code -------------------------------
 
+# How much student code may hand the grader's network in one call: 16,384 numbers is
+# 4,096 observations, against batches of at most 14 rows (64 in DQN's training); a
+# prediction or gradient of that size takes some tens of milliseconds. Parameters and
+# their gradients (load_parameters, step) are 4,610 numbers: the default limit holds them.
+OBSERVATIONS = AtMost(16_384, "takes at most {limit:,} numbers of observations per call")
+OUTPUT_GRADIENTS = AtMost(8_192, "takes at most {limit:,} numbers of output gradients per "
+                                 "call")
+# The learning check's buffer: DQN samples 64 rows a step; 65,536 is a thousand times that.
+REPLAY_BATCH = AtMost(65_536, "serves at most {limit:,} transitions per call", shape=True)
+
+
 class ServedNetwork(QNetwork):
     """A QNetwork that stays with the grader: the student's code calls it across."""
 
     __lending__ = Served(remote=("predict", "gradients", "parameters"),
-                         deferred=("load_parameters",))
+                         deferred=("load_parameters",),
+                         limits={"predict": {"observations": OBSERVATIONS},
+                                 "gradients": {"observations": OBSERVATIONS,
+                                               "output_gradients": OUTPUT_GRADIENTS},
+                                 "load_parameters": {"values": DEFAULT_LIMIT}})
 
     def __init__(self, seed):
         super().__init__(CARTPOLE_NETWORK, seed)
@@ -47,11 +64,11 @@ class ServedNetwork(QNetwork):
 class RecordingAdam(Adam):
     """Adam that records the gradients of every ``step`` (packed), then applies them."""
 
-    __lending__ = Served(deferred=("step",))
+    __lending__ = Served(deferred=("step",), limits={"step": {"gradients": DEFAULT_LIMIT}})
 
     def __init__(self, network, learning_rate):
         super().__init__(network, learning_rate)
-        self.recorded = []
+        self.recorded = Record("step")
 
     def step(self, gradients):
         self.recorded.append([packed(np.asarray(g, dtype=np.float64), "float64")
@@ -64,10 +81,14 @@ class FixedBatches:
     ``sample`` and ``update_priorities`` call (prioritized batches carry weights and
     slots)."""
 
-    __lending__ = Served(remote=("sample", "__len__"), deferred=("update_priorities",))
+    __lending__ = Served(remote=("sample", "__len__"), deferred=("update_priorities",),
+                         limits={"sample": {"batch_size": STAND_IN_BATCH},
+                                 "update_priorities": {"slots": STAND_IN_PRIORITIES,
+                                                       "td_errors": STAND_IN_PRIORITIES}})
 
     def __init__(self, batches):
-        self.batches, self.samples, self.priority_updates = batches, [], []
+        self.batches, self.samples = batches, Record("sample")
+        self.priority_updates = Record("update_priorities")
 
     def __len__(self):
         return 1000
@@ -87,7 +108,8 @@ class FixedBatches:
 class ServedUniformReplay(UniformReplay):
     """The learning check's buffer: the grader's, sampled across the channel."""
 
-    __lending__ = Served(remote=("sample", "__len__"))
+    __lending__ = Served(remote=("sample", "__len__"),
+                         limits={"sample": {"batch_size": REPLAY_BATCH}})
 
 
 # --- helpers ----------------------------------------------------------------------------

@@ -7,7 +7,8 @@ and the loop may read and set ``epsilon``. The corridor is lent by mirroring."""
 
 import numpy as np
 
-from checks.lending import Served
+from checks.lending import STAND_IN_BATCH, Served
+from checks.records import Record
 from course.corridor import make_corridor  # noqa: F401 - the loop checks' environment
 
 
@@ -23,7 +24,7 @@ class ScriptedAgent:
     def __init__(self, action):
         self.action = action
         self.epsilon = 0.0
-        self.updates = []
+        self.updates = Record("update")
 
     def get_action(self, state):
         return self.action
@@ -37,7 +38,8 @@ class CountingBuffer:
     """A stand-in buffer for the 10,000-step episode: counts adds and hands out one fixed
     transition, so the long run stays cheap (a recording buffer keeps every row)."""
 
-    __lending__ = Served(remote=("sample", "__len__"), deferred=("add",))
+    __lending__ = Served(remote=("sample", "__len__"), deferred=("add",),
+                         limits={"sample": {"batch_size": STAND_IN_BATCH}})
 
     def __init__(self):
         self.adds = 0

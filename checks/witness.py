@@ -20,6 +20,7 @@ import numpy as np
 
 from checks.framework import ProbeError
 from checks.lending import Served
+from checks.records import RecordSet
 
 
 class RefusedCall(ProbeError):
@@ -44,7 +45,7 @@ class WitnessedEnv:
 
     def __init__(self, env):
         self.env = env
-        self.happened = set()
+        self.happened = RecordSet("step", "transitions")
         self.agent = None  # set by WitnessedAgent: whose last choice the next step must be
         self.refused = None  # the first refusal, kept even if the loop caught it
         self.steps = 0

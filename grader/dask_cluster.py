@@ -5,6 +5,10 @@ Either way the workers run one task at a time (the grader's probes keep per-proc
 state) and the course version they import must be the grader's own. On a LocalCluster
 the scheduler retries a notebook whose worker died once (``allowed-failures`` 1); an
 external scheduler keeps its own setting, which is reported when it is not 1.
+
+A LocalCluster's workers each have a memory limit (:func:`worker_memory_limit`): a
+worker whose grading process grows past it is ended by its nanny and replaced, so a
+notebook that makes the grader's side hold too much costs its own grading only.
 """
 
 import contextlib
@@ -17,12 +21,30 @@ import sys
 
 import dask
 from distributed import Client, LocalCluster, WorkerPlugin
+from distributed.system import MEMORY_LIMIT  # the machine's memory (or its cgroup's)
 
 from grader.course_version import course_version
 from grader.sandbox import isolation_level
 
 RETRIES = 1  # a task whose worker dies is tried once more; a second death is its own fault
 WORKER_WAIT = 60  # seconds to wait for the first worker of an external cluster
+
+# The memory a local worker's grading process may use (its own resident memory; the
+# sandboxes it starts are capped apart, by --memory-mb). Grading every lesson of
+# examples/submissions/ada_complete, the worker's resident memory peaked at 250 MB here;
+# 2 GiB is eight times that, and leaves the rest of a machine's memory to the sandboxes.
+# On a machine with less than 2 GiB for each worker, each gets its share, down to 1 GiB.
+WORKER_MEMORY = 2 * 2**30
+MIN_WORKER_MEMORY = 2**30
+# At the limit the nanny ends the worker (Dask's "terminate" fraction, 95%) and starts a
+# new one; the scheduler gives the notebook to a worker once more, and reports it as not
+# graded after a second death. The worker itself neither spills nor pauses: its tasks
+# keep no data worth spilling (a notebook's result is a few kB), and a paused worker
+# whose memory stays high (Python keeps what it freed) would stop grading for good.
+MEMORY_SETTINGS = {"distributed.worker.memory.target": False,
+                   "distributed.worker.memory.spill": False,
+                   "distributed.worker.memory.pause": False,
+                   "distributed.worker.memory.terminate": 0.95}
 
 
 class ClusterError(Exception):
@@ -40,7 +62,7 @@ def grading_cluster(workers=1, scheduler=None, isolate=True, note=print):
     """A connected :class:`distributed.Client`; ``note(line)`` tells about the cluster."""
     _quiet_dask()
     settings = {"distributed.scheduler.allowed-failures": RETRIES,
-                "logging.distributed": "critical"}
+                "logging.distributed": "critical", **MEMORY_SETTINGS}
     if "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin":
         # forked workers start with the grader already imported: a LocalCluster of two
         # started in 0.7 s and closed in 0.1 s here, against 12.8 s and 4.1 s spawned
@@ -48,7 +70,8 @@ def grading_cluster(workers=1, scheduler=None, isolate=True, note=print):
     with dask.config.set(settings):
         if scheduler is None:
             with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                              memory_limit=0, dashboard_address=":0") as cluster, \
+                              memory_limit=worker_memory_limit(workers),
+                              dashboard_address=":0") as cluster, \
                     Client(cluster) as client:
                 client.register_plugin(DieWithGrader(os.getpid()), name="die-with-grader")
                 check_workers(client, isolate)
@@ -73,6 +96,11 @@ def grading_cluster(workers=1, scheduler=None, isolate=True, note=print):
                      f"time(s), not {RETRIES} (start it with "
                      "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=1)")
             yield client
+
+
+def worker_memory_limit(workers):
+    """Bytes of memory each of ``workers`` local workers may use (see WORKER_MEMORY)."""
+    return max(MIN_WORKER_MEMORY, min(WORKER_MEMORY, MEMORY_LIMIT // max(1, workers)))
 
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h

@@ -40,7 +40,7 @@ from grader.submission_file import notebook_hash, read_once
 
 WAIT_SLICE = 1.0  # seconds between redraws of the progress bars while tasks run
 WORKER_DIED = ("its worker process died twice while grading it (the grader crashed on it, "
-               "or it used more memory than the machine has)")
+               "or grading it took more memory than a worker may use)")
 
 
 @dataclass

@@ -13,6 +13,13 @@ mirrored objects are replayed from the transcript each reply carries and checked
 by call; served objects answer callbacks. A transcript that does not match raises
 :class:`TranscriptMismatch`, which costs the check that saw it.
 
+Served methods run here, on arguments the student's code chose: a call whose arguments
+are larger than its declaration allows is refused before it runs (:func:`_run`),
+and the check's budget is looked at after every served call and every replayed entry
+(:meth:`StudentProcess._check_budget`), so no call runs far past it. A call the grader
+refuses (too large, or past a recorder's bound: a ``ProbeError``) raises in the
+student's code and costs the check, even if that code catches it.
+
 Everything that can go wrong on the student's side ends in :class:`StudentProcessLost`
 (it spent its budget, died, or broke the protocol); the process is stopped, and the
 caller starts a new one if it wants to go on. Budgets (:mod:`grader.budgets`) count the
@@ -29,7 +36,7 @@ import subprocess
 import time
 
 from checks.framework import ProbeError, StudentObjectBase
-from checks.lending import Mirrored, Served, lending_of
+from checks.lending import Mirrored, Served, lending_of, oversized
 from grader.budgets import Budget, BudgetMeter, BudgetSpent
 from grader.safe_text import printable
 from grader.sandbox import ISOLATED, isolation_level, sandbox_argv, sandbox_env
@@ -325,6 +332,14 @@ class StudentProcess:
         if self._meter is not None:
             self._meter.check(force)
 
+    def _stop_if_spent(self):
+        """Stop the process if the budget is spent (between two calls the grader runs for
+        it while it waits: replayed entries)."""
+        try:
+            self._check_budget()
+        except BudgetSpent as spent:
+            raise self._lost("timeout", spent=spent) from None
+
     def _lost(self, reason, detail="", spent=None):
         self.stop()
         return StudentProcessLost(reason, detail, spent,
@@ -384,7 +399,7 @@ class StudentProcess:
             transcript = incoming.get("transcript", [])
             if incoming.get("op") == "callback":
                 poisoned = poisoned or self._replay(transcript)
-                self._answer_callback(incoming, poisoned)
+                poisoned = self._answer_callback(incoming, poisoned) or poisoned
                 try:  # code that calls back without end never waits: look here too
                     self._check_budget()
                 except BudgetSpent as spent:
@@ -521,15 +536,13 @@ class StudentProcess:
             raise self._lost("protocol", "a transcript is not a list")
         for entry in transcript:
             try:
-                self._check_budget()
-            except BudgetSpent as spent:
-                raise self._lost("timeout", spent=spent) from None
-            try:
                 self._replay_one(entry)
             except TranscriptMismatch as refused:
                 return str(refused)
             except wire.WireError as error:
                 return f"your code passed the grader's objects something it cannot use: {error}"
+            finally:
+                self._stop_if_spent()
         return None
 
     def _replay_one(self, entry):
@@ -555,7 +568,7 @@ class StudentProcess:
         if kind != "call" or name not in allowed:
             raise TranscriptMismatch(f"your code may not call {what} that way")
         try:
-            result, raised = getattr(original, name)(*args, **kwargs), None
+            result, raised = _run(original, declaration, name, args, kwargs), None
         except ProbeError as refused:  # the original checks its calls: this one is refused
             raise TranscriptMismatch(str(refused)) from None
         except Exception as error:
@@ -583,7 +596,9 @@ class StudentProcess:
                 "copy (or its random generator) instead of calling it?")
 
     def _answer_callback(self, incoming, poisoned):
-        reply = {"op": "callback_reply", "id": incoming.get("id")}
+        """Run a served call and answer it; the grader's refusal of the call (which costs
+        the check, whatever the student's code does with the error it gets), or None."""
+        reply, refusal = {"op": "callback_reply", "id": incoming.get("id")}, None
         try:
             if poisoned:
                 raise RuntimeError(f"the grader stopped this call: {poisoned}")
@@ -592,10 +607,14 @@ class StudentProcess:
             raise
         except wire.WireError as error:
             raise self._lost("protocol", str(error)) from None
+        except ProbeError as refused:  # too large, or past a recorder's bound
+            refusal = printable(refused, 500)
+            reply["error"] = {"type": "RuntimeError", "message": refusal}
         except Exception as error:  # raised by the grader's object: student code sees it
             reply.pop("value", None)
             reply["error"] = {"type": type(error).__name__, "message": str(error)[:500]}
         self._send(reply)
+        return refusal
 
     def _served_call(self, incoming):
         original, declaration = self._lent.get(incoming.get("lend"), (None, None))
@@ -613,7 +632,19 @@ class StudentProcess:
             raise AttributeError(f"{name!r} cannot be called on the grader's object")
         if name == "__len__":
             return len(original)
-        return getattr(original, name)(*args, **kwargs)
+        return _run(original, declaration, name, args, kwargs)
+
+
+def _run(original, declaration, name, args, kwargs):
+    """``original.name(*args, **kwargs)`` for student code: the one place where the
+    grader runs a lent object's method on arguments the student's code chose. A served
+    call whose arguments are larger than its declaration allows is refused (ProbeError)
+    before it runs."""
+    if isinstance(declaration, Served):
+        refusal = oversized(declaration, original, name, args, kwargs)
+        if refusal:
+            raise ProbeError(refusal)
+    return getattr(original, name)(*args, **kwargs)
 
 
 def _init_reason(log_text):
