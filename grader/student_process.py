@@ -399,9 +399,8 @@ class StudentProcess:
             transcript = incoming.get("transcript", [])
             if incoming.get("op") == "callback":
                 poisoned = poisoned or self._replay(transcript)
-                poisoned = self._answer_callback(incoming, poisoned) or poisoned
-                try:  # code that calls back without end never waits: look here too
-                    self._check_budget()
+                try:
+                    poisoned = self._answer_callback(incoming, poisoned) or poisoned
                 except BudgetSpent as spent:
                     self._interrupt(message["id"], spent)
                 continue
@@ -614,6 +613,7 @@ class StudentProcess:
             reply.pop("value", None)
             reply["error"] = {"type": type(error).__name__, "message": str(error)[:500]}
         self._send(reply)
+        self._check_budget()  # code that calls back without end never waits: look here too
         return refusal
 
     def _served_call(self, incoming):

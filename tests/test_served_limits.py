@@ -21,6 +21,8 @@ import checks
 from checks.framework import ProbeError
 from checks.lending import Served, lending_of, oversized
 from checks.records import Record, RecordSet
+from grader import budgets
+from grader.budgets import Budget, BudgetMeter, BudgetSpent
 from grader.release import REPOSITORY
 from grader.student_process import StudentProcess, StudentProcessLost
 from submission_factory import feedback, grade, statuses, write_submission
@@ -192,48 +194,50 @@ def test_the_recorders_keep_their_calls_in_records():
 
 # --- the budget, looked at after every call the grader runs -------------------------------
 
-def _process_with_a_lent_buffer():
+def _process_with_a_lent_buffer(monkeypatch):
+    """A process that was never started, lending a buffer, and a CPU clock the test sets."""
     from checks.lesson02_replay_buffer import RecordingBuffer
 
-    process = StudentProcess.__new__(StudentProcess)
-    process._channel = process._popen = process._log = None
+    process = StudentProcess(None, memory_mb=1024, disk_mb=16)
     buffer = RecordingBuffer()
     process._lent, process._lend_ids = {1: (buffer, lending_of(buffer))}, {id(buffer): 1}
-    return process, buffer
+    monkeypatch.setattr(budgets, "CHECK_INTERVAL", 0.0)  # look every time
+    used = [0.0]
+    process._meter = BudgetMeter(Budget(60.0), lambda: used[0])
+    return process, buffer, used
 
 
-def test_the_budget_is_looked_at_after_each_replayed_entry():
+def test_the_budget_is_looked_at_after_each_replayed_entry(monkeypatch):
     from grader.sandbox_runtime import wire
 
-    process, buffer = _process_with_a_lent_buffer()
+    process, buffer, used = _process_with_a_lent_buffer(monkeypatch)
     entry = [1, "call", "add", wire.encode([1, 0, -1.0, 2, False], None), wire.encode({}, None),
              None]
-    process._deadline = time.monotonic() + 60
     assert process._replay([entry, entry]) is None and len(buffer.added) == 2
-    process._deadline = time.monotonic() - 1  # spent while the first entry ran
-    with pytest.raises(StudentProcessLost, match="timeout"):
+    used[0] = 61.0  # spent while the first entry ran
+    with pytest.raises(StudentProcessLost, match="timeout") as lost:
         process._replay([entry, entry])
+    assert lost.value.spent.kind == "cpu"
     assert len(buffer.added) == 3  # it stopped after one
 
 
-def test_the_budget_is_looked_at_after_each_served_call():
+def test_the_budget_is_looked_at_after_each_served_call(monkeypatch):
     from grader.sandbox_runtime import wire
 
-    process, buffer = _process_with_a_lent_buffer()
+    process, buffer, used = _process_with_a_lent_buffer(monkeypatch)
     buffer.add(1, 0, -1.0, 2, False)
     sent = []
     process._send = sent.append
     call = {"op": "callback", "id": 1, "lend": 1, "name": "sample",
             "args": wire.encode([1], None), "kwargs": wire.encode({}, None)}
-    process._deadline = time.monotonic() + 60
     assert process._answer_callback(call, None) is None and "value" in sent[-1]
     too_large = {**call, "args": wire.encode([10**8], None)}
     refusal = process._answer_callback(too_large, None)
     assert refusal.startswith("sample(batch_size=100000000)") and "error" in sent[-1]
-    process._deadline = time.monotonic() - 1
-    with pytest.raises(StudentProcessLost, match="timeout"):
+    used[0] = 61.0
+    with pytest.raises(BudgetSpent):  # the request then interrupts the student's code
         process._answer_callback(call, None)
-    assert len(buffer.returned) == 2 and len(sent) == 2  # it ran, then the time was up
+    assert len(buffer.returned) == 2 and len(sent) == 3  # it ran and answered, then stopped
 
 
 # --- through the real grader: refused, fast, and nobody else is touched ---------------------
@@ -271,11 +275,11 @@ def test_a_correct_classmate_is_unaffected(tmp_path):
 def test_a_huge_deferred_call_is_refused(tmp_path):
     answer = solution_with("03_prioritized_replay", "play_and_train_with_per",
                            "replay.update_priorities(slots, td_errors)",
-                           "replay.update_priorities(np.zeros(10**6, dtype=int), td_errors)")
+                           "replay.update_priorities(np.zeros(50_000, dtype=int), td_errors)")
     status, said, cpu = graded(tmp_path, "03_prioritized_replay",
                                {"play_and_train_with_per": answer}, "test_per_loop")
     assert status == "error"
-    assert ("update_priorities(slots=<array of shape (1000000,)>): the grader's "
+    assert ("update_priorities(slots=<array of shape (50000,)>): the grader's "
             "RecordingPrioritizedBuffer takes at most 1,024 priorities per call") in said
     assert cpu < 5.0, f"the grader spent {cpu:.1f} s of CPU"
 
@@ -283,12 +287,12 @@ def test_a_huge_deferred_call_is_refused(tmp_path):
 def test_a_huge_prediction_is_refused(tmp_path):
     answer = solution_with("07_neural_replay", "dqn_step",
                            "q_values = online.predict(observations)",
-                           "online.predict(np.zeros((10**6, 4)))\n"
+                           "online.predict(np.zeros((20_000, 4)))\n"
                            "    q_values = online.predict(observations)")
     status, said, cpu = graded(tmp_path, "07_neural_replay", {"dqn_step": answer},
                                "test_dqn_step")
     assert status == "error"
-    assert ("predict(observations=<array of shape (1000000, 4)>): the grader's ServedNetwork "
+    assert ("predict(observations=<array of shape (20000, 4)>): the grader's ServedNetwork "
             "takes at most 16,384 numbers of observations per call") in said
     assert cpu < 5.0, f"the grader spent {cpu:.1f} s of CPU"
 
@@ -296,9 +300,11 @@ def test_a_huge_prediction_is_refused(tmp_path):
 def test_a_recorder_called_past_its_bound_is_refused(tmp_path):
     answer = solution_with("02_replay_buffer", LOOP,
                            "replay.add(state, action, reward, next_state, terminated)",
-                           "for _ in range(100_001):\n"
+                           "for _i in range(100_001):\n"
                            "                replay.add(state, action, reward, next_state, "
-                           "terminated)")
+                           "terminated)\n"
+                           "                if _i % 1000 == 0:\n"
+                           "                    len(replay)  # sends the adds so far")
     status, said, _ = graded(tmp_path, "02_replay_buffer", {LOOP: answer}, "test_replay_loop")
     assert status == "error"
     assert "your code called add more than 100,000 times in one check" in said
