@@ -439,19 +439,25 @@ def sandbox_resources(memory_mb, max_tasks=MAX_TASKS, use_cgroups=True):
     return SandboxResources(memory_mb, max_tasks)
 
 
+def sandbox_groups():
+    """``[(folder, pid of the grader process that made it)]`` of every sandbox cgroup that
+    exists now beside this process's own groups."""
+    kind, parents = best_mechanism()
+    if kind is None:
+        return []
+    found = []
+    for parent in dict.fromkeys(parents.values() if isinstance(parents, dict) else [parents]):
+        for entry in os.scandir(parent):
+            parts = entry.name.split("-")
+            if (entry.is_dir() and entry.name.startswith(GROUP_PREFIX + "-")
+                    and len(parts) >= 2 and parts[-2].isdigit()):
+                found.append((entry.path, int(parts[-2])))
+    return found
+
+
 def remove_stale_groups():
     """Remove sandbox cgroups left by graders that no longer run (a SIGKILLed grader
     cannot clean up after itself)."""
-    kind, parents = best_mechanism()
-    if kind is None:
-        return
-    folders = parents.values() if isinstance(parents, dict) else [parents]
-    for parent in dict.fromkeys(folders):
-        for entry in os.scandir(parent):
-            parts = entry.name.split("-")
-            if not (entry.is_dir() and entry.name.startswith(GROUP_PREFIX + "-")
-                    and len(parts) >= 2 and parts[-2].isdigit()):
-                continue
-            if os.path.exists(f"/proc/{parts[-2]}"):
-                continue  # its grader still runs
-            remove_group(entry.path, time.monotonic() + REMOVE_TIMEOUT)
+    for folder, maker in sandbox_groups():
+        if not os.path.exists(f"/proc/{maker}"):  # its grader no longer runs
+            remove_group(folder, time.monotonic() + REMOVE_TIMEOUT)

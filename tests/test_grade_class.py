@@ -28,6 +28,7 @@ from grader.lessons import all_lessons
 from grader import rebuild
 from grader.report import graded_content, lesson_maxima, submissions_report
 from grader.result_store import ResultStore
+from grader.sandbox_resources import sandbox_groups
 from grader.submissions import find_jobs
 from submission_factory import QUICK_CHECKS, REPOSITORY, write_submission
 
@@ -257,9 +258,11 @@ def test_a_grader_killed_mid_class_resumes_where_it_stopped(undisturbed, subreap
     assert f"{len(stored)} taken from an earlier run" in completed.stdout
     keys = manifest_keys(out)
     assert keys[:len(stored)] == stored and len(keys) == len(set(keys)) == len(STUDENTS)
-    report = json.loads((tmp_path / "report.json").read_text())
+    report = graded_content(json.loads((tmp_path / "report.json").read_text()))
     assert report == undisturbed, differences(report, undisturbed)
     assert sandboxes_left() == []
+    killed = {process.pid for process in helpers}  # their cgroups went with the resume
+    assert [folder for folder, maker in sandbox_groups() if maker in killed] == []
 
 
 def test_an_existing_cluster_grades_through_the_same_code(client, undisturbed, tmp_path):

@@ -28,7 +28,7 @@ from attacks import (BUDGET_ATTACKS, ESCAPE, ESCAPE_MARKER, FORGED_LEARNING, FOR
                      SHARED_MEMORY_KEY, SHARED_MEMORY_WRITER)
 from grader.release import REPOSITORY
 from grader.sandbox import namespaces_available
-from grader.sandbox_resources import GROUP_PREFIX, best_mechanism
+from grader.sandbox_resources import GROUP_PREFIX
 from submission_factory import QUICK_CHECKS, grade, solution_answers, statuses, write_submission
 from support.busy_machine import Confinement
 
@@ -99,15 +99,6 @@ def leftover_processes(marker):
     return found
 
 
-def sandbox_groups():
-    """Sandbox cgroups that exist now, in every tree the grader makes them in."""
-    kind, parents = best_mechanism()
-    folders = [] if kind is None else (parents.values() if isinstance(parents, dict)
-                                       else [parents])
-    return sorted(str(path) for folder in set(folders)
-                  for path in Path(folder).rglob(f"{GROUP_PREFIX}-*"))
-
-
 def host_segments(key):
     """The host's System V shared memory segments with ``key``."""
     lines = Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
@@ -157,7 +148,9 @@ def attacked_class(tmp_path_factory):
             cwd=REPOSITORY, capture_output=True, text=True, timeout=900)
         seconds = time.monotonic() - started
         time.sleep(1)  # the kernel ends a sandbox's processes as its init exits
-        groups_left = sandbox_groups()
+        # the grader makes its sandboxes' cgroups beside its own: inside the confinement
+        groups_left = [os.path.join(folder, name) for folder in confinement.folders
+                       for name in os.listdir(folder) if name.startswith(GROUP_PREFIX)]
     return {"completed": completed, "before": before, "after": host_fingerprint(),
             "report": json.loads(report.read_text()) if report.exists() else None,
             "leftovers": leftover_processes(LEAVER_MARKER), "seconds": seconds,
