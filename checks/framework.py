@@ -338,6 +338,21 @@ def methods_lost_by_redefinition(objects):
     return None
 
 
+def call_later(description, function, *args):
+    """Call the student's ``function`` for its effect only (a buffer's ``add``): in the
+    grader the call goes with the next request to the student's process, ahead of it,
+    which saves a round trip, and what it raises is raised by that request, worded as
+    :func:`call_student` words it. In a notebook it is called at once."""
+    process = student_process_of(function)
+    if process is None:
+        call_student(description, function, *args)
+        return
+    owner = object.__getattribute__(function, "_owner") if hasattr(
+        type(function), "_owner") else function
+    method = object.__getattribute__(function, "_name") if owner is not function else None
+    process.defer(description, owner, args, {}, method=method)
+
+
 def outcome_of(function, *args):
     """What calling the student's ``function`` did, as data: the exception's class name
     and message (``{"raised": None}`` if it returned). For checks of error handling."""
