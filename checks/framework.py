@@ -159,6 +159,10 @@ class Check:
     # Optional: precompute what the verdict needs for these inputs (a baseline agent's
     # results), so parallel graders inherit it instead of each training it again.
     prepare: Callable[[dict], Any] | None = None
+    # Names the probe takes from a notebook only, standing in for course code that the
+    # student edition does not ship (the course's own training loop, which is an
+    # answer). The grader never asks for them: it has the course's code.
+    stand_ins: tuple = ()
 
 
 def as_plain_data(value):
@@ -290,6 +294,7 @@ class LessonChecks:
             return (f"{title}: {', '.join(missing)} is not defined yet. "
                     "Run the cells above this one first.")
         objects = {needed: namespace[needed] for needed in check.needs}
+        objects.update({name: namespace[name] for name in check.stand_ins if name in namespace})
         lost = methods_lost_by_redefinition(objects)
         if lost:
             return f"{title}: {lost}"
