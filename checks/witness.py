@@ -121,8 +121,13 @@ class Ledger:
     def refuse(self, what, rule):
         """Refuse what the code did (``what``, in words) by ``rule``; what is raised is
         the run's first refusal, the cause of any that follow it."""
-        self.refused = self.refused or f"{what}. The rule: {RULES[rule]}."
+        self.note(what, rule)
         raise RefusedCall(self.refused)
+
+    def note(self, what, rule):
+        """Refuse what the code did without raising: the run is refused when its turn
+        or episode ends (for what is ignored rather than stopped, such as a set)."""
+        self.refused = self.refused or f"{what}. The rule: {RULES[rule]}."
 
     def charge(self, call, what):
         """Count one ``call`` (``what`` the code did, in words); refuse it past the
@@ -335,9 +340,9 @@ class WitnessedAgent:
     def __setattr__(self, name, value):
         if name == "chosen":
             object.__setattr__(self, name, value)
-        else:
-            self.env.ledger.refuse(f"your loop set agent.{name} = {value!r}",
-                                   "epsilon" if name == "epsilon" else "agent calls")
+        else:  # ignored, and the run refused when the episode ends
+            self.env.ledger.note(f"your loop set agent.{name} = {value!r}"[:200],
+                                 "epsilon" if name == "epsilon" else "agent calls")
 
 
 class BufferUnderTest:
