@@ -1,11 +1,13 @@
 """Learning checks judge what the grader holds, trained only as a real training loop can.
 
-Every learning check trains something the grader holds (its Taxi environment and
-reference agent; its DQN's networks and optimizer) with code under test: a student's
-loop (lesson 01), a student's buffer driven by the course's loop (lessons 02, 03, 05),
-or a student's learning step called by the course's loop (lesson 07). The grader's
-objects are wrapped as *witnesses* that accept only what an honest run does, and keep
-the first thing they refused, so a loop that catches the refusal is still caught.
+The learning checks of lessons 01, 02, 05 and 07 train what the grader holds (its Taxi
+environment and reference agent; its DQN's networks and optimizer) with code under
+test: a student's loop (lesson 01), a student's buffer driven by the course's own loop
+(lessons 02 and 05), or a student's learning step called by the course's loop (lesson
+07). The grader's objects are wrapped as *witnesses* that accept only what an honest
+run does, and keep the first thing they refused, so a loop that catches the refusal is
+still caught. (Lesson 03's check needs none: its verdict replays the slots the buffer
+drew, on the grader's own memory.)
 
 What an honest run does is written once, as data: an :class:`Allowance` says, for one
 *turn* of a run (an environment step; a ``dqn_step`` or ``sync_target`` call), the most
@@ -16,9 +18,11 @@ chose, for the state the environment is in; an update is on the step's own trans
 or on a row the buffer under test returned in that step; the target network is loaded
 only with the online network's parameters as the grader holds them.
 
-In the grader the witnesses are lent to the student's process (:mod:`checks.lending`)
-and every call is replayed on them, so a refusal stops the run at once. In a notebook
-they work the same way on the student's direct calls.
+Where the code under test runs in the student's process (lessons 01 and 07) the
+witnesses are lent to it (:mod:`checks.lending`) and every call is replayed on them, so
+a refusal stops the run at once; where the grader runs the course's loop (02 and 05)
+they are used directly, and every row the student's buffer returns is checked. In a
+notebook they work the same way on the student's direct calls.
 """
 
 from collections import Counter
