@@ -88,6 +88,15 @@ def expected(lesson, name, *args):
     return _cache[key]
 
 
+def reference_code(lesson, name):
+    """The judge's reference ``name`` of ``lesson`` as code to run, not an answer to
+    compare with: the course's own training loop that a learning check drives a
+    student's buffer with. None where the references are not shipped (the student
+    edition, whose notebooks stand their own code in for it)."""
+    references = _references(lesson)
+    return None if references is None else getattr(references, name)
+
+
 def remember(answers):
     """Take answers computed elsewhere (``{key: value}``, as :func:`recording` collects
     them): a grading worker is handed the baselines another one trained."""

@@ -159,6 +159,10 @@ class Check:
     # Optional: precompute what the verdict needs for these inputs (a baseline agent's
     # results), so parallel graders inherit it instead of each training it again.
     prepare: Callable[[dict], Any] | None = None
+    # Names the probe takes from a notebook only, standing in for course code that the
+    # student edition does not ship (the course's own training loop, which is an
+    # answer). The grader never asks for them: it has the course's code.
+    stand_ins: tuple = ()
 
 
 def as_plain_data(value):
@@ -290,6 +294,7 @@ class LessonChecks:
             return (f"{title}: {', '.join(missing)} is not defined yet. "
                     "Run the cells above this one first.")
         objects = {needed: namespace[needed] for needed in check.needs}
+        objects.update({name: namespace[name] for name in check.stand_ins if name in namespace})
         lost = methods_lost_by_redefinition(objects)
         if lost:
             return f"{title}: {lost}"
@@ -336,6 +341,21 @@ def methods_lost_by_redefinition(objects):
                     f"new class does not have them. Run the cells from the class's cell down "
                     f"to this one again (Run > Run Selected Cell and All Below).")
     return None
+
+
+def call_later(description, function, *args):
+    """Call the student's ``function`` for its effect only (a buffer's ``add``): in the
+    grader the call goes with the next request to the student's process, ahead of it,
+    which saves a round trip, and what it raises is raised by that request, worded as
+    :func:`call_student` words it. In a notebook it is called at once."""
+    process = student_process_of(function)
+    if process is None:
+        call_student(description, function, *args)
+        return
+    owner = object.__getattribute__(function, "_owner") if hasattr(
+        type(function), "_owner") else function
+    method = object.__getattribute__(function, "_name") if owner is not function else None
+    process.defer(description, owner, args, {}, method=method)
 
 
 def outcome_of(function, *args):

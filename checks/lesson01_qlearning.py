@@ -393,14 +393,6 @@ def _learning_inputs(rng):
             **LEARNING}
 
 
-def as_episode_return(value):
-    """What a loop returned, as a number for the training record (NaN if it is none)."""
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return math.nan
-
-
 def _learning_probe(inputs, QLearningAgent, play_and_train):
     from checks.taxi_training import train_on_taxi
 
@@ -411,11 +403,10 @@ def _learning_probe(inputs, QLearningAgent, play_and_train):
     settings = {k: v for k, v in inputs.items() if k not in ("seeds", "episodes")}
 
     def play_episode(env, agent):
-        return as_episode_return(call_student("play_and_train(env, agent)", play_and_train,
-                                              env, agent))
+        call_student("play_and_train(env, agent)", play_and_train, env, agent)
 
     return {"qtables": [train_on_taxi(play_episode, seed, [inputs["episodes"]], **settings,
-                                      serve_agent=True, agent_class=own_agent)[0].tolist()
+                                      lent=True, agent_class=own_agent)[0].tolist()
                         for seed in inputs["seeds"]]}
 
 

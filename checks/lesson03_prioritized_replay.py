@@ -6,8 +6,9 @@ import numpy as np
 from scipy import stats
 
 from checks.expected import expected as reference
-from checks.framework import (Check, LessonChecks, ProbeError, call_student, comparison, failed,
-                              outcome_of, passed, value_error_problem, wrong_amount)
+from checks.framework import (Check, LessonChecks, ProbeError, call_later, call_student,
+                              comparison, failed, outcome_of, passed, value_error_problem,
+                              wrong_amount)
 from checks.lending import STAND_IN_BATCH, STAND_IN_PRIORITIES, AtMost, Served, mirrored
 from checks.lesson02_replay_buffer import transition, transition_ids
 from checks.records import Record
@@ -1173,7 +1174,26 @@ def _cliffwalk_inputs(rng):
     return {"n": n, "budget": CLIFFWALK_BUDGET[n], "seeds": rng.integers(2**31, size=3).tolist()}
 
 
+class BufferUnderTest:
+    """The student's buffer as the course's Blind Cliffwalk loop uses it: ``sample``
+    answers at once; ``update_priorities``, whose result the loop does not need, goes
+    to the student's process with the next ``sample`` (one round trip per update)."""
+
+    def __init__(self, buffer):
+        self.buffer = buffer
+
+    def sample(self, batch_size, beta):
+        return call_student(f"sample({batch_size}, beta={beta})", self.buffer.sample,
+                            batch_size, beta)
+
+    def update_priorities(self, slots, td_errors):
+        call_later("update_priorities(slots, td_errors)", self.buffer.update_priorities,
+                   slots, td_errors)
+
+
 def _cliffwalk_probe(inputs, PrioritizedReplayBuffer):
+    """The student's buffer, driven by the course's replay loop (learn_from_replay, run
+    here), learns the walk; the verdict replays the slots it drew."""
     from course.blind_cliffwalk import learn_from_replay, replay_memory
 
     runs = []
@@ -1181,9 +1201,9 @@ def _cliffwalk_probe(inputs, PrioritizedReplayBuffer):
         memory = replay_memory(inputs["n"], seed)
         buffer = _new_buffer(PrioritizedReplayBuffer, len(memory), 0.6, seed)
         for row in memory.rows():
-            call_student("add(obs_t, action, reward, obs_tp1, done)", buffer.add, *row)
+            call_later("add(obs_t, action, reward, obs_tp1, done)", buffer.add, *row)
         run = call_student("learning the Blind Cliffwalk from your buffer", learn_from_replay,
-                           buffer, memory, inputs["budget"], 0.4)
+                           BufferUnderTest(buffer), memory, inputs["budget"], 0.4)
         runs.append(run.slots)
     return {"slots": runs}
 

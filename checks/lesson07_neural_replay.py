@@ -6,8 +6,9 @@ grader's: in the grader they stay in its process and are served (every ``predict
 crosses the channel, every ``step`` and ``load_parameters`` is replayed on the grader's
 object), so a verdict reads gradients, priorities and parameters the grader recorded.
 The learning check mirrors the networks instead (the student's process runs them at full
-speed; the grader replays each optimizer step and target sync on its own copies) and
-judges the greedy policy of the online network the grader holds.
+speed; the grader replays each optimizer step and target sync on its own copies, which
+are witnesses of each call: :mod:`checks.witness`) and judges the greedy policy of the
+online network the grader holds.
 """
 
 import math
@@ -20,6 +21,8 @@ from checks.framework import (Check, LessonChecks, ProbeError, call_student, com
 from checks.lending import (DEFAULT_LIMIT, STAND_IN_BATCH, STAND_IN_PRIORITIES, AtMost, Served,
                             mirrored)
 from checks.records import Record
+from checks.witness import (DQN_STEP, SYNC_TARGET, Ledger, WitnessedNetwork,
+                            WitnessedOptimizer, witnessed_sample)
 from course.dqn import (CARTPOLE_NETWORK, DQNSettings, UniformReplay, greedy_return,
                         train_dqn)
 from course.mlp import Adam, QNetwork
@@ -106,10 +109,19 @@ class FixedBatches:
 
 
 class ServedUniformReplay(UniformReplay):
-    """The learning check's buffer: the grader's, sampled across the channel."""
+    """The learning check's buffer: the grader's, sampled across the channel, once per
+    dqn_step with its batch size (the witnesses' ``ledger`` counts the samples)."""
 
     __lending__ = Served(remote=("sample", "__len__"),
                          limits={"sample": {"batch_size": REPLAY_BATCH}})
+
+    def __init__(self, capacity, seed, ledger, batch_size):
+        super().__init__(capacity, seed)
+        self.ledger, self.batch_size = ledger, batch_size
+
+    def sample(self, batch_size, beta=None):
+        witnessed_sample(self.ledger, batch_size, self.batch_size)
+        return super().sample(batch_size)
 
 
 # --- helpers ----------------------------------------------------------------------------
@@ -538,28 +550,45 @@ def _learning_inputs(rng):
             "steps": LEARNING["steps"]}
 
 
-def _mirrored_networks(seed, settings):
+def mirrored_networks(ledger):
     """The learning check's networks: the student's process holds copies and runs them;
-    each optimizer step and target sync is replayed on the grader's."""
-    online = mirrored(QNetwork, CARTPOLE_NETWORK, seed, logged=("load_parameters",))
-    target = mirrored(QNetwork, CARTPOLE_NETWORK, seed, logged=("load_parameters",))
-    optimizer = mirrored(Adam, online, settings.learning_rate, logged=("step",))
-    return online, target, optimizer
+    each optimizer step and target sync is replayed on the grader's, which are witnesses
+    holding each call to the ``ledger``'s allowance."""
+    def networks(seed, settings):
+        online = WitnessedNetwork(QNetwork(CARTPOLE_NETWORK, seed), "online", ledger)
+        target = WitnessedNetwork(QNetwork(CARTPOLE_NETWORK, seed), "target", ledger,
+                                  online=online.network)
+        optimizer = WitnessedOptimizer(Adam(online.network, settings.learning_rate), ledger)
+        for network in (online, target):
+            mirrored(QNetwork, CARTPOLE_NETWORK, seed, logged=("load_parameters",),
+                     original=network)
+        mirrored(Adam, online, settings.learning_rate, logged=("step",), original=optimizer)
+        return online, target, optimizer
+    return networks
+
+
+def witnessed_turn(ledger, allowance, description, function):
+    """``function``, called by the course's loop, as one turn under ``allowance``:
+    refused past it, and refused if it made fewer calls than the turn needs."""
+    def turn(*args):
+        ledger.begin(allowance)
+        call_student(description, function, *args)
+        ledger.check()
+        ledger.end()
+    return turn
 
 
 def _learning_probe(inputs, dqn_step, sync_target):
-    def learn(*args):
-        call_student("dqn_step(online, target, optimizer, replay, batch_size, discount, "
-                     "beta)", dqn_step, *args)
-
-    def sync(*args):
-        call_student("sync_target(online, target, step, period)", sync_target, *args)
-
     settings = learning_settings(inputs)
     parameters, curves = [], []
     for seed in inputs["seeds"]:
-        run = train_dqn(learn, sync, ServedUniformReplay(settings.capacity, seed), seed,
-                        settings, networks=_mirrored_networks)
+        ledger = Ledger()
+        learn = witnessed_turn(ledger, DQN_STEP, "dqn_step(online, target, optimizer, replay, "
+                               "batch_size, discount, beta)", dqn_step)
+        sync = witnessed_turn(ledger, SYNC_TARGET, "sync_target(online, target, step, period)",
+                              sync_target)
+        replay = ServedUniformReplay(settings.capacity, seed, ledger, settings.batch_size)
+        run = train_dqn(learn, sync, replay, seed, settings, networks=mirrored_networks(ledger))
         parameters.append([packed(p, "float64") for p in run.online.parameters()])
         curves.append(run.returns_by_step(settings.steps)[::100].tolist())
     return {"parameters": parameters, "curves": curves}

@@ -390,8 +390,8 @@ BUDGET_ATTACKS = {"cpu_hogs": CPU_HOGS, "thread_swarm": THREAD_SWARM,
 
 # --- forged learning through the ordinary API ----------------------------------------------------
 
-# lesson 02: a loop that never replays (it fails the learning check honestly), plus a way
-# to make the grader's agent look as if it learned
+# lesson 02: the loop, plus a way to make the grader's agent look as if it learned (tried
+# with a wrong buffer, which fails the learning check honestly)
 _OPTIMAL_QTABLE = '''
 from course.taxi import STEP_LIMIT as _LIMIT, taxi_model as _model
 _taxi = _model()
@@ -465,3 +465,280 @@ def play_and_train(env, agent, t_max=10_000):
                          bool(_taxi.terminated[_state, _action]))
     return _honest(env, agent, t_max)
 '''
+
+# --- forged learning: loops that break a training loop's rules --------------------------------
+
+# A wrong lesson 02 buffer: every row of every batch is the transition it sampled first.
+# With it, replay is no help, and the learning check fails honestly.
+SAME_TRANSITION_SAMPLE = '''\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    """Wrong: every row of every batch is the same transition."""
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if not self._storage:
+        raise ValueError("cannot sample from an empty replay buffer")
+    if not hasattr(self, "_always"):
+        self._always = self._storage[0]
+    return tuple(np.stack(field) for field in zip(*[self._always] * batch_size))
+'''
+
+# The same mistake in lesson 05's combined buffer.
+SAME_TRANSITION_CER = '''\
+#| export
+import math
+
+import gymnasium as gym
+import numpy as np
+
+from qlearning import QLearningAgent
+from replay_buffer import ReplayBuffer
+
+
+class CombinedReplayBuffer(ReplayBuffer):
+    """Wrong: every row of every batch is the same transition."""
+
+    def sample(self, batch_size):
+        if batch_size <= 0:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        if not self._storage:
+            raise ValueError("cannot sample from an empty replay buffer")
+        if not hasattr(self, "_always"):
+            self._always = self._storage[0]
+        return tuple(np.stack(field) for field in zip(*[self._always] * batch_size))
+'''
+
+# A wrong buffer that "replays" transitions it makes up: Taxi's whole model, in turn.
+FABRICATED_ROWS_SAMPLE = '''\
+#| export
+from course.taxi import taxi_model as _model
+
+_taxi, _next = _model(), [0]
+
+
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    """Wrong: rows from Taxi's model, not from what was stored."""
+    rows = []
+    for _ in range(batch_size):
+        state, action = divmod(_next[0] % 3000, 6)
+        _next[0] += 1
+        rows.append((state, action, float(_taxi.reward[state, action]),
+                     int(_taxi.next_state[state, action]),
+                     bool(_taxi.terminated[state, action])))
+    return tuple(np.array(field) for field in zip(*rows))
+'''
+
+_LOOP_HEADER = '''\
+#| export
+import numpy as _np
+from course.taxi import STEP_LIMIT as _LIMIT, taxi_model as _model
+
+_taxi = _model()
+_values = _np.zeros(500)
+for _ in range(_LIMIT):
+    _optimal = _taxi.reward + _np.where(_taxi.terminated, 0.0, _values[_taxi.next_state])
+    _values = _optimal.max(axis=1)
+_rng = _np.random.default_rng(0)
+_memory = []
+
+
+def _learn(agent, replay, batch_size, transition):
+    """What an honest loop does after a step (lesson 02's loop when replay is given)."""
+    agent.update(*transition)
+    if replay is not None:
+        replay.add(*transition)
+        for row in zip(*replay.sample(batch_size)):
+            agent.update(*row)
+'''
+
+# Each defines _episode(env, agent, replay, batch_size, t_max): honest but for one thing.
+_LOOP_TRICKS = {
+    # asks the agent again and again until it proposes the optimal action
+    "asks_until_the_action_is_optimal": '''
+def _episode(env, agent, replay, batch_size, t_max):
+    total, (state, _) = 0.0, env.reset()
+    for _ in range(t_max):
+        for _ in range(30):
+            try:
+                action = agent.get_action(state)
+            except Exception:
+                break
+            if action == int(_optimal[state].argmax()):
+                break
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        _learn(agent, replay, batch_size, (state, action, reward, next_state, terminated))
+        total, state = total + reward, next_state
+        if terminated or truncated:
+            break
+    return total
+''',
+    # asks once, then plays the optimal action instead
+    "plays_the_optimal_action": '''
+def _episode(env, agent, replay, batch_size, t_max):
+    total, (state, _) = 0.0, env.reset()
+    for _ in range(t_max):
+        agent.get_action(state)
+        action = int(_optimal[state].argmax())
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        _learn(agent, replay, batch_size, (state, action, reward, next_state, terminated))
+        total, state = total + reward, next_state
+        if terminated or truncated:
+            break
+    return total
+''',
+    # explores at its own rate, whatever the grader's schedule says
+    "sets_epsilon": '''
+def _episode(env, agent, replay, batch_size, t_max):
+    try:
+        agent.epsilon = 0.6
+    except Exception:
+        pass
+    total, (state, _) = 0.0, env.reset()
+    for _ in range(t_max):
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        _learn(agent, replay, batch_size, (state, action, reward, next_state, terminated))
+        total, state = total + reward, next_state
+        if terminated or truncated:
+            break
+    return total
+''',
+    # chooses its start states
+    "resets_with_a_seed": '''
+def _episode(env, agent, replay, batch_size, t_max):
+    total, (state, _) = 0.0, env.reset(seed=int(_rng.integers(5)))
+    for _ in range(t_max):
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        _learn(agent, replay, batch_size, (state, action, reward, next_state, terminated))
+        total, state = total + reward, next_state
+        if terminated or truncated:
+            break
+    return total
+''',
+    # abandons an episode that goes badly and starts another within it
+    "resets_mid_episode": '''
+def _episode(env, agent, replay, batch_size, t_max):
+    total, (state, _) = 0.0, env.reset()
+    for step in range(t_max):
+        if step and step % 40 == 0:
+            try:
+                state, _ = env.reset()
+            except Exception:
+                pass
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        _learn(agent, replay, batch_size, (state, action, reward, next_state, terminated))
+        total, state = total + reward, next_state
+        if terminated or truncated:
+            break
+    return total
+''',
+    # learns five times from each step (alpha 0.5 becomes about 0.97)
+    "updates_five_times_a_step": '''
+def _episode(env, agent, replay, batch_size, t_max):
+    total, (state, _) = 0.0, env.reset()
+    for _ in range(t_max):
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        for _ in range(5):
+            agent.update(state, action, reward, next_state, terminated)
+        if replay is not None:
+            replay.add(state, action, reward, next_state, terminated)
+            replay.sample(batch_size)
+        total, state = total + reward, next_state
+        if terminated or truncated:
+            break
+    return total
+''',
+    # samples the buffer under test, but learns from a memory of its own
+    "replays_a_private_memory": '''
+def _episode(env, agent, replay, batch_size, t_max):
+    total, (state, _) = 0.0, env.reset()
+    for _ in range(t_max):
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        transition = (state, action, reward, next_state, terminated)
+        agent.update(*transition)
+        _memory.append(transition)
+        if replay is not None:
+            replay.add(*transition)
+            replay.sample(batch_size)
+        for index in _rng.integers(len(_memory) - 1, size=batch_size or 8) if _memory[1:] \
+                else ():
+            agent.update(*_memory[index])
+        total, state = total + reward, next_state
+        if terminated or truncated:
+            break
+    return total
+''',
+}
+
+# what each lesson's loop is called, and how it calls _episode
+_LOOP_SIGNATURES = {
+    "01_qlearning": ("play_and_train", '''
+def play_and_train(env, agent, t_max=10_000):
+    return _episode(env, agent, None, 0, t_max)
+'''),
+    "02_replay_buffer": ("play_and_train_with_replay", '''
+def play_and_train_with_replay(env, agent, replay=None, replay_batch_size=32, t_max=10_000):
+    return _episode(env, agent, replay, replay_batch_size, t_max)
+'''),
+    "05_combined_replay": ("play_and_train_from_replay", '''
+def play_and_train_from_replay(env, agent, replay, batch_size, t_max=10_000):
+    return _episode(env, agent, replay, batch_size, t_max)
+'''),
+}
+
+LOOP_TRICKS = tuple(_LOOP_TRICKS)
+
+
+def loop_trick(lesson, trick):
+    """``{grade_id: source}``: lesson's training loop answer cell, playing ``trick``."""
+    name, signature = _LOOP_SIGNATURES[lesson]
+    return {name: _LOOP_HEADER + _LOOP_TRICKS[trick] + signature}
+
+
+# the rule each trick breaks, as the refusal words it
+LOOP_TRICK_REFUSALS = {
+    "asks_until_the_action_is_optimal": "asked agent.get_action 2 times in one environment step",
+    "plays_the_optimal_action": "but the agent chose",
+    "sets_epsilon": "set agent.epsilon",
+    "resets_with_a_seed": "called env.reset with",
+    "resets_mid_episode": "called env.reset a second time in one episode",
+    "updates_five_times_a_step": "2 times in one environment step",
+    "replays_a_private_memory": "an earlier transition, not the step's own",
+}
+
+# lesson 07: learning steps that break the DQN's rules, and the refusal that names each
+_DQN_STEP = '''\
+#| export
+def dqn_step(online, target, optimizer, replay, batch_size, discount, beta=None):
+    observations, actions, rewards, next_observations, terminated = replay.sample(batch_size)
+    {more}
+    actions = np.asarray(actions, dtype=np.int64)
+    targets = td_targets(target, rewards, next_observations, terminated, discount)
+    q_values = online.predict(observations)
+    td_errors = targets - q_values[np.arange(len(actions)), actions]
+    gradients = online.gradients(observations, huber_loss_gradient(
+        q_values, actions, targets, np.ones(len(actions))))
+    optimizer.step(gradients)
+    {after}
+    return td_errors
+'''
+
+DQN_STEP_TRICKS = {
+    "samples_twice": (_DQN_STEP.format(more='''extra = replay.sample(batch_size)
+    observations, actions, rewards, next_observations, terminated = (
+        np.concatenate([a, b]) for a, b in zip(
+            (observations, actions, rewards, next_observations, terminated), extra))''',
+                                       after=""),
+                      "called replay.sample 2 times in one dqn_step call"),
+    "steps_the_optimizer_twice": (_DQN_STEP.format(more="", after="optimizer.step(gradients)"),
+                                  "stepped the optimizer 2 times in one dqn_step call"),
+    "loads_the_online_network": (_DQN_STEP.format(
+        more="", after="online.load_parameters(online.parameters())"),
+        "loaded parameters into the online network"),
+}

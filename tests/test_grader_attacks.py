@@ -11,6 +11,11 @@ for a later one). The class also holds links, special files, a stray notebook, a
 submitted twice, malformed notebooks and metadata, and a hostile folder name. Two correct
 classmates are graded with them, one first and one last. The grader runs in a cgroup of
 the test's own, so an attack that got through could not take the machine down.
+
+At the end, forged learning through the ordinary API: loops that break a training
+loop's rules (tests/attacks.py, LOOP_TRICKS) are refused by lesson 01's witnesses and
+cannot make a wrong buffer learn in lessons 02 and 05, whose learning checks drive the
+buffer with the course's own loop; lesson 07 refuses learning steps that break theirs.
 """
 
 import hashlib
@@ -23,9 +28,11 @@ from pathlib import Path
 
 import pytest
 
-from attacks import (BUDGET_ATTACKS, ESCAPE, ESCAPE_MARKER, FORGED_LEARNING, FORGED_LINE,
-                     FORGING_ROUTES, HARM, LEAVER_MARKER, SERVED_AGENT_TAUGHT_THE_MODEL,
-                     SHARED_MEMORY_KEY, SHARED_MEMORY_WRITER)
+from attacks import (BUDGET_ATTACKS, DQN_STEP_TRICKS, ESCAPE, ESCAPE_MARKER,
+                     FABRICATED_ROWS_SAMPLE, FORGED_LEARNING, FORGED_LINE, FORGING_ROUTES, HARM,
+                     LEAVER_MARKER, LOOP_TRICK_REFUSALS, LOOP_TRICKS, SAME_TRANSITION_CER,
+                     SAME_TRANSITION_SAMPLE, SERVED_AGENT_TAUGHT_THE_MODEL, SHARED_MEMORY_KEY,
+                     SHARED_MEMORY_WRITER, loop_trick)
 from grader.release import REPOSITORY
 from grader.sandbox import namespaces_available
 from grader.sandbox_resources import GROUP_PREFIX
@@ -257,27 +264,65 @@ def test_every_notebook_says_which_isolation_graded_it(attacked_class):
 
 # --- forged learning through the ordinary API ------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def never_replays_score(tmp_path_factory):
-    from bugs.lesson02 import LOOP_NEVER_REPLAYS
+LEARNING_CHECK = {"01_qlearning": "test_learning", "02_replay_buffer": "test_replay_learning",
+                  "05_combined_replay": "test_cer_learning",
+                  "07_neural_replay": "test_dqn_learning"}
+# a buffer that always returns the same transition: replay is no help, and learning fails
+WRONG_BUFFER = {"02_replay_buffer": {"buffer_sample": SAME_TRANSITION_SAMPLE},
+                "05_combined_replay": {"cer_buffer": SAME_TRANSITION_CER}}
 
-    result = grade(write_submission(tmp_path_factory.mktemp("honest"), LESSON,
-                                    {"play_and_train_with_replay": LOOP_NEVER_REPLAYS}),
-                   only={"test_replay_learning"}, check_time_limit=60.0)
-    assert statuses(result) == {"test_replay_learning": "failed"}
-    return result.score
+
+def grade_learning(folder, lesson, answers):
+    return grade(write_submission(folder, lesson, answers), only={LEARNING_CHECK[lesson]},
+                 check_time_limit=60.0)
+
+
+@pytest.fixture(scope="module")
+def wrong_buffer_score(tmp_path_factory):
+    """What the wrong buffer alone scores on each buffer lesson's learning check (it
+    fails)."""
+    scores = {}
+    for lesson, answers in WRONG_BUFFER.items():
+        result = grade_learning(tmp_path_factory.mktemp("wrong"), lesson, answers)
+        assert statuses(result) == {LEARNING_CHECK[lesson]: "failed"}, result.checks
+        scores[lesson] = result.score
+    return scores
+
+
+def assert_gains_nothing(result, lesson, wrong_score):
+    (check,) = result.checks
+    assert check.status != "passed", check.feedback
+    assert result.score <= wrong_score, check.feedback
 
 
 @pytest.mark.parametrize("attack", sorted(FORGED_LEARNING))
 def test_learning_cannot_be_forged_through_the_lent_agent(tmp_path, attack,
-                                                          never_replays_score):
-    from bugs.lesson02 import LOOP_NEVER_REPLAYS
+                                                          wrong_buffer_score):
+    from make_submissions import solution_answers
 
-    answer = LOOP_NEVER_REPLAYS + "\n" + FORGED_LEARNING[attack]
-    result = grade(write_submission(tmp_path, LESSON, {"play_and_train_with_replay": answer}),
-                   only={"test_replay_learning"}, check_time_limit=60.0)
-    assert statuses(result)["test_replay_learning"] != "passed"
-    assert result.score <= never_replays_score
+    answers = {**WRONG_BUFFER[LESSON], "play_and_train_with_replay":
+               solution_answers(LESSON)["play_and_train_with_replay"] + "\n"
+               + FORGED_LEARNING[attack]}
+    result = grade_learning(tmp_path, LESSON, answers)
+    assert_gains_nothing(result, LESSON, wrong_buffer_score[LESSON])
+
+
+# Lessons 02 and 05 judge the buffer driven by the course's own loop: whatever the
+# student's loop does, it cannot make a wrong buffer learn.
+@pytest.mark.parametrize("lesson, trick", [("02_replay_buffer", trick) for trick in LOOP_TRICKS]
+                         + [("05_combined_replay", "plays_the_optimal_action"),
+                            ("05_combined_replay", "replays_a_private_memory")])
+def test_a_loop_that_breaks_the_rules_cannot_make_a_wrong_buffer_learn(
+        tmp_path, lesson, trick, wrong_buffer_score):
+    result = grade_learning(tmp_path, lesson, {**WRONG_BUFFER[lesson],
+                                               **loop_trick(lesson, trick)})
+    assert_gains_nothing(result, lesson, wrong_buffer_score[lesson])
+
+
+def test_a_buffer_cannot_replay_transitions_that_never_happened(tmp_path, wrong_buffer_score):
+    result = grade_learning(tmp_path, LESSON, {"buffer_sample": FABRICATED_ROWS_SAMPLE})
+    assert_gains_nothing(result, LESSON, wrong_buffer_score[LESSON])
+    assert "which is no transition the environment produced" in result.checks[0].feedback
 
 
 BROKEN_LOOP = '''\
@@ -294,15 +339,36 @@ def play_and_train(env, agent, t_max=10_000):
 '''
 
 
-def test_a_served_agent_cannot_be_taught_transitions_that_never_happened(tmp_path):
-    honest = grade(write_submission(tmp_path / "honest", "01_qlearning",
-                                    {"play_and_train": BROKEN_LOOP}),
-                   only={"test_learning"}, check_time_limit=60.0)
-    forged = grade(write_submission(tmp_path / "forged", "01_qlearning",
-                                    {"play_and_train": BROKEN_LOOP + "\n"
-                                     + SERVED_AGENT_TAUGHT_THE_MODEL}),
-                   only={"test_learning"}, check_time_limit=60.0)
-    assert statuses(honest) == {"test_learning": "failed"}
-    assert statuses(forged)["test_learning"] != "passed"
+@pytest.fixture(scope="module")
+def broken_loop_score(tmp_path_factory):
+    result = grade_learning(tmp_path_factory.mktemp("broken"), "01_qlearning",
+                            {"play_and_train": BROKEN_LOOP})
+    assert statuses(result) == {"test_learning": "failed"}
+    return result.score
+
+
+def test_a_served_agent_cannot_be_taught_transitions_that_never_happened(tmp_path,
+                                                                          broken_loop_score):
+    forged = grade_learning(tmp_path, "01_qlearning", {"play_and_train": BROKEN_LOOP + "\n"
+                                                       + SERVED_AGENT_TAUGHT_THE_MODEL})
+    assert_gains_nothing(forged, "01_qlearning", broken_loop_score)
     assert "never produced" in forged.checks[0].feedback
-    assert forged.score <= honest.score
+
+
+# Lesson 01 judges the student's loop, under strict witnesses: each trick is refused by
+# the rule it breaks (and would otherwise have taught the agent faster than a real loop).
+@pytest.mark.parametrize("trick", LOOP_TRICKS)
+def test_lesson_01_refuses_a_loop_that_breaks_the_rules(tmp_path, trick, broken_loop_score):
+    result = grade_learning(tmp_path, "01_qlearning", loop_trick("01_qlearning", trick))
+    assert_gains_nothing(result, "01_qlearning", broken_loop_score)
+    assert LOOP_TRICK_REFUSALS[trick] in result.checks[0].feedback
+    assert "The rule: " in result.checks[0].feedback
+
+
+@pytest.mark.parametrize("trick", sorted(DQN_STEP_TRICKS))
+def test_lesson_07_refuses_a_learning_step_that_breaks_the_rules(tmp_path, trick):
+    source, refusal = DQN_STEP_TRICKS[trick]
+    result = grade_learning(tmp_path, "07_neural_replay", {"dqn_step": source})
+    (check,) = result.checks
+    assert check.status == "error" and check.score == 0, check.feedback
+    assert refusal in check.feedback and "The rule: " in check.feedback

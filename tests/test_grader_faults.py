@@ -195,3 +195,34 @@ def test_a_frame_the_grader_cannot_afford_is_refused_unbuilt(tmp_path, attack):
             "items (lists, dicts and their elements) is refused unparsed") in \
         feedback(result, "test_sample_errors")
     assert growth < 100, f"the grader's peak memory grew by {growth:.0f} MB"
+
+
+# A buffer's add goes to the student's process with the next sample (one round trip per
+# step): an add that raises is still named as the call that failed.
+ADD_FAILS_AT_THE_100TH = '''\
+#| export
+@add_to_class(ReplayBuffer)
+def add(self, obs_t, action, reward, obs_tp1, done):
+    if len(self._storage) == 99:
+        raise ValueError("no room for the 100th")
+    self._storage.append(tuple(np.array(x) for x in (obs_t, action, reward, obs_tp1, done)))
+'''
+ADD_NOT_WRITTEN = '''\
+#| export
+@add_to_class(ReplayBuffer)
+def add(self, obs_t, action, reward, obs_tp1, done):
+    raise NotImplementedError()
+'''
+
+
+@pytest.mark.parametrize("answer, status, words", [
+    (ADD_FAILS_AT_THE_100TH, "error",
+     "add(obs_t, action, reward, obs_tp1, done) raised ValueError: no room for the 100th"),
+    (ADD_NOT_WRITTEN, "not written",
+     "add(obs_t, action, reward, obs_tp1, done) is not written yet")])
+def test_a_deferred_call_that_raises_is_reported_as_itself(tmp_path, answer, status, words):
+    result = grade(write_submission(tmp_path, "02_replay_buffer", {"buffer_add": answer}),
+                   only={"test_replay_learning"}, check_time_limit=60.0)
+    assert statuses(result) == {"test_replay_learning": status}
+    assert words in feedback(result, "test_replay_learning")
+    assert "sample(" not in feedback(result, "test_replay_learning")

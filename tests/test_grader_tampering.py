@@ -183,17 +183,16 @@ def early_success_of_probe(answers):
 
 
 def test_a_patched_course_helper_cannot_forge_a_learning_result(tmp_path):
-    from bugs.lesson02 import LOOP_NEVER_REPLAYS
+    from attacks import SAME_TRANSITION_SAMPLE  # a wrong buffer: it fails honestly
 
-    forged_loop = LOOP_NEVER_REPLAYS + FORGED_QTABLE_HELPER
+    forged_buffer = SAME_TRANSITION_SAMPLE + FORGED_QTABLE_HELPER
     # Where nothing protects the probe, the forgery works: its data say "optimal".
-    assert early_success_of_probe({"play_and_train_with_replay": forged_loop}) == 1.0
+    assert early_success_of_probe({"buffer_sample": forged_buffer}) == 1.0
     honest = grade(write_submission(tmp_path / "honest", "02_replay_buffer",
-                                    {"play_and_train_with_replay": LOOP_NEVER_REPLAYS}),
+                                    {"buffer_sample": SAME_TRANSITION_SAMPLE}),
                    only={"test_replay_learning"}, check_time_limit=60.0)
     forged = grade(write_submission(tmp_path / "forged", "02_replay_buffer",
-                                    {"play_and_train_with_replay": forged_loop
-                                     + PATCHED_BUILTIN}),
+                                    {"buffer_sample": forged_buffer + PATCHED_BUILTIN}),
                    only={"test_replay_learning"}, check_time_limit=60.0)
     assert statuses(honest) == statuses(forged) == {"test_replay_learning": "failed"}
     assert forged.score == honest.score == 0

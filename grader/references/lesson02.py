@@ -1,6 +1,15 @@
-"""References for lesson 02's checks: the no-replay baseline of the learning check."""
+"""References for lesson 02's checks: the loop the learning check drives a buffer with,
+and its no-replay baseline."""
 
 import numpy as np
+
+
+def training_loop(env, agent, replay, batch_size):
+    """One episode of the course's loop with replay (this lesson's answer): lesson 02's
+    learning check trains the reference agent with it and the student's buffer."""
+    from replay_buffer import play_and_train_with_replay
+
+    return play_and_train_with_replay(env, agent, replay, batch_size)
 
 
 def no_replay_success(seeds, checkpoints, settings):

@@ -268,6 +268,7 @@ class StudentServer:
                 return
             reply = {"op": "reply", "id": request.get("id")}
             try:
+                self.run_deferred(request.get("deferred"), reply)
                 handler = getattr(self, "op_" + str(request.get("op")))
                 value, by_reference = handler(request)
                 reply["value"] = self.encode(value, by_reference)
@@ -280,6 +281,15 @@ class StudentServer:
             except wire.WireError as error:  # too large, or not JSON
                 self.channel.send({"op": "reply", "id": request.get("id"),
                                    "error": _describe(error), "transcript": []})
+
+    def run_deferred(self, calls, reply):
+        """Run the calls the grader sent ahead of its request (their results are not
+        needed), in order. If one raises, the reply names it (``deferred``: its index) and
+        the request is not run."""
+        for index, call in enumerate(calls or ()):
+            reply["deferred"] = index
+            self.op_call(call)
+        reply.pop("deferred", None)
 
     def op_hello(self, request):
         return "ready", False

@@ -1,0 +1,195 @@
+"""The witnesses of the learning checks (checks/witness.py), in this process: the course's
+own loops and learning steps keep every rule; each way of breaking one is refused, with
+the rule in the refusal. (tests/test_grader_attacks.py grades the same tricks through a
+sandboxed kernel.)"""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+if str(REPOSITORY) not in sys.path:
+    sys.path.insert(0, str(REPOSITORY))
+
+from attacks import (DQN_STEP_TRICKS, FABRICATED_ROWS_SAMPLE, LOOP_TRICK_REFUSALS,  # noqa: E402
+                     LOOP_TRICKS, loop_trick)
+from checks.lending import forget_mirrored  # noqa: E402
+from checks.taxi_training import train_buffer_on_taxi, train_on_taxi  # noqa: E402
+from checks.witness import (DQN_STEP, SYNC_TARGET, Ledger, RefusedCall, taxi_batch,  # noqa: E402
+                            taxi_steps)
+from checks.framework import ProbeError  # noqa: E402
+
+SETTINGS = dict(alpha=0.5, epsilon=0.25, discount=0.99, epsilon_decay=0.99)
+
+
+@pytest.fixture(autouse=True)
+def no_lending_declarations_left():
+    yield
+    forget_mirrored()
+
+
+def episodes(play_episode, count=3, **options):
+    return train_on_taxi(play_episode, 7, [count], **SETTINGS, **options)[0]
+
+
+def answer(source, **namespace):
+    """The functions an answer cell defines, run with ``namespace`` (a notebook's names)."""
+    namespace = {"np": np, **namespace}
+    exec(compile(source, "<answer>", "exec"), namespace)  # noqa: S102 - the course's tests
+    return namespace
+
+
+# --- Taxi ----------------------------------------------------------------------------------
+
+def test_the_course_loops_keep_every_rule():
+    from combined_replay import CombinedReplayBuffer, play_and_train_from_replay
+    from qlearning import play_and_train
+    from replay_buffer import ReplayBuffer, play_and_train_with_replay
+
+    assert episodes(play_and_train).shape == (500, 6)
+    for online, buffer, loop in ((1, ReplayBuffer, play_and_train_with_replay),
+                                 (0, CombinedReplayBuffer, play_and_train_from_replay)):
+        train_buffer_on_taxi(buffer(1000, seed=3), loop, 7, [3], 8, online, **SETTINGS)
+
+
+@pytest.mark.parametrize("trick", LOOP_TRICKS)
+def test_a_loop_that_breaks_a_rule_is_refused_with_the_rule(trick):
+    play_and_train = answer(loop_trick("01_qlearning", trick)["play_and_train"])["play_and_train"]
+    with pytest.raises(RefusedCall, match="The rule: ") as refused:
+        episodes(play_and_train, count=20)
+    assert LOOP_TRICK_REFUSALS[trick] in str(refused.value)
+
+
+def test_a_refusal_the_loop_catches_is_still_refused():
+    def swallows(env, agent):
+        state, _ = env.reset()
+        for _ in range(200):
+            action = agent.get_action(state)
+            try:
+                agent.get_action(state)  # refused: a second choice before stepping
+            except RefusedCall:
+                pass
+            state, _, terminated, truncated, _ = env.step(action)
+            if terminated or truncated:
+                break
+
+    with pytest.raises(RefusedCall, match="2 times in one environment step"):
+        episodes(swallows)
+
+
+def test_an_action_chosen_but_never_played_is_refused():
+    def leaves_a_choice(env, agent):
+        state, _ = env.reset()
+        agent.get_action(state)
+
+    with pytest.raises(RefusedCall, match="without playing it"):
+        episodes(leaves_a_choice)
+
+
+def test_combined_replay_may_not_learn_online_too():
+    from combined_replay import CombinedReplayBuffer
+    from replay_buffer import play_and_train_with_replay  # one online update per step
+
+    with pytest.raises(RefusedCall, match="newest transition is already in the batch"):
+        train_buffer_on_taxi(CombinedReplayBuffer(100, seed=1), play_and_train_with_replay,
+                             7, [2], 8, 0, **SETTINGS)
+
+
+def test_a_buffer_that_makes_up_rows_is_refused():
+    from replay_buffer import ReplayBuffer, play_and_train_with_replay
+
+    made_up = type("MadeUp", (ReplayBuffer,), {})
+    made_up.sample = answer(FABRICATED_ROWS_SAMPLE.replace("@add_to_class(ReplayBuffer)", ""))[
+        "sample"]
+    with pytest.raises(RefusedCall, match="no transition the environment produced"):
+        train_buffer_on_taxi(made_up(100, seed=1), play_and_train_with_replay, 7, [2], 8, 1,
+                             **SETTINGS)
+
+
+@pytest.mark.parametrize("returned, problem", [
+    (5, "not five arrays"),
+    ((np.arange(3),) * 4, "4 items"),
+    ((np.arange(3), np.arange(3), np.ones(3), np.arange(3), np.zeros(2, bool)), "[2, 3] rows"),
+    ((np.arange(9),) * 4 + (np.zeros(9, bool),), "[9] rows"),
+    ((np.arange(3) + 0.5,) + (np.arange(3),) * 4, "obs_t field"),
+    ((np.arange(3),) * 4 + (np.arange(3),), "done field"),
+    ((np.array(["a", "b", "c"]),) + (np.arange(3),) * 4, "obs_t field")])
+def test_a_batch_that_is_not_taxis_is_refused(returned, problem):
+    with pytest.raises(ProbeError, match=problem.replace("[", r"\[").replace("]", r"\]")):
+        taxi_batch(returned, 8)
+
+
+def test_a_smaller_batch_is_a_batch():
+    obs, action, reward, obs_next, done = taxi_batch(
+        (np.array([4.0]), [1], [-1], np.array([5]), np.array([0])), 8)
+    assert obs.dtype == np.int64 and done.dtype == bool and reward.dtype == np.float64
+    assert (obs.tolist(), done.tolist()) == ([4], [False])
+
+
+# --- DQN -----------------------------------------------------------------------------------
+
+def dqn_run(dqn_step=None, sync_target=None, steps=520):
+    """A short DQN run with the learning check's witnesses; the run's ledger."""
+    import neural_replay
+    from checks.lesson07_neural_replay import (ServedUniformReplay, mirrored_networks,
+                                               witnessed_turn)
+    from course.dqn import DQNSettings, train_dqn
+
+    settings = DQNSettings(steps=steps, batch_size=16, learning_starts=500, target_period=10)
+    ledger = Ledger()
+    learn = witnessed_turn(ledger, DQN_STEP, "dqn_step", dqn_step or neural_replay.dqn_step)
+    sync = witnessed_turn(ledger, SYNC_TARGET, "sync_target",
+                          sync_target or neural_replay.sync_target)
+    train_dqn(learn, sync, ServedUniformReplay(settings.capacity, 5, ledger,
+                                               settings.batch_size), 5, settings,
+              networks=mirrored_networks(ledger))
+    return ledger
+
+
+def test_the_course_dqn_step_and_sync_keep_every_rule():
+    assert dqn_run().refused is None
+
+
+@pytest.mark.parametrize("trick", sorted(DQN_STEP_TRICKS))
+def test_a_dqn_step_that_breaks_a_rule_is_refused_with_the_rule(trick):
+    import neural_replay
+
+    source, refusal = DQN_STEP_TRICKS[trick]
+    dqn_step = answer(source, td_targets=neural_replay.td_targets,
+                      huber_loss_gradient=neural_replay.huber_loss_gradient)["dqn_step"]
+    with pytest.raises(RefusedCall, match="The rule: ") as refused:
+        dqn_run(dqn_step=dqn_step)
+    assert refusal in str(refused.value)
+
+
+def test_a_dqn_step_that_never_samples_is_refused():
+    with pytest.raises(RefusedCall, match="made 0 replay.sample call"):
+        dqn_run(dqn_step=lambda *args: None)
+
+
+@pytest.mark.parametrize("sync, words", [
+    (lambda online, target, step, period: target.load_parameters(
+        [p + 1e-3 for p in online.parameters()]), "not the online network's current ones"),
+    (lambda online, target, step, period: [target.load_parameters(online.parameters())
+                                           for _ in range(2)],
+     "2 times in one sync_target call"),
+    (lambda online, target, step, period: online.load_parameters(target.parameters()),
+     "loaded parameters into the online network")])
+def test_a_sync_that_loads_anything_but_a_copy_of_the_online_network_is_refused(sync, words):
+    with pytest.raises(RefusedCall, match="The rule: ") as refused:
+        dqn_run(sync_target=sync)
+    assert words in str(refused.value)
+
+
+def test_the_allowances_are_the_rules_written_once():
+    from checks.witness import ONLINE_STEPS, RULES
+
+    assert ONLINE_STEPS.most == {"get_action": 1, "update": 1}
+    assert taxi_steps(0, 8).most == {"get_action": 1, "update": 0, "sample": 1,
+                                     "replayed update": 8}
+    assert DQN_STEP.exactly == ("replay.sample",) and SYNC_TARGET.most == {
+        "target.load_parameters": 1}
+    for allowance in (ONLINE_STEPS, taxi_steps(1, 8), DQN_STEP, SYNC_TARGET):
+        assert set(allowance.most) <= set(RULES)
