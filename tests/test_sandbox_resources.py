@@ -201,6 +201,7 @@ def test_a_sleep_is_stopped_by_the_idle_backstop_in_its_own_words(mechanism, mon
 # --- nothing shared between sandboxes, nothing left behind --------------------------------------
 
 SHARED_MEMORY = '''
+import ctypes
 libc = ctypes.CDLL(None, use_errno=True)
 libc.shmat.restype = ctypes.c_void_p
 KEY, SIZE, IPC_CREAT = 0x5EED, 4096, 0o1000

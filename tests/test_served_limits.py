@@ -21,6 +21,7 @@ import checks
 from checks.framework import ProbeError
 from checks.lending import Served, lending_of, oversized
 from checks.records import Record, RecordSet
+from checks.witness import DQN_STEP, Ledger
 from grader import budgets
 from grader.budgets import Budget, BudgetMeter, BudgetSpent
 from grader.release import REPOSITORY
@@ -77,7 +78,7 @@ def _objects():
     hindsight = RecordingHindsightBuffer(BitFlippingEnv(6))
     wide = np.zeros((2, 512), dtype=np.int64)  # the widest episode: two observations of 512
     hindsight.store_episode(wide, wide, wide[0], np.zeros(1, dtype=np.int64))
-    uniform = ServedUniformReplay(1000, 0)
+    uniform = ServedUniformReplay(1000, 0, Ledger(DQN_STEP), 65_536)  # its one sample a step
     for _ in range(100):
         uniform.add(np.zeros(4), 0, 1.0, np.zeros(4), False)
     network = ServedNetwork(1)
@@ -147,7 +148,7 @@ def test_refusals_name_the_method_the_argument_and_the_limit():
         assert "serves at most 1,024" in oversized(lending_of(buffer), buffer, "sample",
                                                     [size], {})
     from checks.lesson07_neural_replay import ServedUniformReplay
-    replay = ServedUniformReplay(10, 0)
+    replay = ServedUniformReplay(10, 0, Ledger(DQN_STEP), 64)
     assert "serves at most 65,536" in oversized(lending_of(replay), replay, "sample",
                                                 [np.array([10**8])], {})
     # slots are indices, not a shape
