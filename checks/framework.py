@@ -154,7 +154,7 @@ class Check:
     make_inputs: Callable[[np.random.Generator], dict]
     probe: Callable[..., Any]
     verdict: Callable[[dict, Any], Verdict]
-    time_limit: float = 15.0  # seconds the probe may take in the grader (~100x its need)
+    time_limit: float = 15.0  # CPU seconds the probe may spend (grader.budgets; ~100x its need)
     learning: bool = False  # trains agents: seconds, not milliseconds (tests run it less)
     # Optional: precompute what the verdict needs for these inputs (a baseline agent's
     # results), so parallel graders inherit it instead of each training it again.

@@ -135,12 +135,14 @@ class Ledger:
         self.refused = self.refused or f"{what}. The rule: {RULES[rule]}."
 
     def charge(self, call, what):
-        """Count one ``call`` (``what`` the code did, in words); refuse it past the
-        allowance."""
-        self.counts[call] += 1
+        """Count one ``call`` (``what`` the code did, in words, or a function that gives
+        them: words are made only for a refusal); refuse it past the allowance."""
+        counts = self.counts
+        counts[call] += 1
         allowed = self.allowance.most.get(call, 0) if self.allowance else 0
-        if self.counts[call] > allowed:
-            self.refuse(f"{what} {self.counts[call]} times in one {self.allowance.turn}"
+        if counts[call] > allowed:
+            what = what() if callable(what) else what
+            self.refuse(f"{what} {counts[call]} times in one {self.allowance.turn}"
                         if allowed else what, call)
 
     @property
@@ -317,8 +319,8 @@ class WitnessedAgent:
         elif key == env.last:
             online = env.allowance.most.get("update", 0)
             env.ledger.charge("update" if online else "no online update",
-                              f"your loop updated the agent on the step's own transition "
-                              f"{describe(key)}")
+                              lambda: "your loop updated the agent on the step's own "
+                                      f"transition {describe(key)}")
         else:
             origin = ("a transition the environment never produced"
                       if key not in env.happened else

@@ -295,28 +295,30 @@ def assert_gains_nothing(result, lesson, wrong_score):
     assert result.score <= wrong_score, check.feedback
 
 
-@pytest.mark.parametrize("attack", sorted(FORGED_LEARNING))
-def test_learning_cannot_be_forged_through_the_lent_agent(tmp_path, attack,
-                                                          wrong_buffer_score):
-    from make_submissions import solution_answers
-
-    answers = {**WRONG_BUFFER[LESSON], "play_and_train_with_replay":
-               solution_answers(LESSON)["play_and_train_with_replay"] + "\n"
-               + FORGED_LEARNING[attack]}
-    result = grade_learning(tmp_path, LESSON, answers)
-    assert_gains_nothing(result, LESSON, wrong_buffer_score[LESSON])
-
-
 # Lessons 02 and 05 judge the buffer driven by the course's own loop: whatever the
-# student's loop does, it cannot make a wrong buffer learn.
-@pytest.mark.parametrize("lesson, trick", [("02_replay_buffer", trick) for trick in LOOP_TRICKS]
-                         + [("05_combined_replay", "plays_the_optimal_action"),
-                            ("05_combined_replay", "replays_a_private_memory")])
+# student's loop does, it cannot make a wrong buffer learn. Each lesson is tried with the
+# tricks that would teach the agent most (the learning check never calls the student's
+# loop, so one graded run each shows it; tests/test_witness.py holds every rule).
+@pytest.mark.parametrize("lesson, trick", [("02_replay_buffer", "plays_the_optimal_action"),
+                                           ("05_combined_replay", "replays_a_private_memory")])
 def test_a_loop_that_breaks_the_rules_cannot_make_a_wrong_buffer_learn(
         tmp_path, lesson, trick, wrong_buffer_score):
     result = grade_learning(tmp_path, lesson, {**WRONG_BUFFER[lesson],
                                                **loop_trick(lesson, trick)})
     assert_gains_nothing(result, lesson, wrong_buffer_score[lesson])
+
+
+def test_learning_cannot_be_forged_through_the_lent_agent(tmp_path, wrong_buffer_score):
+    """A forged-learning loop of an earlier design (it taught the agent the model): the
+    learning check no longer calls it (the others of tests/attacks.py, FORGED_LEARNING,
+    are loops too; lesson 01, which judges a loop, refuses each rule they break)."""
+    from make_submissions import solution_answers
+
+    answers = {**WRONG_BUFFER[LESSON], "play_and_train_with_replay":
+               solution_answers(LESSON)["play_and_train_with_replay"] + "\n"
+               + FORGED_LEARNING["updates_from_the_model"]}
+    result = grade_learning(tmp_path, LESSON, answers)
+    assert_gains_nothing(result, LESSON, wrong_buffer_score[LESSON])
 
 
 def test_a_buffer_cannot_replay_transitions_that_never_happened(tmp_path, wrong_buffer_score):

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from grader.lessons import all_lessons
+from grader.report import graded_content
 from submission_factory import REPOSITORY, make_submissions
 
 # this module's fixtures are computed once: its tests share one pytest-xdist worker
@@ -93,9 +94,14 @@ def test_the_report_has_the_documented_shape(example_class):
         for notebook in submission["notebooks"]:
             assert {"name", "submitted", "score", "max_score", "checks",
                     "isolation"} <= set(notebook)
+            if notebook["submitted"]:
+                assert notebook["isolation"]["level"] in {"namespaces", "none"}
+                assert {"memory", "tasks", "cpu_time", "cpu_share"} <= set(notebook["isolation"])
             for check in notebook["checks"]:
                 assert set(check) == {"id", "score", "max_score", "status", "feedback",
-                                      "figure"}
+                                      "figure", "usage"}
+                if check["usage"] is not None:  # None: the check's probe never ran
+                    assert set(check["usage"]) == {"cpu_seconds", "wall_seconds"}
                 assert check["status"] in {"passed", "failed", "not written", "error", "timeout"}
                 assert check["feedback"].strip()
 
@@ -167,4 +173,4 @@ def test_one_worker_and_two_workers_give_the_same_report(example_class, tmp_path
     assert completed.returncode == 0, completed.stderr
     sequential = json.loads((tmp_path / "one.json").read_text())["submissions"]
     parallel = [s for s in report["submissions"] if s["student"] == "dee_ignores_terminated"]
-    assert sequential == parallel
+    assert graded_content(sequential) == graded_content(parallel)

@@ -40,11 +40,13 @@ into objects by callbacks that each side supplies; the grader's decoder refuses 
 and, where it wants plain data, refs too. Anything malformed raises :class:`WireError`.
 """
 
+import itertools
 import json
 import math
 import select
 import socket
 import struct
+import threading
 import time
 from typing import NamedTuple
 
@@ -303,17 +305,10 @@ def canonical(node):
 def pack(message, limit):
     """The frame of ``message`` (its encoded values' bytes become blobs), or
     :class:`WireError` if it is over ``limit`` (a :class:`Limit`)."""
-    blobs = []
-
-    def attach(data):  # json.dumps calls this for what JSON cannot hold
-        if type(data) is not bytes:
-            raise TypeError(f"{type(data).__name__} is not JSON")
-        blobs.append(data)
-        return len(blobs) - 1
-
+    encoder, blobs = _frame_encoder()
+    blobs.clear()
     try:
-        text = json.dumps(message, allow_nan=True, separators=(",", ":"),
-                          default=attach).encode()
+        text = encoder.encode(message).encode()
     except (TypeError, ValueError, RecursionError) as error:
         raise WireError(f"cannot send this message: {error}") from None
     size = HEADER.size + BLOB_LENGTH.size * len(blobs) + len(text) + sum(map(len, blobs))
@@ -323,6 +318,27 @@ def pack(message, limit):
     _check_items(text, limit, "is too large to send")
     lengths = struct.pack(f"<{len(blobs)}I", *map(len, blobs))
     return b"".join([HEADER.pack(len(text), len(blobs)), lengths, text, *blobs])
+
+
+_THREAD = threading.local()
+
+
+def _frame_encoder():
+    """(this thread's JSON encoder, the list it puts blobs in): made once, since making
+    one costs more than encoding a small message."""
+    if not hasattr(_THREAD, "encoder"):
+        blobs = []
+
+        def attach(data):  # the encoder calls this for what JSON cannot hold
+            if type(data) is not bytes:
+                raise TypeError(f"{type(data).__name__} is not JSON")
+            blobs.append(data)
+            return len(blobs) - 1
+
+        _THREAD.encoder = json.JSONEncoder(allow_nan=True, separators=(",", ":"),
+                                           default=attach)
+        _THREAD.blobs = blobs
+    return _THREAD.encoder, _THREAD.blobs
 
 
 def items_in(text):
@@ -364,16 +380,16 @@ def _split(frame):
     start = HEADER.size + BLOB_LENGTH.size * count  # of the text
     if len(frame) < start + text_size:
         raise WireError("a frame shorter than its header says")
-    lengths = _blob_lengths(frame[HEADER.size:start])
-    bounds = start + text_size + np.concatenate(([0], np.cumsum(lengths)))
+    bounds = list(itertools.accumulate(_blob_lengths(frame[HEADER.size:start], count),
+                                       initial=start + text_size))
     if len(frame) != bounds[-1]:
         raise WireError("a frame's size is not the sum of its parts")
     return frame[start:start + text_size], _Blobs(frame, bounds)
 
 
-def _blob_lengths(table):
-    """The blob lengths of a frame's length table, as int64 (sums cannot overflow)."""
-    return np.frombuffer(table, dtype="<u4").astype(np.int64)
+def _blob_lengths(table, count):
+    """The blob lengths of a frame's length table (Python ints: sums cannot overflow)."""
+    return struct.unpack_from(f"<{count}I", table) if count else ()
 
 
 class _Blobs:
@@ -448,7 +464,7 @@ class Channel:
         start = HEADER.size + BLOB_LENGTH.size * count  # of the text
         self._refuse_over_limit(start + text_size)
         self._fill(start, deadline)
-        size = start + text_size + int(_blob_lengths(self.pending[HEADER.size:start]).sum())
+        size = start + text_size + sum(_blob_lengths(self.pending[HEADER.size:start], count))
         self._refuse_over_limit(size)
         self._fill(size, deadline)
         with memoryview(self.pending) as pending:  # one copy, not two
