@@ -336,7 +336,8 @@ def build_parser():
     grade.add_argument("--resume", action="store_true",
                        help="with --out: grade only the notebooks DIR has no result for")
     grade.add_argument("--memory-mb", type=int, default=DEFAULT_MEMORY_MB,
-                       help="address-space cap of each submission's processes")
+                       help="memory of each sandbox, all its processes, its /tmp and shared "
+                            "memory together (also each process's address-space cap)")
     grade.add_argument("--disk-mb", type=int, default=DEFAULT_DISK_MB,
                        help="size of each sandbox's writable space")
     grade.add_argument("--no-sandbox", action="store_true",

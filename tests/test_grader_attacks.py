@@ -36,7 +36,7 @@ from attacks import (BUDGET_ATTACKS, DQN_STEP_TRICKS, ESCAPE, ESCAPE_MARKER,
 from grader.release import REPOSITORY
 from grader.sandbox import namespaces_available
 from grader.sandbox_resources import GROUP_PREFIX
-from submission_factory import QUICK_CHECKS, grade, solution_answers, statuses, write_submission
+from submission_factory import QUICK_CHECKS, grade, solution_answers, write_submission
 from support.busy_machine import Confinement
 
 pytestmark = pytest.mark.xdist_group('attacked-class')
@@ -277,22 +277,11 @@ def grade_learning(folder, lesson, answers):
                  check_time_limit=60.0)
 
 
-@pytest.fixture(scope="module")
-def wrong_buffer_score(tmp_path_factory):
-    """What the wrong buffer alone scores on each buffer lesson's learning check (it
-    fails)."""
-    scores = {}
-    for lesson, answers in WRONG_BUFFER.items():
-        result = grade_learning(tmp_path_factory.mktemp("wrong"), lesson, answers)
-        assert statuses(result) == {LEARNING_CHECK[lesson]: "failed"}, result.checks
-        scores[lesson] = result.score
-    return scores
-
-
-def assert_gains_nothing(result, lesson, wrong_score):
+def assert_gains_nothing(result):
+    """The learning check is not passed and scores nothing: a trick that made the wrong
+    buffer (or the broken loop) learn would pass it."""
     (check,) = result.checks
-    assert check.status != "passed", check.feedback
-    assert result.score <= wrong_score, check.feedback
+    assert check.status != "passed" and check.score == 0 == result.score, check.feedback
 
 
 # Lessons 02 and 05 judge the buffer driven by the course's own loop: whatever the
@@ -302,13 +291,13 @@ def assert_gains_nothing(result, lesson, wrong_score):
 @pytest.mark.parametrize("lesson, trick", [("02_replay_buffer", "plays_the_optimal_action"),
                                            ("05_combined_replay", "replays_a_private_memory")])
 def test_a_loop_that_breaks_the_rules_cannot_make_a_wrong_buffer_learn(
-        tmp_path, lesson, trick, wrong_buffer_score):
+        tmp_path, lesson, trick):
     result = grade_learning(tmp_path, lesson, {**WRONG_BUFFER[lesson],
                                                **loop_trick(lesson, trick)})
-    assert_gains_nothing(result, lesson, wrong_buffer_score[lesson])
+    assert_gains_nothing(result)
 
 
-def test_learning_cannot_be_forged_through_the_lent_agent(tmp_path, wrong_buffer_score):
+def test_learning_cannot_be_forged_through_the_lent_agent(tmp_path):
     """A forged-learning loop of an earlier design (it taught the agent the model): the
     learning check no longer calls it (the others of tests/attacks.py, FORGED_LEARNING,
     are loops too; lesson 01, which judges a loop, refuses each rule they break)."""
@@ -318,12 +307,12 @@ def test_learning_cannot_be_forged_through_the_lent_agent(tmp_path, wrong_buffer
                solution_answers(LESSON)["play_and_train_with_replay"] + "\n"
                + FORGED_LEARNING["updates_from_the_model"]}
     result = grade_learning(tmp_path, LESSON, answers)
-    assert_gains_nothing(result, LESSON, wrong_buffer_score[LESSON])
+    assert_gains_nothing(result)
 
 
-def test_a_buffer_cannot_replay_transitions_that_never_happened(tmp_path, wrong_buffer_score):
+def test_a_buffer_cannot_replay_transitions_that_never_happened(tmp_path):
     result = grade_learning(tmp_path, LESSON, {"buffer_sample": FABRICATED_ROWS_SAMPLE})
-    assert_gains_nothing(result, LESSON, wrong_buffer_score[LESSON])
+    assert_gains_nothing(result)
     assert "which is no transition the environment produced" in result.checks[0].feedback
 
 
@@ -341,28 +330,19 @@ def play_and_train(env, agent, t_max=10_000):
 '''
 
 
-@pytest.fixture(scope="module")
-def broken_loop_score(tmp_path_factory):
-    result = grade_learning(tmp_path_factory.mktemp("broken"), "01_qlearning",
-                            {"play_and_train": BROKEN_LOOP})
-    assert statuses(result) == {"test_learning": "failed"}
-    return result.score
-
-
-def test_a_served_agent_cannot_be_taught_transitions_that_never_happened(tmp_path,
-                                                                          broken_loop_score):
+def test_a_served_agent_cannot_be_taught_transitions_that_never_happened(tmp_path):
     forged = grade_learning(tmp_path, "01_qlearning", {"play_and_train": BROKEN_LOOP + "\n"
                                                        + SERVED_AGENT_TAUGHT_THE_MODEL})
-    assert_gains_nothing(forged, "01_qlearning", broken_loop_score)
+    assert_gains_nothing(forged)
     assert "never produced" in forged.checks[0].feedback
 
 
 # Lesson 01 judges the student's loop, under strict witnesses: each trick is refused by
 # the rule it breaks (and would otherwise have taught the agent faster than a real loop).
 @pytest.mark.parametrize("trick", LOOP_TRICKS)
-def test_lesson_01_refuses_a_loop_that_breaks_the_rules(tmp_path, trick, broken_loop_score):
+def test_lesson_01_refuses_a_loop_that_breaks_the_rules(tmp_path, trick):
     result = grade_learning(tmp_path, "01_qlearning", loop_trick("01_qlearning", trick))
-    assert_gains_nothing(result, "01_qlearning", broken_loop_score)
+    assert_gains_nothing(result)
     assert LOOP_TRICK_REFUSALS[trick] in result.checks[0].feedback
     assert "The rule: " in result.checks[0].feedback
 

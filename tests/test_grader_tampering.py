@@ -188,11 +188,9 @@ def test_a_patched_course_helper_cannot_forge_a_learning_result(tmp_path):
     forged_buffer = SAME_TRANSITION_SAMPLE + FORGED_QTABLE_HELPER
     # Where nothing protects the probe, the forgery works: its data say "optimal".
     assert early_success_of_probe({"buffer_sample": forged_buffer}) == 1.0
-    honest = grade(write_submission(tmp_path / "honest", "02_replay_buffer",
-                                    {"buffer_sample": SAME_TRANSITION_SAMPLE}),
-                   only={"test_replay_learning"}, check_time_limit=60.0)
+    # Graded, the probe runs on the course's own helpers: the forgery changes nothing, and
+    # the wrong buffer fails.
     forged = grade(write_submission(tmp_path / "forged", "02_replay_buffer",
                                     {"buffer_sample": forged_buffer + PATCHED_BUILTIN}),
                    only={"test_replay_learning"}, check_time_limit=60.0)
-    assert statuses(honest) == statuses(forged) == {"test_replay_learning": "failed"}
-    assert forged.score == honest.score == 0
+    assert statuses(forged) == {"test_replay_learning": "failed"} and forged.score == 0
