@@ -121,6 +121,10 @@ class NotebookGrading:
     def _describe_lost_cell(self, lost):
         if lost.reason == "timeout":
             return f"{_spent_words(lost)}; it was skipped"
+        if lost.reason == "protocol":
+            why = f" ({printable(lost.detail, 200)})" if lost.detail else ""
+            return (f"broke the student's process's exchange with the grader{why}, so it "
+                    "was restarted; the cell was skipped")
         return f"made the student's process end ({_death_words(lost, self.memory_mb)}); it was skipped"
 
     def cell_notes(self):

@@ -351,27 +351,28 @@ class StudentProcess:
     def run_cell(self, source):
         """Run a cell's code; ``{"status": "ok"}`` or ``{"status": "error", "type",
         "message"}`` (its exception)."""
-        outcome = self._request({"op": "run_cell", "source": source})
+        outcome = self._course_request({"op": "run_cell", "source": source}, "running a cell")
         if not isinstance(outcome, dict) or outcome.get("status") not in ("ok", "error"):
             raise self._lost("protocol", "a cell's outcome could not be read")
         return {key: printable(value) for key, value in outcome.items()}
 
     def lookup(self, names):
         """``{name: value}`` of the names the student's notebook defines."""
-        found = self._request({"op": "lookup", "names": list(names)})
+        found = self._course_request({"op": "lookup", "names": list(names)},
+                                     "looking names up")
         if not isinstance(found, dict):
             raise self._lost("protocol", "a lookup's answer could not be read")
         return {name: value for name, value in found.items() if name in names}
 
     def seed(self, seed):
         """Seed the student process's global generators (``random``, ``np.random``)."""
-        self._request({"op": "seed", "seed": int(seed)})
+        self._course_request({"op": "seed", "seed": int(seed)}, "seeding")
 
     def forget(self):
         """Drop every reference and lent object of the last check, on both sides (and the
         deferred calls not sent yet: nothing of that check reads what they would do)."""
         self._deferred.clear()
-        self._request({"op": "forget"})
+        self._course_request({"op": "forget"}, "forgetting a check's objects")
         self._lent.clear()
         self._lend_ids.clear()
 
@@ -396,6 +397,19 @@ class StudentProcess:
     def keep(self, value):
         """A copy of ``value`` kept in the student's process, as a :class:`StudentObject`."""
         return self._request({"op": "keep", "value": self._encode(value)})
+
+    def _course_request(self, message, doing):
+        """A request for the grader's own work (not a call of the student's code): if it
+        raises in there, the student's code broke the server's machinery (patched its
+        objects or builtins), and the process is stopped as one that broke the protocol,
+        never an error of the grader's."""
+        try:
+            return self._request(message)
+        except (StudentProcessLost, TranscriptMismatch):
+            raise
+        except Exception as error:
+            raise self._lost("protocol", f"{doing} failed in there: {type(error).__name__}: "
+                             f"{printable(error, 200)}") from None
 
     def _request(self, message):
         if self._channel is None:

@@ -390,8 +390,7 @@ BUDGET_ATTACKS = {"cpu_hogs": CPU_HOGS, "thread_swarm": THREAD_SWARM,
 
 # --- forged learning through the ordinary API ----------------------------------------------------
 
-# lesson 02: the loop, plus a way to make the grader's agent look as if it learned (tried
-# with a wrong buffer, which fails the learning check honestly)
+# Taxi's optimal Q-table, computed in the student's process
 _OPTIMAL_QTABLE = '''
 from course.taxi import STEP_LIMIT as _LIMIT, taxi_model as _model
 _taxi = _model()
@@ -400,57 +399,6 @@ for _ in range(_LIMIT):
     _optimal = _taxi.reward + np.where(_taxi.terminated, 0.0, _values[_taxi.next_state])
     _values = _optimal.max(axis=1)
 '''
-
-WRITES_INTO_THE_AGENT = _OPTIMAL_QTABLE + '''
-_honest_loop = play_and_train_with_replay
-
-
-def play_and_train_with_replay(env, agent, replay, replay_batch_size=32, t_max=10_000):
-    for _state in range(500):
-        for _action in range(6):
-            try:
-                agent.set_qvalue(_state, _action, float(_optimal[_state, _action]))
-            except Exception:
-                pass
-            try:
-                agent._qvalues[_state][_action] = float(_optimal[_state, _action])
-            except Exception:
-                pass
-    return _honest_loop(env, agent, replay, replay_batch_size, t_max)
-'''
-
-UPDATES_FROM_THE_MODEL = _OPTIMAL_QTABLE + '''
-_honest_loop = play_and_train_with_replay
-
-
-def play_and_train_with_replay(env, agent, replay, replay_batch_size=32, t_max=10_000):
-    for _ in range(3):
-        for _state in range(500):
-            for _action in range(6):
-                agent.update(_state, _action, float(_taxi.reward[_state, _action]),
-                             int(_taxi.next_state[_state, _action]),
-                             bool(_taxi.terminated[_state, _action]))
-    return _honest_loop(env, agent, replay, replay_batch_size, t_max)
-'''
-
-STEERS_THE_ACTIONS = _OPTIMAL_QTABLE + '''
-def play_and_train_with_replay(env, agent, replay, replay_batch_size=32, t_max=10_000):
-    total, (state, _) = 0.0, env.reset()
-    for _ in range(t_max):
-        agent.get_action(state)
-        action = int(_optimal[state].argmax())  # not what the agent chose
-        next_state, reward, terminated, truncated, _ = env.step(action)
-        agent.update(state, action, reward, next_state, terminated)
-        replay.add(state, action, reward, next_state, terminated)
-        total, state = total + reward, next_state
-        if terminated or truncated:
-            break
-    return total
-'''
-
-FORGED_LEARNING = {"writes_into_the_agent": WRITES_INTO_THE_AGENT,
-                   "updates_from_the_model": UPDATES_FROM_THE_MODEL,
-                   "steers_the_actions": STEERS_THE_ACTIONS}
 
 # lesson 01: the reference agent is served; a loop tries to teach it the model directly
 SERVED_AGENT_TAUGHT_THE_MODEL = _OPTIMAL_QTABLE.replace("np.", "__import__('numpy').") + '''

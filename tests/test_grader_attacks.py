@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from attacks import (BUDGET_ATTACKS, DQN_STEP_TRICKS, ESCAPE, ESCAPE_MARKER,
-                     FABRICATED_ROWS_SAMPLE, FORGED_LEARNING, FORGED_LINE, FORGING_ROUTES, HARM,
+                     FABRICATED_ROWS_SAMPLE, FORGED_LINE, FORGING_ROUTES, HARM,
                      LEAVER_MARKER, LOOP_TRICK_REFUSALS, LOOP_TRICKS, SAME_TRANSITION_CER,
                      SAME_TRANSITION_SAMPLE, SERVED_AGENT_TAUGHT_THE_MODEL, SHARED_MEMORY_KEY,
                      SHARED_MEMORY_WRITER, loop_trick)
@@ -294,19 +294,6 @@ def test_a_loop_that_breaks_the_rules_cannot_make_a_wrong_buffer_learn(
         tmp_path, lesson, trick):
     result = grade_learning(tmp_path, lesson, {**WRONG_BUFFER[lesson],
                                                **loop_trick(lesson, trick)})
-    assert_gains_nothing(result)
-
-
-def test_learning_cannot_be_forged_through_the_lent_agent(tmp_path):
-    """A forged-learning loop of an earlier design (it taught the agent the model): the
-    learning check no longer calls it (the others of tests/attacks.py, FORGED_LEARNING,
-    are loops too; lesson 01, which judges a loop, refuses each rule they break)."""
-    from make_submissions import solution_answers
-
-    answers = {**WRONG_BUFFER[LESSON], "play_and_train_with_replay":
-               solution_answers(LESSON)["play_and_train_with_replay"] + "\n"
-               + FORGED_LEARNING["updates_from_the_model"]}
-    result = grade_learning(tmp_path, LESSON, answers)
     assert_gains_nothing(result)
 
 

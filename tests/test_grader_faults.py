@@ -226,3 +226,27 @@ def test_a_deferred_call_that_raises_is_reported_as_itself(tmp_path, answer, sta
     assert statuses(result) == {"test_replay_learning": status}
     assert words in feedback(result, "test_replay_learning")
     assert "sample(" not in feedback(result, "test_replay_learning")
+
+
+# Code that breaks the machinery the grader's own requests run on in the sandbox (a cell's
+# run, the seeding before each check): the student's process is stopped as one that broke
+# the exchange (a cell that fails so is skipped), and the notebook is graded, never "the
+# grader failed on it".
+BREAKS_THE_CELL_RUNNER = ("\nimport IPython.core.interactiveshell as _shell\n"
+                          "_shell.InteractiveShell.run_cell = lambda self, *args, **kw: {}\n")
+BREAKS_THE_SEEDING = "\nimport random as _random\n_random.seed = lambda *args, **kw: 1 / 0\n"
+
+
+@pytest.mark.parametrize("breaker, words", [
+    (BREAKS_THE_CELL_RUNNER, "running a cell failed in there: AttributeError"),
+    (BREAKS_THE_SEEDING, "seeding failed in there: ZeroDivisionError")],
+    ids=["cell_runner", "seeding"])
+def test_code_that_breaks_the_servers_machinery_costs_only_its_notebook(tmp_path, breaker,
+                                                                         words):
+    update = solution_answers("01_qlearning")["update"] + breaker
+    result = grade(write_submission(tmp_path, "01_qlearning", {"update": update}),
+                   only={"test_update", "test_epsilon_greedy"})
+    assert result.isolation["level"] in {"namespaces", "none"}
+    assert len(result.checks) == 2
+    said = " ".join([*result.notes, *(check.feedback for check in result.checks)])
+    assert words in said and "grader failed" not in said, said
