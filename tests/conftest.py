@@ -6,8 +6,10 @@ LESSON_NUMBER = re.compile(r"\[(\d\d)_")
 
 # Tests that take a minute or more, started first so that pytest-xdist's two workers
 # do not end with one of them alone on a long test.
-SLOWEST_FIRST = ("test_solution_notebook_runs_without_errors_or_stderr",
-                 "tests/test_grader_cli.py")
+SLOWEST_FIRST = ("tests/test_grader_attacks.py",  # a graded class of 30 notebooks, then more
+                 "tests/test_grader_cli.py",  # the example class
+                 "test_solution_notebook_runs_without_errors_or_stderr",
+                 "tests/test_claims_lesson0")
 
 
 def pytest_configure(config):
