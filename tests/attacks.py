@@ -432,31 +432,6 @@ def sample(self, batch_size):
     return tuple(np.stack(field) for field in zip(*[self._always] * batch_size))
 '''
 
-# The same mistake in lesson 05's combined buffer.
-SAME_TRANSITION_CER = '''\
-#| export
-import math
-
-import gymnasium as gym
-import numpy as np
-
-from qlearning import QLearningAgent
-from replay_buffer import ReplayBuffer
-
-
-class CombinedReplayBuffer(ReplayBuffer):
-    """Wrong: every row of every batch is the same transition."""
-
-    def sample(self, batch_size):
-        if batch_size <= 0:
-            raise ValueError(f"batch_size must be positive, got {batch_size}")
-        if not self._storage:
-            raise ValueError("cannot sample from an empty replay buffer")
-        if not hasattr(self, "_always"):
-            self._always = self._storage[0]
-        return tuple(np.stack(field) for field in zip(*[self._always] * batch_size))
-'''
-
 # A wrong buffer that "replays" transitions it makes up: Taxi's whole model, in turn.
 FABRICATED_ROWS_SAMPLE = '''\
 #| export

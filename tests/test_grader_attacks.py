@@ -13,9 +13,9 @@ classmates are graded with them, one first and one last. The grader runs in a cg
 the test's own, so an attack that got through could not take the machine down.
 
 At the end, forged learning through the ordinary API: loops that break a training
-loop's rules (tests/attacks.py, LOOP_TRICKS) are refused by lesson 01's witnesses and
-cannot make a wrong buffer learn in lessons 02 and 05, whose learning checks drive the
-buffer with the course's own loop; lesson 07 refuses learning steps that break theirs.
+loop's rules (tests/attacks.py, LOOP_TRICKS) are refused by lesson 01's witnesses and are
+never called by the learning checks of lessons 02 and 05, which drive the buffer with the
+course's own loop; lesson 07 refuses learning steps that break theirs.
 """
 
 import hashlib
@@ -30,8 +30,8 @@ import pytest
 
 from attacks import (BUDGET_ATTACKS, DQN_STEP_TRICKS, ESCAPE, ESCAPE_MARKER,
                      FABRICATED_ROWS_SAMPLE, FORGED_LINE, FORGING_ROUTES, HARM,
-                     LEAVER_MARKER, LOOP_TRICK_REFUSALS, LOOP_TRICKS, SAME_TRANSITION_CER,
-                     SAME_TRANSITION_SAMPLE, SERVED_AGENT_TAUGHT_THE_MODEL, SHARED_MEMORY_KEY,
+                     LEAVER_MARKER, LOOP_TRICK_REFUSALS, LOOP_TRICKS,
+                     SERVED_AGENT_TAUGHT_THE_MODEL, SHARED_MEMORY_KEY,
                      SHARED_MEMORY_WRITER, loop_trick)
 from grader.release import REPOSITORY
 from grader.sandbox import namespaces_available
@@ -266,11 +266,7 @@ def test_every_notebook_says_which_isolation_graded_it(attacked_class):
 # --- forged learning through the ordinary API ------------------------------------------------------
 
 LEARNING_CHECK = {"01_qlearning": "test_learning", "02_replay_buffer": "test_replay_learning",
-                  "05_combined_replay": "test_cer_learning",
                   "07_neural_replay": "test_dqn_learning"}
-# a buffer that always returns the same transition: replay is no help, and learning fails
-WRONG_BUFFER = {"02_replay_buffer": {"buffer_sample": SAME_TRANSITION_SAMPLE},
-                "05_combined_replay": {"cer_buffer": SAME_TRANSITION_CER}}
 
 
 def grade_learning(folder, lesson, answers):
@@ -285,17 +281,19 @@ def assert_gains_nothing(result):
     assert check.status != "passed" and check.score == 0 == result.score, check.feedback
 
 
-# Lessons 02 and 05 judge the buffer driven by the course's own loop (the same function,
-# checks.taxi_training.train_buffer_on_taxi): whatever the student's loop does, it cannot
-# make a wrong buffer learn. One graded run shows it, with the trick that would teach the
-# agent most; lesson 01 refuses every trick below, and tests/test_witness.py holds every
-# rule in-process.
-@pytest.mark.parametrize("lesson, trick", [("05_combined_replay", "replays_a_private_memory")])
-def test_a_loop_that_breaks_the_rules_cannot_make_a_wrong_buffer_learn(
-        tmp_path, lesson, trick):
-    result = grade_learning(tmp_path, lesson, {**WRONG_BUFFER[lesson],
-                                               **loop_trick(lesson, trick)})
-    assert_gains_nothing(result)
+# Lessons 02 and 05 judge the buffer driven by the course's own loop
+# (checks.taxi_training.train_buffer_on_taxi): their learning checks are given the buffer
+# class alone, so whatever the student's loop does (steer the actions, replay a private
+# memory), they never call it. Lesson 01, which judges the student's loop, refuses each
+# of those tricks below, graded; tests/test_witness.py holds every rule in-process.
+@pytest.mark.parametrize("lesson, check, buffer", [
+    ("02_replay_buffer", "test_replay_learning", "ReplayBuffer"),
+    ("05_combined_replay", "test_cer_learning", "CombinedReplayBuffer")])
+def test_where_the_course_loop_drives_the_buffer_the_learning_check_gets_no_loop(
+        lesson, check, buffer):
+    from checks import checks_for_lesson
+
+    assert checks_for_lesson(lesson)[check].needs == (buffer,)
 
 
 def test_a_buffer_cannot_replay_transitions_that_never_happened(tmp_path):
