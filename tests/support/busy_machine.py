@@ -38,10 +38,10 @@ def stop(processes):
 
 
 @contextlib.contextmanager
-def machine_load(per_core, enter=(), cores=None):
+def machine_load(per_core, enter=(), cores=None, lifetime=1800):
     """``per_core`` busy processes for each of ``cores`` (default: every core) while the
-    block runs."""
-    processes = busy_processes(per_core * (cores or os.cpu_count()), enter)
+    block runs; ``lifetime`` must outlast the block (they end by themselves after it)."""
+    processes = busy_processes(per_core * (cores or os.cpu_count()), enter, lifetime)
     try:
         time.sleep(0.5)  # let them start
         yield processes
