@@ -9,7 +9,8 @@ from checks.framework import (Check, LessonChecks, call_student, comparison, fai
 from checks.expected import expected as reference
 from checks.lending import mirrored
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
-from checks.stub_envs import ScriptedAgent, lent_corridor
+from checks.stub_envs import ScriptedAgent, call_training_loop, lent_corridor
+from course.corridor import runaway_limit
 
 LESSON = "01_qlearning"
 
@@ -318,7 +319,7 @@ def _loop_probe(inputs, play_and_train):
                             step_reward=inputs["step_reward"],
                             goal_reward=inputs["goal_reward"])
         agent = ScriptedAgent(action)
-        total = call_student("play_and_train(env, agent)", play_and_train, env, agent)
+        total = call_training_loop("play_and_train(env, agent)", play_and_train, env, agent)
         outcome[case] = {"returned": _as_number(total), "updates": agent.updates,
                          "steps": env.unwrapped.steps_taken, "resets": env.unwrapped.resets}
     # t_max ends an episode that no time limit ends first: given, and by its default
@@ -329,10 +330,10 @@ def _loop_probe(inputs, play_and_train):
                             goal_reward=inputs["goal_reward"])
         agent = ScriptedAgent(0)
         if t_max is None:
-            call_student("play_and_train(env, agent)", play_and_train, env, agent)
+            call_training_loop("play_and_train(env, agent)", play_and_train, env, agent)
         else:
-            call_student(f"play_and_train(env, agent, t_max={t_max})", play_and_train, env,
-                         agent, t_max=t_max)
+            call_training_loop(f"play_and_train(env, agent, t_max={t_max})", play_and_train,
+                               env, agent, t_max=t_max)
         outcome[case] = {"steps": env.unwrapped.steps_taken, "t_max": t_max}
     return outcome
 
@@ -358,8 +359,10 @@ def _loop_verdict(inputs, data):
         return failed(f"play_and_train should return the episode's total reward "
                       f"{expected_total:g} but returned {goal['returned']}.")
     if timeout["steps"] > limit:
+        stopped = " (where the grader stopped it)" if timeout["steps"] >= runaway_limit(
+            limit) else ""
         return failed(f"the time limit is {limit} steps but the episode went on for "
-                      f"{timeout['steps']}: stop when truncated is True too.")
+                      f"{timeout['steps']}{stopped}: stop when truncated is True too.")
     if timeout["steps"] < limit:
         return failed(f"the episode stopped after {timeout['steps']} steps, before the time "
                       f"limit of {limit}, though it neither terminated nor was truncated.")

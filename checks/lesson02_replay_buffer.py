@@ -10,8 +10,8 @@ from checks.expected import expected as reference
 from checks.lending import STAND_IN_BATCH, Served
 from checks.records import Record
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
-from checks.stub_envs import (ScriptedAgent, episode_ends, episode_ends_problem,
-                              lent_corridor)
+from checks.stub_envs import (ScriptedAgent, call_training_loop, episode_ends,
+                              episode_ends_problem, lent_corridor)
 
 LESSON = "02_replay_buffer"
 FIELDS = ("obs_t", "action", "reward", "obs_tp1", "done")
@@ -474,7 +474,7 @@ def _loop_probe(inputs, play_and_train_with_replay):
     for case, (action, use_replay, limit, arguments) in cases.items():
         env = lent_corridor(length, limit)
         agent, buffer = ScriptedAgent(action), RecordingBuffer()
-        returned = call_student(
+        returned = call_training_loop(
             "play_and_train_with_replay(env, agent, replay"
             + "".join(f", {a}" for a in arguments) + ")", play_and_train_with_replay, env,
             agent, buffer if use_replay else None, *arguments)

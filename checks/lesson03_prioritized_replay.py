@@ -13,7 +13,7 @@ from checks.lending import STAND_IN_BATCH, STAND_IN_PRIORITIES, AtMost, Served, 
 from checks.lesson02_replay_buffer import transition, transition_ids
 from checks.records import Record
 from checks.statistics import FALSE_FAILURE_RATE, chi_square_pvalue, describe_counts, fits
-from checks.stub_envs import (CountingBuffer, episode_cases, episode_ends,
+from checks.stub_envs import (CountingBuffer, call_training_loop, episode_cases, episode_ends,
                               episode_ends_problem, lent_corridor)
 
 LESSON = "03_prioritized_replay"
@@ -1102,10 +1102,10 @@ def _loop_probe(inputs, play_and_train_with_per):
         buffer = CountingPrioritizedBuffer() if long_run else RecordingPrioritizedBuffer()
         batch_size = 1 if long_run else inputs["batch_size"]
         extra = {} if t_max is None else {"t_max": t_max}
-        total = call_student(f"play_and_train_with_per(env, agent, replay, {batch_size}, beta"
-                             + ("" if t_max is None else f", t_max={t_max}") + ")",
-                             play_and_train_with_per, env, agent, buffer, batch_size,
-                             inputs["beta"], **extra)
+        total = call_training_loop(
+            f"play_and_train_with_per(env, agent, replay, {batch_size}, beta"
+            + ("" if t_max is None else f", t_max={t_max}") + ")",
+            play_and_train_with_per, env, agent, buffer, batch_size, inputs["beta"], **extra)
         total = float(total) if isinstance(total, (int, float, np.floating)) else repr(total)[:60]
         if long_run:  # 10,000 steps: only how many
             outcome[case] = {"steps": env.unwrapped.steps_taken}

@@ -9,8 +9,8 @@ from checks.framework import (Check, LessonChecks, ProbeError, call_student, com
 from checks.lesson02_replay_buffer import (RecordingBuffer, driven_by, replay_loop_inputs,
                                            sampled_ids, transition)
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
-from checks.stub_envs import (CountingBuffer, ScriptedAgent, episode_cases, episode_ends,
-                              episode_ends_problem, lent_corridor)
+from checks.stub_envs import (CountingBuffer, ScriptedAgent, call_training_loop, episode_cases,
+                              episode_ends, episode_ends_problem, lent_corridor)
 
 LESSON = "05_combined_replay"
 
@@ -178,10 +178,10 @@ def _loop_probe(inputs, play_and_train_from_replay):
         buffer = CountingBuffer() if long_run else RecordingBuffer()
         batch_size = 1 if long_run else inputs["batch_size"]
         extra = {} if t_max is None else {"t_max": t_max}
-        total = call_student(f"play_and_train_from_replay(env, agent, replay, {batch_size}"
-                             + ("" if t_max is None else f", t_max={t_max}") + ")",
-                             play_and_train_from_replay, env, agent, buffer, batch_size,
-                             **extra)
+        total = call_training_loop(
+            f"play_and_train_from_replay(env, agent, replay, {batch_size}"
+            + ("" if t_max is None else f", t_max={t_max}") + ")",
+            play_and_train_from_replay, env, agent, buffer, batch_size, **extra)
         if case == "default_t_max":  # 10,000 steps: only how many
             outcome[case] = {"steps": env.unwrapped.steps_taken}
             continue

@@ -7,6 +7,7 @@ and the loop may read and set ``epsilon``. The corridor is lent by mirroring."""
 
 import numpy as np
 
+from checks.framework import ProbeError, call_student
 from checks.lending import STAND_IN_BATCH, Served
 from checks.records import Record
 from course.corridor import make_corridor  # noqa: F401 - the loop checks' environment
@@ -85,6 +86,19 @@ def episode_ends_problem(length, runs, expected, walks_to_goal=("reaches_goal",)
                     f"{total:g}, but the loop returned {run[total_key]}: return the "
                     "episode's total reward.")
     return None
+
+
+def call_training_loop(description, loop, env, *args, **kwargs):
+    """:func:`~checks.framework.call_student` for a training loop played on a corridor. A
+    loop that the corridor stopped for running far past the episode's end (a
+    :class:`~course.corridor.RunawayEpisode`) returns None: the steps it took are on the
+    corridor, and its verdict judges them like any other loop's."""
+    try:
+        return call_student(description, loop, env, *args, **kwargs)
+    except ProbeError:
+        if not env.unwrapped.ran_away:
+            raise
+        return None
 
 
 def episode_cases(time_limit, default_t_max):

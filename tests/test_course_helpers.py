@@ -195,3 +195,31 @@ def test_compare_over_seeds_runs_every_method_with_every_seed():
         # row i belongs to seeds[i], so methods are paired seed by seed
         np.testing.assert_array_equal(curves[name][:, 0], np.array(seeds) + offset)
         assert [seed for method, seed in calls if method == name] == seeds
+
+
+# --- course.corridor -----------------------------------------------------------------------
+
+def test_corridor_truncates_at_its_time_limit_and_refuses_a_runaway_episode():
+    from course.corridor import RunawayEpisode, make_corridor, runaway_limit
+
+    env = make_corridor(3, time_limit=5)
+    env.reset()
+    ends = [env.step(0)[2:4] for _ in range(5)]
+    assert ends == [(False, False)] * 4 + [(False, True)]  # truncated, never terminated
+    for _ in range(runaway_limit(5) - 5):  # a loop that ignores truncation goes on...
+        env.step(0)
+    with pytest.raises(RunawayEpisode):  # ...until the corridor refuses, on every machine
+        env.step(0)
+    assert env.unwrapped.ran_away and env.unwrapped.steps_taken == runaway_limit(5)
+    env.reset()  # a new episode starts its count again
+    assert env.step(1)[:4] == (1, -1.0, False, False)
+
+
+def test_the_longest_correct_episode_of_the_loop_checks_is_never_refused():
+    from course.corridor import make_corridor
+
+    env = make_corridor(3, time_limit=10_005)  # the checks' default-t_max case
+    env.reset()
+    for _ in range(10_005):  # to the time limit, one step past t_max's 10,000
+        truncated = env.step(0)[3]
+    assert truncated and not env.unwrapped.ran_away

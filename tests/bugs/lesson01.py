@@ -110,6 +110,11 @@ LOOP_PASSES_TRUNCATION_AS_TERMINAL = _edit(
 LOOP_IGNORES_TRUNCATION = _edit("play_and_train", (
     "if terminated or truncated:", "if terminated:"))
 
+LOOP_NEVER_STOPS_UNLESS_TERMINATED = _edit(
+    "play_and_train",
+    ("for _ in range(t_max):", "while True:  # ignores t_max"),
+    ("if terminated or truncated:", "if terminated:"))
+
 LOOP_RETURNS_NOTHING = _edit("play_and_train", ("\n    return total_reward", ""))
 
 LOOP_RETURNS_LAST_REWARD = _edit(
@@ -170,6 +175,10 @@ BUGS = (
         {"play_and_train": LOOP_PASSES_TRUNCATION_AS_TERMINAL},
         description="update is told terminated or truncated, so a time limit zeroes "
                     "the bootstrap"),
+    Bug("loop_never_stops_unless_terminated", LESSON, "test_play_and_train",
+        {"play_and_train": LOOP_NEVER_STOPS_UNLESS_TERMINATED},
+        description="while True, stopping only when terminated: an episode that is "
+                    "truncated never ends (the corridor stops it past its time limit)"),
     Bug("loop_ignores_truncation", LESSON, "test_play_and_train",
         {"play_and_train": LOOP_IGNORES_TRUNCATION},
         description="the episode stops only on terminated and runs past the time limit "

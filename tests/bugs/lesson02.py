@@ -216,6 +216,11 @@ SAMPLE_REJECTS_BATCH_OF_ONE = _edit("buffer_sample", ("if batch_size <= 0:", "if
 LOOP_IGNORES_TRUNCATION = _edit("play_and_train_with_replay", (
     "if terminated or truncated:", "if terminated:"))
 
+LOOP_NEVER_STOPS_UNLESS_TERMINATED = _edit(
+    "play_and_train_with_replay",
+    ("for _ in range(t_max):", "while True:  # ignores t_max"),
+    ("if terminated or truncated:", "if terminated:"))
+
 LOOP_ONE_STEP_PAST_T_MAX = _edit("play_and_train_with_replay", (
     "for _ in range(t_max):", "for _ in range(t_max + 1):"))
 
@@ -342,6 +347,10 @@ BUGS = (
     Bug("sample_rejects_batch_of_one", LESSON, "test_sample_errors",
         {"buffer_sample": SAMPLE_REJECTS_BATCH_OF_ONE},
         description="the error guard is off by one: sample(1) raises ValueError"),
+    Bug("replay_loop_never_stops_unless_terminated", LESSON, "test_replay_loop",
+        {"play_and_train_with_replay": LOOP_NEVER_STOPS_UNLESS_TERMINATED},
+        description="while True, stopping only when terminated: an episode that is "
+                    "truncated never ends (the corridor stops it past its time limit)"),
     Bug("replay_loop_ignores_truncation", LESSON, "test_replay_loop",
         {"play_and_train_with_replay": LOOP_IGNORES_TRUNCATION},
         description="stops only when terminated: a truncated episode runs on to t_max"),

@@ -159,6 +159,11 @@ SEARCH_CLAMPS_ONLY_MASSES = _edit("sumtree_find_prefix_sum", (
 LOOP_STOPS_ONLY_WHEN_TERMINATED = _edit("play_and_train_with_per", (
     "if terminated or truncated:", "if terminated:"))
 
+LOOP_NEVER_STOPS_UNLESS_TERMINATED = _edit(
+    "play_and_train_with_per",
+    ("for _ in range(t_max):", "while True:  # ignores t_max"),
+    ("if terminated or truncated:", "if terminated:"))
+
 ALPHA_ZERO_REFUSED = _edit("per_class", (
     "if alpha < 0 or not epsilon > 0:", "if alpha <= 0 or not epsilon > 0:"))
 
@@ -262,6 +267,10 @@ BUGS = [
         {"sumtree_find_prefix_sum": SEARCH_CLAMPS_ONLY_MASSES},
         description="masses clamped below the total but slots not clamped to capacity - 1: "
                     "float sums carry a mass past the last slot"),
+    Bug("per_loop_never_stops_unless_terminated", LESSON, "test_per_loop",
+        {"play_and_train_with_per": LOOP_NEVER_STOPS_UNLESS_TERMINATED},
+        description="while True, stopping only when terminated: an episode that is "
+                    "truncated never ends (the corridor stops it past its time limit)"),
     Bug("per_loop_stops_only_when_terminated", LESSON, "test_per_loop",
         {"play_and_train_with_per": LOOP_STOPS_ONLY_WHEN_TERMINATED},
         description="ignores truncation: an episode cut by the time limit runs on to t_max"),

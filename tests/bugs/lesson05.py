@@ -68,6 +68,11 @@ CER_REJECTS_BATCH_OF_ONE = _edit("cer_buffer", ("if batch_size <= 0:", "if batch
 REPLAY_ONLY_LOOP_IGNORES_TRUNCATION = _edit("play_and_train_from_replay", (
     "if terminated or truncated:", "if terminated:"))
 
+REPLAY_ONLY_LOOP_NEVER_STOPS_UNLESS_TERMINATED = _edit(
+    "play_and_train_from_replay",
+    ("for _ in range(t_max):", "while True:  # ignores t_max"),
+    ("if terminated or truncated:", "if terminated:"))
+
 REPLAY_ONLY_LOOP_RETURNS_THE_LAST_REWARD = _edit("play_and_train_from_replay", (
     "total_reward += reward", "total_reward = reward"))
 
@@ -110,6 +115,10 @@ BUGS = [
     Bug("cer_rejects_batch_of_one", LESSON, "test_cer_single_transition",
         {"cer_buffer": CER_REJECTS_BATCH_OF_ONE},
         description="the error guard is off by one: sample(1) raises ValueError"),
+    Bug("replay_only_loop_never_stops_unless_terminated", LESSON, "test_replay_only_loop",
+        {"play_and_train_from_replay": REPLAY_ONLY_LOOP_NEVER_STOPS_UNLESS_TERMINATED},
+        description="while True, stopping only when terminated: an episode that is "
+                    "truncated never ends (the corridor stops it past its time limit)"),
     Bug("replay_only_loop_ignores_truncation", LESSON, "test_replay_only_loop",
         {"play_and_train_from_replay": REPLAY_ONLY_LOOP_IGNORES_TRUNCATION},
         description="stops only when terminated: a truncated episode runs on to t_max"),
