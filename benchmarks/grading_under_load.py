@@ -1,10 +1,15 @@
 """Does a loaded machine change any grade? The example class, quiet and beside busy processes.
 
     python benchmarks/grading_under_load.py [--per-core 12] [--workers 2] [--salt under-load]
+                                            [--attackers]
 
 1. Grades the example class (``examples/submissions``: ``ada_complete`` holds the
-   reference solutions of all seven lessons, the others known bugs, an infinite loop and
-   a tamperer) with ``python -m grader grade --workers 2`` on the machine as it is.
+   reference solutions of all seven lessons, the others known bugs, a loop that never
+   ends a truncated episode and a tamperer) with ``python -m grader grade --workers 2``
+   on the machine as it is. With ``--attackers``, students who attack the budgets join
+   the class (``tests/attacks.py``: busy processes in sessions of their own, a thread
+   swarm, a multi-process memory hog, System V shared memory left for a later sandbox),
+   graded beside their correct classmates.
 2. Starts ``--per-core`` busy processes per core, each in a session of its own (shell
    loops that never sleep; they are not part of the class), and grades the same class
    with the same salt again.
@@ -12,7 +17,8 @@
    reference solutions' score under load (goal: full marks), every check whose outcome
    differs between the runs (goal: none) and, over all checks, the most CPU any check
    used against its budget, and the most wall time against its CPU budget (how far the
-   load stretched it).
+   load stretched it); and what either run left on the machine (sandbox cgroups, System V
+   shared memory segments, sandbox processes; goal: nothing).
 
 It takes long: at twelve busy processes per core, grading waits for the CPU about
 thirteen times as long as it uses it (about 30 minutes on 2 cores).
@@ -22,6 +28,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -37,6 +44,7 @@ from summary import load_average, print_summary  # noqa: E402
 
 from checks import checks_for_lesson  # noqa: E402
 from grader.report import graded_content  # noqa: E402
+from grader.sandbox_resources import sandbox_groups  # noqa: E402
 from support.busy_machine import machine_load  # noqa: E402
 
 CLASS = REPOSITORY / "examples" / "submissions"
@@ -60,11 +68,43 @@ class LoadSampler(threading.Thread):
         return (min(self.samples), max(self.samples)) if self.samples else (None, None)
 
 
-def grade(report, workers, salt):
+def class_with_attackers(folder):
+    """A copy of the example class in ``folder``, with the budget attackers of
+    tests/attacks.py beside it (each on lesson 02's wrong buffer, as the attack tests
+    grade them; the shared-memory writer on lesson 06)."""
+    from attacks import BUDGET_ATTACKS, SHARED_MEMORY_WRITER, wrong_buffer_answers
+    from submission_factory import solution_answers, write_submission
+
+    shutil.copytree(CLASS, folder)
+    for name, code in BUDGET_ATTACKS.items():
+        write_submission(folder, "02_replay_buffer", wrong_buffer_answers(code),
+                         student=f"attack_{name}")
+    write_submission(folder, "06_capstone", {"autocorrelation": solution_answers(
+        "06_capstone")["autocorrelation"] + SHARED_MEMORY_WRITER},
+        student="attack_shared_memory_writer")
+    return folder
+
+
+def left_on_the_machine():
+    """What sandboxes could leave behind: their cgroups, System V shared memory segments
+    (all of the host's), and processes running the sandbox's server."""
+    segments = Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
+    servers = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if b"student_server" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                servers.append(int(pid))
+        except OSError:
+            pass
+    return {"cgroups": len(sandbox_groups()), "shared memory segments": len(segments),
+            "sandbox processes": len(servers)}
+
+
+def grade(students, report, workers, salt):
     """``(wall seconds, CPU seconds of the grader and everything it started)``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
-    completed = subprocess.run([sys.executable, "-m", "grader", "grade", str(CLASS), "--salt",
+    completed = subprocess.run([sys.executable, "-m", "grader", "grade", str(students), "--salt",
                                 salt, "--workers", str(workers), "--quiet", "--json",
                                 str(report)], cwd=REPOSITORY, capture_output=True, text=True)
     wall = time.monotonic() - started
@@ -108,11 +148,15 @@ def main(argv=None):
     parser.add_argument("--per-core", type=int, default=12)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--salt", default="under-load")
+    parser.add_argument("--attackers", action="store_true",
+                        help="grade budget attackers in the class too")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     print(f"load average at start: {load_average()} on {os.cpu_count()} cores", flush=True)
-    runs = {}
+    runs, left_before = {}, left_on_the_machine()
     with tempfile.TemporaryDirectory(prefix="grading-under-load-") as scratch:
+        students = (class_with_attackers(Path(scratch) / "class") if args.attackers
+                    else CLASS)
         for name in ("quiet", "loaded"):
             report = Path(scratch) / f"{name}.json"
             sampler = LoadSampler()
@@ -121,9 +165,9 @@ def main(argv=None):
                 # the loaded run takes about 35 min at 12 per core: 3 h covers it
                 with machine_load(args.per_core, lifetime=3 * 3600) as busy:
                     print(f"started {len(busy)} busy processes", flush=True)
-                    wall, cpu = grade(report, args.workers, args.salt)
+                    wall, cpu = grade(students, report, args.workers, args.salt)
             else:
-                wall, cpu = grade(report, args.workers, args.salt)
+                wall, cpu = grade(students, report, args.workers, args.salt)
             low, high = sampler.stop()
             runs[name] = {"wall": wall, "cpu": cpu, "load": (low, high),
                           "report": json.loads(report.read_text())}
@@ -137,6 +181,9 @@ def main(argv=None):
     reference = next(s for s in loaded["submissions"] if s["student"] == REFERENCE_STUDENT)
     full = reference["score"] == reference["max_score"]
     (cpu_ratio, cpu_where), (wall_ratio, wall_where) = stretch(runs["loaded"]["report"])
+    left_after = left_on_the_machine()
+    left = {what: left_after[what] - count for what, count in left_before.items()
+            if left_after[what] != count}
     summary = [
         f"quiet: {runs['quiet']['wall']:.0f} s wall, {runs['quiet']['cpu']:.0f} s CPU (load "
         f"{runs['quiet']['load'][0]} - {runs['quiet']['load'][1]}); loaded with "
@@ -150,9 +197,17 @@ def main(argv=None):
         f"{len(differing)} of {len(a)} (goal: 0)",
         f"under load, the most CPU a check used: {cpu_ratio:.0%} of its budget ({cpu_where}); "
         f"the most wall time: {wall_ratio:.1f}x its CPU budget ({wall_where})",
+        "left on the machine after both runs: " + (", ".join(
+            f"{count:+d} {what}" for what, count in left.items()) or "nothing"),
     ]
+    if args.attackers:
+        summary.insert(2, "attackers (lesson 02 on a wrong buffer, graded beside their "
+                          "classmates), score / max: " + ", ".join(
+                              f"{s['student']} {s['score']:g}/{s['max_score']:g}"
+                              for s in loaded["submissions"]
+                              if s["student"].startswith("attack_")))
     print_summary(summary, started)
-    return 0 if full and not differing else 1
+    return 0 if full and not differing and not left else 1
 
 
 if __name__ == "__main__":

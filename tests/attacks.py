@@ -7,9 +7,23 @@ are the routes that forged results when probes ran inside the student's process;
 are kept because a design change must not reopen them.
 """
 
+import sys
+from pathlib import Path
+
 ESCAPE_MARKER = "ESCAPE_MARKER_7f3a"
 LEAVER_MARKER = "LEAVER_MARKER_9c2e"
 FORGED_LINE = "FORGED_LINE_41d0"
+
+
+
+def wrong_buffer_answers(extra=""):
+    """Lesson 02's answers of a buffer that evicts the newest transition, with the attack
+    ``extra`` appended to its ``add`` cell."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+    from make_submissions import WRONG_END_ADD, WRONG_END_EVICTION
+
+    return {"buffer_class": WRONG_END_EVICTION, "buffer_add": WRONG_END_ADD + "\n" + extra}
+
 
 # --- escape: write everywhere the host might later read or run ---------------------------
 

@@ -32,7 +32,7 @@ from attacks import (BUDGET_ATTACKS, DQN_STEP_TRICKS, ESCAPE, ESCAPE_MARKER,
                      FABRICATED_ROWS_SAMPLE, FORGED_LINE, FORGING_ROUTES, HARM,
                      LEAVER_MARKER, LOOP_TRICK_REFUSALS, LOOP_TRICKS,
                      SERVED_AGENT_TAUGHT_THE_MODEL, SHARED_MEMORY_KEY,
-                     SHARED_MEMORY_WRITER, loop_trick)
+                     SHARED_MEMORY_WRITER, loop_trick, wrong_buffer_answers)
 from grader.release import REPOSITORY
 from grader.sandbox import namespaces_available
 from grader.sandbox_resources import GROUP_PREFIX
@@ -43,13 +43,6 @@ pytestmark = pytest.mark.xdist_group('attacked-class')
 
 LESSON = "02_replay_buffer"
 EVIL_NAME = "evil\x1b[2J\x1b[31mname\nwith lines"
-
-
-def wrong_buffer_answers(extra=""):
-    sys.path.insert(0, str(REPOSITORY / "examples"))
-    from make_submissions import WRONG_END_ADD, WRONG_END_EVICTION
-
-    return {"buffer_class": WRONG_END_EVICTION, "buffer_add": WRONG_END_ADD + "\n" + extra}
 
 
 def write_with_malformed_metadata(folder, student):
