@@ -9,16 +9,22 @@ correct answer spends about the same CPU time as on an idle one; it only waits l
 Two wall-clock backstops catch code that spends no CPU and never ends (a sleep, a
 deadlock, a process that stopped itself):
 
-- **idle**: less than ``IDLE_SHARE`` of one CPU used over ``IDLE_WINDOW`` seconds. A
-  runnable process gets far more than that even at ten times contention (10%);
+- **idle**: less than ``IDLE_SHARE`` of one CPU used over ``IDLE_WINDOW`` seconds;
 - **wall**: ``WALL_FACTOR`` times the CPU budget (at least ``MIN_WALL_SECONDS``), for code
-  that trickles CPU just above the idle share: a CPU-bound check that uses its whole
-  budget meets it only at more than ``WALL_FACTOR`` times contention.
+  that trickles CPU just above the idle share.
+
+Neither counts time spent *waiting for the CPU*: the kernel's run-queue delay of the
+sandbox's tasks and of the grading thread (``/proc/<pid>/task/<tid>/schedstat``). A check
+that makes a round trip per step is mostly such waiting on a loaded machine (at twelve busy
+processes per core, each side of a round trip waits tens of milliseconds for its turn, and
+the check gets about 1% of a CPU), which is neither sleeping nor trickling. Where the
+kernel keeps no such account, the backstops count wall time alone.
 
 Each way of running out has its own words (:meth:`BudgetSpent.words`), so feedback never
 calls a sleep "an infinite loop".
 """
 
+import os
 import time
 from dataclasses import dataclass
 
@@ -27,6 +33,28 @@ IDLE_SHARE = 0.01  # of one CPU: under it, the code is waiting, not working
 WALL_FACTOR = 20.0
 MIN_WALL_SECONDS = 60.0
 CHECK_INTERVAL = 0.02  # wall seconds between readings of the CPU clocks
+WAIT_LOOK_INTERVAL = 1.0  # wall seconds between readings of the run-queue waits
+
+
+def run_queue_wait(pid, tid=None):
+    """Seconds the task ``tid`` of ``pid`` (every task of ``pid`` if None) has waited
+    on a run queue for a CPU, or 0 where the kernel does not say."""
+    tasks = [tid] if tid is not None else _tasks(pid)
+    waited = 0
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as handle:
+                waited += int(handle.read().split()[1])  # ns: run time, run delay, slices
+        except (OSError, IndexError, ValueError):
+            pass
+    return waited / 1e9
+
+
+def _tasks(pid):
+    try:
+        return os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
 
 
 @dataclass(frozen=True)
@@ -64,14 +92,23 @@ class BudgetSpent(Exception):
 
 class BudgetMeter:
     """Measures one budget while it is spent. ``clock()`` gives CPU seconds used so far
-    (the sandbox's and the grader's own, together)."""
+    (the sandbox's and the grader's own, together); ``waits()`` the seconds they have
+    waited on run queues so far (read only when a backstop is near: it lists tasks)."""
 
-    def __init__(self, budget, clock):
-        self.budget, self.clock = budget, clock
+    def __init__(self, budget, clock, waits=lambda: 0.0):
+        self.budget, self.clock, self.waits = budget, clock, waits
         self.start_wall = self.last_look = time.monotonic()
         self.start_cpu = self.cpu = clock()
         self.idle_since, self.cpu_at_idle_mark = self.start_wall, self.start_cpu
+        self.start_waits = self.waits_at_idle_mark = self.last_waits = waits()
+        self.last_wait_look = self.start_wall
         self.stopped_at = None
+
+    def _waited(self, now):
+        """Run-queue seconds since the start, read at most every ``WAIT_LOOK_INTERVAL``."""
+        if now - self.last_wait_look >= WAIT_LOOK_INTERVAL:
+            self.last_wait_look, self.last_waits = now, self.waits()
+        return self.last_waits
 
     def check(self, force=False):
         """Raise :class:`BudgetSpent` when the budget is spent. Looks at the clocks at most
@@ -85,14 +122,30 @@ class BudgetMeter:
             raise BudgetSpent("cpu", self.budget, cpu, wall)
         if self.cpu - self.cpu_at_idle_mark >= IDLE_SHARE * IDLE_WINDOW:
             self.idle_since, self.cpu_at_idle_mark = now, self.cpu
+            self.waits_at_idle_mark = self.waits()  # once per IDLE_SHARE of CPU work at most
         elif now - self.idle_since >= IDLE_WINDOW:
-            raise BudgetSpent("idle", self.budget, cpu, now - self.idle_since)
+            self._idle_or_waiting(now, cpu)
         if wall > self.budget.wall_limit:
-            raise BudgetSpent("wall", self.budget, cpu, wall)
+            # wall time spent waiting for a CPU is the machine's load, not the code's
+            working_wall = wall - (self._waited(now) - self.start_waits)
+            if working_wall > self.budget.wall_limit:
+                raise BudgetSpent("wall", self.budget, cpu, wall)
+
+    def _idle_or_waiting(self, now, cpu):
+        """The idle window ended with almost no CPU used: idle, unless the code was
+        waiting on run queues for a CPU (then the window starts again)."""
+        waits = self.waits()
+        self.last_wait_look, self.last_waits = now, waits
+        wanted = (self.cpu - self.cpu_at_idle_mark) + (waits - self.waits_at_idle_mark)
+        if wanted < IDLE_SHARE * IDLE_WINDOW:
+            raise BudgetSpent("idle", self.budget, cpu, now - self.idle_since)
+        self.idle_since, self.cpu_at_idle_mark, self.waits_at_idle_mark = now, self.cpu, waits
 
     def wall_deadline(self):
-        """The ``time.monotonic()`` past which the wall backstop ends the budget."""
-        return self.start_wall + self.budget.wall_limit
+        """The ``time.monotonic()`` past which the wall backstop ends the budget (later
+        by the run-queue waits so far)."""
+        waited = self.waits() - self.start_waits
+        return self.start_wall + self.budget.wall_limit + max(0.0, waited)
 
     def stop(self):
         if self.stopped_at is None:

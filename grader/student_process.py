@@ -33,11 +33,12 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 
 from checks.framework import NotWrittenYet, ProbeError, StudentObjectBase
 from checks.lending import Mirrored, Served, lending_of, oversized
-from grader.budgets import Budget, BudgetMeter, BudgetSpent
+from grader.budgets import Budget, BudgetMeter, BudgetSpent, run_queue_wait
 from grader.safe_text import printable
 from grader.sandbox import ISOLATED, isolation_level, sandbox_argv, sandbox_env
 from grader.sandbox_resources import MAX_TASKS, sandbox_resources
@@ -315,13 +316,27 @@ class StudentProcess:
         running = self.resources.cpu_seconds() if self.resources is not None else 0.0
         return self._cpu_retired + running + time.thread_time()
 
+    def run_queue_waits(self):
+        """Seconds the student's processes (those alive now) and the grading thread have
+        waited for a CPU: the machine's load, which no backstop counts as the code's. The
+        launcher and the init are left out: the init wakes every 50 ms to count, and
+        its waits would make a sleeping sandbox look busy."""
+        try:
+            members = self.resources.member_pids() if self.resources is not None else set()
+        except OSError:  # the sandbox and its group are being removed
+            members = set()
+        if self._popen is not None:
+            members -= {self._popen.pid, self._sandbox_init_pid()}
+        return (sum(run_queue_wait(pid) for pid in members)
+                + run_queue_wait(os.getpid(), threading.get_native_id()))
+
     @contextlib.contextmanager
     def budget(self, cpu_seconds):
         """Every request inside is answered within ``cpu_seconds`` of CPU time (a
         :class:`~grader.budgets.Budget`, or a number of seconds); yields the meter that
         says what was spent."""
         budget = cpu_seconds if isinstance(cpu_seconds, Budget) else Budget(cpu_seconds)
-        meter = BudgetMeter(budget, self.cpu_seconds)
+        meter = BudgetMeter(budget, self.cpu_seconds, self.run_queue_waits)
         previous, self._meter = self._meter, meter
         try:
             yield meter
@@ -473,7 +488,8 @@ class StudentProcess:
             raise self._lost("timeout", spent=spent)
         with contextlib.suppress(ProcessLookupError):
             os.kill(server, signal.SIGINT)
-        self._meter = BudgetMeter(INTERRUPT_GRACE, self.cpu_seconds)  # the caller's returns
+        # budget() puts the caller's meter back
+        self._meter = BudgetMeter(INTERRUPT_GRACE, self.cpu_seconds, self.run_queue_waits)
         while True:
             try:
                 incoming = self._receive()

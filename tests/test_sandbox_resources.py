@@ -371,3 +371,41 @@ def test_a_v2_sandbox_writes_its_limits_and_reads_its_usage(tmp_path):
     assert "512 MB" in resources.exceeded()
     assert resources.enter_argv()[:2] == ["/bin/sh", "-c"]
     assert resources.enter_argv()[-2:] == [str(folder), "--"]
+
+
+def test_waiting_for_a_cpu_is_the_machines_load_not_idleness(monkeypatch):
+    """A check that makes a round trip per step, at twelve busy processes per core: its
+    processes get half a percent of a CPU and spend most of the wall time on run queues.
+    Neither backstop ends it; its CPU budget still does."""
+    wall, waited = [0.0], [0.0]
+    monkeypatch.setattr(budgets.time, "monotonic", lambda: wall[0])
+    clock = FakeClock()
+    budget = Budget(10.0)
+    meter = BudgetMeter(budget, clock, lambda: waited[0])
+    for _ in range(int(3 * budget.wall_limit)):  # three times the wall backstop
+        wall[0] += 1.0
+        clock.cpu += 0.005
+        waited[0] += 0.9
+        meter.check(force=True)
+    clock.cpu = 10.5
+    with pytest.raises(BudgetSpent) as spent:
+        meter.check(force=True)
+    assert spent.value.kind == "cpu"
+
+
+def test_a_sleep_is_idle_whatever_the_waits_were_before_it(monkeypatch):
+    wall, waited = [0.0], [0.0]
+    monkeypatch.setattr(budgets.time, "monotonic", lambda: wall[0])
+    clock = FakeClock()
+    meter = BudgetMeter(Budget(10.0), clock, lambda: waited[0])
+    for _ in range(100):  # loaded work first: CPU and waits
+        wall[0] += 1.0
+        clock.cpu += 0.05
+        waited[0] += 0.9
+        meter.check(force=True)
+    with pytest.raises(BudgetSpent) as spent:  # then a sleep: neither CPU nor waits
+        for _ in range(int(3 * budgets.IDLE_WINDOW) + 2):
+            wall[0] += 1.0
+            meter.check(force=True)
+    assert spent.value.kind == "idle"
+    assert wall[0] <= 100 + 2 * budgets.IDLE_WINDOW + 1  # within two windows of the sleep
