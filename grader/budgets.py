@@ -143,8 +143,9 @@ class BudgetMeter:
 
     def wall_deadline(self):
         """The ``time.monotonic()`` past which the wall backstop ends the budget (later
-        by the run-queue waits so far)."""
-        waited = self.waits() - self.start_waits
+        by the run-queue waits so far, read at most every ``WAIT_LOOK_INTERVAL``: every
+        message sent asks)."""
+        waited = self._waited(time.monotonic()) - self.start_waits
         return self.start_wall + self.budget.wall_limit + max(0.0, waited)
 
     def stop(self):
