@@ -93,7 +93,8 @@ class BudgetSpent(Exception):
 class BudgetMeter:
     """Measures one budget while it is spent. ``clock()`` gives CPU seconds used so far
     (the sandbox's and the grader's own, together); ``waits()`` the seconds they have
-    waited on run queues so far (read only when a backstop is near: it lists tasks)."""
+    waited on run queues so far (it lists tasks: read at the start, when the idle mark
+    moves, and at most every ``WAIT_LOOK_INTERVAL`` otherwise)."""
 
     def __init__(self, budget, clock, waits=lambda: 0.0):
         self.budget, self.clock, self.waits = budget, clock, waits

@@ -15,7 +15,6 @@ LEAVER_MARKER = "LEAVER_MARKER_9c2e"
 FORGED_LINE = "FORGED_LINE_41d0"
 
 
-
 def wrong_buffer_answers(extra=""):
     """Lesson 02's answers of a buffer that evicts the newest transition, with the attack
     ``extra`` appended to its ``add`` cell."""

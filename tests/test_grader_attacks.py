@@ -38,6 +38,7 @@ from grader.sandbox import namespaces_available
 from grader.sandbox_resources import GROUP_PREFIX
 from submission_factory import QUICK_CHECKS, grade, solution_answers, write_submission
 from support.busy_machine import Confinement
+from support.host import host_segments, processes_running
 
 pytestmark = pytest.mark.xdist_group('attacked-class')
 
@@ -85,24 +86,6 @@ def markers_on_the_host():
             folders[:] = [name for name in folders if name not in (".git", "node_modules")]
             found += [os.path.join(top, name) for name in files if name == ESCAPE_MARKER]
     return found
-
-
-def leftover_processes(marker):
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                if marker.encode() in handle.read():
-                    found.append(int(pid))
-        except OSError:
-            pass
-    return found
-
-
-def host_segments(key):
-    """The host's System V shared memory segments with ``key``."""
-    lines = Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
-    return [line for line in lines if int(line.split()[0]) == key]
 
 
 @pytest.fixture(scope="module")
@@ -154,7 +137,7 @@ def attacked_class(tmp_path_factory):
                        for name in os.listdir(folder) if name.startswith(GROUP_PREFIX)]
     return {"completed": completed, "before": before, "after": host_fingerprint(),
             "report": json.loads(report.read_text()) if report.exists() else None,
-            "leftovers": leftover_processes(LEAVER_MARKER), "seconds": seconds,
+            "leftovers": processes_running(LEAVER_MARKER), "seconds": seconds,
             "groups_left": groups_left, "segments_left": host_segments(SHARED_MEMORY_KEY),
             "markers": markers_on_the_host(), "students": sorted(p.name for p in root.iterdir()
                                                                  if p.is_dir())}

@@ -20,6 +20,7 @@ from grader.sandbox import make_scratch, namespaces_available, remove_scratch
 from grader.sandbox_resources import (CgroupV2Resources, GROUP_PREFIX, best_mechanism,
                                       v1_parents, v2_parent)
 from grader.student_process import StudentProcess, StudentProcessLost
+from support.host import host_segments
 
 pytestmark = pytest.mark.xdist_group("sandbox-resources")
 
@@ -200,19 +201,15 @@ def test_a_sleep_is_stopped_by_the_idle_backstop_in_its_own_words(mechanism, mon
 
 # --- nothing shared between sandboxes, nothing left behind --------------------------------------
 
-SHARED_MEMORY = '''
+SEGMENT_KEY = 0x5EED
+SHARED_MEMORY = f'''
 import ctypes
 libc = ctypes.CDLL(None, use_errno=True)
 libc.shmat.restype = ctypes.c_void_p
-KEY, SIZE, IPC_CREAT = 0x5EED, 4096, 0o1000
+KEY, SIZE, IPC_CREAT = {SEGMENT_KEY}, 4096, 0o1000
 def segment(create):
     return libc.shmget(KEY, SIZE, (IPC_CREAT if create else 0) | 0o666)
 '''
-
-
-def host_segments(key=0x5EED):
-    lines = Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
-    return [line for line in lines if int(line.split()[0]) == key]
 
 
 def test_ipc_and_host_name_are_the_sandboxs_own(mechanism):
@@ -227,7 +224,7 @@ result = [shmid, socket.gethostname()]
 ''')
         assert made[0] >= 0, "the writer could not make a segment at all"
         assert made[1] == "sandbox"
-        assert host_segments() == [], "the sandbox's segment is visible on the host"
+        assert host_segments(SEGMENT_KEY) == [], "the sandbox's segment is visible on the host"
         reader, other = started()
         try:
             assert run(reader, SHARED_MEMORY + "result = segment(create=False)") == -1
@@ -237,7 +234,7 @@ result = [shmid, socket.gethostname()]
     finally:
         writer.stop()
         remove_scratch(scratch)
-    assert host_segments() == []
+    assert host_segments(SEGMENT_KEY) == []
 
 
 def test_no_cgroup_outlives_its_sandbox(mechanism):
