@@ -6,12 +6,15 @@ import sys
 import tempfile
 import time
 
-from checks.framework import DEFAULT_HIDDEN_SALT
-from grader.release import REPOSITORY, release
-from grader.sandbox import DEFAULT_DISK_MB, DEFAULT_MEMORY_MB
+# Only light modules here: every command, --help and argument errors included, pays for
+# what this module imports (nbformat alone costs ~1.5 s of CPU through jsonschema), so each
+# command imports what it needs when it runs.
+from grader.sandbox_resources import DEFAULT_DISK_MB, DEFAULT_MEMORY_MB
 
 
 def _release(args):
+    from grader.release import REPOSITORY, release
+
     written = release(REPOSITORY)
     for path in written:
         print(f"wrote {path.relative_to(REPOSITORY)}")
@@ -20,7 +23,13 @@ def _release(args):
 
 
 def _grade(args):
+    if not os.path.lexists(args.path):  # before the imports: a mistyped path is answered at once
+        from grader.safe_text import printable
+
+        print(f"grader: no such file or folder: {printable(args.path)}", file=sys.stderr)
+        return 2
     from checks import checks_for_lesson
+    from checks.framework import DEFAULT_HIDDEN_SALT
     from grader.feedback_pages import write_feedback_pages
     from grader.gradebooks import (GradebookError, Roster, gradebook_text, read_assignments,
                                    unrostered, without_identity)
@@ -202,14 +211,14 @@ def _grade_on_dask(args, jobs, salt, only):
 
 
 def _check(args):
-    from checks.framework import VISIBLE_SALT
-    from grader.lessons import UnknownLesson
-    from grader.self_check import printed_report, self_check, write_self_check_json
-
     if not os.path.isfile(args.notebook):
         print(f"grader check: {args.notebook}: no such notebook (save it, and give its path "
               "from the folder you are in)", file=sys.stderr)
         return 2
+    from checks.framework import VISIBLE_SALT
+    from grader.lessons import UnknownLesson
+    from grader.self_check import printed_report, self_check, write_self_check_json
+
     salt = args.salt or VISIBLE_SALT
     try:
         notebook, skipped, ignored = self_check(args.notebook, salt, learning=args.learning,
@@ -257,9 +266,6 @@ def _publish(args):
 def _export(args):
     import json
 
-    from grader.gradebooks import (GradebookError, Roster, gradebook_text, read_assignments,
-                                   unrostered, without_identity)
-    from grader.report import write_atomically
     from grader.safe_text import printable
 
     try:
@@ -270,6 +276,10 @@ def _export(args):
     except (OSError, ValueError) as error:
         print(f"grader: {printable(args.report)}: {printable(error)}", file=sys.stderr)
         return 2
+    from grader.gradebooks import (GradebookError, Roster, gradebook_text, read_assignments,
+                                   unrostered, without_identity)
+    from grader.report import write_atomically
+
     try:
         roster = Roster.read(args.roster) if args.roster else None
         assignments = read_assignments(args.assignments) if args.assignments else None

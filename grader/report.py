@@ -6,8 +6,6 @@ import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
-import pandas as pd
-
 from grader.safe_text import printable
 
 
@@ -142,6 +140,8 @@ def summary_table(report):
                               ([f"{manual:g} pts pending"] if manual else [])
                               + ([f"{unanswered} unanswered"] if unanswered else [])),
                           "problems": ", ".join(problems)})
+    import pandas as pd  # here: the commands that print no table do not pay for it
+
     table = pd.DataFrame(lines)
     if "manual" in table and not table["manual"].any():
         table = table.drop(columns="manual")

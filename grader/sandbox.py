@@ -30,12 +30,11 @@ from pathlib import Path
 from grader.lessons import earlier_reference_modules
 from grader.release import REPOSITORY
 from grader.sandbox_launcher import RUNTIME_FOLDER
-from grader.sandbox_resources import MAX_TASKS, budget_mechanisms
+from grader.sandbox_resources import (DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, MAX_TASKS,  # noqa: F401
+                                      budget_mechanisms)
 
 PUBLIC_PACKAGES = ("course",)  # what a lesson's own cells import; the checks stay out
 RUNTIME_SOURCE = Path(__file__).with_name("sandbox_runtime")
-DEFAULT_MEMORY_MB = 3072  # per sandbox, every process and file in /tmp together
-DEFAULT_DISK_MB = 256
 # what a Python process needs from the system; /etc only as the few files it reads
 SYSTEM_PATHS = ("/usr", "/etc/ld.so.cache", "/etc/localtime", "/etc/passwd", "/etc/group",
                 "/etc/nsswitch.conf", "/etc/hosts", "/etc/mime.types", "/etc/fonts")

@@ -33,6 +33,8 @@ from functools import lru_cache
 from pathlib import Path
 
 MAX_TASKS = 128  # processes and threads per sandbox (a graded notebook runs about 6)
+DEFAULT_MEMORY_MB = 3072  # per sandbox, every process and file in /tmp together
+DEFAULT_DISK_MB = 256  # the sandbox's writable space
 V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct")
 V2_CONTROLLERS = ("memory", "pids", "cpu")
 GROUP_PREFIX = "course-grader-sandbox"  # <prefix>-<grader pid>-<number>: whose, and which
