@@ -16,6 +16,7 @@ import numpy as np
 from matplotlib.collections import LineCollection, PathCollection, PolyCollection
 from matplotlib.container import ErrorbarContainer
 from matplotlib.lines import Line2D
+from matplotlib.patches import Rectangle
 from matplotlib.transforms import Bbox
 
 PROBLEM_PREFIX = "FIGURE PROBLEM: "
@@ -31,7 +32,10 @@ EDGE = 1.0  # pixels: a legend only touching a line at its border does not cover
 
 
 def _name(ax):
-    return repr(ax.get_title().splitlines()[0]) if ax.get_title() else f"axes {ax}"
+    if ax.get_title():
+        return repr(ax.get_title().splitlines()[0])
+    left, bottom = ax.get_position().p0
+    return f"the untitled axes at ({left:.2f}, {bottom:.2f}) of the figure"
 
 
 def _label(artist):
@@ -40,7 +44,12 @@ def _label(artist):
     if label.startswith("_") and artist.axes is not None:
         label = next((container.get_label() for container in artist.axes.containers
                       if artist in container), label)
-    return label if not label.startswith("_") else type(artist).__name__
+    if not label.startswith("_"):
+        return label
+    kinds = [(PolyCollection, "a band"), (PathCollection, "markers"),
+             (LineCollection, "error bars"), (Line2D, "a line"), (Rectangle, "a bar")]
+    return next((kind for cls, kind in kinds if isinstance(artist, cls)),
+                type(artist).__name__)
 
 
 def _data_artists(ax):
