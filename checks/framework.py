@@ -270,7 +270,8 @@ class LessonChecks:
         The inputs are the public ones; when ``GRADER_SALT`` is set (an instructor grading
         with nbgrader) the check runs again on the hidden inputs, so test cells need no
         hidden region and nbgrader's checksums of released and source cells agree.
-        ``hidden=True`` runs the hidden inputs only. Returns whether every run passed.
+        ``hidden=True`` runs the hidden inputs only. Returns None: a test cell's last line
+        calls this, and a value would be shown under its \u2713/\u2717 lines as Out[].
         """
         runs = ([(hidden_salt(), HIDDEN_RUN)] if hidden
                 else [(VISIBLE_SALT, "")] + ([(hidden_salt(), HIDDEN_RUN)]
@@ -282,8 +283,7 @@ class LessonChecks:
             if failures_stop_the_cell():
                 raise AssertionError(problem)
             print(f"\u2717 {problem}", file=sys.stderr)
-            return False
-        return True
+            return
 
     def _problem(self, name, namespace, salt, which):
         """None if check ``name`` passes on the inputs of ``salt``, else the feedback."""

@@ -1,7 +1,16 @@
-"""Learning curves over seeds: a mean line and a 95% confidence band around it."""
+"""Learning curves over seeds: a mean line and a 95% confidence band around it; legends
+beside the axes, where they cover no data."""
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.transforms import offset_copy
+
+# Each curve gets its own line style and markers, so a curve that runs along another
+# (two methods that both reach the optimum) still shows where the other is drawn over it.
+LINE_STYLES = ["-", "--", "-.", ":"]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
+MARKS_PER_CURVE = 10
+GAP_INCHES = 0.08  # between the axes (their tick labels and axis label) and a legend
 
 
 def moving_average(values, window):
@@ -42,17 +51,20 @@ def plot_learning_curves(curves_by_method, window=20, ax=None, title=None,
     what can happen (a t-band over three seeds can reach past CartPole's 500).
     ``ylim`` should not hide the early episodes, where methods differ most: with
     ``symlog`` the axis shows both Taxi's first -700s and its final +8 readably.
-    The legend says what the bands are.
+    The legend says what the bands are; it is beside the axes (:func:`legend_beside`
+    moves it under them, for panels side by side), and each curve has its own line
+    style and markers.
     """
     if ax is None:
         _, ax = plt.subplots(figsize=(8, 4.5))
-    for method, curves in curves_by_method.items():
+    for index, (method, curves) in enumerate(curves_by_method.items()):
         smoothed = moving_average(curves, window)
         mean, half_width = mean_and_band(smoothed)
         episodes = np.arange(1, mean.size + 1)
         n_seeds = np.asarray(curves).shape[0]
         seeds = f"{n_seeds} seed" + ("s" if n_seeds != 1 else "")
-        (line,) = ax.plot(episodes, mean, label=f"{method} ({seeds})")
+        (line,) = ax.plot(episodes, mean, label=f"{method} ({seeds})",
+                          **distinct_style(index, len(curves_by_method), mean.size))
         low, high = mean - half_width, mean + half_width
         if bounds is not None:
             low, high = np.clip(low, *bounds), np.clip(high, *bounds)
@@ -68,6 +80,39 @@ def plot_learning_curves(curves_by_method, window=20, ax=None, title=None,
         ax.set_ylim(*ylim)
     if title:
         ax.set_title(title)
-    ax.legend(loc="lower right", title=BAND_NOTE, title_fontsize="small")
+    legend_beside(ax, title=BAND_NOTE, title_fontsize="small")
     ax.grid(alpha=0.3)
     return ax
+
+
+def distinct_style(index, count, points):
+    """Line style and markers of curve ``index`` of ``count``, each curve's markers at
+    other points than the others' (``points`` long curves), so none hides another."""
+    every = max(1, points // MARKS_PER_CURVE)
+    return {"linestyle": LINE_STYLES[index % len(LINE_STYLES)],
+            "marker": MARKERS[index % len(MARKERS)], "markersize": 5,
+            "markevery": (every * index // max(1, count), every)}
+
+
+def legend_beside(ax, below=False, **options):
+    """``ax``'s legend outside the axes, so it covers none of their data: to their right,
+    or ``below`` them under their tick labels and axis label (for panels side by side).
+    ``options`` go to ``ax.legend`` (title, fontsize...)."""
+    if not below:
+        return ax.legend(loc="upper left", bbox_to_anchor=(1, 1), borderaxespad=0,
+                         bbox_transform=offset_copy(ax.transAxes, fig=ax.figure,
+                                                    x=GAP_INCHES, units="inches"),
+                         **options)
+    figure = ax.figure
+    old = ax.get_legend()
+    if old is not None:
+        old.remove()  # measured without it: it is what moves
+    figure.draw_without_rendering()
+    drawn = ax.get_tightbbox()  # the axes with their tick labels and axis label
+    axes_bottom = ax.get_window_extent().y0
+    depth = (axes_bottom - drawn.y0) / figure.dpi + GAP_INCHES
+    options.setdefault("ncols", 2)
+    return ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0), borderaxespad=0,
+                     bbox_transform=offset_copy(ax.transAxes, fig=figure, y=-depth,
+                                                units="inches"),
+                     **options)

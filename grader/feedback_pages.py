@@ -46,13 +46,16 @@ WHAT_WAS_CHECKED = (
     "with a baseline the grader trained itself.")
 
 
-def figure_png(figure):
-    """A learning check's figure (``checks.framework.comparison``) as PNG bytes."""
+def comparison_figure(figure):
+    """A learning check's figure (``checks.framework.comparison``) drawn with matplotlib:
+    a bar per series and group, the legend beside the bars, not over them."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
+
+    from course.plotting import legend_beside
 
     groups, series = figure["groups"], figure["series"]
     fig, ax = plt.subplots(figsize=(6, 3.2), dpi=110)
@@ -64,11 +67,19 @@ def figure_png(figure):
     ax.set_xticks(positions + width * (len(series) - 1) / 2, groups)
     ax.set_ylabel(figure["ylabel"])
     ax.set_title(figure["title"], fontsize=9, wrap=True)
-    ax.legend(fontsize=8)
+    legend_beside(ax, fontsize=8)
     ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
+    return fig
+
+
+def figure_png(figure):
+    """A learning check's figure as PNG bytes."""
+    import matplotlib.pyplot as plt
+
+    fig = comparison_figure(figure)
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
+    fig.savefig(buffer, format="png", bbox_inches="tight")
     plt.close(fig)
     return buffer.getvalue()
 

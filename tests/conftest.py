@@ -8,7 +8,8 @@ LESSON_NUMBER = re.compile(r"\[(\d\d)_")
 # do not end with one of them alone on a long test.
 SLOWEST_FIRST = ("tests/test_grader_attacks.py",  # a graded class of 30 notebooks, then more
                  "tests/test_grader_cli.py",  # the example class
-                 "test_solution_notebook_runs_without_errors_or_stderr",
+                 "test_solution_notebook_runs_cleanly_and_its_figures_show_all_their_data",
+                 "test_run_all_with_a_wrong_answer",  # a whole lesson, with its experiments
                  "tests/test_claims_lesson0")
 
 

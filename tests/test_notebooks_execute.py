@@ -1,7 +1,9 @@
 """Run the notebooks in a real Jupyter kernel, as students and instructors will.
 
 - A source notebook (``solutions/``) runs from top to bottom with no error and nothing on
-  stderr: nbgrader scores a graded cell that writes to stderr as zero. Its experiments
+  stderr: nbgrader scores a graded cell that writes to stderr as zero. Every figure it
+  shows shows all its data: no legend over it, no line hidden under another, no empty
+  axes (measured by tests/support/figures.py as the kernel displays it). Its experiments
   run with two seeds each (``SEEDS = range(10)`` becomes ``range(2)``): the same code,
   a fifth of the time. What the full runs show is measured on the notebooks' own seeds
   by ``tests/test_claims_*.py``, and ``benchmarks/notebook_runtime.py`` runs them whole.
@@ -12,12 +14,18 @@
   written yet" line, experiments say they are skipped, and the last cell's self-check
   reports the notebook as the grader would. A half-done notebook does the same, with ✓
   for what is written.
+- Run All reads cleanly whatever the answers: an experiment that a wrong answer makes
+  raise says in one line which function raised what, and one that needs unwritten code
+  says it is skipped; a later cell that needs the results it never made is skipped in
+  one line; no traceback, no empty figure under such a line, and a test cell shows its
+  ✓/✗ lines only (no ``True``/``False`` value as Out[]).
 - The setup cell finds the course whether Jupyter starts in ``notebooks/`` or at the root.
 
 One test per notebook, so ``pytest -n 2`` spreads the kernels over both cores.
 """
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -25,6 +33,8 @@ import pytest
 from nbclient import NotebookClient
 
 from grader.setup_cell import SETUP_CELL_ID
+from submission_factory import solution_answers
+from tests.support.figures import PROBLEM_PREFIX
 
 pytestmark = pytest.mark.notebooks
 
@@ -37,6 +47,8 @@ SELF_CHECK_ID = "self-check"
 SMOKE_SEEDS = 2
 SEEDS_LINE = re.compile(r"^(\s*\w*SEEDS = range\()(\d+)(\))", re.MULTILINE)
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
+FIGURE_CHECKS = REPO / "tests" / "support" / "figures.py"
+NOT_RUN = ("Skipped:", "Stopped:")  # how an experiment that did not finish begins to say so
 
 
 def test_there_are_notebooks_to_run():
@@ -78,6 +90,23 @@ def cell_stdout(cell):
                    if output.output_type == "stream" and output.name == "stdout")
 
 
+def shown_values(cell):
+    """A cell's Out[] values: its last expression's value, as Jupyter shows it."""
+    return [output for output in cell.get("outputs", [])
+            if output.output_type == "execute_result"]
+
+
+def images_in(cell):
+    return [output for output in cell.get("outputs", [])
+            if output.output_type in ("display_data", "execute_result")
+            and "image/png" in output.get("data", {})]
+
+
+def figure_problems_in(cell):
+    return [line[len(PROBLEM_PREFIX):] for line in cell_stdout(cell).splitlines()
+            if line.startswith(PROBLEM_PREFIX)]
+
+
 def describe_error(cell, error):
     traceback = ANSI_ESCAPE.sub("", "\n".join(error.traceback))
     return f"cell {name_of(cell)!r}: {error.ename}: {error.evalue}\n{traceback}"
@@ -104,6 +133,21 @@ def with_fewer_seeds(notebook):
     return notebook
 
 
+def with_figure_checks(notebook):
+    """``notebook`` with a cell after its imports that makes the kernel print a line for
+    each problem of every figure it displays (tests/support/figures.py)."""
+    checks = nbformat.v4.new_code_cell(
+        "import importlib.util\n"
+        f"_spec = importlib.util.spec_from_file_location('figure_checks', {str(FIGURE_CHECKS)!r})\n"
+        "_figure_checks = importlib.util.module_from_spec(_spec)\n"
+        "_spec.loader.exec_module(_figure_checks)\n"
+        "_figure_checks.report_figure_problems()")
+    imports = next(index for index, cell in enumerate(notebook.cells)
+                   if name_of(cell) == IMPORTS_CELL_ID)
+    notebook.cells.insert(imports + 1, checks)
+    return notebook
+
+
 def test_the_smoke_run_cuts_the_seeds_of_the_slow_experiments():
     for lesson in ("03_prioritized_replay", "06_capstone", "07_neural_replay"):
         notebook = with_fewer_seeds(nbformat.read(REPO / "solutions" / f"{lesson}.ipynb",
@@ -114,8 +158,8 @@ def test_the_smoke_run_cuts_the_seeds_of_the_slow_experiments():
 
 
 @pytest.mark.parametrize("path", SOLUTIONS, ids=lambda p: p.stem)
-def test_solution_notebook_runs_without_errors_or_stderr(path):
-    notebook = with_fewer_seeds(nbformat.read(path, as_version=4))
+def test_solution_notebook_runs_cleanly_and_its_figures_show_all_their_data(path):
+    notebook = with_figure_checks(with_fewer_seeds(nbformat.read(path, as_version=4)))
     # Its last cell, the self-check, grades the saved notebook in a sandbox: the example
     # class's ada_complete (these answers) is graded so by tests/test_grader_cli.py, and
     # tests/test_self_check.py runs the self-check on it.
@@ -128,6 +172,9 @@ def test_solution_notebook_runs_without_errors_or_stderr(path):
         if stderr_in(cell):
             problems.append(f"cell {name_of(cell)!r} wrote to stderr "
                             f"(a graded cell would score 0):\n{stderr_in(cell)}")
+        problems += [f"cell {name_of(cell)!r}: {problem}" for problem in figure_problems_in(cell)]
+        if is_test(cell) and shown_values(cell):
+            problems.append(f"test cell {name_of(cell)!r} shows a value as Out[]")
     assert not problems, f"{path.name}:\n\n" + "\n\n".join(problems)
     # a test cell that passes without printing ran no check at all
     silent = [name_of(cell) for cell in code_cells(notebook)
@@ -135,25 +182,50 @@ def test_solution_notebook_runs_without_errors_or_stderr(path):
     assert not silent, f"{path.name}: test cells that printed no \u2713 line: {silent}"
 
 
-def run_all_problems(notebook):
-    """What a student who ran every cell of an untouched ``notebook`` would find wrong: a
-    cell that raised (it would stop "Run All"), a test that passed on work not done or
-    did not say the work is not written, a traceback where a sentence belongs."""
+def readability_problems(notebook):
+    """What a student who ran every cell of ``notebook`` would find hard to read: a cell
+    that raised (it would stop "Run All"), a traceback where a sentence belongs, an
+    experiment that did not finish and said so in more than one line or left a figure
+    under it, a test cell that shows a value, a figure that hides its data."""
     problems = []
     for cell in code_cells(notebook):
         problems += [f"Run All would stop here: {describe_error(cell, error)}"
                      for error in errors_in(cell)]
+        failure = stderr_in(cell)
+        if "Traceback" in failure:
+            problems.append(f"cell {name_of(cell)!r}: a traceback, not a sentence:\n{failure}")
+        if failure.startswith(NOT_RUN):
+            if len(failure.strip().splitlines()) != 1:
+                problems.append(f"cell {name_of(cell)!r} did not run and took more than "
+                                f"one line to say so:\n{failure}")
+            if images_in(cell):
+                problems.append(f"cell {name_of(cell)!r} did not run, yet shows a figure")
+        if is_test(cell) and shown_values(cell):
+            problems.append(f"test cell {name_of(cell)!r} shows a value as Out[]: "
+                            f"{shown_values(cell)[0].data.get('text/plain')!r}")
+        problems += [f"cell {name_of(cell)!r}: {problem}" for problem in figure_problems_in(cell)]
+    return problems
+
+
+def run_all_problems(notebook):
+    """What is wrong in an untouched notebook after Run All: what is hard to read
+    (:func:`readability_problems`), a test that passed on work not done or did not say
+    the work is not written, an experiment that stopped rather than saying it waits for
+    that work."""
+    problems = readability_problems(notebook)
+    for cell in code_cells(notebook):
+        shown, failure = cell_stdout(cell), stderr_in(cell)
+        if failure.startswith("Stopped:"):
+            problems.append(f"experiment {name_of(cell)!r} stopped on unwritten code: "
+                            f"{failure!r}")
         if not is_test(cell):
             continue
-        shown, failure = cell_stdout(cell), stderr_in(cell)
         if "\u2713" in shown:
             problems.append(f"test cell {name_of(cell)!r} passed on an empty notebook: "
                             "students would see a pass for work not done")
         if "\u2717" not in failure or "not written yet" not in failure:
             problems.append(f"test cell {name_of(cell)!r} must show a \u2717 line saying "
                             f"'not written yet'; it showed {shown + failure!r}")
-        if "Traceback" in failure:
-            problems.append(f"test cell {name_of(cell)!r}: a traceback, not a sentence")
     return problems
 
 
@@ -163,7 +235,7 @@ def self_check_output(notebook):
 
 @pytest.mark.parametrize("path", STUDENT_NOTEBOOKS, ids=lambda p: p.stem)
 def test_run_all_of_a_fresh_notebook_reaches_every_test_and_the_self_check(path):
-    notebook = execute(nbformat.read(path, as_version=4), path.parent)
+    notebook = execute(with_figure_checks(nbformat.read(path, as_version=4)), path.parent)
     names = [name_of(cell) for cell in code_cells(notebook)]
     assert SETUP_CELL_ID in names and IMPORTS_CELL_ID in names, names
     problems = run_all_problems(notebook)
@@ -181,3 +253,92 @@ def test_setup_and_imports_run_with_jupyter_started_at_the_repository_root(path)
     problems = [describe_error(cell, error) for cell in notebook.cells
                 for error in errors_in(cell)]
     assert not problems, f"{path.name} from the repository root:\n\n" + "\n\n".join(problems)
+
+
+@dataclass(frozen=True)
+class WrongAnswer:
+    """A student notebook with the instructors' answers in the cells ``written`` (all if
+    None), one of them made wrong (``old`` became ``new``) and the others left unwritten;
+    and what its experiments must say after Run All."""
+
+    lesson: str
+    written: tuple | None
+    wrong_cell: str
+    old: str
+    new: str
+    function: str  # the function of the wrong answer, named where it raised
+    error: str
+    stopped: tuple  # the experiments that run the wrong answer
+    skipped: dict  # {experiment: None (it needs unwritten code) or (name, experiment) it
+    #                 needs and that experiment, which never made it}
+
+    def notebook(self):
+        answers = solution_answers(self.lesson)
+        assert answers[self.wrong_cell].count(self.old) == 1, (self.lesson, self.old)
+        answers[self.wrong_cell] = answers[self.wrong_cell].replace(self.old, self.new)
+        notebook = nbformat.read(REPO / "notebooks" / f"{self.lesson}.ipynb", as_version=4)
+        for cell in notebook.cells:
+            if is_answer(cell) and (self.written is None or name_of(cell) in self.written):
+                cell.source = answers[name_of(cell)]
+        return notebook
+
+
+WRONG_ANSWERS = [
+    # a buffer that draws without replacement: numpy refuses 8 draws from 1 transition
+    WrongAnswer(
+        "02_replay_buffer", written=None, wrong_cell="buffer_sample",
+        old="self.rng.integers(len(self._storage), size=batch_size)",
+        new="self.rng.choice(len(self._storage), size=batch_size, replace=False)",
+        function="sample", error="raised ValueError inside numpy: Cannot take a larger "
+                                 "sample than population when replace is False.",
+        stopped=("replay-experiment",),
+        skipped={"replay-summary": ("curves", "replay-experiment")}),
+    # half done: the sum tree and a prioritized buffer whose sample divides the priorities
+    # by the largest, not their sum; the weighted update and the loop not written yet
+    WrongAnswer(
+        "03_prioritized_replay",
+        written=("sumtree_class", "sumtree_update", "sumtree_find_prefix_sum", "per_class",
+                 "per_sample", "per_update_priorities"),
+        wrong_cell="per_sample",
+        old="    masses = (np.arange(batch_size) + self.rng.random(batch_size)) * "
+            "(total / batch_size)\n"
+            "    slots = np.minimum(self.tree.find_prefix_sum(masses), len(self) - 1)\n",
+        new="    priorities = self.tree.get(np.arange(len(self)))\n"
+            "    slots = self.rng.choice(len(self), size=batch_size,\n"
+            "                            p=priorities / self.max_priority)\n",
+        function="sample",
+        error="raised ValueError inside numpy: Probabilities do not sum to 1.",
+        stopped=("cliffwalk-experiment", "lottery-experiment"),
+        skipped={"cliffwalk-plot": ("results", "cliffwalk-experiment"),
+                 "taxi-experiment": None,
+                 "taxi-summary": ("curves", "taxi-experiment"),
+                 "lottery-summary": ("lottery_q", "lottery-experiment")}),
+]
+
+
+@pytest.mark.parametrize("wrong", WRONG_ANSWERS, ids=lambda wrong: wrong.lesson)
+def test_run_all_with_a_wrong_answer_says_in_one_line_what_did_not_run_and_why(wrong):
+    notebook = with_figure_checks(with_fewer_seeds(wrong.notebook()))
+    # the self-check would grade the untouched notebook saved in notebooks/, not this one
+    assert name_of(code_cells(notebook)[-1]) == SELF_CHECK_ID
+    notebook.cells.remove(code_cells(notebook)[-1])
+    execute(notebook, REPO / "notebooks")
+    problems = readability_problems(notebook)
+    assert not problems, f"{wrong.lesson}:\n\n" + "\n\n".join(problems)
+    cells = {name_of(cell): cell for cell in code_cells(notebook)}
+    said = {name: stderr_in(cell).strip() for name, cell in cells.items()
+            if stderr_in(cell).startswith(NOT_RUN)}
+    assert set(said) == set(wrong.stopped) | set(wrong.skipped), said
+    answer = f"cell In[{cells[wrong.wrong_cell].execution_count}]"
+    for name in wrong.stopped:
+        assert said[name].startswith(f"Stopped: {wrong.function} ({answer}, line "), said[name]
+        assert wrong.error in said[name], said[name]
+    for name, needs in wrong.skipped.items():
+        if needs is None:
+            assert said[name].startswith("Skipped: this experiment needs code that is not "
+                                         "written yet"), said[name]
+            continue
+        needed, maker = needs
+        assert said[name].startswith(
+            f"Skipped: this cell needs {needed}, which the experiment in cell "
+            f"In[{cells[maker].execution_count}] did not make"), said[name]
