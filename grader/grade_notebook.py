@@ -265,8 +265,7 @@ def grade_notebook(path, salt, memory_mb=DEFAULT_MEMORY_MB, disk_mb=DEFAULT_DISK
         submission, unreadable = None, str(submission)
     else:
         unreadable = None
-    lesson = lesson_of(path if lesson is None else f"{lesson}.ipynb",
-                       submission.lesson if submission else None)
+    lesson = lesson_of(path if lesson is None else f"{lesson}.ipynb", submission)
     source = lesson.source()
     rebuilt = rebuild(source, submission)
     result = NotebookResult(lesson.name, written=rebuilt.written,
