@@ -36,6 +36,12 @@ PUBLIC_PACKAGES = ("course",)  # what a lesson's own cells import; the checks st
 RUNTIME_SOURCE = Path(__file__).with_name("sandbox_runtime")
 DEFAULT_MEMORY_MB = 3072  # per sandbox, every process and file in /tmp together
 DEFAULT_DISK_MB = 256
+# The least --memory-mb that grades the course's own answers to every lesson, learning
+# checks included (measured: see MIN_MEMORY_MB's test); below it a sandbox fails in ways
+# that say little (an import that cannot map a library, a course cell's MemoryError).
+MIN_MEMORY_MB = 1024
+MIN_DISK_MB = 1  # a tmpfs of size 0 would have no limit at all
+MAX_BUDGET_MB = 2**20  # 1 TiB: larger values are typing slips (and overflow byte counts)
 # what a Python process needs from the system; /etc only as the few files it reads
 SYSTEM_PATHS = ("/usr", "/etc/ld.so.cache", "/etc/localtime", "/etc/passwd", "/etc/group",
                 "/etc/nsswitch.conf", "/etc/hosts", "/etc/mime.types", "/etc/fonts")
