@@ -111,9 +111,9 @@ class NotebookGrading:
                 continue
             if not is_answer(cell):
                 raise CannotGoOn(f"the course's own cell {grade_id!r} failed: "
-                                 f"{outcome.get('type')}: {outcome.get('message')} (a "
-                                 f"sandbox needs about 1.2 GB of address space; --memory-mb "
-                                 f"is {self.memory_mb})")
+                                 f"{outcome.get('type')}: {outcome.get('message')} "
+                                 f"(the course's cells need about 500 MB of the sandbox's "
+                                 f"memory; --memory-mb is {self.memory_mb})")
             self.cell_problems[grade_id] = (f"raised {outcome.get('type')}: "
                                             f"{outcome.get('message')}")[:300]
         return None
