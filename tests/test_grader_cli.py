@@ -419,3 +419,17 @@ def test_the_least_memory_the_grader_accepts_grades_a_correct_notebook(tmp_path)
     (ada,) = json.loads((tmp_path / "report.json").read_text())["submissions"]
     graded = lesson_entry(ada, "06_capstone")
     assert graded["score"] == graded["max_score"] > 0, graded
+
+
+def test_in_nbgrader_layout_a_lesson_folder_is_never_taken_for_a_student(tmp_path):
+    from grader.submissions import find_jobs
+
+    submitted = tmp_path / "submitted"
+    for student, lesson in (("ann", "02_replay_buffer"), ("ann", "01_qlearning"),
+                            ("bo", "01_qlearning")):
+        write_submission(submitted / student, lesson, student=lesson)  # <student>/<lesson>/
+    assert find_jobs(submitted).students == ["ann", "bo"]
+    for path in (submitted / "ann", submitted / "ann" / "02_replay_buffer",
+                 submitted / "ann" / "02_replay_buffer" / "02_replay_buffer.ipynb"):
+        assert {job.student for job in find_jobs(path).jobs} == {"ann"}, path
+    assert len(find_jobs(submitted / "ann").jobs) == 2
