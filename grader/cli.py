@@ -28,14 +28,19 @@ def _grade(args):
 
         print(f"grader: no such file or folder: {printable(args.path)}", file=sys.stderr)
         return 2
+    problem = _too_many_workers(args)
+    if problem is not None:
+        print(f"grader: {problem}", file=sys.stderr)
+        return 2
     from checks import checks_for_lesson
     from checks.framework import DEFAULT_HIDDEN_SALT
     from grader.feedback_pages import write_feedback_pages
-    from grader.gradebooks import (GradebookError, Roster, gradebook_text, read_assignments,
-                                   unrostered, without_identity)
+    from grader.gradebooks import (GradebookError, Roster, gradebook_text,
+                                   gradebook_warnings, read_assignments)
     from grader.report import (check_writable, lesson_maxima, submissions_report,
                                summary_table, write_atomically, write_json)
     from grader.safe_text import printable
+    from grader.salts import chosen_salt
     from grader.sandbox import NOT_ISOLATED, isolation_level
     from grader.sandbox_resources import mechanism_name
     from grader.submissions import CannotGrade, find_jobs
@@ -96,7 +101,13 @@ def _grade(args):
             return 2
         jobs = [job for job in jobs  # lessons without any of those checks: nothing to do
                 if only & {check.name for check in checks_for_lesson(job.lesson)}]
-    salt = args.salt or os.environ.get("GRADER_SALT") or DEFAULT_HIDDEN_SALT
+    chosen = chosen_salt(args.salt, DEFAULT_HIDDEN_SALT)
+    salt = chosen.value
+    if args.resume:
+        refusal = _resume_refusal(args.out, chosen)
+        if refusal:
+            print(f"grader: {refusal}", file=sys.stderr)
+            return 2
     if salt == DEFAULT_HIDDEN_SALT:
         print("grader: no --salt or GRADER_SALT given; using the default salt, which is "
               "public (fine for practice, not for grades)", file=sys.stderr)
@@ -127,20 +138,15 @@ def _grade(args):
           + (f"; {run.reused} taken from an earlier run" if run.reused else "")
           + (f"; {run.failed} could not be graded" if run.failed else ""))
     if args.out:
-        print(f"results: {args.out} (one file per notebook; --resume grades only what it "
-              "lacks)")
-    outputs = []
+        print(f"results: {args.out} (one file per notebook, graded with {chosen.words}; "
+              "--resume with the same salt grades only what it lacks)")
+    outputs, warnings = [], []
     if args.json:
         outputs.append(("report", args.json, lambda path: write_json(report, path)))
     if args.csv:
         text = gradebook_text(report, args.format, roster, assignments, args.moodle_feedback)
         outputs.append(("gradebook", args.csv, lambda path: write_atomically(path, text)))
-        for folder in unrostered(report, roster):
-            print(f"grader: {printable(folder)} is not in the roster; its row keeps the "
-                  "folder name", file=sys.stderr)
-        for folder in without_identity(report, roster, args.format):
-            print(f"grader: {printable(folder)} has no e-mail or id in the roster: left out "
-                  "of the Moodle gradebook", file=sys.stderr)
+        warnings = gradebook_warnings(report, roster, args.format)
     if args.feedback:
         pages = write_feedback_pages(report, args.feedback)
         print(f"feedback pages: {len(pages)} in {args.feedback}")
@@ -154,7 +160,27 @@ def _grade(args):
             write(rescue)
             print(f"grader: could not write {printable(path)} ({error.strerror}); the "
                   f"{what} is in {rescue}", file=sys.stderr)
+    for line in warnings:  # last, where they are seen: who lacks a row, or an identity
+        print(f"grader: {line}", file=sys.stderr)
     return 0
+
+
+def _resume_refusal(out, chosen):
+    """Why ``--resume`` must not go on with the salt ``chosen``, or None: the results in
+    ``out`` were graded with other salts, so it would grade everything again."""
+    from checks.framework import DEFAULT_HIDDEN_SALT
+    from grader.result_store import salt_hashes_in
+    from grader.salts import FINGERPRINT_DIGITS, salt_hash
+
+    stored = salt_hashes_in(out)
+    if not stored or salt_hash(chosen.value) in stored:
+        return None
+    named = ", ".join(sorted(
+        "the public default salt" if digest == salt_hash(DEFAULT_HIDDEN_SALT)
+        else f"the salt of fingerprint {digest[:FINGERPRINT_DIGITS]}" for digest in stored))
+    return (f"--resume: {out} holds results graded with {named}, not with "
+            f"{chosen.words}: pass that salt (--salt SECRET, or GRADER_SALT=SECRET) to "
+            "resume, or choose an empty --out folder to grade again with this one")
 
 
 def _grade_on_dask(args, jobs, salt, only):
@@ -173,7 +199,8 @@ def _grade_on_dask(args, jobs, salt, only):
     except StoreError as error:
         print(f"grader: --out {error}", file=sys.stderr)
         return 2
-    if args.out and store.entries and not args.resume:
+    kept_before = len(store.entries)
+    if args.out and kept_before and not args.resume:
         store.close()
         print(f"grader: --out {printable(args.out)} holds the results of an earlier run: add "
               "--resume to grade only what it lacks, or choose an empty folder",
@@ -186,7 +213,8 @@ def _grade_on_dask(args, jobs, salt, only):
     def kept():
         count = len(store.manifest_lines())
         resume = f"--out {folder} --resume"
-        return f"{count} result(s) kept in {folder}: run again with {resume}"
+        return (f"{count} result(s) kept in {folder}: run again with {resume} and the same "
+                "salt")
 
     try:
         run = grade_class(
@@ -207,6 +235,11 @@ def _grade_on_dask(args, jobs, salt, only):
         store.close()
     if not args.out:
         shutil.rmtree(folder, ignore_errors=True)
+    if args.resume and kept_before and jobs and not run.reused:
+        print("grader: --resume: none of the results kept in "
+              f"{printable(folder)} matched this run (other --only, budgets, sandbox "
+              "setting or course version), so every notebook was graded again",
+              file=sys.stderr)
     return run
 
 
@@ -276,8 +309,8 @@ def _export(args):
     except (OSError, ValueError) as error:
         print(f"grader: {printable(args.report)}: {printable(error)}", file=sys.stderr)
         return 2
-    from grader.gradebooks import (GradebookError, Roster, gradebook_text, read_assignments,
-                                   unrostered, without_identity)
+    from grader.gradebooks import (GradebookError, Roster, gradebook_text,
+                                   gradebook_warnings, read_assignments)
     from grader.report import write_atomically
 
     try:
@@ -291,29 +324,40 @@ def _export(args):
     except OSError as error:
         print(f"grader: --csv {printable(args.csv)}: {printable(error)}", file=sys.stderr)
         return 2
-    for folder in unrostered(report, roster):
-        print(f"grader: {printable(folder)} is not in the roster; its row keeps the folder "
-              "name", file=sys.stderr)
-    for folder in without_identity(report, roster, args.format):
-        print(f"grader: {printable(folder)} has no e-mail or id in the roster: left out of "
-              "the Moodle gradebook", file=sys.stderr)
     print(f"{args.format} gradebook: {args.csv}")
+    for line in gradebook_warnings(report, roster, args.format):
+        print(f"grader: {line}", file=sys.stderr)
     return 0
 
 
 def _gradescope(args):
     from grader.gradescope import build_bundle
     from grader.publish import CannotPublish, lesson_named
+    from grader.safe_text import printable
 
     try:
         lesson = lesson_named(args.lesson).name
     except CannotPublish as error:
         print(f"grader: {error}", file=sys.stderr)
         return 2
-    salt = build_bundle(lesson, args.out, args.salt or os.environ.get("GRADER_SALT"))
+    from grader.salts import chosen_salt
+
+    given = chosen_salt(args.salt, None)
+    try:
+        salt = build_bundle(lesson, args.out, given.value)
+    except OSError as error:
+        print(f"grader: {printable(args.out)}: cannot write the bundle there "
+              f"({printable(error.strerror or error)})", file=sys.stderr)
+        return 2
+    if given.value is None:  # made here: the instructor needs it to grade the same way
+        where = (f"a random salt made for this bundle, {salt} (it is in the bundle's "
+                 f"gradescope_config.json; grade locally with --salt {salt} to get the same "
+                 "grades)")
+    else:  # the instructor's own secret: named, never shown
+        where = given.words
     print(f"Gradescope autograder for {lesson}: {args.out} (upload it as the autograder's "
-          f"zip file; it grades with the salt {'given' if args.salt else salt!r}: keep the "
-          "bundle away from students)")
+          f"zip file). Its hidden inputs come from {where}. The bundle holds that salt "
+          "and the solutions: keep it away from students.")
     return 0
 
 
@@ -413,10 +457,54 @@ def build_parser():
     return parser
 
 
+def _argument_problem(args):
+    """What makes the options given unusable, in one line, or None: checked before
+    anything runs, so an odd value never ends in a traceback from deep inside."""
+    if getattr(args, "salt", None) == "":
+        return ("--salt is empty: give the secret salt, or leave --salt out (then "
+                "GRADER_SALT is used, else the public default salt)")
+    if args.run is not _grade:
+        return None
+    if args.only is not None and not any(name.strip() for name in args.only.split(",")):
+        return "--only names no check: give test ids, comma-separated (--only test_update)"
+    if args.workers < 1:
+        return f"--workers {args.workers}: at least 1 worker is needed"
+    from grader.sandbox_resources import MAX_BUDGET_MB, MIN_DISK_MB, MIN_MEMORY_MB
+
+    if args.memory_mb < MIN_MEMORY_MB:
+        return (f"--memory-mb {args.memory_mb} is too little for a sandbox: grading a lesson "
+                f"needs at least {MIN_MEMORY_MB} MB (Python, numpy, the course's own cells "
+                f"and the checks' work together; the default is {DEFAULT_MEMORY_MB})")
+    if args.disk_mb < MIN_DISK_MB:
+        return (f"--disk-mb {args.disk_mb}: a sandbox's /tmp needs a budget of at least "
+                f"{MIN_DISK_MB} MB (the default is {DEFAULT_DISK_MB})")
+    for option, value in (("--memory-mb", args.memory_mb), ("--disk-mb", args.disk_mb)):
+        if value > MAX_BUDGET_MB:
+            return (f"{option} {value} is more than {MAX_BUDGET_MB} MB, more memory than a "
+                    "machine grading a sandbox has (the budget is in megabytes)")
+    return None
+
+
+def _too_many_workers(args):
+    """Why the machine cannot hold ``--workers`` local workers, in one line, or None
+    (apart from the other options: it needs dask, which costs a second to import)."""
+    if args.scheduler:
+        return None
+    from grader.dask_cluster import MEMORY_LIMIT, MIN_WORKER_MEMORY
+
+    most = max(1, MEMORY_LIMIT // MIN_WORKER_MEMORY)
+    if args.workers > most:
+        return (f"--workers {args.workers}: each local worker needs at least "
+                f"{MIN_WORKER_MEMORY // 2**20} MB and this machine has "
+                f"{MEMORY_LIMIT // 2**20} MB, so at most {most} (about one per core "
+                f"is best: {os.cpu_count()} here)")
+    return None
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    for option in ("workers", "memory_mb", "disk_mb"):
-        if getattr(args, option, 1) < 1:
-            print(f"grader: --{option.replace('_', '-')} must be at least 1", file=sys.stderr)
-            return 2
+    problem = _argument_problem(args)
+    if problem is not None:
+        print(f"grader: {problem}", file=sys.stderr)
+        return 2
     return args.run(args)

@@ -1,13 +1,16 @@
 """One self-contained feedback page per student: what was checked, what came of it.
 
 A page is a single HTML file with its CSS and images inline (no network, no scripts), so
-it can be mailed or uploaded to an LMS as it is. Per lesson it shows the score, every
-check's status and feedback in words, the notes (time limits, cells that failed, files
-that were skipped), written answers awaiting a person, and for each learning check a
-plot of the student's run next to the baseline the grader trained. It never shows the
-hidden tests' code, their inputs as data, or the salt: feedback messages describe the
-first case that failed in words, which is what a student can act on. Headings, alt
-text, text with every status colour and a layout that fits a phone keep it accessible.
+it can be mailed or uploaded to an LMS as it is. Its headline gives the score of the
+lessons handed in, out of their points, beside the course's total. Per lesson it shows
+the score (or why a file handed in could not be graded), every check's status and
+feedback in words, the notes (which file was graded when there were several, time
+limits, cells that failed), the files that were not graded, written answers awaiting a
+person, and for each learning check a plot of the student's run next to the baseline the
+grader trained. It never shows the hidden tests' code, their inputs as data, or the
+salt: feedback messages describe the first case that failed in words, which is what a
+student can act on. Headings, alt text, text with every status colour and a layout that
+fits a phone keep it accessible.
 """
 
 import base64
@@ -114,6 +117,12 @@ def _check_html(check):
 
 def _lesson_html(notebook):
     title = _text(notebook["name"], 100)
+    if not notebook.get("submitted", True) and notebook.get("notes"):
+        reasons = "".join(f'<li class="note">{_text(note)}</li>' for note in notebook["notes"])
+        return (f'<section><h2 id="{title}">{title}</h2><p><strong>Not graded</strong>: '
+                f'you handed in a file of this lesson, but it could not be graded (worth '
+                f'{notebook["max_score"]:g} points):</p>'
+                f'<ul>{reasons}</ul></section>')
     if not notebook.get("submitted", True):
         return (f'<section><h2 id="{title}">{title}</h2><p>Not submitted (worth '
                 f'{notebook["max_score"]:g} points).</p></section>')
@@ -135,14 +144,39 @@ def _lesson_html(notebook):
     return "".join(parts)
 
 
+def headline(submission):
+    """The score of what was handed in, beside the course's total: a student who handed
+    in the two lessons set so far, both at full marks, reads 26 / 26, not 26 / 89."""
+    notebooks = submission["notebooks"]
+    handed_in = [n for n in notebooks if n.get("submitted", True)]
+    not_graded = [n for n in notebooks if not n.get("submitted", True) and n.get("notes")]
+    total = (f'The course\'s total is {submission["max_score"]:g} points over '
+             f'{len(notebooks)} lessons.')
+    unread = (f' ({len(not_graded)} more handed in could not be graded: see '
+              f'{", ".join(_text(n["name"], 100) for n in not_graded)} below.)'
+              if not_graded else "")
+    if not handed_in:
+        return f"<strong>No lesson graded yet.</strong>{unread} {total}"
+    maximum = submission.get("max_score_handed_in",
+                             sum(notebook["max_score"] for notebook in handed_in))
+    names = ", ".join(_text(notebook["name"], 100) for notebook in handed_in)
+    lessons = f'{len(handed_in)} lesson{"s" if len(handed_in) != 1 else ""}'
+    return (f'<strong>{submission["score"]:g} / {maximum:g} points</strong> for the '
+            f'{lessons} you handed in ({names}), from the automatic checks.{unread} {total}')
+
+
+def _score_cell(notebook):
+    if notebook.get("submitted", True):
+        return f'<td>{notebook["score"]:g} / {notebook["max_score"]:g}</td>'
+    return "<td>not graded</td>" if notebook.get("notes") else "<td>not submitted</td>"
+
+
 def page(submission, course_title="Experience replay"):
     """The HTML page of one student's ``submission`` (an entry of the JSON report)."""
     student = _text(submission["student"], 200)
     rows = "".join(
         f'<tr><td><a href="#{_text(n["name"], 100)}">{_text(n["name"], 100)}</a></td>'
-        + (f'<td>{n["score"]:g} / {n["max_score"]:g}</td>' if n.get("submitted", True)
-           else "<td>not submitted</td>") + "</tr>"
-        for n in submission["notebooks"])
+        + _score_cell(n) + "</tr>" for n in submission["notebooks"])
     notes = "".join(f'<li class="note">{_text(note)}</li>'
                     for note in submission.get("notes", []))
     body = "".join(_lesson_html(notebook) for notebook in submission["notebooks"])
@@ -153,8 +187,8 @@ def page(submission, course_title="Experience replay"):
 <style>{CSS}</style></head>
 <body><main>
 <h1>{html.escape(course_title)}: feedback for {student}</h1>
-<p><strong>{submission["score"]:g} / {submission["max_score"]:g} points</strong> from the
-automatic checks. {WHAT_WAS_CHECKED}</p>
+<p>{headline(submission)}</p>
+<p>{WHAT_WAS_CHECKED}</p>
 <table><caption>Score per lesson</caption><thead><tr><th scope="col">lesson</th>
 <th scope="col">score</th></tr></thead><tbody>{rows}</tbody></table>
 {f'<h2>Files that were not graded</h2><ul>{notes}</ul>' if notes else ''}

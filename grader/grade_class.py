@@ -243,7 +243,10 @@ class ClassGrading:
 
     def results(self):
         for job, entry in zip(self.jobs, self.entries):
-            self.run.results.setdefault(job.student, []).append(self.store.load(entry["key"]))
+            result = self.store.load(entry["key"])
+            if job.choice:  # which of the student's notebooks of this lesson was graded
+                result.notes.insert(0, job.choice)
+            self.run.results.setdefault(job.student, []).append(result)
         return self.run
 
 

@@ -111,9 +111,9 @@ class NotebookGrading:
                 continue
             if not is_answer(cell):
                 raise CannotGoOn(f"the course's own cell {grade_id!r} failed: "
-                                 f"{outcome.get('type')}: {outcome.get('message')} (a "
-                                 f"sandbox needs about 1.2 GB of address space; --memory-mb "
-                                 f"is {self.memory_mb})")
+                                 f"{outcome.get('type')}: {outcome.get('message')} "
+                                 f"(the course's cells need about 500 MB of the sandbox's "
+                                 f"memory; --memory-mb is {self.memory_mb})")
             self.cell_problems[grade_id] = (f"raised {outcome.get('type')}: "
                                             f"{outcome.get('message')}")[:300]
         return None
@@ -265,8 +265,7 @@ def grade_notebook(path, salt, memory_mb=DEFAULT_MEMORY_MB, disk_mb=DEFAULT_DISK
         submission, unreadable = None, str(submission)
     else:
         unreadable = None
-    lesson = lesson_of(path if lesson is None else f"{lesson}.ipynb",
-                       submission.lesson if submission else None)
+    lesson = lesson_of(path if lesson is None else f"{lesson}.ipynb", submission)
     source = lesson.source()
     rebuilt = rebuild(source, submission)
     result = NotebookResult(lesson.name, written=rebuilt.written,

@@ -6,7 +6,10 @@ whatever a student submitted. A lesson a student did not submit is *blank*, neve
 same for every student. A roster (``--roster``: a CSV with a ``folder`` column, the name
 of the student's folder, and optionally ``name``, ``id``, ``sis_user_id``,
 ``sis_login_id``, ``email``, ``section``) joins identities: students in it who submitted
-nothing get a row, and a submission with no roster entry keeps its row and is reported.
+nothing get a row. Nobody is dropped silently: a generic or Canvas gradebook keeps a row
+for a submission with no roster entry (and the grader reports it); a Moodle gradebook
+cannot hold a row without the identity Moodle matches by, so such a student is left out
+and reported, one line each (:func:`gradebook_warnings`).
 
 - ``generic``: student (the folder), the roster's columns, one column per lesson, total.
 - ``canvas``: Canvas's gradebook import (``lib/gradebook_importer.rb``): the header starts
@@ -15,7 +18,7 @@ nothing get a row, and a submission with no roster entry keeps its row and is re
   given (``--assignments``), else by exact title; a ``Points Possible`` row; no total
   column (Canvas would make it an assignment called "total").
 - ``moodle``: Moodle's grade import: an identity column (``Email address``, or ``ID
-  number`` when the roster has ids but no e-mails; e-mails kept exactly as written,
+  number`` when more of the class has an id than an e-mail; e-mails kept exactly as written,
   since Moodle compares them case-sensitively), then per lesson its grade and, with
   feedback, a feedback column right after it, never one without its grade.
 """
@@ -76,8 +79,9 @@ def read_assignments(path):
             from None
     if not rows or "lesson" not in rows[0]:
         raise GradebookError(f"--assignments {path}: needs columns lesson, title, canvas_id")
-    return {row["lesson"].strip(): ((row.get("title") or "").strip(),
-                                    (row.get("canvas_id") or "").strip()) for row in rows}
+    return {(row.get("lesson") or "").strip(): ((row.get("title") or "").strip(),
+                                                (row.get("canvas_id") or "").strip())
+            for row in rows if (row.get("lesson") or "").strip()}
 
 
 def lesson_columns(report):
@@ -94,7 +98,7 @@ def _students(report, roster):
 
 
 def unrostered(report, roster):
-    """Students whose folder the roster does not name (kept in the gradebook)."""
+    """Students whose folder the roster does not name."""
     if roster is None:
         return []
     return sorted(submission["student"] for submission in report["submissions"]
@@ -112,9 +116,12 @@ def _score(submission, lesson):
 
 def _feedback(submission, lesson):
     notebook = next((n for n in (submission or {}).get("notebooks", [])
-                     if n["name"] == lesson and n.get("submitted", True)), None)
+                     if n["name"] == lesson), None)
     if notebook is None:
         return ""
+    if not notebook.get("submitted", True):  # a file that could not be graded says why
+        return " ".join(["Not graded:", *(printable(note, 400) for note in notebook["notes"])]
+                        ) if notebook.get("notes") else ""
     failed = [check for check in notebook["checks"] if check["status"] != "passed"]
     lines = [f"{notebook['score']:g} / {notebook['max_score']:g}."]
     lines += [printable(check["feedback"], 400) for check in failed[:3]]
@@ -163,12 +170,21 @@ def canvas(report, roster=None, assignments=None):
     return _csv(rows)
 
 
-def moodle(report, roster=None, with_feedback=False):
+def moodle_identity(report, roster):
+    """The roster column Moodle matches rows by: ``email``, unless more of the class has
+    an ``id`` than an e-mail (a Moodle import maps one column for every row)."""
     if roster is None or not ({"email", "id"} & set(roster.columns)):
         raise GradebookError("--format moodle needs --roster with an email or id column: "
                              "Moodle matches students by e-mail or ID number")
-    use_email = "email" in roster.columns
-    identity = "Email address" if use_email else "ID number"
+    people = [person for _, person, _ in _students(report, roster)]
+    having = {column: sum(bool(person.get(column)) for person in people)
+              for column in ("email", "id") if column in roster.columns}
+    return max(having, key=lambda column: (having[column], column == "email"))
+
+
+def moodle(report, roster=None, with_feedback=False):
+    key_column = moodle_identity(report, roster)
+    identity = "Email address" if key_column == "email" else "ID number"
     lessons = lesson_columns(report)
     header = [identity, "Full name"]
     for lesson, _ in lessons:
@@ -177,9 +193,9 @@ def moodle(report, roster=None, with_feedback=False):
             header.append(f"{lesson} (feedback)")
     rows = [header]
     for folder, person, submission in _students(report, roster):
-        key = person.get("email" if use_email else "id", "")
+        key = person.get(key_column, "")
         if not key:
-            continue  # Moodle cannot place a row without its identity: reported instead
+            continue  # Moodle cannot place a row without its identity: left_out() says so
         row = [key, person.get("name", "") or printable(folder, 200)]
         for lesson, _ in lessons:
             row.append(_score(submission, lesson))
@@ -189,12 +205,44 @@ def moodle(report, roster=None, with_feedback=False):
     return _csv(rows)
 
 
-def without_identity(report, roster, gradebook_format):
-    """Students a Moodle gradebook must leave out (no e-mail or id in the roster)."""
-    if gradebook_format != "moodle" or roster is None:
+def left_out(report, roster, gradebook_format):
+    """Students a gradebook of ``gradebook_format`` has no row for: in a Moodle one, those
+    without the identity Moodle matches rows by (generic and Canvas gradebooks keep a row
+    for every student)."""
+    if gradebook_format != "moodle":
         return []
-    key = "email" if "email" in roster.columns else "id"
+    key = moodle_identity(report, roster)
     return [folder for folder, person, _ in _students(report, roster) if not person.get(key)]
+
+
+def gradebook_warnings(report, roster, gradebook_format):
+    """One line for each student whose gradebook row lacks what the LMS matches it by,
+    or who has no row at all, and what to do: nobody is left out silently."""
+    lines = []
+    if gradebook_format == "moodle":
+        key = moodle_identity(report, roster)
+        words = "e-mail" if key == "email" else "id"
+        missing = left_out(report, roster, gradebook_format)
+        for folder in missing:
+            why = ("is not in the roster" if folder not in roster.people
+                   else f"has no {words} in the roster")
+            lines.append(f"{printable(folder)} {why}: LEFT OUT of the Moodle gradebook "
+                         f"(Moodle matches rows by {words}); add it to the roster, then "
+                         "write the gradebook again with python -m grader export")
+        if missing:
+            lines.append(f"{len(missing)} student(s) have no row in the Moodle gradebook "
+                         "(named above); their grades are in the JSON report and the "
+                         "generic gradebook")
+        return lines
+    for folder in unrostered(report, roster):
+        if gradebook_format == "canvas":
+            lines.append(f"{printable(folder)} is not in the roster: its row has the folder "
+                         "name as Student and no ID, so Canvas can match it by name only "
+                         "(add it to the roster)")
+        else:
+            lines.append(f"{printable(folder)} is not in the roster: its row keeps the "
+                         "folder name, with blank identity columns")
+    return lines
 
 
 def gradebook_text(report, gradebook_format="generic", roster=None, assignments=None,

@@ -7,7 +7,8 @@ zip, unpacked into ``/autograder/source``; the student's files in
 
 - ``setup.sh`` makes a virtual environment and installs the grader's requirements;
 - ``run_autograder`` runs ``python -m grader gradescope-run``, which finds the submitted
-  notebook (by name, else by its metadata), grades it twice: with the public salt (the
+  notebook (by name, metadata or cells; of several, the one holding the student's work,
+  as :mod:`grader.submissions` chooses), grades it twice: with the public salt (the
   inputs of the notebook's own visible tests: shown at once, worth no points) and with
   the bundle's secret salt (the grade: shown after the due date), and writes
   ``results.json`` with a test per check, its feedback as markdown, the execution time,
@@ -76,21 +77,35 @@ def build_bundle(lesson, out, salt=None):
 
 
 def find_submission(folder, lesson):
-    """The submitted notebook of ``lesson`` in ``folder``: by name, else by metadata."""
+    """The submitted notebook of ``lesson`` in ``folder`` (matched by name, metadata or
+    cells) and a note naming the others when there were several: as the class grader
+    chooses, the one holding the student's work (:mod:`grader.submissions`)."""
     from grader.lessons import UnknownLesson, lesson_of
     from grader.submission_file import UnreadableSubmission, read_submission
+    from grader.submissions import candidate, choose_notebook
 
-    notebooks = sorted(Path(folder).rglob("*.ipynb"))
-    for path in notebooks:
-        if lesson in path.stem:
-            return path
-    for path in notebooks:
+    candidates = []
+    for path in sorted(Path(folder).rglob("*.ipynb")):
+        if path.is_symlink() or not path.is_file() or ".ipynb_checkpoints" in path.parts:
+            continue
         try:
-            if lesson_of(path, read_submission(path).lesson).name == lesson:
-                return path
+            submission = read_submission(path)
+            if lesson_of(path, submission).name == lesson:
+                candidates.append(candidate(path, folder, lesson, submission))
         except (UnknownLesson, UnreadableSubmission):
             continue
-    return None
+    if not candidates:
+        return None, None
+    chosen, others = choose_notebook(lesson, candidates)
+    note = None
+    if others:
+        note = (f"Your submission held {len(candidates)} notebooks of {lesson}: "
+                f"{chosen.shown} was graded ({chosen.changed} answer cells changed from "
+                "the released notebook), not " + ", ".join(
+                    f"{other.shown} ({other.changed} changed)" for other in others)
+                + ". The one with the most answer cells changed is graded, then the "
+                "latest saved.")
+    return chosen.path, note
 
 
 def _tests(result, visibility, graded):
@@ -119,7 +134,7 @@ def grade_for_gradescope(root, lesson=None, salt=None):
     config = json.loads((root / "source" / CONFIG).read_text())
     lesson, salt = lesson or config["lesson"], salt or config["salt"]
     (root / "results").mkdir(parents=True, exist_ok=True)
-    path = find_submission(root / "submission", lesson)
+    path, choice = find_submission(root / "submission", lesson)
     if path is None:
         results = {"score": 0.0, "output": f"No notebook of lesson {lesson} was found in "
                    "your submission: upload the .ipynb file.", "output_format": "md",
@@ -127,7 +142,8 @@ def grade_for_gradescope(root, lesson=None, salt=None):
     else:
         visible = grade_notebook(path, VISIBLE_SALT, lesson=lesson)
         graded = grade_notebook(path, salt, lesson=lesson)
-        notes = list(dict.fromkeys(visible.notes + graded.notes))
+        notes = ([choice] if choice else []) + list(dict.fromkeys(visible.notes
+                                                                  + graded.notes))
         if graded.isolation.get("level") != "namespaces":
             notes.append("Graded without the namespace sandbox: this container does not "
                          "allow it (each submission has a container of its own).")

@@ -1,8 +1,11 @@
 """The lessons the course has, read from the source notebooks in ``solutions/``.
 
 A lesson is named by its notebook's stem ("02_replay_buffer"), which is also the
-``course.lesson`` entry of the notebook's metadata. Submissions are matched to lessons by
-file name first (students rarely rename), then by that metadata entry.
+``course.lesson`` entry of the notebook's metadata. A submitted notebook is matched to a
+lesson by its file name first (students rarely rename: "Copy of 02_replay_buffer",
+"02_replay_buffer-Copy1" name it too), then by that metadata entry, then by its cells:
+each lesson's cells carry nbgrader ids no other lesson uses, and they survive a rename
+and an editor that drops the notebook's metadata.
 """
 
 import re
@@ -49,17 +52,71 @@ class UnknownLesson(ValueError):
     pass
 
 
-def lesson_of(notebook_path, named_in_metadata=None):
-    """The lesson a submitted notebook belongs to, from its file name or else from the
-    lesson its metadata names (``named_in_metadata``)."""
+def _cell_ids(lesson):
+    return {cell.metadata["nbgrader"]["grade_id"] for cell in lesson.source().cells
+            if isinstance(cell.metadata.get("nbgrader"), dict)
+            and isinstance(cell.metadata["nbgrader"].get("grade_id"), str)}
+
+
+@lru_cache(maxsize=None)
+def distinctive_cell_ids():
+    """``{lesson name: the nbgrader ids of its cells that no other lesson uses}``."""
+    ids = {name: _cell_ids(lesson) for name, lesson in all_lessons().items()}
+    return {name: frozenset(own - set().union(*(other for key, other in ids.items()
+                                                 if key != name)))
+            for name, own in ids.items()}
+
+
+@lru_cache(maxsize=None)
+def answer_stubs(name):
+    """``{grade_id: source}`` of lesson ``name``'s answer cells (code and written) as
+    released to students: what an answer cell holds before a student works in it."""
+    from grader.rebuild import is_answer, is_manually_graded, nbgrader_meta
+    from grader.release import student_version
+
+    return {nbgrader_meta(cell)["grade_id"]: cell.source
+            for cell in student_version(all_lessons()[name].source()).cells
+            if is_answer(cell) or is_manually_graded(cell)}
+
+
+def lesson_named_in(file_name):
+    """The lesson whose name the file name holds, or None (none, or several)."""
     lessons = all_lessons()
-    match = LESSON_NAME.search(Path(notebook_path).stem.lower())
-    if match and match.group(1) in lessons:
-        return lessons[match.group(1)]
-    if isinstance(named_in_metadata, str) and named_in_metadata in lessons:
-        return lessons[named_in_metadata]
-    raise UnknownLesson(f"{notebook_path}: not a lesson of this course (expected a name "
-                        f"like {', '.join(sorted(lessons))})")
+    stem = re.sub(r"[-\s]+", "_", Path(file_name).stem.lower())
+    named = [name for name in lessons if name in stem]
+    if len(named) == 1:
+        return lessons[named[0]]
+    match = LESSON_NAME.search(stem)
+    return lessons.get(match.group(1)) if match else None
+
+
+def lesson_holding(cell_ids):
+    """The lesson whose own cells (by nbgrader id) these are, or None."""
+    counts = {name: len(own & set(cell_ids)) for name, own in distinctive_cell_ids().items()}
+    best = max(counts.values(), default=0)
+    winners = [name for name, count in counts.items() if count == best]
+    return all_lessons()[winners[0]] if best > 0 and len(winners) == 1 else None
+
+
+def lesson_of(notebook_path, submission=None):
+    """The lesson a submitted notebook belongs to: the one its file name names, else the
+    one its metadata names, else the one whose cells it holds. ``submission`` is what the
+    file holds (a :class:`~grader.submission_file.Submission`), or None when it was not
+    read; raises :class:`UnknownLesson` with a one-line reason."""
+    lessons = all_lessons()
+    by_name = lesson_named_in(notebook_path)
+    if by_name is not None:
+        return by_name
+    if submission is not None:
+        if isinstance(submission.lesson, str) and submission.lesson in lessons:
+            return lessons[submission.lesson]
+        by_cells = lesson_holding([*submission.code, *submission.written])
+        if by_cells is not None:
+            return by_cells
+    looked_at = ("its name, its metadata (course.lesson) and its cells name no lesson"
+                 if submission is not None else "its name names no lesson")
+    raise UnknownLesson(f"{Path(notebook_path).name}: not a lesson of this course "
+                        f"({looked_at}; the lessons are {', '.join(sorted(lessons))})")
 
 
 def earlier_reference_modules(lesson):

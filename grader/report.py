@@ -41,7 +41,8 @@ def graded_content(data):
 
 def graded_notebook_report(notebook):
     """One graded notebook's entry in the report (a :class:`NotebookResult` as data)."""
-    return {"name": notebook.name, "submitted": True, "score": round(notebook.score, 6),
+    return {"name": notebook.name, "submitted": True, "status": "graded",
+            "score": round(notebook.score, 6),
             "max_score": round(notebook.max_score, 6), "isolation": notebook.isolation,
             "notes": list(notebook.notes), "checks": [asdict(check) for check in notebook.checks],
             "manual": [{**asdict(answer), "status": ("awaiting manual grading" if answer.answered
@@ -49,31 +50,43 @@ def graded_notebook_report(notebook):
                        for answer in notebook.written]}
 
 
-def _not_submitted(lesson, maximum):
-    return {"name": lesson, "submitted": False, "score": None, "max_score": maximum,
-            "isolation": None, "notes": [], "checks": [], "manual": []}
+def _not_submitted(lesson, maximum, notes=()):
+    """A lesson without a graded notebook: not handed in, or handed in as a file that
+    could not be graded (``notes`` say why)."""
+    return {"name": lesson, "submitted": False,
+            "status": "not graded" if notes else "not submitted", "score": None,
+            "max_score": maximum, "isolation": None, "notes": list(notes), "checks": [],
+            "manual": []}
 
 
 def submissions_report(results_by_student, skipped=(), lessons=None):
     """``{student: [NotebookResult, ...]}`` -> the JSON-ready report dict.
 
     Every student lists every lesson of ``lessons`` (``{lesson: max points}``, default
-    the whole course): a lesson not submitted has ``"submitted": false`` and no score,
-    never 0, and the same maximum as everyone's. ``skipped``
-    (:class:`~grader.submissions.Skipped`) become each student's notes, and the notes
-    of the class for files that belong to no student."""
+    the whole course). A lesson without a graded notebook has ``"submitted": false`` and
+    no score, never 0, and the same maximum as everyone's; its ``status`` is "not
+    submitted", or "not graded" when the student handed in a file of it that could not
+    be graded (its notes say why). ``skipped`` (:class:`~grader.submissions.Skipped`)
+    become each student's notes, and the notes of the class for files that belong to no
+    student. A student's ``score`` is out of ``max_score_handed_in`` (the lessons
+    graded) and of ``max_score`` (the whole course)."""
     lessons = lesson_maxima() if lessons is None else lessons
     submissions = []
     for student in sorted(results_by_student):
         graded = {result.name: result for result in results_by_student[student]}
+        mine = [entry for entry in skipped if entry.student == student]
         notebooks = [graded_notebook_report(graded[lesson]) if lesson in graded
-                     else _not_submitted(lesson, maximum)
+                     else _not_submitted(lesson, maximum,
+                                         [entry.lesson_note for entry in mine
+                                          if entry.lesson == lesson and entry.lesson_note])
                      for lesson, maximum in lessons.items()]
         notebooks += [graded_notebook_report(graded[name]) for name in sorted(set(graded) - set(lessons))]
+        handed_in = [notebook for notebook in notebooks if notebook["submitted"]]
         submissions.append({
             "student": student,
-            "notes": [entry.reason for entry in skipped if entry.student == student],
-            "score": round(sum(n["score"] for n in notebooks if n["submitted"]), 6),
+            "notes": [entry.reason for entry in mine],
+            "score": round(sum(n["score"] for n in handed_in), 6),
+            "max_score_handed_in": round(sum(n["max_score"] for n in handed_in), 6),
             "max_score": round(sum(lessons.values()), 6),
             "notebooks": notebooks,
         })
@@ -116,15 +129,24 @@ def write_json(report, path):
 
 
 def summary_table(report):
-    """The table printed after grading: student, lesson, score / max, checks passed."""
+    """The table printed after grading: student, lesson, score / max, checks passed, and
+    a row for each lesson handed in that could not be graded, with the reason."""
     lines = []
     for submission in report["submissions"]:
-        handed_in = [notebook for notebook in submission["notebooks"] if notebook["submitted"]]
-        if not handed_in:
-            lines.append({"student": printable(submission["student"], 60), "lesson": "-",
-                          "score": "-", "checks passed": "-", "manual": "",
+        student = printable(submission["student"], 60)
+        shown = [notebook for notebook in submission["notebooks"]
+                 if notebook["submitted"] or notebook.get("status") == "not graded"]
+        if not shown:
+            lines.append({"student": student, "lesson": "-", "score": "-",
+                          "checks passed": "-", "manual": "",
                           "problems": "nothing graded (see notes)"})
-        for notebook in handed_in:
+        for notebook in shown:
+            if not notebook["submitted"]:  # handed in, yet without a score: say why, here
+                lines.append({"student": student, "lesson": notebook["name"], "score": "-",
+                              "checks passed": "-", "manual": "",
+                              "problems": "NOT GRADED: " + "; ".join(
+                                  printable(note, 100) for note in notebook["notes"])})
+                continue
             checks = notebook["checks"]
             passed = sum(check["status"] == "passed" for check in checks)
             problems = sorted({check["status"] for check in checks} - {"passed", "failed"})
@@ -132,8 +154,7 @@ def summary_table(report):
                          if answer.get("answered", True))
             unanswered = sum(not answer.get("answered", True)
                              for answer in notebook.get("manual", []))
-            lines.append({"student": printable(submission["student"], 60),
-                          "lesson": notebook["name"],
+            lines.append({"student": student, "lesson": notebook["name"],
                           "score": f"{notebook['score']:g} / {notebook['max_score']:g}",
                           "checks passed": f"{passed}/{len(checks)}",
                           "manual": ", ".join(

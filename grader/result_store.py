@@ -10,7 +10,9 @@ A notebook's key is a hash of its student, its lesson, the hash of the notebook'
 the salt's hash, the course version and the grading settings (isolation, limits,
 ``--only``): a result is reused only where all of them match, so an unchanged
 re-submission is never graded twice and anything that could change a grade grades again.
-The salt itself is never written here, only a hash of it.
+The salt itself is never written here, only a hash of it (:mod:`grader.salts`); a run
+resumed with another salt is refused before it grades anything, since none of the stored
+results would be reused.
 
 A result file is written whole (through a temporary file) before its manifest line is
 appended and flushed to disk, so a grader killed at any moment leaves a manifest whose
@@ -30,16 +32,13 @@ from grader.grade_notebook import CheckResult, NotebookResult
 from grader.rebuild import WrittenAnswer
 from grader.report import write_atomically
 from grader.safe_text import printable
+from grader.salts import salt_hash
 
 MANIFEST = "manifest.jsonl"
 
 
 class StoreError(Exception):
     """The folder cannot hold this run's results; the message says why, in one line."""
-
-
-def salt_hash(salt):
-    return hashlib.sha256(b"replay-grader salt\0" + salt.encode()).hexdigest()[:16]
 
 
 def result_data(result):
@@ -55,6 +54,29 @@ def result_from_data(data):
                           [CheckResult(**check) for check in data["checks"]],
                           list(data["notes"]), [WrittenAnswer(**w) for w in data["written"]],
                           data["isolation"])
+
+
+def read_manifest(folder):
+    """``{key: entry}`` of every complete line of ``folder``'s manifest (the last line for
+    a key wins); read without the store's lock, so a resume can be refused early."""
+    entries = {}
+    try:
+        with open(Path(folder) / MANIFEST) as handle:
+            lines = handle.readlines()
+    except (FileNotFoundError, NotADirectoryError):
+        return entries
+    for line in lines:
+        try:
+            entry = json.loads(line)
+            entries[entry["key"]] = entry
+        except (ValueError, KeyError, TypeError):  # a line torn by a kill
+            continue
+    return entries
+
+
+def salt_hashes_in(folder):
+    """The hashes of the salts the results stored in ``folder`` were graded with."""
+    return {entry.get("salt_sha256") for entry in read_manifest(folder).values()} - {None}
 
 
 class ResultStore:
@@ -81,20 +103,7 @@ class ResultStore:
 
     # --- the manifest ------------------------------------------------------------------
     def _read_manifest(self):
-        """``{key: entry}`` of every complete line (the last line for a key wins)."""
-        entries = {}
-        try:
-            with open(self.folder / MANIFEST) as handle:
-                lines = handle.readlines()
-        except FileNotFoundError:
-            return entries
-        for line in lines:
-            try:
-                entry = json.loads(line)
-                entries[entry["key"]] = entry
-            except (ValueError, KeyError, TypeError):  # a line torn by a kill
-                continue
-        return entries
+        return read_manifest(self.folder)
 
     def manifest_lines(self):
         """Every complete line of the manifest, in order (one per notebook graded)."""

@@ -35,6 +35,14 @@ from pathlib import Path
 MAX_TASKS = 128  # processes and threads per sandbox (a graded notebook runs about 6)
 DEFAULT_MEMORY_MB = 3072  # per sandbox, every process and file in /tmp together
 DEFAULT_DISK_MB = 256  # the sandbox's writable space
+# The least --memory-mb the grader accepts. The course's own answers to every lesson,
+# learning checks included, graded with 500 MB here; with 400 MB lesson 05's learning
+# check ran out and lesson 06 could not import scipy ("failed to map segment"), and lower
+# still a sandbox fails in ways that say little (numpy's import, a course cell's
+# MemoryError). Twice what was measured leaves room for other machines' libraries.
+MIN_MEMORY_MB = 1024
+MIN_DISK_MB = 1  # a tmpfs of size 0 would have no limit at all
+MAX_BUDGET_MB = 2**20  # 1 TiB: larger values are typing slips (and overflow byte counts)
 V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct")
 V2_CONTROLLERS = ("memory", "pids", "cpu")
 GROUP_PREFIX = "course-grader-sandbox"  # <prefix>-<grader pid>-<number>: whose, and which

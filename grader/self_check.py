@@ -31,10 +31,10 @@ def self_check(path, salt=VISIBLE_SALT, learning=False, isolate=True):
     """(the notebook's report entry, as in the class report; names of learning checks
     skipped; what the rebuild ignored, in words)."""
     try:
-        named = read_submission(path).lesson
+        submission = read_submission(path)
     except UnreadableSubmission:
-        named = None  # grade_notebook reports it; the file's name may still say the lesson
-    lesson = lesson_of(path, named)
+        submission = None  # grade_notebook reports it; the file's name may say the lesson
+    lesson = lesson_of(path, submission)
     checks = checks_for_lesson(lesson.name)
     skipped = [] if learning else [check.name for check in checks if check.learning]
     only = None if learning else {check.name for check in checks if not check.learning}

@@ -47,6 +47,13 @@ class Submission:
             submission._take(number, cell)
         return submission
 
+    def answers_changed(self, stubs):
+        """How many answer cells differ from their released ``stubs`` (``{grade_id:
+        source}``): how much of the student's work this notebook holds."""
+        sent = {**self.written, **self.code}
+        return sum(grade_id in sent and sent[grade_id].strip() != stub.strip()
+                   for grade_id, stub in stubs.items())
+
     def _take(self, number, cell):
         if not isinstance(cell, dict):
             self.problems.append(f"cell {number} is not a cell")
@@ -104,6 +111,8 @@ def parse_submission(data):
                                        f"({type(error).__name__})") from None
     if not isinstance(notebook, dict):
         raise UnreadableSubmission("it is not a notebook (its JSON is not an object)")
+    if not isinstance(notebook.get("cells"), list):  # nothing in it could be graded
+        raise UnreadableSubmission("its JSON has no list of cells, so it is not a notebook")
     return Submission.from_notebook(notebook)
 
 

@@ -1,16 +1,28 @@
 """Find what to grade under a path: one notebook, one student's folder, or a class folder.
 
-- ``alice/02_replay_buffer.ipynb``: one notebook of student "alice" (its folder's name);
-- ``alice/``: a folder with notebooks directly in it is one student's;
-- ``class/``: a folder whose subfolders hold notebooks is a class, one student each
-  (nbgrader's ``submitted/<student>/<assignment>/`` layout included). A notebook lying
-  at the top of a class folder belongs to no student: it is skipped, with a note.
+- ``alice/02_replay_buffer.ipynb``: one notebook of student "alice" (its folder's name).
+  Any file name will do: a renamed notebook is matched to its lesson by its metadata or
+  its cells (:func:`grader.lessons.lesson_of`).
+- ``alice/``: one student's folder: the notebooks in it, and in its subfolders named like
+  a lesson or a notebook (nbgrader's ``<student>/<lesson>/`` layout, an unzipped
+  ``02_replay_buffer.ipynb/``).
+- ``class/``: a folder with other subfolders that hold notebooks is a class. Every such
+  subfolder is one student's (all the notebooks below it are theirs, nbgrader's
+  ``submitted/<student>/<lesson>/`` layout included), and every subfolder is a student
+  with a row in the report, even one that holds no notebook. A notebook lying at the top
+  of a class folder belongs to no student: it is skipped, with a note.
+
+Of several notebooks of one lesson in a student's folder, the grader grades the one
+holding the student's work: the one with the most answer cells changed from the
+released notebook, then the latest saved. A student who finished a renamed copy and
+left the released file untouched is graded on the copy; the others are named, with the
+reason, in the report and on the student's feedback page.
 
 Every file that is not graded is named with the reason, in one line: not a lesson, a
-symbolic link, not a regular file (a named pipe would hang a reader), a folder named
-like a notebook, or a second copy of a lesson the student already submitted (the one
-graded is the file named exactly like the lesson, else the most recently changed). The
-walk never follows links, so a link to ``solutions/`` is never graded as a submission.
+symbolic link, not a regular file (a named pipe would hang a reader), a notebook that
+cannot be read (not JSON, no cells), or another notebook of a lesson graded from another
+file. The walk never follows links, so a link to ``solutions/`` is never graded as a
+submission.
 """
 
 import os
@@ -18,7 +30,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.lessons import UnknownLesson, lesson_of
+from grader.lessons import UnknownLesson, all_lessons, answer_stubs, lesson_of
 from grader.safe_text import printable
 from grader.submission_file import UnreadableSubmission, read_submission
 
@@ -32,12 +44,18 @@ class NotebookJob:
     student: str
     path: Path
     lesson: str
+    # why this file was graded when the student's folder held other notebooks of its
+    # lesson (a note on the lesson's entry in the report), else None
+    choice: str | None = None
 
 
 @dataclass(frozen=True)
 class Skipped:
     student: str | None  # None: the file belongs to no student
     reason: str  # one line: the file and why it was not graded
+    lesson: str | None = None  # the lesson the file would have been graded as
+    # set when no other file of the lesson was graded: what the lesson's entry says
+    lesson_note: str | None = None
 
     def __str__(self):
         return self.reason
@@ -48,6 +66,16 @@ class Found:
     jobs: list  # NotebookJob, in the order to grade them
     skipped: list  # Skipped
     students: list  # every student found, with or without a notebook to grade
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A readable notebook of a lesson in a student's folder."""
+
+    path: Path
+    shown: str  # its path inside the student's folder, printable
+    changed: int  # answer cells that differ from the released notebook
+    saved: int  # its modification time, in nanoseconds
 
 
 def _kind(path):
@@ -65,22 +93,23 @@ def _kind(path):
     return "special"
 
 
-def _lesson_of_file(path):
-    """The lesson of a notebook file, by its name or else by its metadata."""
+def part_of_a_students_folder(folder):
+    """A folder named like a lesson (nbgrader's assignment folders) or like a notebook is
+    never a student of its own: it belongs to the student whose folder holds it."""
+    name = Path(folder).name
+    return name in all_lessons() or name.endswith(".ipynb")
+
+
+def _shown(path, root):
     try:
-        return lesson_of(path).name
-    except UnknownLesson:
-        pass
-    try:
-        named = read_submission(path).lesson
-    except UnreadableSubmission:
-        named = None
-    return lesson_of(path, named).name  # raises UnknownLesson when neither says
+        return printable(Path(path).relative_to(root))
+    except ValueError:
+        return printable(path)
 
 
 def _notebooks_under(folder, skipped, student=None):
     """The notebook files under ``folder`` (links not followed), noting what is skipped."""
-    found = []
+    found, named_like_notebooks = [], []
     for top, folders, files in os.walk(folder):
         folders[:] = sorted(name for name in folders
                             if not name.startswith(".") and name != "__pycache__")
@@ -89,7 +118,9 @@ def _notebooks_under(folder, skipped, student=None):
                 folders.remove(name)
                 skipped.append(Skipped(student, f"{printable(Path(top) / name)}: a "
                                                 "symbolic link to a folder, not followed"))
-        for name in sorted(files) + [f for f in folders if f.endswith(".ipynb")]:
+        named_like_notebooks += [Path(top) / name for name in folders
+                                 if name.endswith(".ipynb")]
+        for name in sorted(files):
             if not name.endswith(".ipynb"):
                 continue
             path = Path(top) / name
@@ -98,39 +129,123 @@ def _notebooks_under(folder, skipped, student=None):
                 found.append(path)
             else:
                 reason = {"link": "a symbolic link (submit the notebook itself)",
-                          "folder": "a folder, not a notebook",
                           "special": "not a regular file",
                           "missing": "gone while the class was read"}[kind]
                 skipped.append(Skipped(student, f"{printable(path)}: {reason}, skipped"))
+    for odd in named_like_notebooks:  # looked into like any folder: say so
+        inside = sum(path.is_relative_to(odd) for path in found)
+        skipped.append(Skipped(student, f"{printable(odd)}: a folder, not a notebook; "
+                               + (f"the {inside} notebook(s) in it were considered like "
+                                  "any other" if inside else "it holds no notebook, skipped")))
     return found
 
 
-def _keep_one_per_lesson(student, notebooks, skipped):
-    """``[(path, lesson)]`` with at most one notebook per lesson."""
-    by_lesson = {}
-    for path, lesson in notebooks:
-        by_lesson.setdefault(lesson, []).append(path)
-    kept = []
-    for lesson, paths in sorted(by_lesson.items()):
-        paths.sort(key=lambda p: (p.stem != lesson, -p.stat().st_mtime_ns, str(p)))
-        kept.append((paths[0], lesson))
-        for extra in paths[1:]:
-            skipped.append(Skipped(student, f"{printable(extra)}: {printable(student)} "
-                                            f"already submitted {lesson} as "
-                                            f"{printable(paths[0])}; this copy is skipped"))
-    return kept
+def _reasons_chosen(chosen, other, total):
+    if chosen.changed > other.changed:
+        return (f"it holds more of the student's work ({chosen.changed} of {total} answer "
+                f"cells changed from the released notebook, {other.changed} here)")
+    if chosen.saved > other.saved:
+        return (f"it was saved later (both have {chosen.changed} of {total} answer cells "
+                "changed from the released notebook)")
+    return (f"both have {chosen.changed} of {total} answer cells changed and the same "
+            "time of saving, and its name comes first")
 
 
-def _jobs_of_student(student, folder_or_files, skipped):
-    notebooks = []
-    for path in folder_or_files:
+def choose_notebook(lesson, candidates):
+    """The candidate holding the student's work, and the others: the most answer cells
+    changed from the released notebook, then the latest saved, then the first by name."""
+    ranked = sorted(candidates, key=lambda c: (-c.changed, -c.saved, c.shown))
+    return ranked[0], ranked[1:]
+
+
+def candidate(path, root, lesson, submission):
+    try:
+        saved = os.lstat(path).st_mtime_ns
+    except OSError:
+        saved = 0
+    return Candidate(Path(path), _shown(path, root), submission.answers_changed(
+        answer_stubs(lesson)), saved)
+
+
+def _jobs_of_student(student, root, paths, skipped):
+    """The jobs of one student's notebooks ``paths`` (under ``root``): one per lesson."""
+    readable, unreadable = {}, []
+    for path in paths:
         try:
-            notebooks.append((path, _lesson_of_file(path)))
+            submission = read_submission(path)
+        except UnreadableSubmission as error:
+            try:
+                lesson = lesson_of(path).name
+            except UnknownLesson:
+                lesson = None
+            unreadable.append((path, lesson, printable(error, 300)))
+            continue
+        try:
+            lesson = lesson_of(path, submission).name
         except UnknownLesson:
             skipped.append(Skipped(student, f"{printable(path)}: not a lesson of this "
-                                            "course, skipped"))
-    return [NotebookJob(student, path, lesson)
-            for path, lesson in _keep_one_per_lesson(student, notebooks, skipped)]
+                                            "course (its name, its metadata and its cells "
+                                            "name none), skipped"))
+            continue
+        readable.setdefault(lesson, []).append(candidate(path, root, lesson, submission))
+    jobs = []
+    for lesson, candidates in sorted(readable.items()):
+        chosen, others = choose_notebook(lesson, candidates)
+        total = len(answer_stubs(lesson))
+        for other in others:
+            skipped.append(Skipped(student, f"{printable(other.path)}: not graded: "
+                                            f"{printable(student)}'s {lesson} was graded "
+                                            f"from {chosen.shown}, since "
+                                            + _reasons_chosen(chosen, other, total),
+                                   lesson))
+        unread = [(_shown(path, root), why) for path, of, why in unreadable if of == lesson]
+        choice = None
+        if others or unread:
+            not_graded = [f"{other.shown} ({other.changed} changed)" for other in others]
+            not_graded += [f"{shown} (it cannot be read)" for shown, _ in unread]
+            choice = (f"Your folder held {1 + len(not_graded)} notebooks of this lesson: "
+                      f"{chosen.shown} was graded ({chosen.changed} of {total} answer cells "
+                      f"changed from the released notebook), not {', '.join(not_graded)}. "
+                      "The grader grades the one with the most answer cells changed, then "
+                      "the latest saved.")
+        jobs.append(NotebookJob(student, chosen.path, lesson, choice))
+    for path, lesson, why in unreadable:
+        if lesson in readable:
+            skipped.append(Skipped(student, f"{printable(path)}: cannot be read as a "
+                                            f"notebook ({why}); {lesson} was graded from "
+                                            "another file", lesson))
+        elif lesson is not None:
+            skipped.append(Skipped(student, f"{printable(path)}: not graded: it cannot be "
+                                            f"read as a notebook ({why})", lesson,
+                                   f"{_shown(path, root)} could not be read: {why}"))
+        else:
+            skipped.append(Skipped(student, f"{printable(path)}: cannot be read as a "
+                                            f"notebook ({why}), and its name names no "
+                                            "lesson, skipped"))
+    return jobs
+
+
+def _student_of_file(path):
+    """The student a notebook given alone belongs to: its folder, or the folder above
+    when its folder is a lesson's (nbgrader's ``<student>/<lesson>/<notebook>``)."""
+    folder = path.resolve().parent
+    return folder.parent.name if part_of_a_students_folder(folder) else folder.name
+
+
+def _one_notebook(path, kind):
+    if path.suffix != ".ipynb" or kind == "special":
+        raise CannotGrade(f"not a notebook file (.ipynb): {printable(path)}")
+    try:
+        submission = read_submission(path)
+    except UnreadableSubmission as error:
+        raise CannotGrade(f"{printable(path)}: cannot be graded: "
+                          f"{printable(error, 300)}") from None
+    try:
+        lesson = lesson_of(path, submission).name
+    except UnknownLesson as error:
+        raise CannotGrade(printable(error)) from None
+    student = _student_of_file(path)
+    return Found([NotebookJob(student, path, lesson)], [], [student])
 
 
 def find_jobs(path):
@@ -143,47 +258,46 @@ def find_jobs(path):
         path = path.resolve()  # a link given on the command line is the instructor's own
         kind = _kind(path)
     if kind in ("file", "special"):
-        if path.suffix != ".ipynb" or kind == "special":
-            raise CannotGrade(f"not a notebook file (.ipynb): {printable(path)}")
-        try:
-            lesson = _lesson_of_file(path)
-        except UnknownLesson as error:
-            raise CannotGrade(printable(error)) from None
-        student = path.resolve().parent.name
-        return Found([NotebookJob(student, path, lesson)], [], [student])
-    top_skips, direct = [], []
-    for entry in sorted(path.iterdir()):
-        if entry.name.endswith(".ipynb"):
-            kind = _kind(entry)
-            if kind == "file":
-                direct.append(entry)
-            else:
-                top_skips.append(entry)
-    subfolders = sorted(folder for folder in path.iterdir()
-                        if _kind(folder) == "folder" and not folder.name.startswith(".")
-                        and not folder.name.endswith(".ipynb") and folder.name != "__pycache__")
+        return _one_notebook(path, kind)
+    entries = sorted(path.iterdir())
+    direct = [entry for entry in entries if entry.name.endswith(".ipynb")
+              and _kind(entry) == "file"]
+    subfolders = [entry for entry in entries if _kind(entry) == "folder"
+                  and not entry.name.startswith(".") and entry.name != "__pycache__"]
     inner_skips = {folder: [] for folder in subfolders}
     found = {folder: _notebooks_under(folder, inner_skips[folder], folder.name)
              for folder in subfolders}
-    students = [folder for folder in subfolders if found[folder] or inner_skips[folder]]
-    if not students:  # one student's folder
+    is_class = any((found[folder] or inner_skips[folder])
+                   and not part_of_a_students_folder(folder) for folder in subfolders)
+    if not is_class:  # one student's folder
         name = path.resolve().name
+        if part_of_a_students_folder(path.resolve()):  # <student>/<lesson>/ given
+            name = path.resolve().parent.name
         skipped = []
-        _notebooks_under(path, skipped, name)  # the notes on links and special files
-        jobs, names = _jobs_of_student(name, direct, skipped), [name]
-    else:
-        skipped = [Skipped(None, f"{printable(stray)}: a notebook at the top of a class "
-                                 "folder belongs to no student, skipped (put it in the "
-                                 "student's folder)") for stray in direct]
-        skipped += [Skipped(None, f"{printable(entry)}: not a notebook file, skipped")
-                    for entry in top_skips]
-        jobs, names = [], [folder.name for folder in students]
-        for folder in students:
-            skipped += inner_skips[folder]
-            jobs += _jobs_of_student(folder.name, found[folder], skipped)
-    if not jobs and not skipped:
-        raise CannotGrade(f"no notebooks found under {printable(path)}")
-    if not jobs:
-        raise CannotGrade(f"none of the notebooks under {printable(path)} can be graded "
-                          f"({printable(skipped[0])})")
-    return Found(jobs, skipped, names)
+        notebooks = _notebooks_under(path, skipped, name)
+        jobs, names = _jobs_of_student(name, path, notebooks, skipped), [name]
+        if not notebooks and not skipped:
+            raise CannotGrade(f"no notebooks found under {printable(path)}")
+        return Found(jobs, skipped, names)
+    students = [folder for folder in subfolders if not part_of_a_students_folder(folder)]
+    skipped = [Skipped(None, f"{printable(stray)}: a notebook at the top of a class folder "
+                             "belongs to no student, skipped (put it in the student's "
+                             "folder)") for stray in direct]
+    skipped += [Skipped(None, f"{printable(entry)}: not a notebook file, skipped")
+                for entry in entries if entry.name.endswith(".ipynb")
+                and _kind(entry) not in ("file", "folder")]
+    skipped += [Skipped(None, f"{printable(entry)}: a symbolic link, not followed, skipped")
+                for entry in entries if _kind(entry) == "link"
+                and not entry.name.endswith(".ipynb")]
+    skipped += [Skipped(None, f"{printable(folder)}: a folder named like a lesson or a "
+                              "notebook at the top of a class folder belongs to no "
+                              "student, skipped (put it in the student's folder)")
+                for folder in subfolders if part_of_a_students_folder(folder)]
+    jobs = []
+    for folder in students:
+        skipped += inner_skips[folder]
+        if not found[folder] and not inner_skips[folder]:
+            skipped.append(Skipped(folder.name, f"{printable(folder)}: no notebook (.ipynb) "
+                                                "in this student's folder, nothing graded"))
+        jobs += _jobs_of_student(folder.name, folder, found[folder], skipped)
+    return Found(jobs, skipped, [folder.name for folder in students])

@@ -10,6 +10,7 @@ from grader.feedback_pages import write_feedback_pages
 from grader.grade_notebook import CheckResult, NotebookResult
 from grader.rebuild import WrittenAnswer
 from grader.report import lesson_maxima, submissions_report
+from grader.submissions import find_jobs
 
 sys.path.insert(0, str(Path(__file__).parent / "support"))
 from browser import PHONE, headless_chromium  # noqa: E402
@@ -20,9 +21,11 @@ SALT = "secret-salt-that-must-not-show"
 HIDDEN_CODE = 'lesson_checks.run("test_update", globals(), hidden=True)'
 
 
-def a_class():
-    """Two students: one with a learning figure, a failure, notes and a written answer;
-    one whose folder name is hostile and who submitted a single lesson."""
+def a_class(folder):
+    """Three students: one with a learning figure, a failure, notes and a written answer;
+    one whose folder name is hostile and who submitted a single lesson; one who handed in
+    the two lessons set so far at full marks, and a third lesson's notebook that is not
+    JSON (found in ``folder`` as the grader finds files)."""
     learning = comparison("Taxi start states solved", "share solved", ["seed 1", "seed 2"],
                           {"your loop": [0.48, 0.51], "reference loop": [0.49, 0.50]})
     ada = NotebookResult("01_qlearning", isolation="namespaces",
@@ -37,14 +40,21 @@ def a_class():
     capstone.add(CheckResult("test_confidence_interval", 1.0, 1.0, "passed", "ok"))
     bob = NotebookResult("02_replay_buffer", isolation="namespaces")
     bob.add(CheckResult("test_fifo_eviction", 0.0, 2.0, "timeout", "did not finish"))
-    return submissions_report({"ada": [ada, capstone], "bob<script>x</script>": [bob]},
-                              lessons=lesson_maxima())
+    cam = [NotebookResult("01_qlearning", isolation="namespaces"),
+           NotebookResult("02_replay_buffer", isolation="namespaces")]
+    cam[0].add(CheckResult("test_update", 3.0, 3.0, "passed", "fine"))
+    cam[1].add(CheckResult("test_fifo_eviction", 2.0, 2.0, "passed", "fine"))
+    (folder / "cam").mkdir()
+    (folder / "cam" / "03_prioritized_replay.ipynb").write_text("my notes, not a notebook")
+    skipped = find_jobs(folder / "cam").skipped
+    return submissions_report({"ada": [ada, capstone], "bob<script>x</script>": [bob],
+                               "cam": cam}, skipped, lessons=lesson_maxima())
 
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
     folder = tmp_path_factory.mktemp("feedback")
-    return write_feedback_pages(a_class(), folder)
+    return write_feedback_pages(a_class(tmp_path_factory.mktemp("class")), folder)
 
 
 def test_pages_hold_no_hidden_code_inputs_or_salt(pages):
@@ -62,7 +72,11 @@ def test_a_page_in_a_browser_shows_every_lesson_scores_and_decoded_images(pages,
         assert [s.find_element("tag name", "h2").text for s in sections] == list(lesson_maxima())
         body = driver.find_element("tag name", "body").text
         course_total = sum(lesson_maxima().values())
-        assert f"3 / {course_total:g} points" in body and "0 / 3 points" in body and "not passed" in body
+        # the score of what was handed in, out of its points, beside the course's total
+        assert "3 / 6 points for the 2 lessons you handed in" in body, body
+        assert (f"The course's total is {course_total:g} points over "
+                f"{len(lesson_maxima())} lessons") in body
+        assert "0 / 3 points" in body and "not passed" in body
         assert "Not submitted" in body and "awaiting a person" in body
         assert "because</b>" not in driver.page_source  # the answer is shown as text
         images = driver.find_elements("css selector", "img")
@@ -86,7 +100,24 @@ def test_a_page_reads_on_a_phone_without_sideways_scrolling(pages, tmp_path):
         driver.save_screenshot(str(tmp_path / "phone.png"))
 
 
+def test_the_headline_scores_what_was_handed_in_beside_the_course_total(pages):
+    cam = next(page for page in pages if page.name == "cam.html")
+    course_total = sum(lesson_maxima().values())
+    with headless_chromium() as driver:
+        driver.get(cam.resolve().as_uri())
+        headline = driver.find_element("css selector", "main p").text
+        assert headline.startswith("5 / 5 points for the 2 lessons you handed in "
+                                   "(01_qlearning, 02_replay_buffer)"), headline
+        assert f"The course's total is {course_total:g} points" in headline, headline
+        assert "03_prioritized_replay below" in headline  # handed in, not graded
+        section = next(section for section in driver.find_elements("css selector", "section")
+                       if section.find_element("tag name", "h2").text == "03_prioritized_replay")
+        assert "Not graded" in section.text and "not JSON" in section.text, section.text
+        table = driver.find_element("tag name", "table").text
+        assert "03_prioritized_replay not graded" in table, table
+
+
 def test_the_hostile_folder_name_gets_a_safe_file_name_and_escaped_text(pages):
-    hostile = next(page for page in pages if page.name != "ada.html")
+    hostile = next(page for page in pages if page.name.startswith("bob"))
     assert "/" not in hostile.name and hostile.name.endswith(".html")
     assert "bob&lt;script&gt;" in hostile.read_text()

@@ -16,7 +16,8 @@ import sys
 
 import pytest
 
-from grader.gradebooks import GradebookError, Roster, canvas, generic, moodle
+from grader.gradebooks import (GradebookError, Roster, canvas, generic, gradebook_warnings,
+                               moodle)
 from grader.grade_notebook import CheckResult, NotebookResult
 from grader.report import lesson_maxima, submissions_report
 
@@ -95,6 +96,23 @@ def test_moodle_has_an_identity_and_feedback_only_beside_its_grade(roster):
     assert people["cat@uni.example"]["01_qlearning"] == ""
     assert "evicted the newest" in people["Ada.Lovelace@uni.example"]["02_replay_buffer (feedback)"]
     assert "dan" not in " ".join(people)  # no identity for Moodle: left out, and reported
+
+
+def test_moodle_keeps_everyone_it_can_and_names_everyone_it_cannot(tmp_path):
+    # every student has an id, one has no e-mail: Moodle matches by ID number, and nobody
+    # is left out but the submission the roster does not know, which is named
+    path = tmp_path / "roster.csv"
+    path.write_text(ROSTER.replace("ben@uni.example,B", ",B"))
+    roster = Roster.read(path)
+    rows = rows_of(moodle(a_class(), roster))
+    assert rows[0][0] == "ID number"
+    assert sorted(row[0] for row in rows[1:]) == ["101", "102", "103"]
+    (left_out, count) = gradebook_warnings(a_class(), roster, "moodle")
+    assert left_out.startswith("dan is not in the roster: LEFT OUT of the Moodle gradebook")
+    assert count.startswith("1 student(s) have no row in the Moodle gradebook")
+    for gradebook in ("generic", "canvas"):  # these keep dan's row, and say so
+        (line,) = gradebook_warnings(a_class(), roster, gradebook)
+        assert line.startswith("dan is not in the roster: its row")
 
 
 def test_moodle_without_identities_is_refused():

@@ -113,7 +113,8 @@ def attacked_class(tmp_path_factory):
     write_submission(root, LESSON, student="twice")
     copy = write_submission(root / "twice" / "old", LESSON, wrong_buffer_answers(),
                             student="drafts")
-    copy.rename(copy.with_name(f"{LESSON} (copy).ipynb"))
+    copy = copy.rename(copy.with_name(f"{LESSON} (copy).ipynb"))
+    os.utime(copy, (1_700_000_000, 1_700_000_000))  # an old draft, as answered: not graded
     write_submission(root.parent / "stray", LESSON).rename(root / f"{LESSON}.ipynb")
     for student, text in (("not_json", "\x00\x01 not a notebook"), ("json_list", "[]"),
                           ("cells_null", '{"cells": null, "metadata": []}')):
@@ -216,15 +217,18 @@ def test_links_special_files_strays_and_duplicates_are_named_and_skipped(attacke
                for note in attacked_class["report"]["notes"])
     twice = submission(attacked_class, "twice")
     assert sum(n["submitted"] for n in twice["notebooks"]) == 1
-    assert "already submitted" in " ".join(twice["notes"])
+    assert "(copy).ipynb: not graded: twice's 02_replay_buffer was graded from " \
+        f"{LESSON}.ipynb, since it was saved later" in " ".join(twice["notes"])
 
 
 def test_malformed_notebooks_cost_their_own_points_only(attacked_class):
-    for student in ("not_json", "json_list", "cells_null"):
+    for student, why in (("not_json", "it is not JSON"), ("json_list", "not an object"),
+                         ("cells_null", "no list of cells")):
         entry = submission(attacked_class, student)
         assert entry["score"] == 0 and entry["max_score"] > 0
-        notes = " ".join(note for notebook in entry["notebooks"] for note in notebook["notes"])
-        assert "could not be read" in notes or "no list of cells" in notes, entry
+        malformed = next(n for n in entry["notebooks"] if n["name"] == LESSON)
+        assert malformed["status"] == "not graded" and malformed["score"] is None, entry
+        assert "could not be read" in malformed["notes"][0] and why in malformed["notes"][0]
     odd = submission(attacked_class, "odd_metadata")["notebooks"][0]
     assert any("not text" in note for note in odd["notes"])
 

@@ -1,15 +1,22 @@
 """``python -m grader grade``: exit codes, the printed table, the JSON report, the CSV."""
 
+import csv
+import html
+import io
 import json
+import os
+import re
+import shutil
 import subprocess
 import sys
 
+import nbformat
 import pandas as pd
 import pytest
 
 from grader.lessons import all_lessons
 from grader.report import graded_content
-from submission_factory import REPOSITORY, make_submissions
+from submission_factory import REPOSITORY, make_submissions, write_submission
 
 # this module's fixtures are computed once: its tests share one pytest-xdist worker
 pytestmark = pytest.mark.xdist_group('example-class')
@@ -25,8 +32,11 @@ def run_grader(*arguments, cwd=REPOSITORY):
 @pytest.mark.parametrize("make_path, reason", [
     (lambda tmp: tmp / "nowhere", "no such file or folder"),
     (lambda tmp: (tmp / "essay.txt").write_text("hi") and tmp / "essay.txt", "not a notebook"),
-    (lambda tmp: (tmp / "99_unknown.ipynb").write_text("{}") and tmp / "99_unknown.ipynb",
-     "not a lesson of this course"),
+    (lambda tmp: (tmp / "99_unknown.ipynb").write_text(nbformat.writes(
+        nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])))
+     and tmp / "99_unknown.ipynb", "not a lesson of this course"),
+    (lambda tmp: (tmp / "02_replay_buffer.ipynb").write_text("{}")
+     and tmp / "02_replay_buffer.ipynb", "no list of cells"),
     (lambda tmp: (tmp / "empty").mkdir() or tmp / "empty", "no notebooks found"),
 ])
 def test_the_grader_exits_2_with_one_line_when_it_cannot_run(tmp_path, make_path, reason):
@@ -84,13 +94,19 @@ def checks_of(report, student, lesson):
 def test_the_report_has_the_documented_shape(example_class):
     _, report, _ = example_class
     for submission in report["submissions"]:
-        assert set(submission) == {"student", "notes", "score", "max_score", "notebooks"}
+        assert set(submission) == {"student", "notes", "score", "max_score_handed_in",
+                                   "max_score", "notebooks"}
         handed_in = [n for n in submission["notebooks"] if n["submitted"]]
         assert submission["score"] == pytest.approx(sum(n["score"] for n in handed_in))
+        assert submission["max_score_handed_in"] == pytest.approx(
+            sum(n["max_score"] for n in handed_in))
         # A lesson not handed in has no score (not a zero) and no checks.
         for notebook in submission["notebooks"]:
             if not notebook["submitted"]:
                 assert notebook["score"] is None and notebook["checks"] == []
+                assert notebook["status"] == "not submitted"
+            else:
+                assert notebook["status"] == "graded"
         for notebook in submission["notebooks"]:
             assert {"name", "submitted", "score", "max_score", "checks",
                     "isolation"} <= set(notebook)
@@ -177,3 +193,243 @@ def test_one_worker_and_two_workers_give_the_same_report(example_class, tmp_path
     sequential = json.loads((tmp_path / "one.json").read_text())["submissions"]
     parallel = [s for s in report["submissions"] if s["student"] == "hal_her_off_by_one"]
     assert graded_content(sequential) == graded_content(parallel)
+
+
+# --- a class as students hand it in --------------------------------------------------------
+# One grading run (quick checks of lessons 01 and 02) of a class holding what a user study
+# found: a finished renamed copy beside the untouched release, a malformed notebook, folders
+# named like notebooks, a student missing from the roster; then the same folder resumed.
+
+QUICK = "test_value_and_best_action,test_fifo_eviction"
+SALT = "hand-in-salt"
+ROSTER = """folder,name,id,email
+amy,Amy Ample,201,amy@uni.example
+bob,Bob Renamer,202,bob@uni.example
+cy,Cy Unzipper,203,cy@uni.example
+hal,Hal Folder,204,hal@uni.example
+"""
+
+
+def without_salt_in_environment():
+    return {name: value for name, value in os.environ.items() if name != "GRADER_SALT"}
+
+
+def run_without_salt_variable(*arguments):
+    return subprocess.run([sys.executable, "-m", "grader", *arguments], cwd=REPOSITORY,
+                          capture_output=True, text=True, timeout=900,
+                          env=without_salt_in_environment())
+
+
+@pytest.fixture(scope="module")
+def handed_in(tmp_path_factory):
+    root = tmp_path_factory.mktemp("handed-in")
+    folder = root / "class"
+    # bob finished a renamed copy, then opened the released notebook and saved it untouched
+    finished = write_submission(root / "work", "02_replay_buffer", student="bob")
+    (folder / "bob").mkdir(parents=True)
+    finished.rename(folder / "bob" / "my_homework.ipynb")
+    shutil.copy(REPOSITORY / "notebooks" / "02_replay_buffer.ipynb", folder / "bob")
+    os.utime(folder / "bob" / "my_homework.ipynb", (1_700_000_000, 1_700_000_000))
+    # amy handed in lesson 01, and a lesson 02 file that is not a notebook
+    write_submission(folder, "01_qlearning", student="amy")
+    (folder / "amy" / "02_replay_buffer.ipynb").write_text("\x00\x01 my notes")
+    # hal has an empty folder named like a notebook; cy unzipped theirs into one
+    write_submission(folder, "01_qlearning", student="hal")
+    (folder / "hal" / "02_replay_buffer.ipynb").mkdir()
+    unzipped = write_submission(root / "zip", "02_replay_buffer", student="cy")
+    (folder / "cy" / "02_replay_buffer.ipynb").mkdir(parents=True)
+    unzipped.rename(folder / "cy" / "02_replay_buffer.ipynb" / "02_replay_buffer.ipynb")
+    write_submission(folder, "02_replay_buffer", student="zed")  # not in the roster
+    (root / "roster.csv").write_text(ROSTER)
+    out = root / "out"
+    out.mkdir()
+    completed = run_without_salt_variable(
+        "grade", str(folder), "--only", QUICK, "--workers", "2", "--salt", SALT, "--quiet",
+        "--out", str(out / "results"), "--json", str(out / "report.json"),
+        "--feedback", str(out / "feedback"), "--csv", str(out / "moodle.csv"),
+        "--format", "moodle", "--roster", str(root / "roster.csv"), "--moodle-feedback")
+    assert completed.returncode == 0, completed.stderr
+    report = json.loads((out / "report.json").read_text())
+    return {"root": root, "folder": folder, "out": out, "completed": completed,
+            "report": report, "students": {s["student"]: s for s in report["submissions"]}}
+
+
+def lesson_entry(submission, lesson):
+    return next(n for n in submission["notebooks"] if n["name"] == lesson)
+
+
+def feedback_text(handed_in, student):
+    page = (handed_in["out"] / "feedback" / f"{student}.html").read_text()
+    return html.unescape(re.sub(r"<[^>]+>", " ", page))
+
+
+def test_a_finished_renamed_copy_is_graded_not_the_untouched_release(handed_in):
+    bob = handed_in["students"]["bob"]
+    graded = lesson_entry(bob, "02_replay_buffer")
+    assert graded["status"] == "graded" and graded["score"] == graded["max_score"] > 0
+    assert "my_homework.ipynb was graded (4 of 4 answer cells changed" in graded["notes"][0]
+    assert "not 02_replay_buffer.ipynb (0 changed)" in graded["notes"][0]
+    (other,) = bob["notes"]  # the untouched file is named, with the reason
+    assert other.endswith("since it holds more of the student's work (4 of 4 answer cells "
+                          "changed from the released notebook, 0 here)")
+    assert "bob/02_replay_buffer.ipynb: not graded" in other
+    assert "bob/02_replay_buffer.ipynb: not graded" in handed_in["completed"].stderr
+    page = feedback_text(handed_in, "bob")
+    assert "Files that were not graded" in page and "my_homework.ipynb was graded" in page
+
+
+def test_several_notebooks_of_a_lesson_the_most_answered_then_the_latest_saved(tmp_path):
+    from grader.submissions import find_jobs
+
+    from grader.lessons import answer_stubs
+
+    student = tmp_path / "ann"
+    student.mkdir()
+    stub = answer_stubs("02_replay_buffer")["buffer_sample"]  # as released: not written
+    half = write_submission(tmp_path / "half", "02_replay_buffer", {"buffer_sample": stub})
+    half.rename(student / "02_replay_buffer.ipynb")  # named like the lesson, saved last
+    for name, when in (("final.ipynb", 1_700_000_000), ("final (copy).ipynb", 1_700_000_100)):
+        copy = write_submission(tmp_path / "drafts" / name, "02_replay_buffer")
+        copy.rename(student / name)
+        os.utime(student / name, (when, when))
+    (job,) = find_jobs(student).jobs
+    assert job.path.name == "final (copy).ipynb"  # all answers, like final, but later saved
+    reasons = " ".join(entry.reason for entry in find_jobs(student).skipped)
+    assert "final.ipynb: not graded" in reasons and "it was saved later" in reasons
+    assert "02_replay_buffer.ipynb: not graded" in reasons and "3 here" in reasons
+
+
+def test_a_malformed_notebook_is_not_graded_and_says_why_everywhere(handed_in):
+    amy = handed_in["students"]["amy"]
+    broken = lesson_entry(amy, "02_replay_buffer")
+    assert broken["status"] == "not graded" and broken["score"] is None
+    assert not broken["submitted"] and "could not be read: it is not JSON" in broken["notes"][0]
+    assert lesson_entry(amy, "01_qlearning")["status"] == "graded"
+    row = next(line for line in handed_in["completed"].stdout.splitlines()
+               if line.split()[:2] == ["amy", "02_replay_buffer"])
+    assert "NOT GRADED" in row and "it is not JSON" in row
+    assert "amy/02_replay_buffer.ipynb: not graded" in handed_in["completed"].stderr
+    book = {row["Email address"]: row for row in
+            csv.DictReader(io.StringIO((handed_in["out"] / "moodle.csv").read_text()))}
+    assert book["amy@uni.example"]["02_replay_buffer"] == ""  # blank, not a zero
+    assert book["amy@uni.example"]["02_replay_buffer (feedback)"].startswith("Not graded:")
+    page = feedback_text(handed_in, "amy")
+    assert "Not graded" in page and "02_replay_buffer.ipynb could not be read" in page
+
+
+def test_a_folder_named_like_a_notebook_costs_nobody_their_row(handed_in):
+    students = handed_in["students"]
+    assert set(students) == {p.name for p in handed_in["folder"].iterdir()}
+    hal = students["hal"]
+    assert lesson_entry(hal, "01_qlearning")["status"] == "graded"
+    assert any("02_replay_buffer.ipynb: a folder, not a notebook; it holds no notebook"
+               in note for note in hal["notes"])
+    cy = lesson_entry(students["cy"], "02_replay_buffer")  # the notebook inside is cy's
+    assert cy["status"] == "graded" and cy["score"] == cy["max_score"]
+    stdout = handed_in["completed"].stdout
+    assert all(any(line.split()[:1] == [student] for line in stdout.splitlines())
+               for student in students)
+
+
+def test_resume_without_the_salt_is_refused_with_the_stored_salts_fingerprint(handed_in):
+    from grader.salts import fingerprint
+
+    results = str(handed_in["out"] / "results")
+    forgotten = run_without_salt_variable("grade", str(handed_in["folder"]), "--only", QUICK,
+                                          "--out", results, "--resume", "--quiet")
+    assert forgotten.returncode == 2 and "Traceback" not in forgotten.stderr
+    (line,) = forgotten.stderr.strip().splitlines()
+    assert f"the salt of fingerprint {fingerprint(SALT)}" in line
+    assert "--salt" in line and "GRADER_SALT" in line and "public default salt" in line
+    resumed = run_without_salt_variable("grade", str(handed_in["folder"]), "--only", QUICK,
+                                        "--out", results, "--resume", "--quiet", "--salt",
+                                        SALT, "--workers", "2", "--json",
+                                        str(handed_in["root"] / "resumed.json"))
+    assert resumed.returncode == 0, resumed.stderr
+    assert "graded 0 notebook(s)" in resumed.stdout and "5 taken from an earlier run" \
+        in resumed.stdout
+    again = json.loads((handed_in["root"] / "resumed.json").read_text())
+    assert graded_content(again) == graded_content(handed_in["report"])
+
+
+def test_every_student_keeps_a_row_or_is_reported_loudly(handed_in):
+    stderr = handed_in["completed"].stderr
+    book = list(csv.DictReader(io.StringIO((handed_in["out"] / "moodle.csv").read_text())))
+    assert {row["Full name"] for row in book} == {"Amy Ample", "Bob Renamer", "Cy Unzipper",
+                                                  "Hal Folder"}
+    assert "zed is not in the roster: LEFT OUT of the Moodle gradebook" in stderr
+    assert "1 student(s) have no row in the Moodle gradebook" in stderr
+    report = str(handed_in["out"] / "report.json")
+    roster = str(handed_in["root"] / "roster.csv")
+    for gradebook in ("generic", "canvas"):
+        written = handed_in["root"] / f"{gradebook}.csv"
+        exported = run_grader("export", report, "--format", gradebook, "--roster", roster,
+                              "--csv", str(written))
+        assert exported.returncode == 0, exported.stderr
+        rows = list(csv.reader(io.StringIO(written.read_text())))
+        first = [row[0] for row in rows[1:] if row[0] != "Points Possible"]
+        assert "zed" in first and len(first) == 5  # every student, rostered or not
+        assert "zed is not in the roster" in exported.stderr
+    assert "Canvas can match it by name only" in exported.stderr
+
+
+def test_a_renamed_notebook_given_alone_is_graded_as_its_lesson(tmp_path):
+    def drop_metadata(notebook):  # an editor that keeps cells but not the metadata
+        notebook.metadata.pop("course")
+
+    path = write_submission(tmp_path, "02_replay_buffer", edit=drop_metadata, student="eve")
+    renamed = path.rename(path.with_name("my_homework.ipynb"))
+    completed = run_grader("grade", str(renamed), "--only", "test_fifo_eviction", "--quiet",
+                           "--salt", SALT, "--json", str(tmp_path / "report.json"))
+    assert completed.returncode == 0, completed.stderr
+    (eve,) = json.loads((tmp_path / "report.json").read_text())["submissions"]
+    graded = lesson_entry(eve, "02_replay_buffer")
+    assert eve["student"] == "eve" and graded["score"] == graded["max_score"] > 0
+
+
+@pytest.mark.parametrize("option, value, reason", [
+    ("--memory-mb", "50", "--memory-mb 50 is too little for a sandbox: grading a lesson "
+                          "needs at least"),
+    ("--memory-mb", "0", "is too little for a sandbox"),
+    ("--memory-mb", "99999999999", "is more than 1048576 MB"),
+    ("--disk-mb", "0", "needs a budget of at least 1 MB"),
+    ("--disk-mb", "-5", "needs a budget of at least 1 MB"),
+    ("--workers", "0", "at least 1 worker is needed"),
+    ("--workers", "100000", "each local worker needs at least"),
+    ("--salt", "", "--salt is empty"),
+    ("--only", ",", "--only names no check"),
+])
+def test_an_odd_option_is_refused_in_one_line_before_grading(option, value, reason):
+    notebook = EXAMPLES / "ada_complete" / "01_qlearning.ipynb"
+    completed = run_grader("grade", str(notebook), f"{option}={value}")
+    assert completed.returncode == 2 and "Traceback" not in completed.stderr
+    (line,) = completed.stderr.strip().splitlines()
+    assert reason in line, line
+
+
+def test_the_least_memory_the_grader_accepts_grades_a_correct_notebook(tmp_path):
+    from grader.sandbox import MIN_MEMORY_MB
+
+    # lesson 06 imports scipy, the first import that failed with too little memory
+    notebook = EXAMPLES / "ada_complete" / "06_capstone.ipynb"
+    completed = run_grader("grade", str(notebook), "--memory-mb", str(MIN_MEMORY_MB),
+                           "--only", "test_confidence_interval,test_autocorrelation",
+                           "--quiet", "--json", str(tmp_path / "report.json"))
+    assert completed.returncode == 0, completed.stderr
+    (ada,) = json.loads((tmp_path / "report.json").read_text())["submissions"]
+    graded = lesson_entry(ada, "06_capstone")
+    assert graded["score"] == graded["max_score"] > 0, graded
+
+
+def test_in_nbgrader_layout_a_lesson_folder_is_never_taken_for_a_student(tmp_path):
+    from grader.submissions import find_jobs
+
+    submitted = tmp_path / "submitted"
+    for student, lesson in (("ann", "02_replay_buffer"), ("ann", "01_qlearning"),
+                            ("bo", "01_qlearning")):
+        write_submission(submitted / student, lesson, student=lesson)  # <student>/<lesson>/
+    assert find_jobs(submitted).students == ["ann", "bo"]
+    for path in (submitted / "ann", submitted / "ann" / "02_replay_buffer",
+                 submitted / "ann" / "02_replay_buffer" / "02_replay_buffer.ipynb"):
+        assert {job.student for job in find_jobs(path).jobs} == {"ann"}, path
+    assert len(find_jobs(submitted / "ann").jobs) == 2

@@ -4,11 +4,12 @@ import json
 import os
 import subprocess
 import sys
+import zipfile
 
 import pytest
 
-from grader.gradescope import build_bundle, unpack_for_test
-from submission_factory import write_submission
+from grader.gradescope import CONFIG, build_bundle, unpack_for_test
+from submission_factory import REPOSITORY, write_submission
 
 pytestmark = pytest.mark.xdist_group('gradescope')
 
@@ -28,6 +29,10 @@ def results(tmp_path_factory):
     submitted = write_submission(folder / "upload", LESSON)
     renamed = root / "submission" / "my homework.ipynb"  # found by its metadata
     renamed.write_bytes(submitted.read_bytes())
+    os.utime(renamed, (1_700_000_000, 1_700_000_000))
+    # uploaded beside it, saved later: the released notebook, untouched
+    released = root / "submission" / f"{LESSON}.ipynb"
+    released.write_bytes((REPOSITORY / "notebooks" / f"{LESSON}.ipynb").read_bytes())
     completed = subprocess.run([str(root / "source" / "run_autograder")],
                                env={**os.environ, "AUTOGRADER_ROOT": str(root),
                                     "AUTOGRADER_PYTHON": sys.executable},
@@ -56,3 +61,35 @@ def test_visible_inputs_show_at_once_and_the_grade_after_the_due_date(results):
     assert results["score"] == sum(test["score"] for test in graded) == \
         sum(test["max_score"] for test in graded) > 0  # the instructors' answers
     assert "bundle-secret" not in json.dumps(results)
+
+
+def test_of_two_uploaded_notebooks_the_one_with_the_work_is_graded_and_named(results):
+    # the full score above is the renamed copy's; the output says which file was graded
+    assert "my homework.ipynb was graded" in results["output"]
+    assert f"not {LESSON}.ipynb (0 changed)" in results["output"]
+
+
+def bundle_message(tmp_path, *arguments, environment=None):
+    env = {name: value for name, value in os.environ.items() if name != "GRADER_SALT"}
+    completed = subprocess.run([sys.executable, "-m", "grader", "gradescope", "02",
+                                str(tmp_path / "bundle.zip"), *arguments], cwd=REPOSITORY,
+                               env={**env, **(environment or {})}, capture_output=True,
+                               text=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr
+    with zipfile.ZipFile(tmp_path / "bundle.zip") as bundle:
+        salt = json.loads(bundle.read(CONFIG))["salt"]
+    return completed.stdout, salt
+
+
+def test_the_bundle_says_which_salt_it_grades_with_and_shows_no_secret(tmp_path):
+    from grader.salts import fingerprint
+
+    said, salt = bundle_message(tmp_path, "--salt", "course-secret")
+    assert salt == "course-secret" and "course-secret" not in said and "'given'" not in said
+    assert f"the salt given with --salt (fingerprint {fingerprint(salt)})" in said
+    said, salt = bundle_message(tmp_path, environment={"GRADER_SALT": "from-environment"})
+    assert salt == "from-environment" and salt not in said
+    assert f"GRADER_SALT (fingerprint {fingerprint(salt)})" in said
+    said, salt = bundle_message(tmp_path)  # a random salt: shown, to grade the same locally
+    assert f"a random salt made for this bundle, {salt}" in said
+    assert f"grade locally with --salt {salt}" in said

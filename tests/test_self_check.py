@@ -98,6 +98,7 @@ def test_run_all_of_a_half_done_notebook_runs_every_cell_and_shows_each_test(tmp
     path = tmp_path / f"{LESSON}.ipynb"
     nbformat.write(notebook, path)
     monkeypatch.setenv("PYTHONPATH", str(REPOSITORY))  # the kernel runs outside the course
+    monkeypatch.setenv("JPY_SESSION_NAME", str(path))  # as Jupyter tells its kernels
     NotebookClient(notebook, kernel_name="python3", timeout=600, allow_errors=False,
                    resources={"metadata": {"path": str(tmp_path)}}).execute()  # raises on error
     results = {name_of(cell): (cell_stdout(cell), stderr_in(cell))
@@ -129,3 +130,76 @@ def test_skipping_the_setup_cell_names_it_as_the_cause():
     imports = next(cell for cell in notebook.cells if name_of(cell) == "imports")
     with pytest.raises(RuntimeError, match="setup cell"):
         exec(compile(imports.source, "<imports>", "exec"), {})  # noqa: S102
+
+
+# --- the self-check cell checks the notebook it runs in, whatever its name ------------------
+
+def renamed_copy_beside_the_release(folder):
+    """A student's folder: the finished work in ``my_homework.ipynb``, and the released
+    notebook, never touched, beside it (saved later)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    finished = folder / "my_homework.ipynb"
+    shutil.copy(EXAMPLES / "ada_complete" / f"{LESSON}.ipynb", finished)
+    shutil.copy(REPOSITORY / "notebooks" / f"{LESSON}.ipynb", folder)
+    return finished
+
+
+def test_the_self_check_cell_checks_the_renamed_copy_it_runs_in(tmp_path, monkeypatch):
+    finished = renamed_copy_beside_the_release(tmp_path / "work")
+    notebook = nbformat.read(finished, as_version=4)
+    # the cells a student runs: the setup cell, the visible tests' cell, the self-check
+    wanted = [cell for cell in code_cells(notebook)
+              if name_of(cell) in ("setup", "self-check")
+              or "visible-tests" in cell.metadata.get("tags", [])]
+    assert len(wanted) == 3
+    notebook.cells = wanted
+    # a kernel started as Jupyter starts the kernel of my_homework.ipynb: in its folder,
+    # told its path
+    monkeypatch.setenv("PYTHONPATH", str(REPOSITORY))
+    monkeypatch.setenv("JPY_SESSION_NAME", str(finished))
+    NotebookClient(notebook, kernel_name="python3", timeout=600, allow_errors=False,
+                   resources={"metadata": {"path": str(finished.parent)}}).execute()
+    printed = cell_stdout(notebook.cells[-1])
+    assert f"Checking {finished}" in printed, printed
+    for name in QUICK:  # the finished copy's work, not the untouched release's stubs
+        assert any(line.startswith("\u2713 passed") and name in line
+                   for line in printed.splitlines()), printed
+    assert "not written" not in printed
+
+
+def test_where_the_editor_does_not_say_the_cell_says_so_in_one_line(tmp_path, monkeypatch,
+                                                                  capsys):
+    from course.self_check_cell import check_my_notebook
+
+    renamed_copy_beside_the_release(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    check_my_notebook(LESSON)
+    (line,) = capsys.readouterr().out.strip().splitlines()
+    assert line.startswith(f"Cannot tell which of {LESSON}.ipynb, my_homework.ipynb this "
+                           "notebook is"), line
+    assert "python -m grader check path/to/your_notebook.ipynb" in line
+
+
+def test_the_notebook_running_here_as_each_editor_tells_it(tmp_path):
+    from course.self_check_cell import notebook_running_here
+
+    finished = renamed_copy_beside_the_release(tmp_path / "course" / "work")
+    released = finished.with_name(f"{LESSON}.ipynb")
+    folder = finished.parent
+
+    def running(namespace=None, environ=None):
+        return notebook_running_here(LESSON, namespace or {}, environ or {}, folder)
+
+    # VS Code names the file in the kernel's namespace
+    assert running({"__vsc_ipynb_file__": str(finished)}) == (finished, None)
+    # ipykernel's __session__, and JPY_SESSION_NAME absolute or relative to the server's
+    # root, a folder above the kernel's
+    assert running({"__session__": str(finished)}) == (finished, None)
+    assert running(environ={"JPY_SESSION_NAME": "work/my_homework.ipynb"}) == (finished, None)
+    # renamed after the kernel started: the old name is not guessed at
+    path, problem = running(environ={"JPY_SESSION_NAME": str(folder / "Untitled.ipynb")})
+    assert path is None and "restart the kernel" in problem
+    # no editor says, one notebook of the lesson in the folder: that one
+    finished.unlink()
+    assert running() == (released, None)
