@@ -244,7 +244,7 @@ def test_the_budget_is_looked_at_after_each_served_call(monkeypatch):
 # --- through the real grader: refused, fast, and nobody else is touched ---------------------
 
 LOOP = "play_and_train_with_replay"
-SAMPLE = "            for transition in zip(*replay.sample(replay_batch_size)):"
+SAMPLE = "        for transition in [new, *zip(*replay.sample(replay_batch_size))]:"
 
 
 def graded(tmp_path, lesson, answers, check):
@@ -257,9 +257,9 @@ def graded(tmp_path, lesson, answers, check):
 
 @pytest.mark.parametrize("swallowed", [False, True], ids=["raised", "caught"])
 def test_a_huge_served_sample_is_refused_quickly(tmp_path, swallowed):
-    huge = ("            try:\n                replay.sample(10**8)\n"
-            "            except Exception:\n                pass\n" if swallowed else
-            "            replay.sample(10**8)\n")
+    huge = ("        try:\n            replay.sample(10**8)\n"
+            "        except Exception:\n            pass\n" if swallowed else
+            "        replay.sample(10**8)\n")
     answer = solution_with("02_replay_buffer", LOOP, SAMPLE, huge + SAMPLE)
     status, said, cpu = graded(tmp_path, "02_replay_buffer", {LOOP: answer}, "test_replay_loop")
     assert status == "error"
