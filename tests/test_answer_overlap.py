@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader.answer_overlap import (WINDOW, answer_regions, found_in, notebook_text, runs,
+from grader.answer_overlap import (WINDOW, answer_regions, found_in, notebook_text,
                                    runs_of, statements)
 from grader.lessons import all_lessons
 
