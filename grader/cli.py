@@ -257,7 +257,7 @@ def _publish(args):
     own = edition.written_by_students
     print("  students write themselves: " + (", ".join(
         f"{lesson.exports_to} (lesson {lesson.name[:2]})" for lesson in own) or "none")
-        + (" - later lessons load it from their own notebook" if own else ""))
+        + (" (later lessons import these from the students' own notebooks)" if own else ""))
     if not edition.released:
         print("  reference modules released: none (--release-references LESSONS releases "
               "the answers of lessons the edition's lessons build on)")

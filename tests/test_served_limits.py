@@ -299,13 +299,11 @@ def test_a_huge_prediction_is_refused(tmp_path):
 
 
 def test_a_recorder_called_past_its_bound_is_refused(tmp_path):
-    answer = solution_with("02_replay_buffer", LOOP,
-                           "replay.add(state, action, reward, next_state, terminated)",
+    answer = solution_with("02_replay_buffer", LOOP, "replay.add(*new)",
                            "for _i in range(100_001):\n"
-                           "                replay.add(state, action, reward, next_state, "
-                           "terminated)\n"
-                           "                if _i % 1000 == 0:\n"
-                           "                    len(replay)  # sends the adds so far")
+                           "            replay.add(*new)\n"
+                           "            if _i % 1000 == 0:\n"
+                           "                len(replay)  # sends the adds so far")
     status, said, _ = graded(tmp_path, "02_replay_buffer", {LOOP: answer}, "test_replay_loop")
     assert status == "error"
     assert "your code called add more than 100,000 times in one check" in said
