@@ -9,7 +9,8 @@ import math
 import gymnasium as gym
 import numpy as np
 
-from qlearning import QLearningAgent
+from course.with_update import WithUpdate
+from qlearning import QLearningAgent, play_and_train
 from replay_buffer import ReplayBuffer
 
 
@@ -19,33 +20,28 @@ class CombinedReplayBuffer(ReplayBuffer):
     transitions stored before it (just the newest while nothing else is stored)."""
 
     def sample(self, batch_size):
-        if batch_size <= 0:
-            raise ValueError(f"batch_size must be positive, got {batch_size}")
-        if not self._storage:
-            raise ValueError("cannot sample from an empty replay buffer: add transitions first")
-        older = len(self._storage) - 1  # the newest is self._storage[-1]
-        rows = [self._storage[-1]]
-        if older:
-            rows += [self._storage[i] for i in self.rng.integers(older, size=batch_size - 1)]
-        return tuple(np.stack(field) for field in zip(*rows))
+        if batch_size <= 0 or not self._storage:
+            return super().sample(batch_size)  # lesson 02's ValueError says what is wrong
+        newest = self._storage.pop()  # set aside, so that lesson 02's sample draws the rest
+        try:
+            rest = super().sample(batch_size - 1) if batch_size > 1 and self._storage else None
+        finally:
+            self._storage.append(newest)  # back in its place, whatever happened
+        batch = tuple(np.stack([field]) for field in newest)  # the newest: a batch of one
+        if rest is None:
+            return batch
+        return tuple(np.concatenate(fields) for fields in zip(batch, rest))
 
 
 def play_and_train_from_replay(env, agent, replay, batch_size, t_max=10_000):
     """Play one episode; at each step store the transition, then learn from one batch
     sampled from ``replay`` (and from nothing else). Returns the total reward."""
-    total_reward = 0.0
-    state, _ = env.reset()
-    for _ in range(t_max):
-        action = agent.get_action(state)
-        next_state, reward, terminated, truncated, _ = env.step(action)
+    def learn_only_from_replay(state, action, reward, next_state, terminated):
         replay.add(state, action, reward, next_state, terminated)
         for transition in zip(*replay.sample(batch_size)):
             agent.update(*transition)
-        total_reward += reward
-        state = next_state
-        if terminated or truncated:
-            break
-    return total_reward
+
+    return play_and_train(env, WithUpdate(agent, learn_only_from_replay), t_max)
 
 
 def discretize(observation, lows, highs, bins):

@@ -7,6 +7,8 @@ by `python -m grader release`: edit the notebook, not this file.
 import numpy as np
 
 from course.ring_buffer import NumpyRingBuffer
+from course.with_update import WithUpdate
+from qlearning import play_and_train
 
 
 class SumTree:
@@ -155,19 +157,12 @@ def prioritized_q_update(agent, obs, action, reward, next_obs, done, weight):
 def play_and_train_with_per(env, agent, replay, batch_size, beta, t_max=10_000):
     """Play one episode; after each step also learn from a prioritized batch and update
     its priorities. Returns the episode's total reward."""
-    total_reward = 0.0
-    state, _ = env.reset()
-    for _ in range(t_max):
-        action = agent.get_action(state)
-        next_state, reward, terminated, truncated, _ = env.step(action)
+    def learn(state, action, reward, next_state, terminated):
         agent.update(state, action, reward, next_state, terminated)
         replay.add(state, action, reward, next_state, terminated)
         *transitions, weights, slots = replay.sample(batch_size, beta)
         td_errors = [prioritized_q_update(agent, *transition, weight)
                      for *transition, weight in zip(*transitions, weights)]
         replay.update_priorities(slots, td_errors)
-        total_reward += reward
-        state = next_state
-        if terminated or truncated:
-            break
-    return total_reward
+
+    return play_and_train(env, WithUpdate(agent, learn), t_max)

@@ -8,6 +8,9 @@ from collections import deque
 
 import numpy as np
 
+from course.with_update import WithUpdate
+from qlearning import play_and_train
+
 
 class ReplayBuffer:
     """A FIFO store of transitions (obs_t, action, reward, obs_tp1, done).
@@ -50,18 +53,13 @@ def play_and_train_with_replay(env, agent, replay=None, replay_batch_size=32, t_
 
     Returns the episode's total reward.
     """
-    total_reward = 0.0
-    state, _ = env.reset()
-    for _ in range(t_max):
-        action = agent.get_action(state)
-        next_state, reward, terminated, truncated, _ = env.step(action)
-        agent.update(state, action, reward, next_state, terminated)
-        if replay is not None:
-            replay.add(state, action, reward, next_state, terminated)
-            for transition in zip(*replay.sample(replay_batch_size)):
-                agent.update(*transition)
-        total_reward += reward
-        state = next_state
-        if terminated or truncated:
-            break
-    return total_reward
+    if replay is None:
+        return play_and_train(env, agent, t_max)
+
+    def learn(state, action, reward, next_state, terminated):
+        new = (state, action, reward, next_state, terminated)
+        replay.add(*new)
+        for transition in [new, *zip(*replay.sample(replay_batch_size))]:
+            agent.update(*transition)
+
+    return play_and_train(env, WithUpdate(agent, learn), t_max)

@@ -7,9 +7,11 @@ built in, the one the paper's DQN had to learn, so it has 2^n rows instead of 2^
 and reproduces the paper's shape (plain learning collapses as n grows, HER does not)
 in seconds.
 
-The replay buffer is the lesson's: ``train_goal_relative`` takes its class, so the
-relabelling is whatever the student's (or the course's) ``HindsightReplayBuffer`` does.
-Updates are vectorised: one numpy step per sampled batch.
+The replay buffer and the episode loop are the lesson's: ``train_goal_relative`` takes
+the ``HindsightReplayBuffer`` class and the ``play_and_learn_with_her`` function, so the
+relabelling and the loop are whatever the student's (or the course's) do. The agent
+takes the loop's updates one row at a time and applies each batch at once, in one numpy
+step (:class:`BatchedUpdates`).
 
 The module also has the exact greedy evaluation both kinds of table share
 (:func:`greedy_reaches`) and the coverage split of a (state, goal) table
@@ -19,7 +21,7 @@ policy solves.
 
 import numpy as np
 
-from course.bit_flipping import BitFlippingEnv, bits_to_int
+from course.bit_flipping import BitFlippingEnv
 from course.experiments import train_agent
 
 
@@ -56,34 +58,49 @@ class GoalRelativeAgent:
         self.qvalues[differences, actions] = old + self.alpha * (targets - old)
 
 
-def play_and_learn_goal_relative(env, agent, replay, batch_size):
-    """Play one episode with ``agent``, store it in ``replay`` (a lesson-04
-    ``HindsightReplayBuffer``), learn from one sampled batch. True if the goal was reached."""
-    observation, _ = env.reset()
-    desired_goal = observation["desired_goal"]
-    goal = int(bits_to_int(desired_goal))
-    state = int(bits_to_int(observation["observation"]))
-    observations, achieved_goals = [observation["observation"]], [observation["achieved_goal"]]
-    actions, terminated, truncated = [], False, False
-    while not (terminated or truncated):
-        action = agent.get_action(state, goal)
-        observation, _, terminated, truncated, _ = env.step(action)
-        state ^= 1 << (agent.n_bits - 1 - action)  # bits_to_int of the new bits
-        observations.append(observation["observation"])
-        achieved_goals.append(observation["achieved_goal"])
-        actions.append(action)
-    replay.store_episode(observations, achieved_goals, desired_goal, actions)
-    states, actions, rewards, next_states, dones, goals = replay.sample(batch_size)
-    agent.update_batch(bits_to_int(states), np.asarray(actions, dtype=np.int64),
-                       np.asarray(rewards, dtype=np.float64), bits_to_int(next_states),
-                       np.asarray(dones, dtype=bool), bits_to_int(goals))
-    return bool(terminated)
+class BatchedUpdates:
+    """A :class:`GoalRelativeAgent` as lesson 04's ``play_and_learn_with_her`` sees its
+    agent: ``get_action((state, goal))``, and ``update((state, goal), action, reward,
+    (next_state, goal), done)`` once per replayed transition. The updates wait until
+    :meth:`apply`, which makes them one ``update_batch``."""
+
+    def __init__(self, agent):
+        self.agent = agent
+        self.rows = []
+
+    def get_action(self, state_and_goal):
+        state, goal = state_and_goal
+        return self.agent.get_action(int(state), int(goal))
+
+    def update(self, state_and_goal, action, reward, next_state_and_goal, done):
+        (state, goal), (next_state, _) = state_and_goal, next_state_and_goal
+        self.rows.append((state, action, reward, next_state, done, goal))
+
+    def apply(self):
+        if self.rows:
+            states, actions, rewards, next_states, dones, goals = zip(*self.rows)
+            self.agent.update_batch(
+                np.asarray(states, dtype=np.int64), np.asarray(actions, dtype=np.int64),
+                np.asarray(rewards, dtype=np.float64), np.asarray(next_states, dtype=np.int64),
+                np.asarray(dones, dtype=bool), np.asarray(goals, dtype=np.int64))
+        self.rows = []
 
 
-def train_goal_relative(replay_class, n_bits, episodes, strategy="future", k=4,
-                        batch_size=None, seed=0, initial_value=-10.0, **settings):
+def play_and_learn_goal_relative(env, agent, replay, batch_size, play_and_learn):
+    """One episode of the lesson's ``play_and_learn(env, agent, replay, batch_size)``
+    (``play_and_learn_with_her``) with ``agent``, a :class:`GoalRelativeAgent`, whose
+    updates from the replayed batch are applied together. True if the goal was reached."""
+    batched = BatchedUpdates(agent)
+    reached = play_and_learn(env, batched, replay, batch_size)
+    batched.apply()
+    return bool(reached)
+
+
+def train_goal_relative(replay_class, play_and_learn, n_bits, episodes, strategy="future",
+                        k=4, batch_size=None, seed=0, initial_value=-10.0, **settings):
     """Train a :class:`GoalRelativeAgent` on ``n_bits``-bit flipping for ``episodes``
-    episodes, replaying one batch of ``batch_size`` (default 16 n) per episode from
+    episodes of the lesson's ``play_and_learn`` (``play_and_learn_with_her``), each
+    replaying one batch of ``batch_size`` (default 16 n) from
     ``replay_class(env, episodes, n_bits, strategy=strategy, k=k, seed=seed)``; k = 0 is
     plain replay. ``settings``: alpha, epsilon, discount. Returns (success of each
     training episode, the greedy policy's success rate over all pairs state != goal)."""
@@ -94,7 +111,8 @@ def train_goal_relative(replay_class, n_bits, episodes, strategy="future", k=4,
     batch_size = 16 * n_bits if batch_size is None else batch_size
     successes = train_agent(
         env, agent,
-        lambda env, agent: play_and_learn_goal_relative(env, agent, replay, batch_size),
+        lambda env, agent: play_and_learn_goal_relative(env, agent, replay, batch_size,
+                                                        play_and_learn),
         episodes, progress=False)
     return successes, relative_greedy_success_rate(agent.qvalues)
 

@@ -282,17 +282,34 @@ def _publish(args):
     from grader.publish import CannotPublish, publish
 
     def names(text):
-        return None if text is None else [name for name in text.split(",") if name.strip()]
+        return None if text is None else [name.strip() for name in text.split(",")
+                                          if name.strip()]
 
     try:
-        files = publish(args.out, names(args.lessons), names(args.release_references),
-                        args.repository_url)
+        if args.lessons is not None and not names(args.lessons):
+            raise CannotPublish("--lessons names no lesson: give lessons like 01,02,03 "
+                                "(or leave the option out to publish them all)")
+        edition, files = publish(args.out, names(args.lessons),
+                                 names(args.release_references), args.repository_url)
     except CannotPublish as error:
         print(f"grader: {error}", file=sys.stderr)
         return 2
-    print(f"student edition in {args.out}: {len(files)} files; push it as its own "
-          "repository (the notebooks' Colab cells point at "
-          f"{args.repository_url or 'the course repository'})")
+    print(f"student edition in {args.out} ({len(files)} files), for {args.repository_url}")
+    print("  lessons: " + ", ".join(lesson.name for lesson in edition.published))
+    own = edition.written_by_students
+    print("  students write themselves: " + (", ".join(
+        f"{lesson.exports_to} (lesson {lesson.name[:2]})" for lesson in own) or "none")
+        + (" (later lessons import these from the students' own notebooks)" if own else ""))
+    if not edition.released:
+        print("  reference modules released: none (--release-references LESSONS releases "
+              "the answers of lessons the edition's lessons build on)")
+    for lesson in edition.released:
+        print(f"  reference module released: {lesson.exports_to} (lesson "
+              f"{lesson.name[:2]}'s answer, by --release-references), which "
+              f"{', '.join(edition.needed_by[lesson.name])} import"
+              f"{'s' if len(edition.needed_by[lesson.name]) == 1 else ''}")
+    print(f"next: push it to {args.repository_url}; the notebooks' Colab cells clone that "
+          "repository (it holds no solutions, no grader, no answer not released)")
     return 0
 
 
@@ -418,9 +435,12 @@ def build_parser():
     edition.add_argument("out", help="a new or empty folder")
     edition.add_argument("--lessons", help="comma-separated lessons to publish (default all)")
     edition.add_argument("--release-references", metavar="LESSONS",
-                         help="lessons whose reference modules to include (default: those "
-                              "of the lessons not published)")
-    edition.add_argument("--repository-url", help="where the edition will live (for Colab)")
+                         help="comma-separated lessons whose answers (reference modules) "
+                              "the edition includes, for its lessons to import (default "
+                              "none)")
+    edition.add_argument("--repository-url", metavar="URL",
+                         help="required: the repository the edition will be pushed to, "
+                              "which its Colab cells clone")
     edition.set_defaults(run=_publish)
     export = commands.add_parser(
         "export", help="write a gradebook CSV from a JSON report, without grading again")

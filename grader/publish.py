@@ -2,35 +2,42 @@
 
 The full repository is the self-study edition: solutions, reference modules, the
 grader. For a graded course the instructor publishes a student edition instead and
-pushes it as its own public repository, which the notebooks' Colab cells point at. It
-holds:
+pushes it as its own public repository, which the notebooks' Colab cells clone (so its
+address is required: cloning the full course would hand out ``solutions/``). It holds:
 
 - ``notebooks/``: the student versions of the chosen lessons;
 - ``course/``: the public helpers, and ``checks/``: the visible tests, whose verdicts
   compare with ``checks/published_references.json``, the answers the judge's references
   (``grader/references``, not published) give for the public salt's inputs;
-- for each earlier lesson a later one imports: the reference module if the instructor
-  releases it (by default, those of lessons this edition does not ask students to
-  write), or else, for a lesson published here, a two-line module that loads the
-  student's *own* answers from their notebook (``course/your_work.py``);
+- for each earlier lesson a published one builds on, either the lesson's reference
+  module, if the instructor released it (``--release-references``), or, for a lesson
+  published here, a two-line module that loads the student's *own* answers from their
+  notebook (``course/your_work.py``);
 - ``requirements.txt`` for local use, ``requirements-colab.txt`` for Colab, a README.
 
 It holds no ``solutions/``, no hidden tests, no grader, no examples, no tests, and no
-reference module of a lesson it asks students to write. A lesson whose notebook imports
-the module of a lesson that is neither published nor released is refused, with the
-``--release-references`` that would allow it.
+reference module the instructor did not release: nothing is released by default, and a
+released module must be one the edition's lessons build on (imported by a published
+notebook or by another released module), so a later lesson's answer never goes out
+early. A lesson that builds on a lesson neither published nor released is refused, with
+the ``--release-references`` that would allow it. Once written, the edition is searched
+for the answers of every lesson it does not release (:mod:`grader.answer_overlap`), and
+refused, its files removed, if any is found there.
 """
 
 import ast
 import json
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 
+from grader.answer_overlap import answer_regions, found_in, notebook_text, runs_of
 from grader.lessons import all_lessons
 from grader.release import REPOSITORY, student_version
-from grader.setup_cell import COLAB_REQUIREMENTS, SETUP_CELL_ID, setup_cell_source
+from grader.setup_cell import (COLAB_REQUIREMENTS, COURSE_REPOSITORY, SETUP_CELL_ID,
+                               setup_cell_source)
 
 EDITION_REQUIREMENTS = """\
 # The course's student edition, locally: the lessons, their experiments and visible tests.
@@ -70,6 +77,16 @@ def lesson_named(name):
     raise CannotPublish(f"no lesson {name!r}; the lessons are {', '.join(all_lessons())}")
 
 
+def _imports_in(tree):
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return names
+
+
 def imported_modules(notebook):
     """The top-level module names the notebook's code cells import."""
     names = set()
@@ -77,40 +94,89 @@ def imported_modules(notebook):
         if cell.cell_type != "code":
             continue
         try:
-            tree = ast.parse(cell.source)
+            names |= _imports_in(ast.parse(cell.source))
         except SyntaxError:  # a stub or magic that is not Python: it imports nothing
             continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                names.update(alias.name.split(".")[0] for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                names.add(node.module.split(".")[0])
     return names
 
 
+def module_imports(lesson):
+    """The top-level module names a lesson's reference module imports."""
+    return _imports_in(ast.parse((REPOSITORY / lesson.exports_to).read_text()))
+
+
+@dataclass(frozen=True)
+class EditionPlan:
+    published: list  # the lessons whose notebooks the edition holds, in order
+    released: list  # the lessons whose reference modules it holds, in order
+    needed_by: dict  # released lesson's name -> the names of what imports its module
+
+    @property
+    def written_by_students(self):
+        """Published lessons whose module the edition makes from the student's notebook."""
+        return [lesson for lesson in self.published
+                if lesson.exports_to and lesson not in self.released]
+
+
+def _numbers(lessons, separator=","):
+    return separator.join(lesson.name[:2]
+                          for lesson in sorted(lessons, key=lambda lesson: lesson.number))
+
+
 def plan(lessons=None, release_references=None):
-    """(published lessons, released lessons), checked: raises CannotPublish."""
+    """The :class:`EditionPlan` for publishing ``lessons`` (default all) and releasing
+    the reference modules of ``release_references`` (default none); raises
+    CannotPublish when the lessons build on an answer neither published nor released,
+    or when a released module is one no lesson of the edition builds on."""
     everything = all_lessons()
     published = ([lesson_named(name) for name in lessons] if lessons
                  else list(everything.values()))
     published = sorted(set(published), key=lambda lesson: lesson.number)
-    if release_references is None:  # what no published lesson asks students to write
-        released = [lesson for lesson in everything.values()
-                    if lesson.exports_to and lesson not in published]
-    else:
-        released = [lesson_named(name) for name in release_references]
+    released = {lesson_named(name) for name in release_references or ()}
+    for lesson in sorted(released, key=lambda lesson: lesson.number):
+        if not lesson.exports_to:
+            raise CannotPublish(f"--release-references {lesson.name[:2]}: lesson "
+                                f"{lesson.name} has no reference module to release")
     by_module = {lesson.reference_module: lesson for lesson in everything.values()
                  if lesson.exports_to}
-    for lesson in published:
-        needed = imported_modules(lesson.source()) & set(by_module)
-        for module in sorted(needed):
+    needed_by, missing, builds_on_missing, followed = {}, {}, set(), set()
+    # (the published lesson it started from, importer, modules): what each published
+    # notebook imports, then what each module it needs imports in turn
+    waiting = [(lesson.name, lesson.name, imported_modules(lesson.source()))
+               for lesson in published]
+    while waiting:
+        root, importer, modules = waiting.pop(0)
+        for module in sorted(modules & set(by_module)):
             owner = by_module[module]
-            if owner not in published and owner not in released:
-                raise CannotPublish(
-                    f"{lesson.name} imports {module} (lesson {owner.name}'s answer), which "
-                    f"this edition neither publishes nor releases: add --release-references "
-                    f"{owner.name[:2]}, or publish lesson {owner.name[:2]} too")
-    return published, sorted(set(released), key=lambda lesson: lesson.number)
+            if owner in published and owner not in released:
+                continue  # made from the student's own notebook, whose imports count too
+            if owner in released:
+                needed_by.setdefault(owner.name, []).append(importer)
+            else:
+                missing.setdefault(owner, []).append(importer)
+                builds_on_missing.add(root)
+            if owner not in followed:
+                followed.add(owner)
+                waiting.append((root, owner.exports_to, module_imports(owner)))
+    if missing:
+        missing = sorted(missing, key=lambda lesson: lesson.number)
+        roots = sorted(builds_on_missing)
+        raise CannotPublish(
+            f"{' and '.join(roots)} build{'s' if len(roots) == 1 else ''} on "
+            f"{', '.join(lesson.exports_to for lesson in missing)} (the answer"
+            f"{'s' if len(missing) > 1 else ''} of lesson{'s' if len(missing) > 1 else ''} "
+            f"{_numbers(missing, ', ')}), which this edition neither publishes nor "
+            f"releases: add --release-references "
+            f"{_numbers(missing)}, or publish {'it' if len(missing) == 1 else 'them'} too")
+    unneeded = sorted(released - {everything[name] for name in needed_by},
+                      key=lambda lesson: lesson.number)
+    if unneeded:
+        raise CannotPublish(
+            f"--release-references {_numbers(unneeded)}: no lesson of this edition builds "
+            f"on {', '.join(lesson.exports_to for lesson in unneeded)}; an edition releases "
+            "only the answers its lessons import, never a later lesson's")
+    return EditionPlan(published, sorted(released, key=lambda lesson: lesson.number),
+                       needed_by)
 
 
 def record_visible_answers(lessons):
@@ -151,17 +217,16 @@ def student_notebook(lesson, repository_url):
     return notebook
 
 
-def student_readme(published, released, repository_url):
+def student_readme(edition, repository_url):
     lessons = "\n".join(f"| {lesson.name[:2]} | [{lesson.name}](notebooks/{lesson.name}.ipynb) "
                         f"| [![Open In Colab](https://colab.research.google.com/assets/"
                         f"colab-badge.svg)](https://colab.research.google.com/github/"
                         f"{_github_path(repository_url)}/blob/main/notebooks/{lesson.name}"
-                        ".ipynb) |" for lesson in published)
-    own = [lesson for lesson in published if lesson.exports_to and lesson not in released]
+                        ".ipynb) |" for lesson in edition.published)
     later = ("\n".join(f"- `{lesson.exports_to}` is made from your own "
                        f"`notebooks/{lesson.name}.ipynb` until your instructor releases the "
                        "course's version: save that notebook before a later lesson "
-                       "imports it." for lesson in own)
+                       "imports it." for lesson in edition.written_by_students)
              or "- every module a lesson imports is already here.")
     return f"""# Experience replay: the student edition
 
@@ -193,18 +258,87 @@ def _github_path(repository_url):
     return repository_url.rstrip("/").removesuffix(".git").split("github.com/")[-1]
 
 
-def publish(out, lessons=None, release_references=None, repository_url=None):
-    """Write the student edition into ``out`` (a new or empty folder); return its files."""
-    from grader.setup_cell import COURSE_REPOSITORY
+def _same_repository(url, other):
+    def canonical(address):
+        return address.strip().rstrip("/").removesuffix(".git").lower()
+    return canonical(url) == canonical(other)
 
-    repository_url = repository_url or COURSE_REPOSITORY
-    published, released = plan(lessons, release_references)
+
+def checked_repository_url(repository_url):
+    """The edition's own address, which its Colab cells clone; CannotPublish if it is
+    missing or is the full course's (whose clone holds every solution)."""
+    if not repository_url or not repository_url.strip():
+        raise CannotPublish(
+            "--repository-url is required: the edition's Colab cells clone the repository "
+            "it names, and without it they would clone the full course, solutions/ included "
+            "(give the address you will push the edition to)")
+    if _same_repository(repository_url, COURSE_REPOSITORY):
+        raise CannotPublish(
+            f"--repository-url {repository_url} is the full course's repository, whose "
+            "clone holds solutions/: give the address you will push the edition to")
+    if not repository_url.startswith(("https://", "git@", "ssh://", "http://")):
+        raise CannotPublish(f"--repository-url {repository_url!r} is not a git address "
+                            "(https://github.com/you/your-edition)")
+    return repository_url.strip()
+
+
+def answers_found(folder, edition):
+    """``[(file, lesson, grade_id, first line)]``: the answers of lessons ``edition`` does
+    not release that the files in ``folder`` hold, as :mod:`grader.answer_overlap` finds
+    them (what a lesson's own student notebook shows, and the course's helpers, are
+    public, not answers)."""
+    course_runs = set()
+    for path in sorted((REPOSITORY / "course").glob("*.py")):
+        course_runs |= runs_of(path.read_text())
+    texts = {}
+    for path in sorted(Path(folder).rglob("*")):
+        if path.is_file():
+            text = path.read_text(errors="replace")
+            if path.suffix == ".ipynb":
+                text = notebook_text(nbformat.reads(text, as_version=4))
+            texts[path.relative_to(folder)] = runs_of(text)
+    found = []
+    for lesson in all_lessons().values():
+        if lesson in edition.released:
+            continue
+        own_stub = student_version(lesson.source())  # what the lesson shows is no answer
+        public = course_runs | runs_of(notebook_text(own_stub))
+        for grade_id, answer in answer_regions(lesson.source()):
+            for path, text_runs in texts.items():
+                for passage in found_in(answer, text_runs, public):
+                    found.append((str(path), lesson.name, grade_id, passage[0]))
+    return found
+
+
+def publish(out, lessons=None, release_references=None, repository_url=None):
+    """Write the student edition into ``out`` (a new or empty folder); return its
+    :class:`EditionPlan` and its files."""
+    repository_url = checked_repository_url(repository_url)
+    edition = plan(lessons, release_references)
     out = Path(out)
-    if out.exists() and any(out.iterdir()):
-        raise CannotPublish(f"{out} is not empty: publish into a new folder")
-    answers = record_visible_answers(published)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise CannotPublish(f"{out} is not an empty folder: publish into a new folder")
+    answers = record_visible_answers(edition.published)
+    created = not out.exists()
+    try:
+        _write(out, edition, answers, repository_url)
+        found = answers_found(out, edition)
+    except BaseException:
+        _remove_what_was_written(out, created)
+        raise
+    if found:
+        _remove_what_was_written(out, created)
+        path, lesson, grade_id, line = found[0]
+        raise CannotPublish(f"{path} holds lesson {lesson}'s answer {grade_id} ({line!r}"
+                            f"{f' and {len(found) - 1} more' if len(found) > 1 else ''}): "
+                            "nothing published; remove the copy from the course first")
+    return edition, sorted(path.relative_to(out) for path in out.rglob("*")
+                           if path.is_file())
+
+
+def _write(out, edition, answers, repository_url):
     (out / "notebooks").mkdir(parents=True)
-    for lesson in published:
+    for lesson in edition.published:
         nbformat.write(student_notebook(lesson, repository_url),
                        out / "notebooks" / f"{lesson.name}.ipynb")
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
@@ -212,16 +346,25 @@ def publish(out, lessons=None, release_references=None, repository_url=None):
     shutil.copytree(REPOSITORY / "checks", out / "checks", ignore=ignore)
     (out / "checks" / "published_references.json").write_text(
         json.dumps(answers, sort_keys=True, allow_nan=True) + "\n")
-    for lesson in all_lessons().values():
-        if not lesson.exports_to:
-            continue
-        if lesson in released:
-            shutil.copy2(REPOSITORY / lesson.exports_to, out / lesson.exports_to)
-        elif lesson in published:
-            (out / lesson.exports_to).write_text(LOADER.format(number=lesson.name[:2],
-                                                               lesson=lesson.name))
+    for lesson in edition.released:
+        shutil.copy2(REPOSITORY / lesson.exports_to, out / lesson.exports_to)
+    for lesson in edition.written_by_students:
+        (out / lesson.exports_to).write_text(LOADER.format(number=lesson.name[:2],
+                                                           lesson=lesson.name))
     (out / "requirements.txt").write_text(EDITION_REQUIREMENTS)
     shutil.copy2(REPOSITORY / COLAB_REQUIREMENTS, out / COLAB_REQUIREMENTS)
-    (out / "README.md").write_text(student_readme(published, released, repository_url))
+    (out / "README.md").write_text(student_readme(edition, repository_url))
     (out / ".gitignore").write_text(".venv/\n__pycache__/\n.ipynb_checkpoints/\n")
-    return sorted(path.relative_to(out) for path in out.rglob("*") if path.is_file())
+
+
+def _remove_what_was_written(out, created):
+    """Undo a publish that failed: ``out`` was new or empty, so all it holds is ours."""
+    if not out.is_dir():
+        return
+    for path in out.iterdir():
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    if created:
+        out.rmdir()

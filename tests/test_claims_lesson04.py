@@ -36,7 +36,8 @@ def lesson():
 
 def goal_relative_success(lesson, n_bits, k, seed):
     """Greedy success over all pairs of the goal-relative table, as the notebook runs it."""
-    _, greedy = train_goal_relative(lesson["HindsightReplayBuffer"], n_bits, RELATIVE_EPISODES,
+    _, greedy = train_goal_relative(lesson["HindsightReplayBuffer"],
+                                    lesson["play_and_learn_with_her"], n_bits, RELATIVE_EPISODES,
                                     k=k, seed=seed, initial_value=lesson["INITIAL_VALUE"],
                                     **lesson["SETTINGS"])
     return greedy

@@ -109,7 +109,8 @@ def test_lessons_01_and_02_pass_their_visible_tests_in_a_colab_runtime(colab_lik
     pip(python, "-r", str(REPO / COLAB_REQUIREMENTS))
     edition = folder / "edition"
     subprocess.run([sys.executable, "-m", "grader", "publish", str(edition), "--lessons",
-                    "01,02"], cwd=REPO, check=True, capture_output=True, timeout=600)
+                    "01,02", "--repository-url", "https://github.com/a-course/students"],
+                   cwd=REPO, check=True, capture_output=True, timeout=600)
     paths = []
     for lesson in LESSONS:
         path = edition / "notebooks" / f"{lesson}.ipynb"

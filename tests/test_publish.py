@@ -1,13 +1,13 @@
 """The student edition: answers stay with the instructor, and every lesson still works.
 
 Lessons 01-03 are published into a fresh folder, as an instructor starting a course
-would, and the edition is read and run the way a student would use it.
+would, and the edition is read and run the way a student would use it. Its files are
+compared with every answer of every lesson it does not release (all seven lessons here:
+nothing is released by default) by grader/answer_overlap.py's normalised statements,
+whose own tests (tests/test_answer_overlap.py) show it finds disguised copies.
 """
 
-import ast
-import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,8 +16,10 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+import grader.publish
+from grader.answer_overlap import answer_regions, found_in, notebook_text, runs_of
 from grader.lessons import all_lessons
-from grader.publish import CannotPublish, plan
+from grader.publish import CannotPublish, plan, publish
 from grader.rebuild import is_answer, is_test, nbgrader_meta
 from test_notebooks_execute import (code_cells, describe_error, errors_in, is_experiment,
                                     run_all_problems)
@@ -27,104 +29,107 @@ pytestmark = [pytest.mark.xdist_group('edition'), pytest.mark.notebooks]
 REPO = Path(__file__).resolve().parent.parent
 PUBLISHED = ("01_qlearning", "02_replay_buffer", "03_prioritized_replay")
 URL = "https://github.com/an-instructor/experience-replay-students"
-SOLUTION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.DOTALL)
-HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", re.DOTALL)
+LESSONS = all_lessons()
+
+
+def grader_cli(*arguments):
+    return subprocess.run([sys.executable, "-m", "grader", *arguments], cwd=REPO,
+                          capture_output=True, text=True, timeout=900)
 
 
 @pytest.fixture(scope="module")
-def edition(tmp_path_factory):
+def published(tmp_path_factory):
+    """(the edition's folder, what publish printed)."""
     out = tmp_path_factory.mktemp("edition") / "students"
-    completed = subprocess.run([sys.executable, "-m", "grader", "publish", str(out),
-                                "--lessons", ",".join(name[:2] for name in PUBLISHED),
-                                "--repository-url", URL],
-                               cwd=REPO, capture_output=True, text=True, timeout=600)
+    completed = grader_cli("publish", str(out), "--lessons",
+                           ",".join(name[:2] for name in PUBLISHED), "--repository-url", URL)
     assert completed.returncode == 0, completed.stderr
-    return out
+    return out, completed.stdout
 
 
-def lines_of(text):
-    return {line.strip() for line in text.splitlines() if line.strip()}
+@pytest.fixture(scope="module")
+def edition(published):
+    return published[0]
 
 
-def function_bodies(module_path):
-    """The lines of every function's body in a module, docstrings left out."""
-    source = module_path.read_text()
-    tree = ast.parse(source)
-    body_lines = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            statements = node.body
-            if (statements and isinstance(statements[0], ast.Expr)
-                    and isinstance(statements[0].value, ast.Constant)):
-                statements = statements[1:]
-            for statement in statements:
-                body_lines |= lines_of(ast.get_source_segment(source, statement) or "")
-    return body_lines
+def text_of(path):
+    """What a file shows whoever opens it: a notebook's cells, any other file as text."""
+    text = path.read_text(errors="replace")
+    return notebook_text(nbformat.reads(text, as_version=4)) if path.suffix == ".ipynb" else text
 
 
-def public_code():
-    """Lines any student may see anyway: the course's helpers and checks, the released
-    student notebooks (given code, stubs, visible tests), and the code of lessons this
-    edition does not ask for."""
-    seen = set()
-    for path in [*(REPO / "course").glob("*.py"), *(REPO / "checks").glob("*.py")]:
-        seen |= lines_of(path.read_text())
-    for lesson in all_lessons().values():
-        student = nbformat.read(REPO / "notebooks" / f"{lesson.name}.ipynb", as_version=4)
-        for cell in student.cells:
-            seen |= lines_of(cell.source)
-        if lesson.name not in PUBLISHED:
-            for cell in lesson.source().cells:
-                seen |= lines_of(cell.source)
-        if lesson.exports_to and lesson.name not in PUBLISHED:
-            seen |= lines_of((REPO / lesson.exports_to).read_text())
+def public_runs(name):
+    """Runs students see anyway next to lesson ``name``'s answers: the course's helpers
+    and the lesson's own student notebook (stubs, given code, prose, visible tests)."""
+    seen = runs_of(notebook_text(nbformat.read(REPO / "notebooks" / f"{name}.ipynb",
+                                               as_version=4)))
+    for path in (REPO / "course").glob("*.py"):
+        seen |= runs_of(path.read_text())
     return seen
 
 
-def secret_lines():
-    """What must not be in the edition: the lines of the published lessons' solution
-    regions, hidden tests and reference functions that are not public anyway."""
-    secrets = set()
+def answers_in(folder, released=()):
+    """Every answer of a lesson not in ``released`` that a file in ``folder`` holds, and
+    how many (answer, file) pairs were compared."""
+    files = {path.relative_to(folder): runs_of(text_of(path))
+             for path in sorted(folder.rglob("*")) if path.is_file()}
+    found, compared = [], 0
+    for name, lesson in LESSONS.items():
+        if name in released:
+            continue
+        public = public_runs(name)
+        for grade_id, answer in answer_regions(lesson.source()):
+            for path, file_runs in files.items():
+                compared += 1
+                found += [f"{path}: {name}:{grade_id}: {' / '.join(passage)}"
+                          for passage in found_in(answer, file_runs, public)]
+    return found, compared
+
+
+def test_the_edition_holds_no_answer_of_any_lesson(edition):
+    found, compared = answers_in(edition)
+    assert compared > 40 * 45  # every answer of the seven lessons against every file
+    assert found == [], "\n".join(found)
+
+
+def test_the_same_comparison_finds_the_answers_in_the_full_course():
+    """What the edition leaves out would be found: the full course's reference modules
+    hold the published lessons' answers, and lesson 05's module builds on lesson 02 by
+    importing it, not by holding its answer."""
     for name in PUBLISHED:
-        lesson = all_lessons()[name]
-        for cell in lesson.source().cells:
-            for region in SOLUTION.findall(cell.source) + HIDDEN.findall(cell.source):
-                secrets |= lines_of(region)
-        secrets |= function_bodies(REPO / lesson.exports_to)
-    return {line for line in secrets - public_code()
-            if len(line) > 12 and not line.startswith("#")}
+        module = runs_of((REPO / LESSONS[name].exports_to).read_text())
+        assert any(found_in(answer, module)
+                   for _, answer in answer_regions(LESSONS[name].source())), name
+    combined = runs_of((REPO / "combined_replay.py").read_text())
+    assert not any(found_in(answer, combined, public_runs("02_replay_buffer"))
+                   for _, answer in answer_regions(LESSONS["02_replay_buffer"].source()))
 
 
-def test_the_edition_holds_no_answer_of_a_published_lesson(edition):
-    secrets = secret_lines()
-    assert len(secrets) > 60  # the test has something to look for (solution regions and
-    # reference bodies: test cells have no hidden regions any more)
-    found = {}
-    for path in edition.rglob("*"):
-        if path.is_file():
-            text = path.read_text(errors="replace")
-            if path.suffix == ".ipynb":  # cell sources are JSON strings there
-                text = "\n".join("".join(cell["source"])
-                                 for cell in json.loads(text)["cells"])
-            leaked = secrets & lines_of(text)
-            if leaked:
-                found[str(path.relative_to(edition))] = sorted(leaked)[:3]
-    assert found == {}
-
-
-def test_the_edition_holds_no_grader_solutions_tests_or_examples(edition):
+def test_the_edition_holds_no_grader_solutions_tests_examples_or_later_answers(edition):
     top = sorted(path.name for path in edition.iterdir())
     for private in ("solutions", "grader", "tests", "examples", "benchmarks", ".ci"):
         assert private not in top
     assert not list(edition.rglob("published_references.json"))[0].read_text().count(
         "BEGIN SOLUTION")
-    # lesson 01-03's modules load the student's own notebooks; 04-06's are released
+    # lessons 01-03's modules load the student's own notebooks; later lessons' are absent
     for name in PUBLISHED:
-        module = edition / all_lessons()[name].exports_to
+        module = edition / LESSONS[name].exports_to
         assert "exports_of" in module.read_text() and len(module.read_text()) < 600
-    for name in ("04_hindsight_replay", "05_combined_replay"):
-        module = all_lessons()[name].exports_to
-        assert (edition / module).read_text() == (REPO / module).read_text()
+    for name, lesson in LESSONS.items():
+        if name not in PUBLISHED:
+            assert not (edition / lesson.exports_to).exists(), lesson.exports_to
+            assert not (edition / "notebooks" / f"{name}.ipynb").exists()
+
+
+def test_publish_says_what_students_write_and_what_it_releases(published):
+    _, printed = published
+    lines = printed.splitlines()
+    [written] = [line for line in lines if "students write themselves:" in line]
+    for name in PUBLISHED:
+        assert f"{LESSONS[name].exports_to} (lesson {name[:2]})" in written
+    [released] = [line for line in lines if "reference modules released:" in line]
+    assert "none" in released and "--release-references" in released
+    assert URL in printed and "Colab" in printed
 
 
 def execute_in(notebook, folder):
@@ -196,10 +201,70 @@ def test_completed_notebooks_pass_every_visible_test_in_the_edition(edition, tmp
     assert not problems, "\n\n".join(problems)
 
 
-def test_a_lesson_that_needs_an_unanswered_lessons_module_is_refused():
-    with pytest.raises(CannotPublish, match="--release-references 01"):
-        plan(["02"], release_references=[])
-    published, released = plan(["02"], release_references=["01"])
-    assert [lesson.name for lesson in released] == ["01_qlearning"]
-    published, released = plan(["02"])  # by default what is not published is released
-    assert "01_qlearning" in [lesson.name for lesson in released]
+def test_a_released_answer_is_one_asked_for_that_a_lesson_imports(tmp_path):
+    out = tmp_path / "students"
+    completed = grader_cli("publish", str(out), "--lessons", "02",
+                           "--release-references", "01", "--repository-url", URL)
+    assert completed.returncode == 0, completed.stderr
+    assert (out / "qlearning.py").read_text() == (REPO / "qlearning.py").read_text()
+    assert "exports_of" in (out / "replay_buffer.py").read_text()
+    assert sorted(path.name for path in out.glob("*.py")) == ["qlearning.py",
+                                                             "replay_buffer.py"]
+    [released] = [line for line in completed.stdout.splitlines()
+                  if "reference module released:" in line]
+    assert "qlearning.py" in released and "02_replay_buffer" in released
+    found, _ = answers_in(out, released={"01_qlearning"})
+    assert found == [], "\n".join(found)
+    # lesson 01's answers are in it, released: the comparison would say so otherwise
+    assert answers_in(out)[0]
+
+
+def test_what_no_lesson_builds_on_is_never_released():
+    with pytest.raises(CannotPublish, match="--release-references 01") as refused:
+        plan(["02"])  # nothing is released unless asked for
+    assert "\n" not in str(refused.value)
+    with pytest.raises(CannotPublish, match="--release-references 01,02,03,05"):
+        plan(["06"], release_references=[])  # all at once, through the modules' imports
+    with pytest.raises(CannotPublish, match="never a later lesson's"):
+        plan(list(PUBLISHED), release_references=["05"])
+    edition = plan(["06"], release_references=["01", "02", "03", "05"])
+    assert [lesson.name for lesson in edition.released] == [
+        "01_qlearning", "02_replay_buffer", "03_prioritized_replay", "05_combined_replay"]
+    assert edition.needed_by["05_combined_replay"] == ["06_capstone"]
+    assert "combined_replay.py" in edition.needed_by["02_replay_buffer"]
+    edition = plan(list(PUBLISHED), release_references=["01"])
+    assert [lesson.name for lesson in edition.written_by_students] == list(PUBLISHED[1:])
+
+
+@pytest.mark.parametrize("url", [None, "https://github.com/experience-replay-course/"
+                                       "experience-replay.git"], ids=["missing", "course's"])
+def test_an_edition_without_its_own_address_is_refused(tmp_path, url):
+    out = tmp_path / "students"
+    completed = grader_cli("publish", str(out), "--lessons", "01",
+                           *(["--repository-url", url] if url else []))
+    assert completed.returncode == 2
+    assert completed.stderr.count("\n") == 1 and "--repository-url" in completed.stderr
+    assert "solutions/" in completed.stderr and "Traceback" not in completed.stderr
+    assert not out.exists()
+
+
+def test_an_answer_copied_into_a_helper_stops_the_publish(tmp_path, monkeypatch):
+    """Should a course change copy an answer into what the edition ships, publish finds
+    it, says where, and leaves nothing behind. (The visible tests' recorded answers are
+    left out to keep this test quick: they are not where the copy is.)"""
+    answer = dict(answer_regions(LESSONS["05_combined_replay"].source()))["discretize"]
+    write = grader.publish._write
+
+    def write_with_a_copy(out, *arguments):
+        write(out, *arguments)
+        (out / "course" / "binning.py").write_text(
+            "import numpy as np\n\n\ndef cell_of(observation, lows, highs, bins):\n"
+            + answer.replace("clipped", "inside") + "\n")
+
+    monkeypatch.setattr(grader.publish, "record_visible_answers", lambda lessons: {})
+    monkeypatch.setattr(grader.publish, "_write", write_with_a_copy)
+    out = tmp_path / "students"
+    with pytest.raises(CannotPublish, match="course/binning.py holds lesson "
+                                            "05_combined_replay's answer discretize"):
+        publish(out, list(PUBLISHED), None, URL)
+    assert not out.exists()

@@ -244,7 +244,7 @@ def test_the_budget_is_looked_at_after_each_served_call(monkeypatch):
 # --- through the real grader: refused, fast, and nobody else is touched ---------------------
 
 LOOP = "play_and_train_with_replay"
-SAMPLE = "            for transition in zip(*replay.sample(replay_batch_size)):"
+SAMPLE = "        for transition in [new, *zip(*replay.sample(replay_batch_size))]:"
 
 
 def graded(tmp_path, lesson, answers, check):
@@ -257,9 +257,9 @@ def graded(tmp_path, lesson, answers, check):
 
 @pytest.mark.parametrize("swallowed", [False, True], ids=["raised", "caught"])
 def test_a_huge_served_sample_is_refused_quickly(tmp_path, swallowed):
-    huge = ("            try:\n                replay.sample(10**8)\n"
-            "            except Exception:\n                pass\n" if swallowed else
-            "            replay.sample(10**8)\n")
+    huge = ("        try:\n            replay.sample(10**8)\n"
+            "        except Exception:\n            pass\n" if swallowed else
+            "        replay.sample(10**8)\n")
     answer = solution_with("02_replay_buffer", LOOP, SAMPLE, huge + SAMPLE)
     status, said, cpu = graded(tmp_path, "02_replay_buffer", {LOOP: answer}, "test_replay_loop")
     assert status == "error"
@@ -299,13 +299,11 @@ def test_a_huge_prediction_is_refused(tmp_path):
 
 
 def test_a_recorder_called_past_its_bound_is_refused(tmp_path):
-    answer = solution_with("02_replay_buffer", LOOP,
-                           "replay.add(state, action, reward, next_state, terminated)",
+    answer = solution_with("02_replay_buffer", LOOP, "replay.add(*new)",
                            "for _i in range(100_001):\n"
-                           "                replay.add(state, action, reward, next_state, "
-                           "terminated)\n"
-                           "                if _i % 1000 == 0:\n"
-                           "                    len(replay)  # sends the adds so far")
+                           "            replay.add(*new)\n"
+                           "            if _i % 1000 == 0:\n"
+                           "                len(replay)  # sends the adds so far")
     status, said, _ = graded(tmp_path, "02_replay_buffer", {LOOP: answer}, "test_replay_loop")
     assert status == "error"
     assert "your code called add more than 100,000 times in one check" in said

@@ -8,7 +8,10 @@ allows: a bug that breaks ``sample`` can legitimately fail several sampling chec
 
 A bug that changes a line or two of an instructors' answer is written as that edit,
 ``edited(lesson, grade_id, (old, new), ...)``, so the rest of the cell follows the
-solution; a bug that is a different implementation is written out in full.
+solution; a bug that is a different implementation is written out in full, or as an
+edit of such an implementation (``edited_text``): the training loops of lessons 02, 03
+and 05 reuse lesson 01's loop, and their loop bugs are edits of a loop written out in
+full, as a student who does not reuse it writes it.
 """
 
 import functools
@@ -37,13 +40,19 @@ def edited(lesson, grade_id, *replacements):
     """The instructors' answer cell ``grade_id`` of ``lesson``, with each ``(old, new)``
     of ``replacements`` applied in turn; ``old`` must occur exactly once, so a change to
     the solution that a bug's edit no longer fits fails here, loudly."""
-    source = _solution_answers(lesson)[grade_id]
+    return edited_text(f"{lesson}:{grade_id}: the solution cell",
+                       _solution_answers(lesson)[grade_id], *replacements)
+
+
+def edited_text(what, source, *replacements):
+    """``source`` (``what`` names it) with each ``(old, new)`` of ``replacements``
+    applied in turn; ``old`` must occur exactly once."""
     for old, new in replacements:
         count = source.count(old)
         if count != 1:
             found = "does not occur" if count == 0 else f"occurs {count} times"
-            raise ValueError(f"{lesson}:{grade_id}: the text a bug edits {found} in the "
-                             f"solution cell (expected exactly once): {old!r}")
+            raise ValueError(f"{what}: the text a bug edits {found} in it (expected "
+                             f"exactly once): {old!r}")
         source = source.replace(old, new)
     return source
 

@@ -8,8 +8,12 @@ solution in a line or two are written as edits of its cells (``edited``).
 
 from dataclasses import dataclass, field
 
-from . import edited
+from . import edited, edited_text
 from .lesson02 import CLASS_ON_A_LIST, NUMPY_RING, ring_sample
+from .lesson02 import WRITTEN_OUT_LOOP as LESSON02_WRITTEN_OUT_LOOP
+from .lesson03 import WRITTEN_OUT_LOOP as LESSON03_WRITTEN_OUT_LOOP
+from .lesson05 import WRITTEN_OUT_BUFFER as CER_WRITTEN_OUT
+from .lesson05 import WRITTEN_OUT_LOOP as LESSON05_WRITTEN_OUT_LOOP
 
 
 @dataclass(frozen=True)
@@ -206,7 +210,7 @@ GOAL_STEPS_WITH_INTEGERS = edited("04_hindsight_replay", "hindsight_goal_steps",
     "    return rng.integers(first, first + choices)  # high is exclusive: first .. T"))
 
 # The rest drawn first with rng.choice, the newest appended last.
-CER_NEWEST_LAST = edited("05_combined_replay", "cer_buffer", (
+CER_NEWEST_LAST = edited_text("lesson 05's written-out buffer", CER_WRITTEN_OUT, (
     """\
         older = len(self._storage) - 1  # the newest is self._storage[-1]
         rows = [self._storage[-1]]
@@ -360,6 +364,19 @@ CORRECT_VARIANTS = (
     CorrectVariant("her_goal_steps_with_integers", "04_hindsight_replay",
                    {"hindsight_goal_steps": GOAL_STEPS_WITH_INTEGERS},
                    description="rng.integers(first, T + 1) with array bounds"),
+    CorrectVariant("loop_written_out_in_full", "02_replay_buffer",
+                   {"play_and_train_with_replay": LESSON02_WRITTEN_OUT_LOOP},
+                   description="the whole episode loop again, not lesson 01's "
+                               "play_and_train with another learning step"),
+    CorrectVariant("per_loop_written_out_in_full", "03_prioritized_replay",
+                   {"play_and_train_with_per": LESSON03_WRITTEN_OUT_LOOP},
+                   description="the whole episode loop again, not lesson 01's "
+                               "play_and_train with another learning step"),
+    CorrectVariant("cer_written_out_in_full", "05_combined_replay",
+                   {"cer_buffer": CER_WRITTEN_OUT,
+                    "play_and_train_from_replay": LESSON05_WRITTEN_OUT_LOOP},
+                   description="sample's checks, draw and stacking written again rather "
+                               "than lesson 02's sample reused; the whole loop again"),
     CorrectVariant("cer_newest_last", "05_combined_replay",
                    {"cer_buffer": CER_NEWEST_LAST},
                    description="the rest drawn first with rng.choice, the newest appended "

@@ -6,7 +6,9 @@ docstring follow the solution. Bugs that rewrite the buffer's design (a list, a 
 ring) replace the class cell too; the ring's ``add`` is written out in full.
 """
 
-from . import Bug, edits_of
+import functools
+
+from . import Bug, edited_text, edits_of
 
 LESSON = "02_replay_buffer"
 
@@ -185,21 +187,54 @@ SAMPLE_NUMPY_RING_STRIDED_VIEW = ring_sample("""\
 
 # --- play_and_train_with_replay ---------------------------------------------------------
 
+# The loop written out in full rather than reusing lesson 01's play_and_train: correct
+# (correct_variants.py), and what the loop bugs below are edits of.
+WRITTEN_OUT_LOOP = '''\
+#| export
+def play_and_train_with_replay(env, agent, replay=None, replay_batch_size=32, t_max=10_000):
+    """Play one episode; after each step also learn from a batch replayed from ``replay``.
+
+    Returns the episode's total reward.
+    """
+    total_reward = 0.0
+    state, _ = env.reset()
+    for _ in range(t_max):
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        agent.update(state, action, reward, next_state, terminated)
+        if replay is not None:
+            replay.add(state, action, reward, next_state, terminated)
+            for transition in zip(*replay.sample(replay_batch_size)):
+                agent.update(*transition)
+        total_reward += reward
+        state = next_state
+        if terminated or truncated:
+            break
+    return total_reward
+'''
+
+_loop_edit = functools.partial(edited_text, "lesson 02's written-out loop", WRITTEN_OUT_LOOP)
+
 _STORE = "            replay.add(state, action, reward, next_state, terminated)"
 _REPLAY = """\
             for transition in zip(*replay.sample(replay_batch_size)):
                 agent.update(*transition)"""
 
-LOOP_STORES_TRUNCATION_AS_DONE = _edit("play_and_train_with_replay", (
+LOOP_STORES_TRUNCATION_AS_DONE = _loop_edit((
     "replay.add(state, action, reward, next_state, terminated)",
     "replay.add(state, action, reward, next_state, terminated or truncated)"))
 
-LOOP_REPLAYS_BEFORE_STORING = _edit("play_and_train_with_replay", (
+LOOP_REPLAYS_BEFORE_STORING = _loop_edit((
     f"{_STORE}\n{_REPLAY}", f"{_REPLAY}\n{_STORE}"))
 
-LOOP_NEVER_REPLAYS = _edit("play_and_train_with_replay", (f"\n{_REPLAY}", ""))
+LOOP_NEVER_REPLAYS = _loop_edit((f"\n{_REPLAY}", ""))
 
-LOOP_REPLAYS_THE_CURRENT_TRANSITION = _edit("play_and_train_with_replay", (_REPLAY, """\
+# The loop that reuses lesson 01's, with a learning step that forgets the new transition.
+REUSED_LOOP_LEARNS_ONLY_FROM_THE_BATCH = _edit("play_and_train_with_replay", (
+    "for transition in [new, *zip(*replay.sample(replay_batch_size))]:",
+    "for transition in zip(*replay.sample(replay_batch_size)):"))
+
+LOOP_REPLAYS_THE_CURRENT_TRANSITION = _loop_edit((_REPLAY, """\
             batch = replay.sample(replay_batch_size)
             for s, a, r, s_next, done in zip(*batch):
                 agent.update(state, action, reward, next_state, terminated)"""))
@@ -213,21 +248,20 @@ CLASS_ACCEPTS_SIZE_ZERO = _edit("buffer_class", ("if size < 1:", "if size < 0:")
 
 SAMPLE_REJECTS_BATCH_OF_ONE = _edit("buffer_sample", ("if batch_size <= 0:", "if batch_size < 2:"))
 
-LOOP_IGNORES_TRUNCATION = _edit("play_and_train_with_replay", (
+LOOP_IGNORES_TRUNCATION = _loop_edit((
     "if terminated or truncated:", "if terminated:"))
 
-LOOP_NEVER_STOPS_UNLESS_TERMINATED = _edit(
-    "play_and_train_with_replay",
+LOOP_NEVER_STOPS_UNLESS_TERMINATED = _loop_edit(
     ("for _ in range(t_max):", "while True:  # ignores t_max"),
     ("if terminated or truncated:", "if terminated:"))
 
-LOOP_ONE_STEP_PAST_T_MAX = _edit("play_and_train_with_replay", (
+LOOP_ONE_STEP_PAST_T_MAX = _loop_edit((
     "for _ in range(t_max):", "for _ in range(t_max + 1):"))
 
-LOOP_RETURNS_ONLY_THE_LAST_REWARD = _edit("play_and_train_with_replay", (
+LOOP_RETURNS_ONLY_THE_LAST_REWARD = _loop_edit((
     "total_reward += reward", "total_reward = reward"))
 
-LOOP_DEFAULT_BATCH_OF_ONE = _edit("play_and_train_with_replay", (
+LOOP_DEFAULT_BATCH_OF_ONE = _loop_edit((
     "replay_batch_size=32", "replay_batch_size=1"))
 
 
@@ -327,6 +361,10 @@ BUGS = (
     Bug("loop_replays_before_storing", LESSON, "test_replay_loop",
         {"play_and_train_with_replay": LOOP_REPLAYS_BEFORE_STORING},
         description="samples before adding: the first step samples an empty buffer"),
+    Bug("reused_loop_learns_only_from_the_batch", LESSON, "test_replay_loop",
+        {"play_and_train_with_replay": REUSED_LOOP_LEARNS_ONLY_FROM_THE_BATCH},
+        description="lesson 01's loop reused, with a learning step that never updates on "
+                    "the new transition itself"),
     Bug("loop_never_replays", LESSON, "test_replay_loop",
         {"play_and_train_with_replay": LOOP_NEVER_REPLAYS},
         description="stores every transition but never samples: no faster than no "

@@ -4,7 +4,9 @@ Most are the solution cell with the bug edited in; several are the bugs public P
 implementations shipped (RESEARCH.md, "Known bugs of replay buffers").
 """
 
-from . import Bug, edits_of
+import functools
+
+from . import Bug, edited_text, edits_of
 
 LESSON = "03_prioritized_replay"
 
@@ -127,6 +129,33 @@ UPDATE_RETURNS_THE_ERROR_AFTER = _edit("prioritized_q_update", (
     agent.set_qvalue(obs, action, old + agent.alpha * weight * td_error)
     return target - agent.get_qvalue(obs, action)  # the error that is left"""))
 
+# The loop written out in full rather than reusing lesson 01's play_and_train: correct
+# (correct_variants.py), and what the loop bugs below are edits of.
+WRITTEN_OUT_LOOP = '''\
+#| export
+def play_and_train_with_per(env, agent, replay, batch_size, beta, t_max=10_000):
+    """Play one episode; after each step also learn from a prioritized batch and update
+    its priorities. Returns the episode's total reward."""
+    total_reward = 0.0
+    state, _ = env.reset()
+    for _ in range(t_max):
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        agent.update(state, action, reward, next_state, terminated)
+        replay.add(state, action, reward, next_state, terminated)
+        *transitions, weights, slots = replay.sample(batch_size, beta)
+        td_errors = [prioritized_q_update(agent, *transition, weight)
+                     for *transition, weight in zip(*transitions, weights)]
+        replay.update_priorities(slots, td_errors)
+        total_reward += reward
+        state = next_state
+        if terminated or truncated:
+            break
+    return total_reward
+'''
+
+_loop_edit = functools.partial(edited_text, "lesson 03's written-out loop", WRITTEN_OUT_LOOP)
+
 LOOP_NEVER_UPDATES_PRIORITIES = _edit("play_and_train_with_per", (
     "        replay.update_priorities(slots, td_errors)\n", ""))
 
@@ -156,11 +185,10 @@ SEARCH_CLAMPS_ONLY_MASSES = _edit("sumtree_find_prefix_sum", (
     "return np.minimum(nodes - self.leaf_count, self.capacity - 1)",
     "return nodes - self.leaf_count  # masses are clamped: the slot is always in range?"))
 
-LOOP_STOPS_ONLY_WHEN_TERMINATED = _edit("play_and_train_with_per", (
+LOOP_STOPS_ONLY_WHEN_TERMINATED = _loop_edit((
     "if terminated or truncated:", "if terminated:"))
 
-LOOP_NEVER_STOPS_UNLESS_TERMINATED = _edit(
-    "play_and_train_with_per",
+LOOP_NEVER_STOPS_UNLESS_TERMINATED = _loop_edit(
     ("for _ in range(t_max):", "while True:  # ignores t_max"),
     ("if terminated or truncated:", "if terminated:"))
 

@@ -1,34 +1,92 @@
 """Buggy answers to lesson 05 (combined replay and the CartPole discretiser)."""
 
-from . import Bug, edits_of
+import functools
+
+from . import Bug, edited_text, edits_of
 
 LESSON = "05_combined_replay"
 
 
 _edit = edits_of(LESSON)
 
+# The buffer's sample and the loop written out in full rather than built on lesson 02's
+# sample and lesson 01's loop: correct (correct_variants.py), and what most bugs below
+# are edits of.
+WRITTEN_OUT_BUFFER = '''\
+#| export
+import math
+
+import gymnasium as gym
+import numpy as np
+
+from course.with_update import WithUpdate
+from qlearning import QLearningAgent, play_and_train
+from replay_buffer import ReplayBuffer
+
+
+class CombinedReplayBuffer(ReplayBuffer):
+    """Combined experience replay (Zhang & Sutton, 2017): each batch is the newest
+    transition, once, plus ``batch_size - 1`` drawn uniformly, with replacement, from the
+    transitions stored before it (just the newest while nothing else is stored)."""
+
+    def sample(self, batch_size):
+        if batch_size <= 0:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        if not self._storage:
+            raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+        older = len(self._storage) - 1  # the newest is self._storage[-1]
+        rows = [self._storage[-1]]
+        if older:
+            rows += [self._storage[i] for i in self.rng.integers(older, size=batch_size - 1)]
+        return tuple(np.stack(field) for field in zip(*rows))
+'''
+
+WRITTEN_OUT_LOOP = '''\
+#| export
+def play_and_train_from_replay(env, agent, replay, batch_size, t_max=10_000):
+    """Play one episode; at each step store the transition, then learn from one batch
+    sampled from ``replay`` (and from nothing else). Returns the total reward."""
+    total_reward = 0.0
+    state, _ = env.reset()
+    for _ in range(t_max):
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        replay.add(state, action, reward, next_state, terminated)
+        for transition in zip(*replay.sample(batch_size)):
+            agent.update(*transition)
+        total_reward += reward
+        state = next_state
+        if terminated or truncated:
+            break
+    return total_reward
+'''
+
+_buffer_edit = functools.partial(edited_text, "lesson 05's written-out buffer",
+                                 WRITTEN_OUT_BUFFER)
+_loop_edit = functools.partial(edited_text, "lesson 05's written-out loop", WRITTEN_OUT_LOOP)
+
 
 _REST = "rows += [self._storage[i] for i in self.rng.integers(older, size=batch_size - 1)]"
 
-NEWEST_CAN_COME_TWICE = _edit("cer_buffer", (
+NEWEST_CAN_COME_TWICE = _buffer_edit((
     _REST, "rows += [self._storage[i] for i in\n"
            "                     self.rng.integers(older + 1, size=batch_size - 1)]"))
 
-PLAIN_UNIFORM = _edit("cer_buffer", (
+PLAIN_UNIFORM = _buffer_edit((
     """\
         rows = [self._storage[-1]]
         if older:
             """ + _REST, """\
         rows = [self._storage[i] for i in self.rng.integers(older + 1, size=batch_size)]"""))
 
-ONE_ROW_TOO_MANY = _edit("cer_buffer", (
+ONE_ROW_TOO_MANY = _buffer_edit((
     "self.rng.integers(older, size=batch_size - 1)", "self.rng.integers(older, size=batch_size)"))
 
-REST_FROM_THE_RECENT_HALF = _edit("cer_buffer", (
+REST_FROM_THE_RECENT_HALF = _buffer_edit((
     "self.rng.integers(older, size=batch_size - 1)",
     "self.rng.integers(older // 2, older, size=batch_size - 1)"))
 
-COPIES_THE_ONLY_TRANSITION = _edit("cer_buffer", (
+COPIES_THE_ONLY_TRANSITION = _buffer_edit((
     """\
         rows = [self._storage[-1]]
         if older:
@@ -39,7 +97,13 @@ COPIES_THE_ONLY_TRANSITION = _edit("cer_buffer", (
         else:
             rows *= batch_size  # fill the batch"""))
 
-LOOP_ALSO_LEARNS_ONLINE = _edit("play_and_train_from_replay", (
+LOOP_ALSO_LEARNS_ONLINE = _loop_edit((
+    "        replay.add(state, action, reward, next_state, terminated)\n",
+    "        agent.update(state, action, reward, next_state, terminated)\n"
+    "        replay.add(state, action, reward, next_state, terminated)\n"))
+
+# The same mistake in the loop that reuses lesson 01's: its learning step updates online.
+REUSED_LOOP_ALSO_LEARNS_ONLINE = _edit("play_and_train_from_replay", (
     "        replay.add(state, action, reward, next_state, terminated)\n",
     "        agent.update(state, action, reward, next_state, terminated)\n"
     "        replay.add(state, action, reward, next_state, terminated)\n"))
@@ -63,17 +127,16 @@ DISCRETIZE_ROUNDS = _edit("discretize", (
 
 # --- boundaries (found by mutation testing) ---------------------------------------------
 
-CER_REJECTS_BATCH_OF_ONE = _edit("cer_buffer", ("if batch_size <= 0:", "if batch_size <= 1:"))
+CER_REJECTS_BATCH_OF_ONE = _buffer_edit(("if batch_size <= 0:", "if batch_size <= 1:"))
 
-REPLAY_ONLY_LOOP_IGNORES_TRUNCATION = _edit("play_and_train_from_replay", (
+REPLAY_ONLY_LOOP_IGNORES_TRUNCATION = _loop_edit((
     "if terminated or truncated:", "if terminated:"))
 
-REPLAY_ONLY_LOOP_NEVER_STOPS_UNLESS_TERMINATED = _edit(
-    "play_and_train_from_replay",
+REPLAY_ONLY_LOOP_NEVER_STOPS_UNLESS_TERMINATED = _loop_edit(
     ("for _ in range(t_max):", "while True:  # ignores t_max"),
     ("if terminated or truncated:", "if terminated:"))
 
-REPLAY_ONLY_LOOP_RETURNS_THE_LAST_REWARD = _edit("play_and_train_from_replay", (
+REPLAY_ONLY_LOOP_RETURNS_THE_LAST_REWARD = _loop_edit((
     "total_reward += reward", "total_reward = reward"))
 
 
@@ -98,6 +161,10 @@ BUGS = [
     Bug("loop_also_learns_online", LESSON, "test_replay_only_loop",
         {"play_and_train_from_replay": LOOP_ALSO_LEARNS_ONLINE},
         description="an extra update on each new transition besides the batch"),
+    Bug("reused_loop_also_learns_online", LESSON, "test_replay_only_loop",
+        {"play_and_train_from_replay": REUSED_LOOP_ALSO_LEARNS_ONLINE},
+        description="lesson 01's loop reused, with a learning step that also updates on "
+                    "the new transition"),
     Bug("discretize_without_clipping", LESSON, "test_discretize_clipping",
         {"discretize": DISCRETIZE_WITHOUT_CLIPPING}, also_fails=("test_discretize_bins",),
         description="values past the bounds are binned as if the range went on"),
