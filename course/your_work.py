@@ -9,6 +9,7 @@ notebook after you change an answer, then restart the later lesson's kernel.
 """
 
 import json
+import re
 from pathlib import Path
 
 from course.add_to_class import add_to_class
@@ -36,3 +37,72 @@ def exports_of(lesson, notebooks=None):
             exec(compile(source, f"{path}", "exec"), namespace)  # noqa: S102 - your own code
     return {name: value for name, value in namespace.items()
             if not name.startswith("_") and name != "add_to_class"}
+
+
+# --- whose code raised -----------------------------------------------------------------------
+
+LESSON_MODULE = re.compile(r"\d\d_[a-z0-9_]+")
+NOTEBOOK_MODULE = "__main__"  # the module of the code a notebook's cells define
+
+
+def lesson_of_module(module):
+    """Whose notebook the code of module ``module`` (a ``__module__`` or a frame's
+    ``__name__``) was written in: ``""`` for the notebook being run (its cells' code),
+    the lesson for an earlier lesson's module made by :func:`exports_of` ("01_qlearning"),
+    or None for code that is in no notebook (the course's, a reference's, a library's)."""
+    if module == NOTEBOOK_MODULE:
+        return ""
+    if isinstance(module, str) and LESSON_MODULE.fullmatch(module):
+        return module
+    return None
+
+
+def written_in_a_notebook(value):
+    """Whether ``value`` (a function, method, class or object) is code a student wrote in a
+    notebook: this one's cells, or an earlier lesson's made by :func:`exports_of`."""
+    try:
+        module = getattr(value, "__module__", None)
+    except Exception:  # an object whose attributes raise is not one of ours to name
+        return False
+    return lesson_of_module(module) is not None
+
+
+def _notebook_lesson(frame):
+    names = frame.f_globals
+    if "__file__" in names:  # a module of a file (the course, a library, a server script)
+        return None
+    return lesson_of_module(names.get("__name__"))
+
+
+def _function_name(frame):
+    """``Class.method`` for a method (found on the class of its first argument, so that
+    methods added with ``@add_to_class`` are named too), else the function's name."""
+    code = frame.f_code
+    if code.co_argcount:
+        first = frame.f_locals.get(code.co_varnames[0])
+        owner = first if isinstance(first, type) else type(first)
+        for klass in getattr(owner, "__mro__", ()):
+            for attribute in vars(klass).values():
+                function = getattr(attribute, "__func__", attribute)
+                if getattr(function, "__code__", None) is code:
+                    return f"{klass.__name__}.{code.co_name}"
+    return code.co_qualname
+
+
+def where_raised(error):
+    """``(function, lesson)`` of the notebook code that raised ``error`` when it is not the
+    code that was called (the outermost notebook code in its traceback), else None.
+    ``lesson`` is as :func:`lesson_of_module` says: "" for the notebook being run.
+
+    So a training loop that is written, calling an agent's ``update`` that still raises
+    ``NotImplementedError``, is not said to be unwritten: ``update`` is named instead."""
+    frames, traceback = [], getattr(error, "__traceback__", None)
+    while traceback is not None:
+        lesson = _notebook_lesson(traceback.tb_frame)
+        if lesson is not None:
+            frames.append((traceback.tb_frame, lesson))
+        traceback = traceback.tb_next
+    if len(frames) < 2 or frames[-1][0].f_code is frames[0][0].f_code:
+        return None
+    frame, lesson = frames[-1]
+    return _function_name(frame), lesson

@@ -32,7 +32,22 @@ MAX_MESSAGE_TEXT = 500  # characters of an exception's message that are sent
 
 
 def _describe(error):
-    return {"type": type(error).__name__, "message": str(error)[:MAX_MESSAGE_TEXT]}
+    described = {"type": type(error).__name__, "message": str(error)[:MAX_MESSAGE_TEXT]}
+    origin = _origin(error)
+    if origin is not None:
+        described["origin"] = list(origin)
+    return described
+
+
+def _origin(error):
+    """(function, lesson) of the notebook code that raised ``error``, when it is not the
+    code the grader called (so feedback can name it); None when it is, or unknown."""
+    try:
+        from course.your_work import where_raised
+
+        return where_raised(error)
+    except Exception:  # noqa: BLE001 - words for feedback, never a reason to fail
+        return None
 
 
 def _rebuild_error(error):
