@@ -421,8 +421,7 @@ class LessonChecks:
         try:
             data = as_plain_data(check.probe(inputs, **objects))
         except NotWrittenYet as error:
-            detail = str(error) if error.origin else f"not written yet: {error}"
-            return Outcome("not written", 0.0, title, detail, error.origin)
+            return Outcome("not written", 0.0, title, str(error), error.origin)
         except ProbeError as error:
             return Outcome("error", 0.0, title, str(error), error.origin)
         finally:
@@ -502,7 +501,7 @@ def outcome_of(function, *args):
         function(*(to_student_code(args) if lend else args))
     except NotImplementedError as error:  # not an answer to judge: the work is not done yet
         _raise_refusal(lend)
-        raise failure_of(getattr(function, "__name__", "your code"), error) from None
+        raise failure_of(getattr(function, "__name__", "your code"), error, function) from None
     except Exception as error:  # what the student's code raised is the data
         _raise_refusal(lend)
         return {"raised": type(error).__name__, "message": str(error)[:200]}
@@ -541,7 +540,7 @@ def call_student(description, function, *args, **kwargs):
         _raise_refusal(lend)
         if isinstance(error, ProbeError):
             raise
-        raise failure_of(description, error) from None
+        raise failure_of(description, error, function) from None
     _raise_refusal(lend)
     return from_student_code(result) if lend else result
 
@@ -558,12 +557,12 @@ def _raise_refusal(lend):
         raise ProbeError(refusal)
 
 
-def failure_of(description, error):
-    """The ProbeError that says what calling the student's ``description`` raised:
-    :class:`NotWrittenYet` for ``NotImplementedError``. When notebook code other than the
-    code called raised it (a loop that is written, calling an ``update`` that is not),
-    that code is named, with its lesson."""
-    origin = origin_of(error)
+def failure_of(description, error, called=None):
+    """The ProbeError that says what calling the student's ``description`` (``called``)
+    raised: :class:`NotWrittenYet` for ``NotImplementedError``. When notebook code other
+    than the code called raised it (a loop that is written, calling an ``update`` that is
+    not), that code is named, with its lesson."""
+    origin = origin_of(error, called)
     who = origin_words(origin) if origin else None
     if isinstance(error, NotImplementedError):
         failure = NotWrittenYet(
@@ -577,12 +576,14 @@ def failure_of(description, error):
     return failure
 
 
-def origin_of(error):
+def origin_of(error, called=None):
     """``(function, lesson)`` of the notebook code that raised ``error``, when that is not
-    the code called: what the student's process said (``student_origin``, in the grader),
-    or else read from the traceback (in a notebook). None when unknown."""
+    ``called``: what the student's process said (``student_origin``, in the grader), or
+    else read from the traceback (in a notebook). None when unknown."""
     told = getattr(error, "student_origin", None)
-    return told if told is not None else where_raised(error)
+    if told is not None or student_process_of(called) is not None:
+        return told
+    return where_raised(error, called)
 
 
 def origin_words(origin):

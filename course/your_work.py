@@ -89,10 +89,22 @@ def _function_name(frame):
     return code.co_qualname
 
 
-def where_raised(error):
-    """``(function, lesson)`` of the notebook code that raised ``error`` when it is not the
-    code that was called (the outermost notebook code in its traceback), else None.
-    ``lesson`` is as :func:`lesson_of_module` says: "" for the notebook being run.
+def _code_of(called):
+    """The code object that runs when ``called`` is called (a function, a bound method, a
+    class's ``__init__``), or None."""
+    function = getattr(called, "__func__", called)
+    if isinstance(function, type):
+        function = getattr(function, "__init__", None)
+    function = getattr(function, "__func__", function)
+    return getattr(function, "__code__", None)
+
+
+def where_raised(error, called=None):
+    """``(function, lesson)`` of the notebook code that raised ``error`` (the innermost in
+    its traceback), when that is not ``called``, the code that was called; else None.
+    Without ``called`` (or when its code is unknown) the code called is taken to be the
+    outermost notebook code in the traceback. ``lesson`` is as :func:`lesson_of_module`
+    says: "" for the notebook being run.
 
     So a training loop that is written, calling an agent's ``update`` that still raises
     ``NotImplementedError``, is not said to be unwritten: ``update`` is named instead."""
@@ -102,7 +114,12 @@ def where_raised(error):
         if lesson is not None:
             frames.append((traceback.tb_frame, lesson))
         traceback = traceback.tb_next
-    if len(frames) < 2 or frames[-1][0].f_code is frames[0][0].f_code:
+    if not frames:
         return None
     frame, lesson = frames[-1]
+    code = _code_of(called)
+    if code is None:
+        code = frames[0][0].f_code if len(frames) > 1 else frame.f_code
+    if frame.f_code is code:
+        return None
     return _function_name(frame), lesson
