@@ -129,6 +129,14 @@ def lent_where(value, near):
     return lent_in_notebook(value) if process is None else process.keep(value)
 
 
+def lend_to(owner, name, value):
+    """Give the student's object ``owner`` the check's ``value`` as its attribute ``name``
+    (a buffer's generator), lent as the grader lends it: in the grader ``value`` crosses
+    to the student's process; in a notebook ``owner`` gets its view."""
+    setattr(owner, name, value if student_process_of(owner) is not None
+            else to_student_code(value))
+
+
 def parts_of(sequence):
     """The items of a sequence the student's code returned, each left where it lives
     (proxies when it lives in the student's process), so a probe can change them."""

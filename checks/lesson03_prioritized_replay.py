@@ -7,8 +7,8 @@ from scipy import stats
 
 from checks.expected import expected as reference
 from checks.framework import (Callee, Check, LessonChecks, ProbeError, call_later, call_student,
-                              comparison, failed, outcome_of, passed, value_error_problem,
-                              wrong_amount)
+                              comparison, failed, lend_to, outcome_of, passed,
+                              value_error_problem, wrong_amount)
 from checks.lending import STAND_IN_BATCH, STAND_IN_PRIORITIES, AtMost, Served, mirrored
 from checks.lesson01_qlearning import AGENT
 from checks.lesson02_replay_buffer import transition, transition_ids
@@ -814,7 +814,7 @@ def _range_probe(inputs, PrioritizedReplayBuffer):
     stored = len(top["td_errors"])
     _fill(buffer, range(stored))
     _update_priorities(buffer, list(range(stored)), top["td_errors"])
-    buffer.rng = TopOfTheRange(np.random.PCG64(inputs["seed"]))  # the buffer's generator
+    lend_to(buffer, "rng", TopOfTheRange(np.random.PCG64(inputs["seed"])))  # its generator
     at_the_top = _sample(buffer, top["batch_size"], 1.0)
     return {"slots": slots, "ids": ids, "weights": weights, "top": at_the_top}
 
