@@ -15,7 +15,14 @@ A visible test cell runs all three in the notebook. The grader runs the probe an
 verdict in its own process, with the student's objects in another: the probe then holds
 proxies (:class:`StudentObjectBase`) whose calls cross to the student's process and
 whose answers come back as plain data, and the objects it hands to student code are
-lent (:mod:`checks.lending`). One definition, two uses.
+lent (:mod:`checks.lending`). One definition, two uses, one verdict: a test cell lends
+the student's code the same objects, seeds the same global generators, and reports the
+same status and points (:meth:`LessonChecks.outcome`).
+
+A failure that comes from other code says so: an error raised by notebook code other
+than the code called names it and its lesson (:func:`failure_of`), and a check that
+declares the student's code its code calls (:class:`Callee`) names those whose own
+checks fail too (:func:`callee_note`).
 """
 
 import base64

@@ -19,7 +19,8 @@ objects stay with the grader: they are *lent*, in one of two ways.
 
 A check declares the way with :func:`mirrored` (per object: the recipe is its
 constructor call) or a class attribute ``__lending__ = Served(...)``. In a notebook the
-declarations are inert.
+student's code gets views of the objects that allow, refuse and copy what the grader's
+lending does (the end of this module), so that a visible test and the grader agree.
 
 A served object's methods run in the grader, with arguments the student's code chose, so
 a served declaration also bounds how large those arguments may be (``limits``: per
@@ -287,10 +288,13 @@ class NotPlainData(TypeError):
 
 
 def crossing(value, objects, depth=0):
-    """``value`` as the channel delivers it: scalars as they are, lists, tuples (named ones
-    as tuples) and dicts rebuilt, numpy arrays of numbers copied, numpy numbers as they
-    are; ``objects(value)`` for anything else."""
+    """``value`` as the channel delivers it: scalars as they are (strings as new objects
+    of the same text: code that compares them with ``is`` fails as it does in the
+    grader), lists, tuples (named ones as tuples) and dicts rebuilt, numpy arrays of
+    numbers copied, numpy numbers as they are; ``objects(value)`` for anything else."""
     kind = type(value)
+    if kind is str and len(value) > 1:
+        return value[:1] + value[1:]  # a new string, as one read from the channel is
     if kind in _SCALARS_CROSSING:
         return value
     if id(value) in _KEPT:

@@ -6,6 +6,10 @@ instructor has not released it yet, ``qlearning.py`` is a two-line module that c
 :func:`exports_of`: it is made from *your* notebook ``notebooks/01_qlearning.ipynb``,
 from the cells that start with ``#| export``, as you last saved them. Save the earlier
 notebook after you change an answer, then restart the later lesson's kernel.
+
+When a test fails because code of yours raised, :func:`where_raised` says which code, and
+in which lesson's notebook, so that a later lesson's test names your earlier lesson's
+method rather than the loop that called it.
 """
 
 import json
