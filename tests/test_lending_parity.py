@@ -18,7 +18,7 @@ import ast
 
 import pytest
 
-from bugs import ALL_BUGS, LESSONS
+from bugs import ALL_BUGS, LESSONS, edited
 from bugs.correct_variants import CORRECT_VARIANTS
 from checks import checks_for_lesson
 from grader.grade_notebook import NotebookGrading
@@ -32,12 +32,28 @@ from test_bugs_in_process import BUG_SUITE_SALT
 TIME_LIMIT = 10.0  # CPU seconds per cell and per check, as the other grading tests allow
 
 
+# Code that uses what a lent object does not offer, though the class it stands for has
+# it: a notebook's test refuses it as the grader does (before, only the grader did).
+BEYOND_THE_LENDING = {"07_neural_replay": {
+    "targets_from_the_networks_private_layers": {"td_targets": edited(
+        "07_neural_replay", "td_targets", (
+            "target_network.predict(next_observations)",
+            "target_network._layers(next_observations)[-1]"))},
+    "step_predicting_through_the_optimizers_network": {"dqn_step": edited(
+        "07_neural_replay", "dqn_step", (
+            "q_values = online.predict(observations)",
+            "q_values = optimizer.network.predict(observations)"))},
+}}
+
+
 def versions(lesson):
-    """(name, answers) of the lesson's reference, correct variants and bugs."""
+    """(name, answers) of the lesson's reference, correct variants and bugs, and of code
+    that uses more than the lent objects offer."""
     return [("reference", {}),
             *((variant.name, variant.answers) for variant in CORRECT_VARIANTS
               if variant.lesson == lesson),
-            *((bug.name, bug.answers) for bug in ALL_BUGS if bug.lesson == lesson)]
+            *((bug.name, bug.answers) for bug in ALL_BUGS if bug.lesson == lesson),
+            *BEYOND_THE_LENDING.get(lesson, {}).items()]
 
 
 def defined_names(source):
@@ -110,3 +126,10 @@ def test_the_notebook_and_the_grader_agree_on_every_version(lesson):
         remove_scratch(scratch)
     assert compared >= len(versions(lesson))  # every version was compared on some check
     assert not disagreements
+
+
+def test_what_a_lent_object_does_not_offer_fails_in_the_notebook_too():
+    lesson = "07_neural_replay"
+    for name, answers in BEYOND_THE_LENDING[lesson].items():
+        judged = in_the_notebook(lesson, answers, compared_checks(lesson, answers))
+        assert {status for status, _ in judged.values()} == {"error"}, (name, judged)
