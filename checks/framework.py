@@ -440,7 +440,7 @@ class LessonChecks:
         except ProbeError as error:
             return Outcome("error", 0.0, title, str(error), error.origin)
         finally:
-            forget_mirrored()  # the lending declarations matter only to the grader
+            forget_mirrored()  # a check's lending ends with it
         verdict = check.verdict(inputs, data)
         status = "passed" if verdict.passed else "failed"
         return Outcome(status, min(1.0, max(0.0, verdict.fraction)), title, verdict.feedback)
