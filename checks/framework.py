@@ -15,7 +15,14 @@ A visible test cell runs all three in the notebook. The grader runs the probe an
 verdict in its own process, with the student's objects in another: the probe then holds
 proxies (:class:`StudentObjectBase`) whose calls cross to the student's process and
 whose answers come back as plain data, and the objects it hands to student code are
-lent (:mod:`checks.lending`). One definition, two uses.
+lent (:mod:`checks.lending`). One definition, two uses, one verdict: a test cell lends
+the student's code the same objects, seeds the same global generators, and reports the
+same status and points (:meth:`LessonChecks.outcome`).
+
+A failure that comes from other code says so: an error raised by notebook code other
+than the code called names it and its lesson (:func:`failure_of`), and a check that
+declares the student's code its code calls (:class:`Callee`) names those whose own
+checks fail too (:func:`callee_note`).
 """
 
 import base64
@@ -30,8 +37,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from checks.lending import forget_mirrored
+from checks.lending import (forget_mirrored, from_student_code, kept_here, lent_in_notebook,
+                            take_refusal, to_student_code)
 from course.add_to_class import lost_methods
+from course.your_work import where_raised, written_in_a_notebook
 
 VISIBLE_SALT = "visible"
 # Used when no salt is given. Not secret: instructors pass --salt or set GRADER_SALT.
@@ -72,7 +81,12 @@ def comparison(title, ylabel, groups, series, higher_is_better=True):
 
 
 class ProbeError(Exception):
-    """The student's code raised while a probe drove it; carries what to tell them."""
+    """The student's code raised while a probe drove it; carries what to tell them.
+
+    ``origin``, when known, is ``(function, lesson)`` of the notebook code that raised,
+    when that is not the code the probe called (see :func:`failure_of`)."""
+
+    origin = None
 
 
 class NotWrittenYet(ProbeError):
@@ -110,7 +124,24 @@ def kept_with(value, near):
     """``value`` placed where ``near`` lives, so the student's code and the probe share
     it: a probe that changes it afterwards changes what the student's code holds."""
     process = student_process_of(near)
-    return value if process is None else process.keep(value)
+    return kept_here(value) if process is None else process.keep(value)
+
+
+def lent_where(value, near):
+    """The check's object ``value`` as the student's code ``near`` is lent it, for the
+    probe to read where that code leaves its work: in the grader, the object in the
+    student's process (its mirror's copy there); in a notebook, the view that code gets
+    (:mod:`checks.lending`)."""
+    process = student_process_of(near)
+    return lent_in_notebook(value) if process is None else process.keep(value)
+
+
+def lend_to(owner, name, value):
+    """Give the student's object ``owner`` the check's ``value`` as its attribute ``name``
+    (a buffer's generator), lent as the grader lends it: in the grader ``value`` crosses
+    to the student's process; in a notebook ``owner`` gets its view."""
+    setattr(owner, name, value if student_process_of(owner) is not None
+            else to_student_code(value))
 
 
 def parts_of(sequence):
@@ -137,11 +168,33 @@ def result_by_reference(function, *args, **kwargs):
     probe can change it in place (a proxy when the function is the student's)."""
     process = student_process_of(function)
     if process is None:
+        if written_in_a_notebook(function):
+            args, kwargs = to_student_code(args), to_student_code(kwargs)
         return function(*args, **kwargs)
     owner = object.__getattribute__(function, "_owner") if hasattr(
         type(function), "_owner") else function
     method = object.__getattribute__(function, "_name") if owner is not function else None
     return process.call(owner, args, kwargs, method=method, by_ref=True)
+
+
+@dataclass(frozen=True)
+class Callee:
+    """Code of the student's that the code a check runs calls, and the checks that judge
+    it on its own. When the check fails and one of those fails too, its feedback names
+    it (:func:`callee_note`): the failure may come from there.
+
+    ``name`` is how feedback names it (a function, a class); its first part is the name a
+    notebook defines it by. ``graded=False`` when the grader runs other code in its place
+    (the course's reference agent, say), so that only a notebook names it."""
+
+    name: str
+    lesson: str  # whose notebook it is written in: "07_neural_replay", "01_qlearning"
+    checks: tuple  # the checks of that lesson that judge it
+    graded: bool = True
+
+    @property
+    def defined_as(self):
+        return self.name.split(".")[0]
 
 
 @dataclass(frozen=True)
@@ -163,6 +216,60 @@ class Check:
     # student edition does not ship (the course's own training loop, which is an
     # answer). The grader never asks for them: it has the course's code.
     stand_ins: tuple = ()
+    # The student's code that the code under test calls (Callee): named in the feedback
+    # when its own checks fail too. In a notebook only what the student wrote is named
+    # (an earlier lesson's module made from their notebook, not the course's reference).
+    calls: tuple = ()
+
+    def graded_callees(self, lesson):
+        """The callees the grader runs the student's own code of: this lesson's, not
+        stood in for by the course's code."""
+        return [callee for callee in self.calls if callee.graded and callee.lesson == lesson
+                and callee.defined_as not in self.stand_ins]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a check said: ``status`` as the grader reports it ("passed", "failed",
+    "not written", "error"), the share of its points earned, and the feedback after the
+    check's title. ``origin`` names the code that raised, when a probe's call failed in
+    code it calls (see :class:`ProbeError`)."""
+
+    status: str
+    fraction: float
+    title: str
+    detail: str
+    origin: tuple | None = None
+
+    @property
+    def passed(self):
+        return self.status == "passed"
+
+    @property
+    def feedback(self):
+        return f"{self.title}: {self.detail}"
+
+
+def callee_note(callee, failures, lesson):
+    """The sentence a failed check's feedback ends with when ``callee``'s own checks fail
+    too: ``failures`` is [(title, feedback)] of those checks; ``lesson`` is the failed
+    check's."""
+    where = "of this lesson" if callee.lesson == lesson else f"of lesson {callee.lesson[:2]}"
+    listed = "; ".join(f"'{title}': {_shortened(detail)}" for title, detail in failures)
+    return (f"This may come from {callee.name} {where}, which this code calls: its own "
+            f"{'test fails' if len(failures) == 1 else 'tests fail'} ({listed}).")
+
+
+def _shortened(text, limit=160):
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 3].rstrip() + "..."
+
+
+def names_callee(origin, callee):
+    """Whether ``origin`` (function, lesson) is code of ``callee``: feedback that already
+    says the failure comes from there needs no note that it may."""
+    return origin is not None and (origin[0] == callee.name or
+                                   origin[0].startswith(callee.defined_as + "."))
 
 
 def as_plain_data(value):
@@ -249,15 +356,18 @@ class LessonChecks:
         kernel (benchmarks and in-process tests judge code this way). Whatever the probe
         raises propagates."""
         check = self[name]
-        global_seed = seed_for(salt, self.lesson, name)
-        random.seed(global_seed)
-        np.random.seed(global_seed % 2**32)
+        self._seed_global_generators(name, salt)
         inputs = as_plain_data(self.inputs(name, salt))
         try:
             data = as_plain_data(check.probe(inputs, **{n: namespace[n] for n in check.needs}))
         finally:
             forget_mirrored()
         return check.verdict(inputs, data)
+
+    def _seed_global_generators(self, name, salt):
+        global_seed = seed_for(salt, self.lesson, name)
+        random.seed(global_seed)
+        np.random.seed(global_seed % 2**32)
 
     def run(self, name, namespace, hidden=False):
         """Run check ``name`` on the objects in ``namespace`` (a notebook's ``globals()``).
@@ -277,41 +387,81 @@ class LessonChecks:
                 else [(VISIBLE_SALT, "")] + ([(hidden_salt(), HIDDEN_RUN)]
                                              if os.environ.get("GRADER_SALT") else []))
         for salt, which in runs:
-            problem = self._problem(name, namespace, salt, which)
-            if problem is None:
+            outcome = self.outcome(name, namespace, salt, which)
+            if outcome.passed:
+                print(f"\u2713 {outcome.feedback}")
                 continue
             if failures_stop_the_cell():
-                raise AssertionError(problem)
-            print(f"\u2717 {problem}", file=sys.stderr)
-            return
+                raise AssertionError(outcome.feedback)
+            print(f"\u2717 {outcome.feedback}", file=sys.stderr)
+            return  # None: a test cell shows its ✓/✗ lines and no Out[] value
 
-    def _problem(self, name, namespace, salt, which):
-        """None if check ``name`` passes on the inputs of ``salt``, else the feedback."""
+    def outcome(self, name, namespace, salt, which=""):
+        """The :class:`Outcome` of check ``name`` on the objects in ``namespace`` (a
+        notebook's globals) with the inputs of ``salt``, as its test cell judges it: the
+        global generators seeded as the grader seeds a student's kernel, the grader's
+        objects lent as the grader lends them (:mod:`checks.lending`), and, when it
+        fails, the code it calls named if their own checks fail too (``which`` follows
+        the title: which inputs)."""
         check = self[name]
+        outcome = self._judged(check, namespace, salt, which)
+        if outcome.passed:
+            return outcome
+        notes = []
+        for callee in check.calls:
+            if names_callee(outcome.origin, callee) or not written_in_a_notebook(
+                    namespace.get(callee.defined_as)):
+                continue  # named already, or not the student's own code (a reference)
+            failures = _failures_of(callee, namespace, salt)
+            if failures:
+                notes.append(callee_note(callee, failures, self.lesson))
+        if not notes:
+            return outcome
+        return Outcome(outcome.status, outcome.fraction, outcome.title,
+                       " ".join([outcome.detail, *notes]), outcome.origin)
+
+    def _judged(self, check, namespace, salt, which):
         title = f"{check.title} ({which})" if which else check.title
         missing = [needed for needed in check.needs if needed not in namespace]
         if missing:
-            return (f"{title}: {', '.join(missing)} is not defined yet. "
-                    "Run the cells above this one first.")
+            return Outcome("error", 0.0, title, f"{', '.join(missing)} is not defined yet. "
+                           "Run the cells above this one first.")
         objects = {needed: namespace[needed] for needed in check.needs}
         objects.update({name: namespace[name] for name in check.stand_ins if name in namespace})
         lost = methods_lost_by_redefinition(objects)
         if lost:
-            return f"{title}: {lost}"
-        inputs = as_plain_data(self.inputs(name, salt))
+            return Outcome("error", 0.0, title, lost)
+        self._seed_global_generators(check.name, salt)
+        inputs = as_plain_data(self.inputs(check.name, salt))
         try:
             data = as_plain_data(check.probe(inputs, **objects))
         except NotWrittenYet as error:
-            return f"{title}: not written yet: {error}"
+            return Outcome("not written", 0.0, title, str(error), error.origin)
         except ProbeError as error:
-            return f"{title}: {error}"
+            return Outcome("error", 0.0, title, str(error), error.origin)
         finally:
-            forget_mirrored()  # the lending declarations matter only to the grader
+            forget_mirrored()  # a check's lending ends with it
         verdict = check.verdict(inputs, data)
-        if not verdict.passed:
-            return f"{title}: {verdict.feedback}"
-        print(f"\u2713 {title}: {verdict.feedback}")
-        return None
+        status = "passed" if verdict.passed else "failed"
+        return Outcome(status, min(1.0, max(0.0, verdict.fraction)), title, verdict.feedback)
+
+
+def _failures_of(callee, namespace, salt):
+    """[(title, feedback)] of ``callee``'s own checks that do not pass on ``namespace``;
+    a check that cannot run here (an earlier lesson's answers not published with this
+    edition) says nothing."""
+    from checks import checks_for_lesson
+
+    lesson_checks = checks_for_lesson(callee.lesson)
+    failures = []
+    for name in callee.checks:
+        try:
+            outcome = lesson_checks._judged(lesson_checks[name], namespace, salt, "")
+        except Exception:  # noqa: BLE001 - a note is a courtesy, never a crash
+            continue
+        if not outcome.passed:
+            failures.append((outcome.title, outcome.detail))
+    return failures
 
 
 HIDDEN_RUN = "on the grader's hidden inputs"
@@ -361,13 +511,16 @@ def call_later(description, function, *args):
 def outcome_of(function, *args):
     """What calling the student's ``function`` did, as data: the exception's class name
     and message (``{"raised": None}`` if it returned). For checks of error handling."""
+    lend = _lends(function)
     try:
-        function(*args)
-    except NotImplementedError:  # not an answer to judge: the work is not done yet
-        raise NotWrittenYet(f"{getattr(function, '__name__', 'your code')} is not written yet "
-                            "(it still raises NotImplementedError).") from None
+        function(*(to_student_code(args) if lend else args))
+    except NotImplementedError as error:  # not an answer to judge: the work is not done yet
+        _raise_refusal(lend)
+        raise failure_of(getattr(function, "__name__", "your code"), error, function) from None
     except Exception as error:  # what the student's code raised is the data
+        _raise_refusal(lend)
         return {"raised": type(error).__name__, "message": str(error)[:200]}
+    _raise_refusal(lend)
     return {"raised": None}
 
 
@@ -385,16 +538,70 @@ def value_error_problem(call, outcome, why=""):
 
 
 def call_student(description, function, *args, **kwargs):
-    """Call the student's code; turn any exception into a ProbeError that names the call.
+    """Call the student's code; turn any exception into a ProbeError that names the call
+    (:func:`failure_of`).
 
-    ``NotImplementedError`` gets its own message because it means "not written yet".
+    In a notebook, the check's objects it is given are lent as the grader lends them,
+    and the plain data it is given and returns are copies (:mod:`checks.lending`); what
+    the grader would refuse (a refused or failed call on a lent object, even one the code
+    caught) is raised here.
     """
+    lend = _lends(function)
+    if lend:
+        args, kwargs = to_student_code(args), to_student_code(kwargs)
     try:
-        return function(*args, **kwargs)
-    except ProbeError:
-        raise
-    except NotImplementedError:
-        raise NotWrittenYet(f"{description} is not written yet "
-                            "(it still raises NotImplementedError).") from None
+        result = function(*args, **kwargs)
     except Exception as error:  # the student's bug, reported rather than propagated
-        raise ProbeError(f"{description} raised {type(error).__name__}: {error}") from None
+        _raise_refusal(lend)
+        if isinstance(error, ProbeError):
+            raise
+        raise failure_of(description, error, function) from None
+    _raise_refusal(lend)
+    return from_student_code(result) if lend else result
+
+
+def _lends(function):
+    """Whether a call of ``function`` here gives it lent views: it is the student's code,
+    called in their notebook (in the grader, the student's process lends them)."""
+    return student_process_of(function) is None and written_in_a_notebook(function)
+
+
+def _raise_refusal(lend):
+    refusal = take_refusal() if lend else None
+    if refusal is not None:
+        raise ProbeError(refusal)
+
+
+def failure_of(description, error, called=None):
+    """The ProbeError that says what calling the student's ``description`` (``called``)
+    raised: :class:`NotWrittenYet` for ``NotImplementedError``. When notebook code other
+    than the code called raised it (a loop that is written, calling an ``update`` that is
+    not), that code is named, with its lesson."""
+    origin = origin_of(error, called)
+    who = origin_words(origin) if origin else None
+    if isinstance(error, NotImplementedError):
+        failure = NotWrittenYet(
+            f"{description} did not run to the end: the NotImplementedError comes from "
+            f"{who}, which is not written yet." if who else
+            f"{description} is not written yet (it still raises NotImplementedError).")
+    else:
+        failure = ProbeError(f"{description} raised {type(error).__name__}: {error}"
+                             + (f" (raised by {who}, which it calls)" if who else ""))
+    failure.origin = origin
+    return failure
+
+
+def origin_of(error, called=None):
+    """``(function, lesson)`` of the notebook code that raised ``error``, when that is not
+    ``called``: what the student's process said (``student_origin``, in the grader), or
+    else read from the traceback (in a notebook). None when unknown."""
+    told = getattr(error, "student_origin", None)
+    if told is not None or student_process_of(called) is not None:
+        return told
+    return where_raised(error, called)
+
+
+def origin_words(origin):
+    """``QLearningAgent.update of lesson 01``, or ``td_targets of this lesson``."""
+    function, lesson = origin
+    return f"{function} of lesson {lesson[:2]}" if lesson else f"{function} of this lesson"

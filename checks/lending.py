@@ -19,7 +19,8 @@ objects stay with the grader: they are *lent*, in one of two ways.
 
 A check declares the way with :func:`mirrored` (per object: the recipe is its
 constructor call) or a class attribute ``__lending__ = Served(...)``. In a notebook the
-declarations are inert.
+student's code gets views of the objects that allow, refuse and copy what the grader's
+lending does (the end of this module), so that a visible test and the grader agree.
 
 A served object's methods run in the grader, with arguments the student's code chose, so
 a served declaration also bounds how large those arguments may be (``limits``: per
@@ -127,7 +128,12 @@ def lending_of(value):
 
 
 def forget_mirrored():
+    """Forget a check's lending: its declarations, and in a notebook its views, kept
+    values and refusals (below)."""
     _MIRRORED.clear()
+    _VIEWS.clear()
+    _KEPT.clear()
+    _REFUSED.clear()
 
 
 # --- how large a served call's arguments are ------------------------------------------------
@@ -251,3 +257,283 @@ def _shown(value):
     if isinstance(value, (list, tuple, dict)):
         return f"<{type(value).__name__} of {len(value):,} items>"
     return text[:37] + "..."
+
+
+# --- in a notebook: the same objects, lent the same way ---------------------------------------
+#
+# A notebook's test cell runs the student's code in the process of the check, so nothing
+# needs to cross. The student's code is still given the objects the grader would lend it,
+# with what crosses the channel copied as the channel copies it, so that what a visible
+# test allows, refuses and judges is what the grader does (tests/test_lending_parity.py):
+#
+# - a served object is a :class:`ServedView`: its remote and deferred methods, its
+#   readable attributes (read as copies) and its settable ones, nothing else; a deferred
+#   method's failure, and a call the grader refuses, cost the check even if the code
+#   catches what it raised;
+# - a mirrored object is a :class:`MirrorView`: everything can be read and called (the
+#   student's process holds a whole copy), only settable attributes set; its logged
+#   methods' refusals cost the check as the grader's replay of them does;
+# - plain data given to the student's code, and returned by it, are copies, as the
+#   channel makes them (except what :func:`~checks.framework.kept_with` placed with it).
+
+_SCALARS_CROSSING = frozenset((type(None), bool, int, float, str))
+_ARRAY_KINDS = "biufc"  # numpy dtype kinds that cross the channel (grader/sandbox_runtime/wire)
+_VIEWS = {}  # id(original) -> (original, its view): one view of each object per check
+_KEPT = {}  # id(value) -> value: placed with the student's code (kept_with), not copied
+_REFUSED = []  # what the grader would refuse, in order: the first one costs the check
+
+
+class NotPlainData(TypeError):
+    """Student code gave a grader's object something that cannot cross the channel."""
+
+
+def crossing(value, objects, depth=0):
+    """``value`` as the channel delivers it: scalars as they are (strings as new objects
+    of the same text: code that compares them with ``is`` fails as it does in the
+    grader), lists, tuples (named ones as tuples) and dicts rebuilt, numpy arrays of
+    numbers copied, numpy numbers as they are; ``objects(value)`` for anything else."""
+    kind = type(value)
+    if kind is str and len(value) > 1:
+        return value[:1] + value[1:]  # a new string, as one read from the channel is
+    if kind in _SCALARS_CROSSING:
+        return value
+    if id(value) in _KEPT:
+        return value
+    if depth > 64:
+        raise NotPlainData("value nested too deeply")
+    if kind is list:
+        return [crossing(item, objects, depth + 1) for item in value]
+    if kind is tuple or (isinstance(value, tuple) and hasattr(kind, "_fields")):
+        return tuple(crossing(item, objects, depth + 1) for item in value)
+    if kind is dict:
+        return {crossing(key, objects, depth + 1): crossing(item, objects, depth + 1)
+                for key, item in value.items()}
+    if kind is np.ndarray and value.dtype.kind in _ARRAY_KINDS:
+        return value.copy(order="C")
+    if isinstance(value, np.generic) and value.dtype.kind in _ARRAY_KINDS:
+        return value
+    return objects(value)
+
+
+def _only_plain(value):
+    raise NotPlainData(f"only plain data (numbers, strings, lists, numpy arrays) can be "
+                       f"passed to the grader's objects, not {type(value).__name__}")
+
+
+def to_the_grader(value):
+    """What student code passes a lent object's method, as the grader's object gets it."""
+    return crossing(value, _only_plain)
+
+
+def to_student_code(value):
+    """What a check passes the student's code: lent objects as their views, plain data
+    copied, the student's own objects (and kept values) as they are."""
+    return crossing(value, lent_in_notebook)
+
+
+def from_student_code(value):
+    """What the student's code returned, as a check receives it: plain data copied."""
+    return crossing(value, lambda other: other)
+
+
+def kept_here(value):
+    """Mark ``value`` as placed with the student's code: passed to it as it is, not copied
+    (``kept_with`` in a notebook: the check changes it later, and the code must see it)."""
+    _KEPT[id(value)] = value
+    return value
+
+
+def lent_in_notebook(value):
+    """The view the student's code is given of ``value`` in a notebook, or ``value``
+    itself when it is not lent (the student's own objects, or undeclared ones)."""
+    entry = _VIEWS.get(id(value))
+    if entry is not None and entry[0] is value:
+        return entry[1]
+    if isinstance(value, LentView):
+        return value
+    declaration = lending_of(value)
+    if declaration is None:
+        return value
+    view = (ServedView if isinstance(declaration, Served) else MirrorView)(value, declaration)
+    _VIEWS[id(value)] = (value, view)
+    return view
+
+
+def refuse_in_notebook(reason):
+    """Record what the grader refuses; the check fails with the first (take_refusal)."""
+    _REFUSED.append(str(reason))
+
+
+def take_refusal():
+    """The first refusal since the last call, or None; forgets them all."""
+    first = _REFUSED[0] if _REFUSED else None
+    _REFUSED.clear()
+    return first
+
+
+def _shown_arguments(args):
+    text = ", ".join(_shown(arg) for arg in args)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+class LentView:
+    """Base of the views a notebook's student code gets of a check's lent objects."""
+
+    __slots__ = ()
+
+
+def _lent_of(view):
+    return object.__getattribute__(view, "_lent")
+
+
+class ServedView(LentView):
+    """A served object as the student's process sees it: only what its declaration
+    serves, with copies of what crosses (checks/lending.py, grader/sandbox_runtime)."""
+
+    __slots__ = ("_lent",)
+
+    def __init__(self, original, declaration):
+        object.__setattr__(self, "_lent", (original, declaration))
+
+    def __getattr__(self, name):
+        original, declaration = _lent_of(self)
+        if name in declaration.remote:
+            return lambda *args, **kwargs: _served_call(original, declaration, name, args,
+                                                        kwargs)
+        if name in declaration.deferred:
+            def deferred(*args, **kwargs):
+                _deferred_call(original, declaration, name, args, kwargs)
+            return deferred
+        if name in declaration.readable:
+            _stopped_if_refused()
+            return crossing(getattr(original, name), _only_plain)
+        raise AttributeError(f"the {type(original).__name__} the grader lent has no attribute "
+                             f"{name!r} that code may use")
+
+    def __setattr__(self, name, value):
+        original, declaration = _lent_of(self)
+        if name not in declaration.settable:
+            raise AttributeError(f"code may not set {name!r} on the {type(original).__name__} "
+                                 "the grader lent it")
+        value = to_the_grader(value)
+        if _REFUSED:
+            return  # the grader replays nothing after a refusal
+        try:
+            setattr(original, name, value)
+        except Exception as error:  # the grader's replay of the set refuses it
+            refuse_in_notebook(f"your code set {type(original).__name__}.{name}, which "
+                               f"raised {type(error).__name__}: {error}")
+
+    def __len__(self):
+        original, declaration = _lent_of(self)
+        if "__len__" not in declaration.remote:
+            raise TypeError(f"object of type {type(original).__name__} has no len()")
+        return _served_call(original, declaration, "__len__", (), {})
+
+    def __repr__(self):
+        return f"<{type(_lent_of(self)[0]).__name__} lent by the grader>"
+
+
+def _stopped_if_refused():
+    if _REFUSED:  # as the grader answers every call after a refusal, until the reply
+        raise RuntimeError(f"the grader stopped this call: {_REFUSED[0]}")
+
+
+def _served_call(original, declaration, name, args, kwargs):
+    args, kwargs = to_the_grader(list(args)), to_the_grader(dict(kwargs))
+    _stopped_if_refused()
+    refusal = oversized(declaration, original, name, args, kwargs)
+    if refusal is None:
+        try:
+            if name == "__len__":
+                return len(original)
+            return to_the_grader(getattr(original, name)(*args, **kwargs))
+        except Exception as error:
+            if not _is_refusal(error):
+                raise  # the grader's object raised: student code sees the error
+            refusal = str(error)
+    refuse_in_notebook(refusal)
+    raise RuntimeError(refusal)
+
+
+def _deferred_call(original, declaration, name, args, kwargs):
+    args, kwargs = to_the_grader(list(args)), to_the_grader(dict(kwargs))
+    if _REFUSED:
+        return  # the grader replays nothing after a refusal
+    refusal = oversized(declaration, original, name, args, kwargs)
+    if refusal is None:
+        try:
+            getattr(original, name)(*args, **kwargs)
+            return
+        except Exception as error:
+            refusal = str(error) if _is_refusal(error) else (
+                f"{type(original).__name__}.{name}({_shown_arguments(args)}) raised "
+                f"{type(error).__name__}: {error}")
+    refuse_in_notebook(refusal)
+
+
+def _is_refusal(error):
+    """A check's own refusal (a ProbeError: a witness's, a recorder's), by its class's
+    ancestry, so that this module needs nothing from checks.framework."""
+    return any(kind.__name__ == "ProbeError" for kind in type(error).__mro__)
+
+
+class MirrorView(LentView):
+    """A mirrored object as the student's process sees its copy: everything reads and
+    calls through, only settable attributes may be set, and a logged call the grader's
+    replay refuses costs the check."""
+
+    __slots__ = ("_lent",)
+
+    def __init__(self, original, declaration):
+        object.__setattr__(self, "_lent", (original, declaration))
+
+    def __getattr__(self, name):
+        original, declaration = _lent_of(self)
+        value = getattr(original, name)
+        if name in declaration.logged and callable(value):
+            return lambda *args, **kwargs: _logged_call(original, name, value, args, kwargs)
+        return value
+
+    def __setattr__(self, name, value):
+        original, declaration = _lent_of(self)
+        if name not in declaration.settable:
+            raise AttributeError(f"code may not set {name!r} on the {_made_by(declaration)} "
+                                 "the grader lent it")
+        to_the_grader(value)  # what cannot be written to the transcript is refused
+        if _REFUSED:
+            return  # the grader replays nothing after a refusal
+        try:
+            setattr(original, name, value)
+        except Exception as error:  # the copy took it; the grader's replay refuses it
+            refuse_in_notebook(str(error) if _is_refusal(error) else
+                               f"your code set {_made_by(declaration)}.{name}, which raised "
+                               f"{type(error).__name__}: {error}")
+
+    def __call__(self, *args, **kwargs):
+        original, declaration = _lent_of(self)
+        if "__call__" in declaration.logged:
+            return _logged_call(original, "__call__", original, args, kwargs)
+        return original(*args, **kwargs)
+
+    def __len__(self):
+        return len(_lent_of(self)[0])
+
+    def __repr__(self):
+        return repr(_lent_of(self)[0])
+
+
+def _made_by(declaration):
+    return declaration.name.rsplit(".", 1)[-1]
+
+
+def _logged_call(original, name, method, args, kwargs):
+    to_the_grader(list(args))  # what cannot be written to the transcript is refused
+    to_the_grader(dict(kwargs))
+    try:
+        return method(*args, **kwargs)
+    except Exception as error:
+        if not _is_refusal(error):
+            raise  # the copy raises it too
+        refuse_in_notebook(str(error))  # the copy went on; the grader's replay refused it
+        return None

@@ -4,8 +4,9 @@ import math
 
 import numpy as np
 
-from checks.framework import (Check, LessonChecks, call_student, comparison, failed, passed,
-                              reseed_global_generators, student_process_of, wrong_amount)
+from checks.framework import (Callee, Check, LessonChecks, call_student, comparison, failed,
+                              passed, reseed_global_generators, student_process_of,
+                              wrong_amount)
 from checks.expected import expected as reference
 from checks.lending import mirrored
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
@@ -448,6 +449,11 @@ def _learning_verdict(inputs, data):
     return passed(summary + ".", figure=figure)
 
 
+# The agent's checks: what later lessons name when their checks fail and the agent is the
+# student's own (in a student edition, lesson 01's module is made from their notebook).
+AGENT = Callee("QLearningAgent", LESSON, ("test_value_and_best_action", "test_best_action_ties",
+                                          "test_epsilon_greedy", "test_update"))
+
 CHECKS = LessonChecks(LESSON, [
     Check("test_value_and_best_action", "get_value and get_best_action", ("QLearningAgent",),
           _values_inputs, _values_probe, _values_verdict),
@@ -461,5 +467,8 @@ CHECKS = LessonChecks(LESSON, [
           ("play_and_train",), _loop_inputs, _loop_probe, _loop_verdict),
     Check("test_learning", "learning on Taxi", ("QLearningAgent", "play_and_train"),
           _learning_inputs, _learning_probe, _learning_verdict, time_limit=60.0,
-          learning=True, prepare=_learning_baseline),
+          learning=True, prepare=_learning_baseline,
+          # graded, the agent is the course's reference: only the loop is the student's
+          calls=(Callee(AGENT.name, LESSON, AGENT.checks, graded=False),
+                 Callee("play_and_train", LESSON, ("test_play_and_train",)))),
 ])

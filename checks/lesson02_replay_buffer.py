@@ -3,10 +3,11 @@
 import numpy as np
 from scipy import stats
 
-from checks.framework import (Check, LessonChecks, ProbeError, call_student, comparison, failed,
-                              fill_in_place, kept_with, outcome_of, parts_of, passed,
+from checks.framework import (Callee, Check, LessonChecks, ProbeError, call_student, comparison,
+                              failed, fill_in_place, kept_with, outcome_of, parts_of, passed,
                               result_by_reference, value_error_problem, wrong_amount)
 from checks.expected import expected as reference
+from checks.lesson01_qlearning import AGENT
 from checks.lending import STAND_IN_BATCH, Served
 from checks.records import Record
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
@@ -618,6 +619,10 @@ def _learning_verdict(inputs, data):
     return passed(summary + ".", figure=figure)
 
 
+# A buffer's basic checks: what lesson 05 names when its buffer, built on this one, fails.
+BUFFER = Callee("ReplayBuffer", LESSON, ("test_len_never_above_capacity", "test_fifo_eviction",
+                                         "test_sample_types", "test_no_aliasing"))
+
 CHECKS = LessonChecks(LESSON, [
     Check("test_len_never_above_capacity", "len of a filling buffer", ("ReplayBuffer",),
           _filling_inputs, _len_probe, _len_verdict),
@@ -638,5 +643,6 @@ CHECKS = LessonChecks(LESSON, [
     Check("test_replay_learning", "replay on Taxi", ("ReplayBuffer",),
           _learning_inputs, _learning_probe, _learning_verdict, time_limit=60.0,
           learning=True, prepare=_no_replay_baseline,
-          stand_ins=("play_and_train_with_replay",)),
+          stand_ins=("play_and_train_with_replay",),
+          calls=(AGENT, Callee("play_and_train_with_replay", LESSON, ("test_replay_loop",)))),
 ])

@@ -6,10 +6,11 @@ import numpy as np
 from scipy import stats
 
 from checks.expected import expected as reference
-from checks.framework import (Check, LessonChecks, ProbeError, call_later, call_student,
-                              comparison, failed, outcome_of, passed, value_error_problem,
-                              wrong_amount)
+from checks.framework import (Callee, Check, LessonChecks, ProbeError, call_later, call_student,
+                              comparison, failed, lend_to, outcome_of, passed,
+                              value_error_problem, wrong_amount)
 from checks.lending import STAND_IN_BATCH, STAND_IN_PRIORITIES, AtMost, Served, mirrored
+from checks.lesson01_qlearning import AGENT
 from checks.lesson02_replay_buffer import transition, transition_ids
 from checks.records import Record
 from checks.statistics import FALSE_FAILURE_RATE, chi_square_pvalue, describe_counts, fits
@@ -813,7 +814,7 @@ def _range_probe(inputs, PrioritizedReplayBuffer):
     stored = len(top["td_errors"])
     _fill(buffer, range(stored))
     _update_priorities(buffer, list(range(stored)), top["td_errors"])
-    buffer.rng = TopOfTheRange(np.random.PCG64(inputs["seed"]))  # the buffer's generator
+    lend_to(buffer, "rng", TopOfTheRange(np.random.PCG64(inputs["seed"])))  # its generator
     at_the_top = _sample(buffer, top["batch_size"], 1.0)
     return {"slots": slots, "ids": ids, "weights": weights, "top": at_the_top}
 
@@ -1247,6 +1248,10 @@ def _cliffwalk_verdict(inputs, data):
     return passed(summary + ".", figure=figure)
 
 
+# The buffer samples and updates through the student's SumTree: its checks are named when
+# a buffer check fails and they fail too.
+SUM_TREE = Callee("SumTree", LESSON, ("test_sumtree_totals", "test_sumtree_prefix_sum"))
+
 CHECKS = LessonChecks(LESSON, [
     Check("test_sumtree_totals", "sum tree totals", ("SumTree",),
           _totals_inputs, _totals_probe, _totals_verdict),
@@ -1254,29 +1259,39 @@ CHECKS = LessonChecks(LESSON, [
           _search_inputs, _search_probe, _search_verdict),
     Check("test_new_transitions_max_priority", "new transitions at maximal priority",
           ("PrioritizedReplayBuffer",),
-          _max_priority_inputs, _max_priority_probe, _max_priority_verdict),
+          _max_priority_inputs, _max_priority_probe, _max_priority_verdict,
+          calls=(SUM_TREE,)),
     Check("test_sampling_follows_priorities", "sampling follows p^alpha",
           ("PrioritizedReplayBuffer",),
-          _frequency_inputs, _frequency_probe, _frequency_verdict),
+          _frequency_inputs, _frequency_probe, _frequency_verdict,
+          calls=(SUM_TREE,)),
     Check("test_stratified_sampling", "stratified sampling", ("PrioritizedReplayBuffer",),
-          _stratified_inputs, _stratified_probe, _stratified_verdict),
+          _stratified_inputs, _stratified_probe, _stratified_verdict,
+          calls=(SUM_TREE,)),
     Check("test_importance_weights", "importance-sampling weights",
-          ("PrioritizedReplayBuffer",), _weights_inputs, _weights_probe, _weights_verdict),
+          ("PrioritizedReplayBuffer",), _weights_inputs, _weights_probe, _weights_verdict,
+          calls=(SUM_TREE,)),
     Check("test_priority_updates", "update_priorities", ("PrioritizedReplayBuffer",),
-          _updates_inputs, _updates_probe, _updates_verdict),
+          _updates_inputs, _updates_probe, _updates_verdict,
+          calls=(SUM_TREE,)),
     Check("test_wraparound", "overwriting when full", ("PrioritizedReplayBuffer",),
-          _wrap_inputs, _wrap_probe, _wrap_verdict),
+          _wrap_inputs, _wrap_probe, _wrap_verdict,
+          calls=(SUM_TREE,)),
     Check("test_no_empty_or_out_of_range_samples", "no empty or out-of-range samples",
-          ("PrioritizedReplayBuffer",), _range_inputs, _range_probe, _range_verdict),
+          ("PrioritizedReplayBuffer",), _range_inputs, _range_probe, _range_verdict,
+          calls=(SUM_TREE,)),
     Check("test_errors", "errors for bad input", ("PrioritizedReplayBuffer", "SumTree"),
-          _errors_inputs, _errors_probe, _errors_verdict),
+          _errors_inputs, _errors_probe, _errors_verdict,
+          calls=(SUM_TREE,)),
     Check("test_beta_schedule", "annealing beta", ("annealed_beta",),
           _beta_inputs, _beta_probe, _beta_verdict),
     Check("test_weighted_update", "weighted Q-learning update", ("prioritized_q_update",),
-          _weighted_inputs, _weighted_probe, _weighted_verdict),
+          _weighted_inputs, _weighted_probe, _weighted_verdict,
+          calls=(AGENT,)),
     Check("test_per_loop", "play_and_train_with_per", ("play_and_train_with_per",),
           _loop_inputs, _loop_probe, _loop_verdict),
     Check("test_cliffwalk_learning", "PER on the Blind Cliffwalk",
           ("PrioritizedReplayBuffer",), _cliffwalk_inputs, _cliffwalk_probe,
-          _cliffwalk_verdict, time_limit=60.0, learning=True, prepare=_cliffwalk_baseline),
+          _cliffwalk_verdict, time_limit=60.0, learning=True, prepare=_cliffwalk_baseline,
+          calls=(SUM_TREE,)),
 ])

@@ -5,11 +5,12 @@ import math
 import numpy as np
 from scipy import stats
 
-from checks.framework import (Check, LessonChecks, ProbeError, call_student, comparison, failed,
-                              outcome_of, packed, passed, unpacked, value_error_problem,
+from checks.framework import (Callee, Check, LessonChecks, ProbeError, call_student, comparison,
+                              failed, outcome_of, packed, passed, unpacked, value_error_problem,
                               wrong_amount)
 from checks.expected import expected as reference
 from checks.lending import AtMost, Served, mirrored
+from checks.lesson01_qlearning import AGENT
 from checks.records import Record
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
 
@@ -916,28 +917,38 @@ def _learning_verdict(inputs, data):
     return passed(summary + ".", figure=figure)
 
 
+# The buffer draws its substitute goals' steps with the student's hindsight_goal_steps.
+GOAL_STEPS = Callee("hindsight_goal_steps", LESSON, ("test_goal_steps",))
+
 CHECKS = LessonChecks(LESSON, [
     Check("test_goal_agent", "goal-conditioned agent", ("GoalConditionedAgent",),
-          _agent_inputs, _agent_probe, _agent_verdict),
+          _agent_inputs, _agent_probe, _agent_verdict,
+          calls=(AGENT,)),
     Check("test_store_episode", "storing episodes", ("HindsightReplayBuffer",),
           _store_inputs, _store_probe, _store_verdict),
     Check("test_goal_steps", "which step a substitute goal comes from",
           ("hindsight_goal_steps",), _steps_inputs, _steps_probe, _steps_verdict),
     Check("test_goals_from_own_episode", "substitute goals from the same episode",
-          ("HindsightReplayBuffer",), _episodes_inputs, _episodes_probe, _episodes_verdict),
+          ("HindsightReplayBuffer",), _episodes_inputs, _episodes_probe, _episodes_verdict,
+          calls=(GOAL_STEPS,)),
     Check("test_rewards_recomputed", "rewards recomputed for new goals",
-          ("HindsightReplayBuffer",), _rewards_inputs, _rewards_probe, _rewards_verdict),
+          ("HindsightReplayBuffer",), _rewards_inputs, _rewards_probe, _rewards_verdict,
+          calls=(GOAL_STEPS,)),
     Check("test_relabel_fraction", "share of relabelled transitions",
-          ("HindsightReplayBuffer",), _fraction_inputs, _fraction_probe, _fraction_verdict),
+          ("HindsightReplayBuffer",), _fraction_inputs, _fraction_probe, _fraction_verdict,
+          calls=(GOAL_STEPS,)),
     Check("test_uniform_transitions", "transitions drawn uniformly",
-          ("HindsightReplayBuffer",), _uniform_inputs, _uniform_probe, _uniform_verdict),
+          ("HindsightReplayBuffer",), _uniform_inputs, _uniform_probe, _uniform_verdict,
+          calls=(GOAL_STEPS,)),
     Check("test_wraparound", "wrap-around", ("HindsightReplayBuffer",),
-          _wrap_inputs, _wrap_probe, _wrap_verdict),
+          _wrap_inputs, _wrap_probe, _wrap_verdict,
+          calls=(GOAL_STEPS,)),
     Check("test_errors", "errors for bad input", ("HindsightReplayBuffer",),
           _errors_inputs, _errors_probe, _errors_verdict),
     Check("test_her_loop", "play_and_learn_with_her", ("play_and_learn_with_her",),
           _loop_inputs, _loop_probe, _loop_verdict),
     Check("test_her_learning", "HER on bit flipping",
           ("HindsightReplayBuffer",), _learning_inputs, _learning_probe, _learning_verdict, time_limit=90.0,
-          learning=True, prepare=_learning_baseline),
+          learning=True, prepare=_learning_baseline,
+          calls=(GOAL_STEPS,)),
 ])

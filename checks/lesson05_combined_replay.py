@@ -4,9 +4,10 @@
 import numpy as np
 
 from checks.expected import expected as reference
-from checks.framework import (Check, LessonChecks, ProbeError, call_student, comparison, failed,
-                              outcome_of, passed, value_error_problem, wrong_amount)
-from checks.lesson02_replay_buffer import (RecordingBuffer, driven_by, replay_loop_inputs,
+from checks.framework import (Callee, Check, LessonChecks, ProbeError, call_student, comparison,
+                              failed, outcome_of, passed, value_error_problem, wrong_amount)
+from checks.lesson01_qlearning import AGENT
+from checks.lesson02_replay_buffer import (BUFFER, RecordingBuffer, driven_by, replay_loop_inputs,
                                            sampled_ids, transition)
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
 from checks.stub_envs import (CountingBuffer, ScriptedAgent, call_training_loop, episode_cases,
@@ -358,11 +359,14 @@ def _learning_verdict(inputs, data):
 
 CHECKS = LessonChecks(LESSON, [
     Check("test_cer_newest_exactly_once", "the newest transition in every batch",
-          ("CombinedReplayBuffer",), _newest_inputs, _newest_probe, _newest_verdict),
+          ("CombinedReplayBuffer",), _newest_inputs, _newest_probe, _newest_verdict,
+          calls=(BUFFER,)),
     Check("test_cer_rest_uniform", "the rest of the batch is uniform",
-          ("CombinedReplayBuffer",), _rest_inputs, _rest_probe, _rest_verdict),
+          ("CombinedReplayBuffer",), _rest_inputs, _rest_probe, _rest_verdict,
+          calls=(BUFFER,)),
     Check("test_cer_single_transition", "one stored transition, and errors",
-          ("CombinedReplayBuffer",), _single_inputs, _single_probe, _single_verdict),
+          ("CombinedReplayBuffer",), _single_inputs, _single_probe, _single_verdict,
+          calls=(BUFFER,)),
     Check("test_replay_only_loop", "play_and_train_from_replay",
           ("play_and_train_from_replay",), replay_loop_inputs, _loop_probe, _loop_verdict),
     Check("test_discretize_edges", "discretiser: bin edges", ("discretize",),
@@ -383,5 +387,7 @@ CHECKS = LessonChecks(LESSON, [
     Check("test_cer_learning", "CER with a large buffer on Taxi", ("CombinedReplayBuffer",),
           _learning_inputs, _learning_probe, _learning_verdict, time_limit=60.0,
           learning=True, prepare=_learning_baseline,
-          stand_ins=("play_and_train_from_replay",)),
+          stand_ins=("play_and_train_from_replay",),
+          calls=(BUFFER, AGENT,
+                 Callee("play_and_train_from_replay", LESSON, ("test_replay_only_loop",)))),
 ])

@@ -16,8 +16,8 @@ import math
 import numpy as np
 
 from checks.expected import expected as reference
-from checks.framework import (Check, LessonChecks, ProbeError, call_student, comparison, failed,
-                              packed, passed, unpacked, wrong_amount)
+from checks.framework import (Callee, Check, LessonChecks, ProbeError, call_student, comparison,
+                              failed, lent_where, packed, passed, unpacked, wrong_amount)
 from checks.lending import (DEFAULT_LIMIT, STAND_IN_BATCH, STAND_IN_PRIORITIES, AtMost, Served,
                             mirrored)
 from checks.records import Record
@@ -46,10 +46,11 @@ REPLAY_BATCH = AtMost(65_536, "serves at most {limit:,} transitions per call", s
 
 
 class ServedNetwork(QNetwork):
-    """A QNetwork that stays with the grader: the student's code calls it across."""
+    """A QNetwork that stays with the grader: the student's code calls it across, and reads
+    its public attributes (as copies); it changes only by ``load_parameters``."""
 
     __lending__ = Served(remote=("predict", "gradients", "parameters"),
-                         deferred=("load_parameters",),
+                         deferred=("load_parameters",), readable=("sizes", "weights", "biases"),
                          limits={"predict": {"observations": OBSERVATIONS},
                                  "gradients": {"observations": OBSERVATIONS,
                                                "output_gradients": OUTPUT_GRADIENTS},
@@ -67,7 +68,9 @@ class ServedNetwork(QNetwork):
 class RecordingAdam(Adam):
     """Adam that records the gradients of every ``step`` (packed), then applies them."""
 
-    __lending__ = Served(deferred=("step",), limits={"step": {"gradients": DEFAULT_LIMIT}})
+    __lending__ = Served(deferred=("step",),
+                         readable=("learning_rate", "beta1", "beta2", "epsilon", "steps"),
+                         limits={"step": {"gradients": DEFAULT_LIMIT}})
 
     def __init__(self, network, learning_rate):
         super().__init__(network, learning_rate)
@@ -380,40 +383,83 @@ def served_batch(batch):
     return (*arrays, np.array(batch["weights"]), np.array(batch["slots"], dtype=np.int64))
 
 
-def _step_probe(inputs, dqn_step):
+def _own_result(description, function, *args):
+    """What the student's ``function`` returns for ``args``, or None when it raises (not
+    written yet, or a bug its own check reports)."""
+    try:
+        return call_student(description, function, *args)
+    except ProbeError:
+        return None
+
+
+def _step_probe(inputs, dqn_step, td_targets, huber_loss_gradient):
     online, target = ServedNetwork(inputs["online_seed"]), ServedNetwork(inputs["target_seed"])
     optimizer = RecordingAdam(online, inputs["learning_rate"])
-    buffer = FixedBatches([served_batch(batch) for batch in inputs["batches"]])
-    td_errors = []
-    for _ in range(STEP_CALLS):
+    batches = [served_batch(batch) for batch in inputs["batches"]]
+    buffer = FixedBatches(batches)
+    # what the student's td_targets and huber_loss_gradient give on each step's batch, on
+    # networks like those the step holds: a step is judged against what a correct one
+    # does with them, so that it is not blamed for theirs (each has its own check)
+    your_target_network = ServedNetwork(inputs["target_seed"])
+    td_errors, your_targets, your_gradients = [], [], []
+    for observations, actions, rewards, next_observations, terminated, *prioritized in batches:
+        weights = prioritized[0] if prioritized else np.ones(len(actions))
+        targets = _own_result("td_targets(target_network, rewards, next_observations, "
+                              "terminated, discount)", td_targets, your_target_network,
+                              rewards, next_observations, terminated, inputs["discount"])
+        targets = _numbers_or_none(targets, len(actions))
+        gradient = None if targets is None else _own_result(
+            "huber_loss_gradient(q_values, actions, targets, weights)", huber_loss_gradient,
+            online.predict(observations), actions, np.array(targets), weights)
+        your_targets.append(targets)
+        your_gradients.append(_packed_or_none(gradient))
         returned = call_student("dqn_step(online, target, optimizer, replay, batch_size, "
                                 "discount, beta)", dqn_step, online, target, optimizer, buffer,
                                 inputs["batch_size"], inputs["discount"], inputs["beta"])
         td_errors.append(_numbers(returned, "dqn_step", inputs["batch_size"]))
     return {"td_errors": td_errors, "samples": buffer.samples, "gradients": optimizer.recorded,
-            "priority_updates": buffer.priority_updates, "target_loads": target.loads}
+            "priority_updates": buffer.priority_updates, "target_loads": target.loads,
+            "your_targets": your_targets, "your_output_gradients": your_gradients}
 
 
-def _gradient_problem(number, got, expected):
-    """Why the gradients of call ``number`` differ from the reference's, or None."""
+def _numbers_or_none(value, count):
+    try:
+        return _numbers(value, "td_targets", count)
+    except ProbeError:
+        return None
+
+
+def _packed_or_none(value):
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    return packed(array, "float64") if array.ndim == 2 else None
+
+
+def _gradient_problem(number, got, want, hints=(), wanted="online.gradients(observations, "
+                      "huber_loss_gradient(Q-values, actions, targets, weights)) with targets "
+                      "from the target network"):
+    """Why the gradients of call ``number`` differ from ``want`` (that call's expected
+    gradients), or None; ``hints`` are (gradients of every call, what they mean)."""
     try:
         got = [unpacked(g) for g in got]
     except ValueError as error:
         return failed(f"call {number}: the optimizer got something it could not read: {error}")
-    want = [np.asarray(g) for g in expected["gradients"][number - 1]]
+    want = [np.asarray(g) for g in want]
     if len(got) == len(want) and all(_close(g, w) for g, w in zip(got, want)):
         return None
-    for variant, hint in expected["hints"]:
+    for variant, hint in hints:
         alternative = [np.asarray(g) for g in variant[number - 1]]
         if len(got) == len(alternative) and all(_close(g, w) for g, w in zip(got, alternative)):
             return failed(f"call {number} of dqn_step: the gradients passed to "
                           f"optimizer.step are those you get when {hint}.")
     return failed(f"call {number} of dqn_step: the gradients passed to optimizer.step differ "
-                  "from online.gradients(observations, huber_loss_gradient(Q-values, actions, "
-                  "targets, weights)) with targets from the target network.")
+                  f"from {wanted}.")
 
 
-def _step_verdict(inputs, data):
+def _step_counts_problem(inputs, data):
+    """What the calls dqn_step made (samples, optimizer steps, target loads) got wrong."""
     prioritized = inputs["prioritized"]
     sample_call = (f"replay.sample({inputs['batch_size']}, {inputs['beta']})" if prioritized
                    else f"replay.sample({inputs['batch_size']})")
@@ -430,28 +476,44 @@ def _step_verdict(inputs, data):
                       f"{tuple(call for call in data['samples'][0] if call is not None)}.")
     if data["target_loads"]:
         return failed("dqn_step changed the target network: only sync_target does that.")
-    expected = reference(LESSON, "step_expectation", inputs)
+    return None
+
+
+def _steps_problem(inputs, data, gradients, td_errors, expected=None):
+    """Why the steps differ from one that passes ``gradients`` to the optimizer and
+    returns ``td_errors`` (per call), or None. ``expected``: the reference's expectation,
+    whose wrong variants give hints."""
+    hints = expected["hints"] if expected else ()
+    wanted = {} if expected else {"wanted": (
+        "online.gradients(observations, huber_loss_gradient(Q-values, actions, targets, "
+        "weights)) with targets = td_targets(target, rewards, next_observations, terminated, "
+        "discount), computed with your own td_targets and huber_loss_gradient")}
     for number in range(1, STEP_CALLS + 1):
-        problem = _gradient_problem(number, data["gradients"][number - 1], expected)
+        problem = _gradient_problem(number, data["gradients"][number - 1],
+                                    gradients[number - 1], hints, **wanted)
         if problem:
             return problem
-        got, want = data["td_errors"][number - 1], expected["td_errors"][number - 1]
+        got, want = data["td_errors"][number - 1], td_errors[number - 1]
         if not _close(got, want):
-            hint = (" Compute them with the Q-values from before the optimizer step."
-                    if _close(got, expected["td_errors_after_step"][number - 1]) else "")
-            if _close(got, expected["td_errors_online_targets"][number - 1]):
-                hint = (" Those are the TD errors with targets from the online network: "
-                        "compute the targets with the target network.")
+            hint = ""
+            if expected is not None:
+                if _close(got, expected["td_errors_after_step"][number - 1]):
+                    hint = " Compute them with the Q-values from before the optimizer step."
+                if _close(got, expected["td_errors_online_targets"][number - 1]):
+                    hint = (" Those are the TD errors with targets from the online network: "
+                            "compute the targets with the target network.")
+            else:
+                hint = " (With the targets your own td_targets gives.)"
             return failed(f"call {number} of dqn_step returned TD errors {_shown(got)}; "
                           f"expected targets - Q(s, a) = {_shown(want)}.{hint}")
-    if prioritized:
+    if inputs["prioritized"]:
         updates = data["priority_updates"]
         if len(updates) != STEP_CALLS:
             return failed(f"{STEP_CALLS} prioritized steps called replay.update_priorities "
                           f"{len(updates)} times: once per step, with the batch's slots and "
                           "its TD errors.")
         for number, ((slots, errors), batch, want) in enumerate(
-                zip(updates, inputs["batches"], expected["td_errors"]), 1):
+                zip(updates, inputs["batches"], td_errors), 1):
             if slots != batch["slots"]:
                 return failed(f"call {number}: update_priorities got slots {slots}, but the "
                               f"batch came from slots {batch['slots']}.")
@@ -461,11 +523,62 @@ def _step_verdict(inputs, data):
                               "values).")
     elif data["priority_updates"]:
         return failed("a uniform batch has no priorities to update.")
+    return None
+
+
+def with_your_own_parts(inputs, data):
+    """(gradients, TD errors) per call of a correct step that uses the student's own
+    td_targets and huber_loss_gradient (their results, which the probe recorded), on the
+    online network as the student's steps left it; None where those results are missing
+    or unusable (the step is then judged against the reference alone)."""
+    network = QNetwork(CARTPOLE_NETWORK, inputs["online_seed"])
+    optimizer = Adam(network, inputs["learning_rate"])
+    gradients, td_errors = [], []
+    try:
+        for batch, targets, output_gradient, made in zip(
+                inputs["batches"], data["your_targets"], data["your_output_gradients"],
+                data["gradients"], strict=True):
+            observations = np.array(batch["observations"])
+            actions = np.array(batch["actions"], dtype=np.int64)
+            q_values = network.predict(observations)
+            if targets is None or output_gradient is None:
+                return None
+            targets = np.asarray(targets, dtype=np.float64).reshape(len(actions))
+            output_gradient = unpacked(output_gradient, q_values.shape)
+            if not (np.all(np.isfinite(targets)) and np.all(np.isfinite(output_gradient))):
+                return None
+            gradients.append(network.gradients(observations, output_gradient))
+            td_errors.append(targets - q_values[np.arange(len(actions)), actions])
+            optimizer.step([unpacked(g) for g in made])  # the step the student's code made
+    except (TypeError, ValueError, KeyError):
+        return None
+    return gradients, td_errors
+
+
+def _step_verdict(inputs, data):
+    problem = _step_counts_problem(inputs, data)
+    if problem:
+        return problem
     kind = ("prioritized batches: each row's gradient scaled by its own importance weight, "
-            "and the TD errors fed back as priorities" if prioritized else
+            "and the TD errors fed back as priorities" if inputs["prioritized"] else
             "uniform batches, with targets from the target network")
-    return passed(f"{STEP_CALLS} steps on {kind}, match the reference's gradients and TD "
-                  "errors.")
+    expected = reference(LESSON, "step_expectation", inputs)
+    problem = _steps_problem(inputs, data, expected["gradients"], expected["td_errors"],
+                             expected)
+    if problem is None:
+        return passed(f"{STEP_CALLS} steps on {kind}, match the reference's gradients and TD "
+                      "errors.")
+    yours = with_your_own_parts(inputs, data)
+    if yours is None:
+        return problem
+    own_problem = _steps_problem(inputs, data, *yours)
+    if own_problem is None:
+        return passed(f"{STEP_CALLS} steps on {kind}, match what a correct step gives with "
+                      "your own td_targets and huber_loss_gradient (their own tests judge "
+                      "them).")
+    parts_agree = all(_close(g, w) for g, w in zip(yours[0][0], expected["gradients"][0])) \
+        and _close(yours[1][0], expected["td_errors"][0])
+    return problem if parts_agree else own_problem
 
 
 # --- the target network's schedule -------------------------------------------------------------
@@ -476,32 +589,55 @@ def _sync_inputs(rng):
             "seed": int(rng.integers(2**31))}
 
 
-def _nudge(network, rng):
-    """Change the online network in place, as an optimizer step does."""
-    for weight in network.weights:
-        weight += rng.normal(scale=1e-3, size=weight.shape)
+# What code may do to the networks lent to sync_target: everything a QNetwork allows (the
+# student's process holds copies), the parameters set by load_parameters or by assigning
+# its weights and biases (each replayed on the grader's networks).
+NETWORK_WRITES = ("load_parameters",)
+NETWORK_ATTRIBUTES = ("weights", "biases")
+NUDGE_RATE = 1e-3  # an Adam step moves every parameter by about this much
+
+
+def _parameters(network, which):
+    return call_student(f"{which}.parameters()", network.parameters)
 
 
 def _sync_probe(inputs, sync_target):
+    """Runs the schedule on networks lent by mirroring: sync_target's copies of them are
+    where it leaves its work (a target that shares the online network's arrays shares them
+    there), so they are what is read; an Adam step on the online network between calls
+    changes its arrays in place, as training does."""
     records = []
     for period, steps in ((inputs["period"], inputs["steps"]), (1, 3)):
-        online = ServedNetwork(inputs["seed"])
-        target = ServedNetwork(inputs["seed"] + 1)
+        online = mirrored(QNetwork, CARTPOLE_NETWORK, inputs["seed"], logged=NETWORK_WRITES,
+                          settable=NETWORK_ATTRIBUTES)
+        target = mirrored(QNetwork, CARTPOLE_NETWORK, inputs["seed"] + 1,
+                          logged=NETWORK_WRITES, settable=NETWORK_ATTRIBUTES)
+        optimizer = mirrored(Adam, online, NUDGE_RATE, logged=("step",))
+        online_there, target_there, optimizer_there = (
+            lent_where(value, near=sync_target) for value in (online, target, optimizer))
+        shapes = [p.shape for p in online.parameters()]
         rng = np.random.default_rng(inputs["seed"])
         run = []
         for step in range(1, steps + 1):
-            before = target.parameters()
-            _nudge(online, rng)  # a target sharing the online network's arrays moves too
+            before = _parameters(target_there, "target")
+            call_student("optimizer.step(gradients)", optimizer_there.step,
+                         [rng.normal(size=shape) for shape in shapes])
+            online_before = _parameters(online_there, "online")
             said = call_student("sync_target(online, target, step, period)", sync_target,
                                 online, target, step, period)
-            after = target.parameters()
-            run.append({"said": said if isinstance(said, (bool, np.bool_)) else None,
-                        "changed": any(np.any(a != b) for a, b in zip(after, before)),
-                        "equal": all(np.array_equal(a, b)
-                                     for a, b in zip(after, online.parameters()))})
-            run[-1]["said"] = None if run[-1]["said"] is None else bool(run[-1]["said"])
+            after = _parameters(target_there, "target")
+            online_after = _parameters(online_there, "online")
+            run.append({"said": bool(said) if isinstance(said, (bool, np.bool_)) else None,
+                        "changed": not _same_arrays(after, before),
+                        "equal": _same_arrays(after, online_before),
+                        "online_changed": not _same_arrays(online_after, online_before)})
         records.append({"period": period, "steps": run})
     return {"runs": records}
+
+
+def _same_arrays(first, second):
+    return len(first) == len(second) and all(
+        np.shape(a) == np.shape(b) and np.array_equal(a, b) for a, b in zip(first, second))
 
 
 def _sync_verdict(inputs, data):
@@ -513,6 +649,9 @@ def _sync_verdict(inputs, data):
         for step, record in enumerate(run["steps"], start=1):
             due = step % period == 0
             where = f"with period {period}, at step {step}"
+            if record.get("online_changed"):
+                return failed(f"{where} sync_target changed the online network: it copies "
+                              "the online network into the target, never the other way.")
             if due and not record["equal"]:
                 return failed(f"{where} the target network should become a copy of the "
                               "online one (every `period` steps: steps period, 2 period, ...)"
@@ -524,7 +663,7 @@ def _sync_verdict(inputs, data):
                 elif record["equal"]:
                     hint = (". It follows the online network's changes: it shares its arrays "
                             "instead of holding a copy (load_parameters(online.parameters()) "
-                            "copies).")
+                            "copies, and so does assigning copies of the arrays).")
                 else:
                     hint = "."
                 return failed(f"{where} the target network changed, but it is synced only "
@@ -560,8 +699,8 @@ def mirrored_networks(ledger):
                                   online=online.network)
         optimizer = WitnessedOptimizer(Adam(online.network, settings.learning_rate), ledger)
         for network in (online, target):
-            mirrored(QNetwork, CARTPOLE_NETWORK, seed, logged=("load_parameters",),
-                     original=network)
+            mirrored(QNetwork, CARTPOLE_NETWORK, seed, logged=NETWORK_WRITES,
+                     settable=NETWORK_ATTRIBUTES, original=network)
         mirrored(Adam, online, settings.learning_rate, logged=("step",), original=optimizer)
         return online, target, optimizer
     return networks
@@ -637,6 +776,11 @@ def _learning_verdict(inputs, data):
     return passed(summary + ".", figure=figure)
 
 
+TD_TARGETS = Callee("td_targets", LESSON, ("test_td_targets",))
+HUBER_LOSS = Callee("huber_loss", LESSON, ("test_huber_loss",))
+HUBER_GRADIENT = Callee("huber_loss_gradient", LESSON, ("test_huber_gradient",))
+STEP_PARTS = (TD_TARGETS, HUBER_GRADIENT)
+
 CHECKS = LessonChecks(LESSON, [
     Check("test_td_targets", "TD targets from the target network", ("td_targets",),
           _targets_inputs, _targets_probe, _targets_verdict),
@@ -644,14 +788,19 @@ CHECKS = LessonChecks(LESSON, [
           _loss_inputs, _loss_probe, _loss_verdict),
     Check("test_huber_gradient", "its gradient, against finite differences",
           ("huber_loss", "huber_loss_gradient"), _gradient_inputs, _gradient_probe,
-          _gradient_verdict),
-    Check("test_dqn_step", "the DQN step on a uniform batch", ("dqn_step",),
-          _step_inputs_for(False), _step_probe, _step_verdict),
-    Check("test_dqn_step_prioritized", "the DQN step on a prioritized batch", ("dqn_step",),
-          _step_inputs_for(True), _step_probe, _step_verdict),
+          _gradient_verdict, calls=(HUBER_LOSS,)),
+    Check("test_dqn_step", "the DQN step on a uniform batch",
+          ("dqn_step", "td_targets", "huber_loss_gradient"), _step_inputs_for(False),
+          _step_probe, _step_verdict, calls=STEP_PARTS),
+    Check("test_dqn_step_prioritized", "the DQN step on a prioritized batch",
+          ("dqn_step", "td_targets", "huber_loss_gradient"), _step_inputs_for(True),
+          _step_probe, _step_verdict, calls=STEP_PARTS),
     Check("test_target_sync", "the target network's schedule", ("sync_target",),
           _sync_inputs, _sync_probe, _sync_verdict),
     Check("test_dqn_learning", "DQN learning CartPole", ("dqn_step", "sync_target"),
           _learning_inputs, _learning_probe, _learning_verdict, time_limit=300.0,
-          learning=True, prepare=_learning_baseline),
+          learning=True, prepare=_learning_baseline,
+          calls=(*STEP_PARTS, Callee("dqn_step", LESSON, ("test_dqn_step",
+                                                          "test_dqn_step_prioritized")),
+                 Callee("sync_target", LESSON, ("test_target_sync",)))),
 ])

@@ -67,12 +67,17 @@ RULES = MappingProxyType({
                      "the batch size dqn_step was given",
     "optimizer.step": "step the optimizer at most once per dqn_step (and never in "
                       "sync_target)",
-    "online.load_parameters": "never load parameters into the online network: it learns "
-                              "only through optimizer.step",
-    "target.load_parameters": "load parameters into the target network only in "
-                              "sync_target, at most once per call, and only a copy of the "
-                              "online network's current parameters",
+    "online.load_parameters": "never load parameters into the online network (nor set its "
+                              "weights or biases): it learns only through optimizer.step",
+    "target.load_parameters": "load parameters into the target network (or set its weights "
+                              "and biases) only in sync_target, at most once per call, and "
+                              "only a copy of the online network's current parameters",
 })
+# Setting a network's weights or biases is loading (part of) its parameters.
+RULES = MappingProxyType({**RULES, **{f"{role}.{part}": RULES[f"{role}.load_parameters"]
+                                      for role in ("online", "target")
+                                      for part in ("weights", "biases")}})
+NETWORK_ARRAYS = ("weights", "biases")  # what code may set on a network, as QNetwork allows
 
 
 @dataclass(frozen=True)
@@ -106,7 +111,8 @@ DQN_STEP = Allowance("dqn_step call", "your dqn_step",
                      MappingProxyType({"replay.sample": 1, "optimizer.step": 1}),
                      exactly=("replay.sample",))
 SYNC_TARGET = Allowance("sync_target call", "your sync_target",
-                        MappingProxyType({"target.load_parameters": 1}))
+                        MappingProxyType({"target.load_parameters": 1, "target.weights": 1,
+                                          "target.biases": 1}))
 
 
 class Ledger:
@@ -441,6 +447,23 @@ class WitnessedNetwork:
             ledger.refuse(f"{ledger.who} loaded parameters into the target network that are "
                           "not the online network's current ones", "target.load_parameters")
         self.network.load_parameters(values)
+
+    def __setattr__(self, name, value):
+        if name in NETWORK_ARRAYS:
+            self._set_arrays(name, value)
+        else:
+            object.__setattr__(self, name, value)
+
+    def _set_arrays(self, name, values):
+        """``network.weights = ...`` (or biases): as a load, of part of the parameters."""
+        ledger = self.ledger
+        ledger.charge(f"{self.role}.{name}",
+                      f"{ledger.who} set the {self.role} network's {name}")
+        if self.online is not None and not _equal_parameters(values, getattr(self.online,
+                                                                             name)):
+            ledger.refuse(f"{ledger.who} set the target network's {name} to arrays that are "
+                          f"not the online network's current ones", f"target.{name}")
+        setattr(self.network, name, values)  # as given: a copy shares nothing, a list does
 
     def __getattr__(self, name):  # predict, gradients, parameters, sizes, ...
         if name == "network":

@@ -6,9 +6,14 @@ instructor has not released it yet, ``qlearning.py`` is a two-line module that c
 :func:`exports_of`: it is made from *your* notebook ``notebooks/01_qlearning.ipynb``,
 from the cells that start with ``#| export``, as you last saved them. Save the earlier
 notebook after you change an answer, then restart the later lesson's kernel.
+
+When a test fails because code of yours raised, :func:`where_raised` says which code, and
+in which lesson's notebook, so that a later lesson's test names your earlier lesson's
+method rather than the loop that called it.
 """
 
 import json
+import re
 from pathlib import Path
 
 from course.add_to_class import add_to_class
@@ -36,3 +41,89 @@ def exports_of(lesson, notebooks=None):
             exec(compile(source, f"{path}", "exec"), namespace)  # noqa: S102 - your own code
     return {name: value for name, value in namespace.items()
             if not name.startswith("_") and name != "add_to_class"}
+
+
+# --- whose code raised -----------------------------------------------------------------------
+
+LESSON_MODULE = re.compile(r"\d\d_[a-z0-9_]+")
+NOTEBOOK_MODULE = "__main__"  # the module of the code a notebook's cells define
+
+
+def lesson_of_module(module):
+    """Whose notebook the code of module ``module`` (a ``__module__`` or a frame's
+    ``__name__``) was written in: ``""`` for the notebook being run (its cells' code),
+    the lesson for an earlier lesson's module made by :func:`exports_of` ("01_qlearning"),
+    or None for code that is in no notebook (the course's, a reference's, a library's)."""
+    if module == NOTEBOOK_MODULE:
+        return ""
+    if isinstance(module, str) and LESSON_MODULE.fullmatch(module):
+        return module
+    return None
+
+
+def written_in_a_notebook(value):
+    """Whether ``value`` (a function, method, class or object) is code a student wrote in a
+    notebook: this one's cells, or an earlier lesson's made by :func:`exports_of`."""
+    try:
+        module = getattr(value, "__module__", None)
+    except Exception:  # an object whose attributes raise is not one of ours to name
+        return False
+    return lesson_of_module(module) is not None
+
+
+def _notebook_lesson(frame):
+    names = frame.f_globals
+    if "__file__" in names:  # a module of a file (the course, a library, a server script)
+        return None
+    return lesson_of_module(names.get("__name__"))
+
+
+def _function_name(frame):
+    """``Class.method`` for a method (found on the class of its first argument, so that
+    methods added with ``@add_to_class`` are named too), else the function's name."""
+    code = frame.f_code
+    if code.co_argcount:
+        first = frame.f_locals.get(code.co_varnames[0])
+        owner = first if isinstance(first, type) else type(first)
+        for klass in getattr(owner, "__mro__", ()):
+            for attribute in vars(klass).values():
+                function = getattr(attribute, "__func__", attribute)
+                if getattr(function, "__code__", None) is code:
+                    return f"{klass.__name__}.{code.co_name}"
+    return code.co_qualname
+
+
+def _code_of(called):
+    """The code object that runs when ``called`` is called (a function, a bound method, a
+    class's ``__init__``), or None."""
+    function = getattr(called, "__func__", called)
+    if isinstance(function, type):
+        function = getattr(function, "__init__", None)
+    function = getattr(function, "__func__", function)
+    return getattr(function, "__code__", None)
+
+
+def where_raised(error, called=None):
+    """``(function, lesson)`` of the notebook code that raised ``error`` (the innermost in
+    its traceback), when that is not ``called``, the code that was called; else None.
+    Without ``called`` (or when its code is unknown) the code called is taken to be the
+    outermost notebook code in the traceback. ``lesson`` is as :func:`lesson_of_module`
+    says: "" for the notebook being run.
+
+    So a training loop that is written, calling an agent's ``update`` that still raises
+    ``NotImplementedError``, is not said to be unwritten: ``update`` is named instead."""
+    frames, traceback = [], getattr(error, "__traceback__", None)
+    while traceback is not None:
+        lesson = _notebook_lesson(traceback.tb_frame)
+        if lesson is not None:
+            frames.append((traceback.tb_frame, lesson))
+        traceback = traceback.tb_next
+    if not frames:
+        return None
+    frame, lesson = frames[-1]
+    code = _code_of(called)
+    if code is None:
+        code = frames[0][0].f_code if len(frames) > 1 else frame.f_code
+    if frame.f_code is code:
+        return None
+    return _function_name(frame), lesson

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from checks import checks_for_lesson
-from checks.framework import NotWrittenYet, ProbeError, as_plain_data, seed_for
+from checks.framework import (NotWrittenYet, ProbeError, as_plain_data, callee_note,
+                              names_callee, seed_for)
 from checks.lending import forget_mirrored
 from grader.lessons import lesson_of
 from grader.rebuild import cells_to_run, is_answer, nbgrader_meta, rebuild, test_cells
@@ -79,6 +80,8 @@ class NotebookGrading:
         self.skipped_cells = set()  # cells that killed or hung the process: not run again
         self.cell_problems = {}  # grade_id -> what happened when it ran
         self.broken = None  # why the remaining checks cannot be graded, once they cannot
+        self.results = {}  # grade_id -> CheckResult of the checks graded so far
+        self.origin = None  # (function, lesson) that raised in the last check, if known
 
     def start(self):
         if self.process.restarts >= MAX_RESTARTS:
@@ -88,6 +91,19 @@ class NotebookGrading:
             self.process.start()
         except RuntimeError as error:
             raise CannotGoOn(str(error)) from None
+        return self._run_cells()
+
+    def load(self, rebuilt):
+        """Run another rebuilt notebook of the lesson in the student's process (started if
+        it is not running), to grade it next: tests grade many versions of a lesson's
+        answers one after another this way, without a new sandbox for each."""
+        self.rebuilt, self.skipped_cells, self.cell_problems = rebuilt, set(), {}
+        self.results, self.broken = {}, None
+        if not self.process.alive():
+            return self.start()
+        return self._run_cells()
+
+    def _run_cells(self):
         for cell in cells_to_run(self.rebuilt.notebook):
             grade_id = nbgrader_meta(cell).get("grade_id", cell.get("id", "?"))
             if grade_id in self.skipped_cells:
@@ -137,7 +153,7 @@ class NotebookGrading:
         check = self.checks[name]
         inputs = as_plain_data(self.checks.inputs(name, self.salt))
         time_limit = self.check_time_limit or check.time_limit
-        self.probe_usage = None
+        self.probe_usage, self.origin = None, None
         try:
             status, fraction, feedback, *figure = self._probe_and_judge(check, inputs,
                                                                         time_limit)
@@ -145,10 +161,29 @@ class NotebookGrading:
             status, fraction, feedback = self._describe_lost_check(check, lost)
             figure = []
             self._recover(lost)
+        if status != "passed":
+            feedback = " ".join([feedback, *self._callee_notes(check)])
         if status != "passed" and self.cell_problems:
             feedback += " Note: " + " ".join(self.cell_notes())
-        return CheckResult(name, round(points * fraction, 6), points, status, feedback,
-                           figure[0] if figure else None, self.probe_usage)
+        result = CheckResult(name, round(points * fraction, 6), points, status, feedback,
+                             figure[0] if figure else None, self.probe_usage)
+        self.results[name] = result
+        return result
+
+    def _callee_notes(self, check):
+        """What the feedback of a failed check adds about the student's code it calls
+        whose own checks failed in this grading (checks.framework.Callee)."""
+        notes = []
+        for callee in check.graded_callees(self.lesson.name):
+            if names_callee(self.origin, callee):
+                continue
+            failures = [(self.checks[name].title,
+                         _after_title(self.results[name].feedback, self.checks[name].title))
+                        for name in callee.checks
+                        if name in self.results and self.results[name].status != "passed"]
+            if failures:
+                notes.append(callee_note(callee, failures, self.lesson.name))
+        return notes
 
     def _recover(self, lost):
         """After a lost check: forget its objects if the process lives, else start anew."""
@@ -185,8 +220,10 @@ class NotebookGrading:
                                         "wall_seconds": round(wall, 2)}
         except NotWrittenYet as error:  # a stub, not a bug: its own status and words
             problem = ("not written", 0.0, f"{check.title}: {printable(error, 1000)}")
+            self.origin = error.origin
         except ProbeError as error:  # TranscriptMismatch included
             problem = ("error", 0.0, f"{check.title}: {printable(error, 1000)}")
+            self.origin = error.origin
         except Exception as error:  # the student's objects broke the probe itself
             problem = ("error", 0.0, f"{check.title}: checking your code raised "
                        f"{type(error).__name__}: {printable(error, 300)}")
@@ -219,6 +256,11 @@ class NotebookGrading:
 
     def close(self):
         self.process.stop()
+
+
+def _after_title(feedback, title):
+    prefix = f"{title}: "
+    return feedback[len(prefix):] if feedback.startswith(prefix) else feedback
 
 
 def _spent_words(lost):

@@ -36,7 +36,7 @@ import subprocess
 import threading
 import time
 
-from checks.framework import NotWrittenYet, ProbeError, StudentObjectBase
+from checks.framework import ProbeError, StudentObjectBase, failure_of
 from checks.lending import Mirrored, Served, lending_of, oversized
 from grader.budgets import Budget, BudgetMeter, BudgetSpent, run_queue_wait
 from grader.safe_text import printable
@@ -98,7 +98,20 @@ def rebuilt_exception(error):
     kind = getattr(builtins, name, None)
     if not (isinstance(kind, type) and issubclass(kind, Exception)) or kind is StopIteration:
         kind = _STUDENT_EXCEPTIONS.setdefault(name, type(name, (StudentException,), {}))
-    return kind(message)
+    exception = kind(message)
+    exception.student_origin = _origin(error.get("origin") if isinstance(error, dict) else None)
+    return exception
+
+
+def _origin(told):
+    """``(function, lesson)`` of the notebook code that raised, as the student's process
+    tells it (course/your_work.where_raised), or None: only words for feedback, so only
+    short printable names are kept."""
+    if not (isinstance(told, list) and len(told) == 2 and all(isinstance(part, str)
+                                                               for part in told)):
+        return None
+    function, lesson = printable(told[0], 80), printable(told[1], 40)
+    return (function, lesson) if function else None
 
 
 class StudentObject(StudentObjectBase):
@@ -609,7 +622,13 @@ class StudentProcess:
         if kind == "set":
             if name not in declaration.settable or len(args) != 1 or kwargs:
                 raise TranscriptMismatch(f"your code may not set {what}")
-            setattr(original, name, args[0])
+            try:
+                setattr(original, name, args[0])
+            except ProbeError as refused:  # the original checks what it is set to
+                raise TranscriptMismatch(str(refused)) from None
+            except Exception as error:
+                raise TranscriptMismatch(f"your code set {what}, which raised "
+                                         f"{type(error).__name__}: {printable(error, 200)}")
             return
         allowed = declaration.logged if isinstance(declaration, Mirrored) else \
             declaration.deferred
@@ -708,11 +727,7 @@ def _init_reason(log_text):
 def _deferred_failure(description, error):
     """The ProbeError of a deferred call that raised ``error`` (as ``call_student`` words
     it for a call made at once)."""
-    error = rebuilt_exception(error)
-    if isinstance(error, NotImplementedError):
-        return NotWrittenYet(f"{description} is not written yet (it still raises "
-                             "NotImplementedError).")
-    return ProbeError(f"{description} raised {type(error).__name__}: {error}")
+    return failure_of(description, rebuilt_exception(error))
 
 
 def _shown(args):

@@ -8,6 +8,7 @@ whose own tests (tests/test_answer_overlap.py) show it finds disguised copies.
 """
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +20,7 @@ from nbclient import NotebookClient
 import grader.publish
 from grader.answer_overlap import answer_regions, found_in, notebook_text, runs_of
 from grader.lessons import all_lessons
-from grader.publish import CannotPublish, plan, publish
+from grader.publish import CannotPublish, plan, publish, student_notebook
 from grader.rebuild import is_answer, is_test, nbgrader_meta
 from test_notebooks_execute import (code_cells, describe_error, errors_in, is_experiment,
                                     run_all_problems)
@@ -268,3 +269,22 @@ def test_an_answer_copied_into_a_helper_stops_the_publish(tmp_path, monkeypatch)
                                             "05_combined_replay's answer discretize"):
         publish(out, list(PUBLISHED), None, URL)
     assert not out.exists()
+
+
+def test_a_later_lesson_names_the_unfinished_earlier_lesson_it_runs(edition, tmp_path):
+    # lesson 01 as published (every answer a stub), lesson 02 finished: lesson 02's
+    # learning test runs the student's own lesson 01 agent, and says that is what is
+    # unfinished, not the loop it called
+    copy = tmp_path / "students"
+    shutil.copytree(edition, copy)
+    folder = copy / "notebooks"
+    nbformat.write(student_notebook(all_lessons()["01_qlearning"], URL),
+                   folder / "01_qlearning.ipynb")
+    notebook = execute_in(completed("02_replay_buffer"), folder)
+    cell = next(cell for cell in code_cells(notebook)
+                if nbgrader_meta(cell).get("grade_id") == "test_replay_learning")
+    printed = "".join(output.get("text", "") for output in cell.outputs)
+    assert ("play_and_train_with_replay(env, agent, replay, 8) did not run to the end: the "
+            "NotImplementedError comes from QLearningAgent.get_action of lesson 01, which is "
+            "not written yet.") in printed, printed
+

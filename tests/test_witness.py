@@ -183,6 +183,29 @@ def test_a_sync_that_loads_anything_but_a_copy_of_the_online_network_is_refused(
     assert words in str(refused.value)
 
 
+def assign_arrays(online, target, step, period):
+    """A sync through QNetwork's public attributes, as a student may write it."""
+    if step % period == 0:
+        target.weights = [weight.copy() for weight in online.weights]
+        target.biases = [bias.copy() for bias in online.biases]
+
+
+def test_a_sync_that_assigns_copies_of_the_arrays_keeps_every_rule():
+    assert dqn_run(sync_target=assign_arrays).refused is None
+
+
+@pytest.mark.parametrize("sync, words", [
+    (lambda online, target, step, period: setattr(
+        target, "weights", [w + 1e-3 for w in online.weights]),
+     "set the target network's weights to arrays that are not the online network's"),
+    (lambda online, target, step, period: setattr(online, "biases", target.biases),
+     "set the online network's biases")])
+def test_a_sync_that_sets_other_arrays_is_refused(sync, words):
+    with pytest.raises(RefusedCall, match="The rule: ") as refused:
+        dqn_run(sync_target=sync)
+    assert words in str(refused.value)
+
+
 def test_the_allowances_are_the_rules_written_once():
     from checks.witness import ONLINE_STEPS, RULES
 
@@ -190,6 +213,6 @@ def test_the_allowances_are_the_rules_written_once():
     assert taxi_steps(0, 8).most == {"get_action": 1, "update": 0, "sample": 1,
                                      "replayed update": 8}
     assert DQN_STEP.exactly == ("replay.sample",) and SYNC_TARGET.most == {
-        "target.load_parameters": 1}
+        "target.load_parameters": 1, "target.weights": 1, "target.biases": 1}
     for allowance in (ONLINE_STEPS, taxi_steps(1, 8), DQN_STEP, SYNC_TARGET):
         assert set(allowance.most) <= set(RULES)

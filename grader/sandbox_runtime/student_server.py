@@ -31,8 +31,24 @@ import wire
 MAX_MESSAGE_TEXT = 500  # characters of an exception's message that are sent
 
 
-def _describe(error):
-    return {"type": type(error).__name__, "message": str(error)[:MAX_MESSAGE_TEXT]}
+def _describe(error, called=None):
+    described = {"type": type(error).__name__, "message": str(error)[:MAX_MESSAGE_TEXT]}
+    origin = _origin(error, called)
+    if origin is not None:
+        described["origin"] = list(origin)
+    return described
+
+
+def _origin(error, called):
+    """(function, lesson) of the notebook code that raised ``error``, when it is not
+    ``called``, the code the grader called (so feedback can name it); None when it is, or
+    unknown."""
+    try:
+        from course.your_work import where_raised
+
+        return where_raised(error, called)
+    except Exception:  # noqa: BLE001 - words for feedback, never a reason to fail
+        return None
 
 
 def _rebuild_error(error):
@@ -153,6 +169,7 @@ class StudentServer:
         self.transcript = []
         self.next_callback = 0
         self.shell = None
+        self.called = None  # what the request being answered called: its errors' origin
 
     # --- values ------------------------------------------------------------------------
     def keep(self, value):
@@ -267,6 +284,7 @@ class StudentServer:
             except (wire.ChannelClosed, wire.WireError):
                 return
             reply = {"op": "reply", "id": request.get("id")}
+            self.called = None
             try:
                 self.run_deferred(request.get("deferred"), reply)
                 handler = getattr(self, "op_" + str(request.get("op")))
@@ -274,7 +292,7 @@ class StudentServer:
                 reply["value"] = self.encode(value, by_reference)
             except BaseException as error:  # the student's code raised: that is the answer
                 reply.pop("value", None)
-                reply["error"] = _describe(error)
+                reply["error"] = _describe(error, self.called)
             reply["transcript"] = self.take_transcript()
             try:
                 self.channel.send(reply)
@@ -302,7 +320,8 @@ class StudentServer:
         error = result.error_before_exec or result.error_in_exec
         if error is None:
             return {"status": "ok"}, False
-        return {"status": "error", **_describe(error)}, False
+        return {"status": "error", "type": type(error).__name__,
+                "message": str(error)[:MAX_MESSAGE_TEXT]}, False
 
     def op_lookup(self, request):
         namespace = self.shell.user_ns if self.shell is not None else {}
@@ -312,6 +331,7 @@ class StudentServer:
         target = self.decode(request["target"])
         if request.get("method") is not None:
             target = getattr(target, request["method"])
+        self.called = target
         result = target(*self.decode(request["args"]), **self.decode(request["kwargs"]))
         return result, bool(request.get("by_ref"))
 

@@ -316,6 +316,43 @@ def sync_target(online, target, step, period):
     return due
 '''
 
+# Public attributes of the lesson's QNetwork, through the networks the tests lend: the
+# targets read the network's sizes; the schedule assigns copies of the weights and biases,
+# or copies the online arrays into the target's own, in place.
+TARGETS_READING_THE_SIZES = '''\
+#| export
+import numpy as np
+
+
+def td_targets(target_network, rewards, next_observations, terminated, discount):
+    """r + discount * max_a' Q_target(s', a') for each row; just r where terminated."""
+    observations = np.reshape(next_observations, (-1, target_network.sizes[0]))
+    best = target_network.predict(observations).max(axis=1)
+    return np.where(terminated, rewards, rewards + discount * best)
+'''
+
+SYNC_ASSIGNING_THE_ARRAYS = '''\
+#| export
+def sync_target(online, target, step, period):
+    """Every ``period`` steps, give the target copies of the online network's arrays."""
+    if step % period:
+        return False
+    target.weights = [weight.copy() for weight in online.weights]
+    target.biases = [bias.copy() for bias in online.biases]
+    return True
+'''
+
+SYNC_INTO_THE_TARGETS_ARRAYS = '''\
+#| export
+def sync_target(online, target, step, period):
+    """Every ``period`` steps, copy the online network's arrays into the target's own."""
+    if step % period:
+        return False
+    for mine, theirs in zip(target.weights + target.biases, online.weights + online.biases):
+        np.copyto(mine, theirs)
+    return True
+'''
+
 
 CORRECT_VARIANTS = (
     CorrectVariant("agent_written_with_numpy_and_a_while_loop", "01_qlearning",
@@ -393,4 +430,12 @@ CORRECT_VARIANTS = (
                     "dqn_step": STEP_UNPACKING_BY_POSITION, "sync_target": SYNC_COPYING_ITSELF},
                    description="(1 - terminated), Huber from a clipped error, a gradient "
                                "filled row by row, |TD errors| as priorities, not-modulo"),
+    CorrectVariant("dqn_through_network_attributes", "07_neural_replay",
+                   {"td_targets": TARGETS_READING_THE_SIZES,
+                    "sync_target": SYNC_ASSIGNING_THE_ARRAYS},
+                   description="target_network.sizes read; target.weights and target.biases "
+                               "assigned copies of the online network's"),
+    CorrectVariant("sync_into_the_targets_arrays", "07_neural_replay",
+                   {"sync_target": SYNC_INTO_THE_TARGETS_ARRAYS},
+                   description="np.copyto into the target's own arrays, in place"),
 )

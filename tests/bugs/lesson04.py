@@ -163,6 +163,10 @@ BUGS = [
         description="ignores truncation: a failing episode runs past n steps"),
     Bug("goal_steps_compare_by_identity", LESSON, "test_goal_steps",
         {"hindsight_goal_steps": GOAL_STEPS_COMPARE_BY_IDENTITY},
+        # the buffer's strategy reaches it as a string read from the channel (in a
+        # notebook too, as checks/lending.py copies it)
+        also_fails=("test_goals_from_own_episode", "test_wraparound",
+                    "test_uniform_transitions"),
         description="strategy is \"final\": identity, not equality, so a strategy string "
                     "built at run time is refused"),
     Bug("full_length_episode_refused", LESSON, "test_store_episode",

@@ -1,0 +1,135 @@
+"""A notebook's test cell and the grader give the same verdict on the same inputs.
+
+Each lesson's reference answers, every correct variant and every bug of ``tests/bugs`` are
+judged twice with the same hidden salt: in this process, as a notebook's test cell judges
+them (``LessonChecks.outcome``: the grader's objects lent through the views of
+``checks/lending.py``), and through the grader's sandbox (the student's process holds the
+code, the lent objects cross the channel). The two must agree check by check, on the
+status and the points.
+
+To stay within CI's time, one sandbox per lesson grades every version of its answers in
+turn (``NotebookGrading.load``), and a version is compared on the quick checks whose code
+runs its changed cells: those that need a name the cells define, or call it (``Callee``);
+the reference is compared on every quick check. Learning checks (seconds to minutes each)
+are left to ``test_bugs_in_process.py`` and the graded example class.
+"""
+
+import ast
+
+import pytest
+
+from bugs import ALL_BUGS, LESSONS, edited
+from bugs.correct_variants import CORRECT_VARIANTS
+from checks import checks_for_lesson
+from grader.grade_notebook import NotebookGrading
+from grader.lessons import all_lessons
+from grader.rebuild import nbgrader_meta, rebuild
+from grader.rebuild import test_cells as graded_cells  # not a test of this module
+from grader.sandbox import DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, make_scratch, remove_scratch
+from support.in_process import fake_submission, namespace_for
+from test_bugs_in_process import BUG_SUITE_SALT
+
+TIME_LIMIT = 10.0  # CPU seconds per cell and per check, as the other grading tests allow
+
+
+# Code that uses what a lent object does not offer, though the class it stands for has
+# it: a notebook's test refuses it as the grader does (before, only the grader did).
+BEYOND_THE_LENDING = {"07_neural_replay": {
+    "targets_from_the_networks_private_layers": {"td_targets": edited(
+        "07_neural_replay", "td_targets", (
+            "target_network.predict(next_observations)",
+            "target_network._layers(next_observations)[-1]"))},
+    "step_predicting_through_the_optimizers_network": {"dqn_step": edited(
+        "07_neural_replay", "dqn_step", (
+            "q_values = online.predict(observations)",
+            "q_values = optimizer.network.predict(observations)"))},
+}}
+
+
+def versions(lesson):
+    """(name, answers) of the lesson's reference, correct variants and bugs, and of code
+    that uses more than the lent objects offer."""
+    return [("reference", {}),
+            *((variant.name, variant.answers) for variant in CORRECT_VARIANTS
+              if variant.lesson == lesson),
+            *((bug.name, bug.answers) for bug in ALL_BUGS if bug.lesson == lesson),
+            *BEYOND_THE_LENDING.get(lesson, {}).items()]
+
+
+def defined_names(source):
+    """The names a cell defines: its functions, classes, assignments and imports, and the
+    classes it adds methods to with ``@add_to_class``."""
+    names = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            names.update(decorator.args[0].id for decorator in node.decorator_list
+                         if isinstance(decorator, ast.Call) and decorator.args
+                         and isinstance(decorator.args[0], ast.Name))
+        elif isinstance(node, ast.Assign):
+            names.update(target.id for target in node.targets if isinstance(target, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    return names
+
+
+def compared_checks(lesson, answers):
+    """The quick checks whose code runs the cells ``answers`` changes (all for none)."""
+    quick = [check for check in checks_for_lesson(lesson) if not check.learning]
+    if not answers:
+        return [check.name for check in quick]
+    changed = set().union(*map(defined_names, answers.values()))
+    return [check.name for check in quick
+            if changed & {*check.needs, *check.stand_ins,
+                          *(callee.defined_as for callee in check.calls)}]
+
+
+def in_the_notebook(lesson, answers, names):
+    lesson_checks, namespace = checks_for_lesson(lesson), namespace_for(lesson, answers)
+    points = {nbgrader_meta(cell)["grade_id"]: float(nbgrader_meta(cell).get("points", 0))
+              for cell in graded_cells(all_lessons()[lesson].source())}
+    outcomes = {name: lesson_checks.outcome(name, namespace, BUG_SUITE_SALT) for name in names}
+    return {name: (outcome.status, round(points[name] * outcome.fraction, 6))
+            for name, outcome in outcomes.items()}
+
+
+def in_the_grader(grading, rebuilt, names):
+    grading.load(rebuilt)
+    cells = {nbgrader_meta(cell)["grade_id"]: cell for cell in graded_cells(rebuilt.notebook)}
+    results = [grading.grade_check(cells[name]) for name in names]
+    return {result.id: (result.status, result.score) for result in results}
+
+
+# buggy code may compute NaNs: its numpy warnings are part of the bug, not of the test
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_the_notebook_and_the_grader_agree_on_every_version(lesson):
+    info = all_lessons()[lesson]
+    source = info.source()
+    scratch = make_scratch(info)
+    grading = NotebookGrading(info, rebuild(source, None), scratch, BUG_SUITE_SALT,
+                              DEFAULT_MEMORY_MB, DEFAULT_DISK_MB, True,
+                              cell_time_limit=TIME_LIMIT, check_time_limit=TIME_LIMIT)
+    disagreements, compared = {}, 0
+    try:
+        for name, answers in versions(lesson):
+            names = compared_checks(lesson, answers)
+            rebuilt = rebuild(source, fake_submission(source, answers))
+            graded = in_the_grader(grading, rebuilt, names)
+            judged = in_the_notebook(lesson, answers, names)
+            compared += len(names)
+            disagreements.update({(name, check): {"grader": graded[check],
+                                                  "notebook": judged[check]}
+                                  for check in names if graded[check] != judged[check]})
+    finally:
+        grading.close()
+        remove_scratch(scratch)
+    assert compared >= len(versions(lesson))  # every version was compared on some check
+    assert not disagreements
+
+
+def test_what_a_lent_object_does_not_offer_fails_in_the_notebook_too():
+    lesson = "07_neural_replay"
+    for name, answers in BEYOND_THE_LENDING[lesson].items():
+        judged = in_the_notebook(lesson, answers, compared_checks(lesson, answers))
+        assert {status for status, _ in judged.values()} == {"error"}, (name, judged)
