@@ -55,21 +55,40 @@ def own_lesson_01(monkeypatch, tmp_path):
     return install
 
 
-def test_a_later_lesson_names_the_earlier_lessons_unwritten_method(own_lesson_01,
-                                                                   monkeypatch):
-    # lesson 01 as released (stubs), lesson 02 complete; the edition has no course loop,
-    # so its learning test drives the buffer with the student's own loop
-    own_lesson_01()
+def released_stubs(lesson, grade_ids):
+    """``{grade_id: source}`` of those answer cells as the student version releases them."""
+    student = nbformat.read(REPOSITORY / "notebooks" / f"{lesson}.ipynb", as_version=4)
+    stubs = {cell.metadata.get("nbgrader", {}).get("grade_id"): cell.source
+             for cell in student.cells}
+    return {grade_id: stubs[grade_id] for grade_id in grade_ids}
+
+
+AGENT_METHODS = ("get_value", "get_best_action", "get_action", "update")
+
+
+@pytest.mark.parametrize("written, named", [
+    # the released lesson 01: lesson 02's loop hands lesson 01's play_and_train its agent
+    ((), "play_and_train of lesson 01"),
+    # lesson 01's loop written, its agent not: the first agent method the loop reaches
+    (("play_and_train",), "QLearningAgent.get_action of lesson 01"),
+], ids=["nothing written", "loop written"])
+def test_a_later_lesson_names_the_earlier_lessons_unwritten_code(own_lesson_01, monkeypatch,
+                                                                 written, named):
+    # lesson 02 complete on top of the student's own, unfinished lesson 01; the edition
+    # has no course loop, so its learning test drives the buffer with the student's loop
+    own_lesson_01(None if not written else released_stubs("01_qlearning", AGENT_METHODS))
     monkeypatch.setattr("checks.taxi_training.reference_code", lambda lesson, name: None)
     namespace = namespace_for("02_replay_buffer")
     outcome = checks_for_lesson("02_replay_buffer").outcome("test_replay_learning",
                                                             namespace, VISIBLE_SALT)
     assert outcome.status == "not written"
     assert ("play_and_train_with_replay(env, agent, replay, 8) did not run to the end: the "
-            "NotImplementedError comes from QLearningAgent.get_action of lesson 01, which is "
-            "not written yet.") in outcome.detail, outcome.detail
+            f"NotImplementedError comes from {named}, which is not written yet.") \
+        in outcome.detail, outcome.detail
     assert "play_and_train_with_replay(env, agent, replay, 8) is not written" not in \
         outcome.detail
+    # the cause is known: no guesses about other code beside it
+    assert "This may come from" not in outcome.detail, outcome.detail
 
 
 VALUE_FROM_THE_FIRST_ACTION = edited("01_qlearning", "get_value", (

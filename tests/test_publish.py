@@ -273,8 +273,8 @@ def test_an_answer_copied_into_a_helper_stops_the_publish(tmp_path, monkeypatch)
 
 def test_a_later_lesson_names_the_unfinished_earlier_lesson_it_runs(edition, tmp_path):
     # lesson 01 as published (every answer a stub), lesson 02 finished: lesson 02's
-    # learning test runs the student's own lesson 01 agent, and says that is what is
-    # unfinished, not the loop it called
+    # learning test runs the student's own lesson 01 loop (lesson 02's hands it the agent),
+    # and says that is what is unfinished, not the lesson 02 loop it called
     copy = tmp_path / "students"
     shutil.copytree(edition, copy)
     folder = copy / "notebooks"
@@ -285,6 +285,6 @@ def test_a_later_lesson_names_the_unfinished_earlier_lesson_it_runs(edition, tmp
                 if nbgrader_meta(cell).get("grade_id") == "test_replay_learning")
     printed = "".join(output.get("text", "") for output in cell.outputs)
     assert ("play_and_train_with_replay(env, agent, replay, 8) did not run to the end: the "
-            "NotImplementedError comes from QLearningAgent.get_action of lesson 01, which is "
-            "not written yet.") in printed, printed
+            "NotImplementedError comes from play_and_train of lesson 01, which is not "
+            "written yet.") in printed, printed
 
