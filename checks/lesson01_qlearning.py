@@ -10,7 +10,7 @@ from checks.framework import (Callee, Check, LessonChecks, call_student, compari
 from checks.expected import expected as reference
 from checks.lending import mirrored
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
-from checks.stub_envs import ScriptedAgent, call_training_loop, lent_corridor
+from checks.stub_envs import call_training_loop, lent_corridor, scripted_agent
 from course.corridor import runaway_limit
 
 LESSON = "01_qlearning"
@@ -319,7 +319,7 @@ def _loop_probe(inputs, play_and_train):
         env = lent_corridor(inputs["length"], inputs["time_limit"],
                             step_reward=inputs["step_reward"],
                             goal_reward=inputs["goal_reward"])
-        agent = ScriptedAgent(action)
+        agent = scripted_agent(action)
         total = call_training_loop("play_and_train(env, agent)", play_and_train, env, agent)
         outcome[case] = {"returned": _as_number(total), "updates": agent.updates,
                          "steps": env.unwrapped.steps_taken, "resets": env.unwrapped.resets}
@@ -329,7 +329,7 @@ def _loop_probe(inputs, play_and_train):
                                ("default_t_max", None, DEFAULT_T_MAX + 5)):
         env = lent_corridor(inputs["length"], limit, step_reward=inputs["step_reward"],
                             goal_reward=inputs["goal_reward"])
-        agent = ScriptedAgent(0)
+        agent = scripted_agent(0)
         if t_max is None:
             call_training_loop("play_and_train(env, agent)", play_and_train, env, agent)
         else:

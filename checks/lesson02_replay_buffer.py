@@ -11,8 +11,8 @@ from checks.lesson01_qlearning import AGENT
 from checks.lending import STAND_IN_BATCH, Served
 from checks.records import Record
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
-from checks.stub_envs import (ScriptedAgent, call_training_loop, episode_ends,
-                              episode_ends_problem, lent_corridor)
+from checks.stub_envs import (call_training_loop, episode_ends, episode_ends_problem,
+                              lent_corridor, scripted_agent)
 
 LESSON = "02_replay_buffer"
 FIELDS = ("obs_t", "action", "reward", "obs_tp1", "done")
@@ -474,7 +474,7 @@ def _loop_probe(inputs, play_and_train_with_replay):
              "default_t_max": (0, False, DEFAULT_T_MAX + 5, ())}
     for case, (action, use_replay, limit, arguments) in cases.items():
         env = lent_corridor(length, limit)
-        agent, buffer = ScriptedAgent(action), RecordingBuffer()
+        agent, buffer = scripted_agent(action), RecordingBuffer()
         returned = call_training_loop(
             "play_and_train_with_replay(env, agent, replay"
             + "".join(f", {a}" for a in arguments) + ")", play_and_train_with_replay, env,

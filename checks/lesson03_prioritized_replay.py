@@ -14,8 +14,8 @@ from checks.lesson01_qlearning import AGENT
 from checks.lesson02_replay_buffer import transition, transition_ids
 from checks.records import Record
 from checks.statistics import FALSE_FAILURE_RATE, chi_square_pvalue, describe_counts, fits
-from checks.stub_envs import (CountingBuffer, call_training_loop, episode_cases, episode_ends,
-                              episode_ends_problem, lent_corridor)
+from checks.stub_envs import (call_training_loop, counting_buffer, episode_cases,
+                              episode_ends, episode_ends_problem, lent_corridor)
 
 LESSON = "03_prioritized_replay"
 EPSILON = 1e-6  # the buffer's default: p = |delta| + epsilon
@@ -1061,22 +1061,6 @@ class RecordingPrioritizedBuffer:
                                       "td_errors": np.asarray(td_errors, float).tolist()})
 
 
-class CountingPrioritizedBuffer(CountingBuffer):
-    """CountingBuffer with weights 1 and slots 0 in its batches, and priorities ignored."""
-
-    __lending__ = Served(remote=("sample", "__len__"), deferred=("add", "update_priorities"),
-                         limits={"sample": {"batch_size": STAND_IN_BATCH},
-                                 "update_priorities": {"slots": STAND_IN_PRIORITIES,
-                                                       "td_errors": STAND_IN_PRIORITIES}})
-
-    def sample(self, batch_size, beta):
-        return (*super().sample(batch_size), np.ones(batch_size),
-                np.zeros(batch_size, dtype=np.int64))
-
-    def update_priorities(self, slots, td_errors):
-        pass
-
-
 DEFAULT_T_MAX = 10_000  # the default the signature gives
 
 
@@ -1100,7 +1084,7 @@ def _loop_probe(inputs, play_and_train_with_per):
                          get_legal_actions=mirrored(AllActions, 2), seed=inputs["seed"],
                          logged=AGENT_WRITES, settable=("epsilon",))
         long_run = case == "default_t_max"
-        buffer = CountingPrioritizedBuffer() if long_run else RecordingPrioritizedBuffer()
+        buffer = counting_buffer(prioritized=True) if long_run else RecordingPrioritizedBuffer()
         batch_size = 1 if long_run else inputs["batch_size"]
         extra = {} if t_max is None else {"t_max": t_max}
         total = call_training_loop(

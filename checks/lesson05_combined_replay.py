@@ -10,8 +10,9 @@ from checks.lesson01_qlearning import AGENT
 from checks.lesson02_replay_buffer import (BUFFER, RecordingBuffer, driven_by, replay_loop_inputs,
                                            sampled_ids, transition)
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
-from checks.stub_envs import (CountingBuffer, ScriptedAgent, call_training_loop, episode_cases,
-                              episode_ends, episode_ends_problem, lent_corridor)
+from checks.stub_envs import (call_training_loop, counting_buffer, episode_cases,
+                              episode_ends, episode_ends_problem, lent_corridor,
+                              scripted_agent)
 
 LESSON = "05_combined_replay"
 
@@ -175,8 +176,8 @@ def _loop_probe(inputs, play_and_train_from_replay):
     for case, (action, time_limit, t_max) in episode_cases(limit, DEFAULT_T_MAX).items():
         env = lent_corridor(inputs["length"], time_limit)
         long_run = case == "default_t_max"
-        agent = ScriptedAgent(action)
-        buffer = CountingBuffer() if long_run else RecordingBuffer()
+        agent = scripted_agent(action)
+        buffer = counting_buffer() if long_run else RecordingBuffer()
         batch_size = 1 if long_run else inputs["batch_size"]
         extra = {} if t_max is None else {"t_max": t_max}
         total = call_training_loop(

@@ -1,58 +1,43 @@
 """What probes hand to the student's training loops, and how loop checks judge an episode.
 
-The scripted agent and the counting buffer record what a loop does with them. They stay in
-the grader's process and are served to the student's code (see :mod:`checks.lending`):
-``get_action`` and ``sample`` answer across the channel, ``update`` and ``add`` are queued,
-and the loop may read and set ``epsilon``. The corridor is lent by mirroring."""
-
-import numpy as np
+The corridor, the scripted agent and the counting buffers are lent by mirroring (see
+:mod:`checks.lending`): the student's process builds its own copies (public classes of
+``course``), so a 10,000-step episode never waits for the grader, and the corridor's and
+the agent's calls are replayed here on the grader's own objects, whose records the
+verdicts read. The counting buffers' calls are not replayed: the long run only counts
+steps, which the corridor records."""
 
 from checks.framework import ProbeError, call_student
-from checks.lending import STAND_IN_BATCH, Served
+from checks.lending import mirrored
 from checks.records import Record
 from course.corridor import make_corridor  # noqa: F401 - the loop checks' environment
+from course.stand_ins import CountingBuffer, CountingPrioritizedBuffer, FixedActionAgent
 
 
-class ScriptedAgent:
-    """Always plays ``action``; records every ``update`` call as plain data.
-
-    ``epsilon`` exists because training loops decay it.
-    """
-
-    __lending__ = Served(remote=("get_action",), deferred=("update",),
-                         readable=("epsilon",), settable=("epsilon",))
+class ScriptedAgent(FixedActionAgent):
+    """The grader's side of a lent :class:`~course.stand_ins.FixedActionAgent`: it also
+    records every ``update`` call as plain data."""
 
     def __init__(self, action):
-        self.action = action
-        self.epsilon = 0.0
+        super().__init__(action)
         self.updates = Record("update")
-
-    def get_action(self, state):
-        return self.action
 
     def update(self, state, action, reward, next_state, terminated):
         self.updates.append([int(state), int(action), float(reward), int(next_state),
                              bool(terminated)])
 
 
-class CountingBuffer:
-    """A stand-in buffer for the 10,000-step episode: counts adds and hands out one fixed
-    transition, so the long run stays cheap (a recording buffer keeps every row)."""
+def scripted_agent(action):
+    """An agent that always plays ``action``, lent by mirroring: its ``get_action`` and
+    ``update`` calls are replayed on the :class:`ScriptedAgent` returned, and training
+    loops may set its ``epsilon``."""
+    return mirrored(FixedActionAgent, action, logged=("get_action", "update"),
+                    settable=("epsilon",), original=ScriptedAgent(action))
 
-    __lending__ = Served(remote=("sample", "__len__"), deferred=("add",),
-                         limits={"sample": {"batch_size": STAND_IN_BATCH}})
 
-    def __init__(self):
-        self.adds = 0
-
-    def __len__(self):
-        return self.adds
-
-    def add(self, obs_t, action, reward, obs_tp1, done):
-        self.adds += 1
-
-    def sample(self, batch_size):
-        return tuple(np.array([value] * batch_size) for value in (0, 0, -1.0, 0, False))
+def counting_buffer(prioritized=False):
+    """A buffer for the 10,000-step episode, lent by mirroring and never replayed."""
+    return mirrored(CountingPrioritizedBuffer if prioritized else CountingBuffer)
 
 
 def lent_corridor(length, time_limit, **rewards):

@@ -9,8 +9,10 @@ student's code does in its process can change a probe's logic, its records, or t
 a verdict reads: a reply that lies is a method that returns the lie.
 
 Objects a probe hands to student code stay here and are lent (:mod:`checks.lending`):
-mirrored objects are replayed from the transcript each reply carries and checked call
-by call; served objects answer callbacks. A transcript that does not match raises
+mirrored objects are replayed from the transcript each reply and callback carries (and
+each ``transcript`` message, which the student's process sends on its own once enough
+calls on mirrored objects have piled up), checked call by call; served objects answer
+callbacks. A transcript that does not match raises
 :class:`TranscriptMismatch`, which costs the check that saw it.
 
 Served methods run here, on arguments the student's code chose: a call whose arguments
@@ -455,6 +457,9 @@ class StudentProcess:
             except BudgetSpent as spent:
                 self._interrupt(message["id"], spent)
             transcript = incoming.get("transcript", [])
+            if incoming.get("op") == "transcript":  # calls on mirrored objects, sent on
+                poisoned = poisoned or self._replay(transcript)  # their own: replay, go on
+                continue
             if incoming.get("op") == "callback":
                 poisoned = poisoned or self._replay(transcript)
                 try:
@@ -511,6 +516,8 @@ class StudentProcess:
             if incoming.get("op") == "callback":  # the code goes on: tell it to stop
                 self._send({"op": "callback_reply", "id": incoming.get("id"),
                             "error": {"type": "KeyboardInterrupt", "message": "time is up"}})
+            elif incoming.get("op") == "transcript":
+                continue  # the check is over: what its calls did no longer matters
             elif incoming.get("op") == "reply" and incoming.get("id") == request_id:
                 raise StudentInterrupted(spent)
             else:

@@ -194,3 +194,40 @@ def test_a_patched_course_helper_cannot_forge_a_learning_result(tmp_path):
                                     {"buffer_sample": forged_buffer + PATCHED_BUILTIN}),
                    only={"test_replay_learning"}, check_time_limit=60.0)
     assert statuses(forged) == {"test_replay_learning": "failed"} and forged.score == 0
+
+
+# A loop that changes its copy of a lent object long into an episode: the copy's calls
+# reach the grader in several transcript messages sent without waiting for it (mirrored
+# objects never make a 10,000-step episode wait), and the grader replays each as it comes.
+LOOP_THAT_FLIPS_ITS_AGENTS_COPY = '''\
+#| export
+def play_and_train(env, agent, t_max=10_000):
+    total_reward = 0.0
+    state, _ = env.reset()
+    for step in range(t_max):
+        if {flip} and step == {flip_at}:
+            copy = object.__getattribute__(agent, "_mirror")[2]
+            copy.action = 1 - copy.action  # the copy now plays the other action
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        agent.update(state, action, reward, next_state, terminated)
+        total_reward += reward
+        state = next_state
+        if terminated or truncated:
+            break
+    return total_reward
+'''
+
+
+@pytest.mark.parametrize("flip", [False, True], ids=["honest", "flips its copy"])
+def test_a_copy_changed_deep_into_a_long_episode_is_caught(tmp_path, flip):
+    # step 3,000 of the 10,000-step episode: several transcript messages have gone before
+    answer = LOOP_THAT_FLIPS_ITS_AGENTS_COPY.format(flip=flip, flip_at=3_000)
+    result = grade(write_submission(tmp_path, "01_qlearning", {"play_and_train": answer}),
+                   only={"test_play_and_train"})
+    (check,) = result.checks
+    if not flip:
+        assert check.status == "passed", check.feedback
+        return
+    assert check.score == 0 and check.status in ("failed", "error"), check.feedback
+    assert "ScriptedAgent.get_action(0) gave 0, but your code's copy" in check.feedback

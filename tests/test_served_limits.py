@@ -45,9 +45,8 @@ def served_classes():
 def test_every_served_class_is_found():
     assert set(served_classes()) == {
         "RecordingBuffer", "TopOfTheRange", "RecordingPrioritizedBuffer",
-        "CountingPrioritizedBuffer", "ScriptedGoalAgent", "RecordingHindsightBuffer",
-        "ServedNetwork", "RecordingAdam", "FixedBatches", "ServedUniformReplay",
-        "ScriptedAgent", "CountingBuffer", "WitnessedAgent"}
+        "ScriptedGoalAgent", "RecordingHindsightBuffer", "ServedNetwork", "RecordingAdam",
+        "FixedBatches", "ServedUniformReplay", "WitnessedAgent"}
 
 
 @pytest.mark.parametrize("name", sorted(served_classes()))
@@ -63,12 +62,10 @@ def test_limits_name_arguments_the_methods_have(name):
 
 def _objects():
     from checks.lesson02_replay_buffer import RecordingBuffer
-    from checks.lesson03_prioritized_replay import (CountingPrioritizedBuffer,
-                                                    RecordingPrioritizedBuffer, TopOfTheRange)
+    from checks.lesson03_prioritized_replay import RecordingPrioritizedBuffer, TopOfTheRange
     from checks.lesson04_hindsight_replay import RecordingHindsightBuffer
     from checks.lesson07_neural_replay import (FixedBatches, RecordingAdam, ServedNetwork,
                                                ServedUniformReplay, batch_rows, served_batch)
-    from checks.stub_envs import CountingBuffer
     from course.bit_flipping import BitFlippingEnv
 
     recording = RecordingBuffer()
@@ -85,10 +82,7 @@ def _objects():
     rows = 16_384 // 4
     return {
         "RecordingBuffer": (recording, "sample", (1024,), (1025,)),
-        "CountingBuffer": (CountingBuffer(), "sample", (1024,), (1025,)),
         "RecordingPrioritizedBuffer": (prioritized, "sample", (1024, 0.5), (1025, 0.5)),
-        "CountingPrioritizedBuffer": (CountingPrioritizedBuffer(), "sample", (1024, 0.5),
-                                      (1025, 0.5)),
         "RecordingHindsightBuffer": (hindsight, "sample", (256,), (257,)),
         "FixedBatches": (FixedBatches([served_batch(batch_rows(np.random.default_rng(0), 5))]),
                          "update_priorities", (np.arange(1024), np.ones(1024)),
@@ -126,7 +120,6 @@ def test_the_largest_allowed_call_is_cheap_and_one_more_is_refused(case):
 def test_refusals_name_the_method_the_argument_and_the_limit():
     from checks.lesson02_replay_buffer import RecordingBuffer
     from checks.lesson03_prioritized_replay import TopOfTheRange
-    from checks.stub_envs import ScriptedAgent
 
     buffer = RecordingBuffer()
     assert oversized(lending_of(buffer), buffer, "sample", [], {"batch_size": 10_000_000}) == (
@@ -139,10 +132,6 @@ def test_refusals_name_the_method_the_argument_and_the_limit():
     assert oversized(lending_of(rng), rng, "integers", [0, 2**62], {"size": 3}) is None
     assert "low=<array of shape (257, 1)>): the grader's TopOfTheRange takes at most 256" in \
         oversized(lending_of(rng), rng, "uniform", [np.zeros((257, 1)), np.ones((1, 256))], {})
-    agent = ScriptedAgent(0)
-    assert "update(state=1000000)" in oversized(lending_of(agent), agent, "update",
-                                                [10**6, 0, -1.0, 2, False], {})
-    assert oversized(lending_of(agent), agent, "update", [3, 0, -1.0, 2, False], {}) is None
     # sizes in other forms: a 0-d array (range() takes it), a shape (numpy takes one)
     for size in (np.array(10**8), np.int64(10**8), [10**8], np.array([10**4, 10**4])):
         assert "serves at most 1,024" in oversized(lending_of(buffer), buffer, "sample",
@@ -348,3 +337,36 @@ def test_a_task_past_the_memory_limit_is_retried_once_then_reported(monkeypatch)
             client.submit(holds_a_gigabyte, pure=False).result(timeout=60)
         assert time.monotonic() - started < 20  # ended by the nanny, not by finishing
         assert client.submit(len, "next", pure=False).result(timeout=60) == 4
+
+
+# --- stand-ins lent by mirroring: their own bounds hold in the grader's replay ----------------
+
+@pytest.mark.parametrize("make, call", [
+    ("CountingBuffer", lambda buffer, size: buffer.sample(size)),
+    ("CountingPrioritizedBuffer", lambda buffer, size: buffer.sample(size, 0.5)),
+])
+def test_the_counting_buffers_hand_out_at_most_their_largest_batch(make, call):
+    """Mirrored objects are replayed here with the student's arguments, so a stand-in
+    with a size argument refuses a large one before it makes anything."""
+    import course.stand_ins as stand_ins
+
+    buffer = getattr(stand_ins, make)()
+    started = time.process_time()
+    assert all(len(field) == 1024 for field in call(buffer, 1024))
+    for size in (1025, 10**12, np.int64(10**12), 0, -3):
+        with pytest.raises(ValueError, match="hands out 1 to 1,024 transitions"):
+            call(buffer, size)
+    for size in ((10**5, 10**5), [10**8], 2.0):
+        with pytest.raises(ValueError, match="takes a whole number"):
+            call(buffer, size)
+    assert time.process_time() - started < 0.5
+
+
+def test_the_scripted_agent_records_a_bounded_number_of_updates():
+    from checks.stub_envs import ScriptedAgent
+
+    agent = ScriptedAgent(0)
+    for _ in range(agent.updates.calls):
+        agent.update(10**6, 0, -1.0, 2, False)  # any state is one number
+    with pytest.raises(ProbeError, match="more than"):
+        agent.update(3, 0, -1.0, 2, False)

@@ -29,6 +29,9 @@ import numpy as np
 import wire
 
 MAX_MESSAGE_TEXT = 500  # characters of an exception's message that are sent
+# entries of calls on mirrored objects sent in one message (a corridor step is ~60 bytes,
+# so a batch stays far below the channel's 1 MiB limit on what the sandbox sends)
+TRANSCRIPT_BATCH = 512
 
 
 def _describe(error, called=None):
@@ -235,6 +238,7 @@ class StudentServer:
         except wire.WireError as error:
             raise TypeError(str(error)) from None
         self.transcript.append(entry)
+        self.send_transcript_if_long()
 
     def logged_call(self, lend_id, name, method, args, kwargs):
         try:
@@ -247,10 +251,19 @@ class StudentServer:
         except Exception as error:
             self.transcript.append([lend_id, "call", name, encoded_args, encoded_kwargs,
                                     {"raised": type(error).__name__}])
+            self.send_transcript_if_long()
             raise
         self.transcript.append([lend_id, "call", name, encoded_args, encoded_kwargs,
                                 {"value": wire.loose(result)}])
+        self.send_transcript_if_long()
         return result
+
+    def send_transcript_if_long(self):
+        """Send the transcript on its own once it holds TRANSCRIPT_BATCH entries: code that
+        only uses mirrored objects (a 10,000-step episode) never waits for the grader, and
+        no one message outgrows the channel's limit."""
+        if len(self.transcript) >= TRANSCRIPT_BATCH:
+            self.channel.send({"op": "transcript", "transcript": self.take_transcript()})
 
     def take_transcript(self):
         entries, self.transcript = self.transcript, []
