@@ -1,7 +1,6 @@
 """Checks for lesson 02: the FIFO replay buffer and training with replay on Taxi."""
 
 import numpy as np
-from scipy import stats
 
 from checks.framework import (Callee, Check, LessonChecks, ProbeError, call_student, comparison,
                               failed, fill_in_place, kept_with, outcome_of, parts_of, passed,
@@ -352,6 +351,7 @@ def probability_of_a_repeat(stored, batch_size):
 
 
 def _replacement_verdict(inputs, data):
+    from scipy import stats  # here: scipy takes a second to import
     small, large = inputs["small"], inputs["large_batch"]
     if len(data["oversized"]) != large:
         return failed(f"with {small} transitions stored, sample({large}) returned "

@@ -3,7 +3,6 @@
 import math
 
 import numpy as np
-from scipy import stats
 
 from checks.expected import expected as reference
 from checks.framework import (Callee, Check, LessonChecks, ProbeError, call_later, call_student,
@@ -454,6 +453,7 @@ def _stratified_probe(inputs, PrioritizedReplayBuffer):
 
 
 def _stratified_verdict(inputs, data):
+    from scipy import stats  # here: scipy takes a second to import
     problem = wrong_amount("batch sizes", data["batches"], len(inputs["batch_sizes"]))
     if problem:
         return problem

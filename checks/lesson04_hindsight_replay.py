@@ -3,7 +3,6 @@
 import math
 
 import numpy as np
-from scipy import stats
 
 from checks.framework import (Callee, Check, LessonChecks, ProbeError, call_student, comparison,
                               failed, outcome_of, packed, passed, unpacked, value_error_problem,
@@ -440,6 +439,7 @@ def _fraction_probe(inputs, HindsightReplayBuffer):
 
 
 def _fraction_verdict(inputs, data):
+    from scipy import stats  # here: scipy takes a second to import
     problem = wrong_amount("counts", data["relabelled"], len(inputs["ks"]))
     if problem:
         return problem

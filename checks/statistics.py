@@ -7,13 +7,13 @@ at least 100).
 """
 
 import numpy as np
-from scipy import stats
 
 FALSE_FAILURE_RATE = 1e-6
 
 
 def chi_square_pvalue(observed_counts, expected_probabilities):
     """p-value of observed counts under the expected distribution (goodness of fit)."""
+    from scipy import stats  # here: scipy takes a second to import
     observed = np.asarray(observed_counts, dtype=np.float64)
     expected = np.asarray(expected_probabilities, dtype=np.float64) * observed.sum()
     return float(stats.chisquare(observed, expected).pvalue)

@@ -15,7 +15,7 @@ from checks import checks_for_lesson
 from checks.framework import (NotWrittenYet, ProbeError, as_plain_data, callee_note,
                               names_callee, seed_for)
 from checks.lending import forget_mirrored
-from grader.lessons import lesson_of
+from grader.lessons import answer_stubs, lesson_of
 from grader.rebuild import cells_to_run, is_answer, nbgrader_meta, rebuild, test_cells
 from grader.sandbox import (DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, isolation, make_scratch,
                             remove_scratch)
@@ -310,7 +310,7 @@ def grade_notebook(path, salt, memory_mb=DEFAULT_MEMORY_MB, disk_mb=DEFAULT_DISK
         unreadable = None
     lesson = lesson_of(path if lesson is None else f"{lesson}.ipynb", submission)
     source = lesson.source()
-    rebuilt = rebuild(source, submission)
+    rebuilt = rebuild(source, submission, answer_stubs(lesson.name))
     result = NotebookResult(lesson.name, written=rebuilt.written,
                             isolation=isolation(isolate, memory_mb))
     tests = [cell for cell in test_cells(rebuilt.notebook)

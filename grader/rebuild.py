@@ -56,15 +56,18 @@ class Rebuilt:
     written: list = field(default_factory=list)  # WrittenAnswer, for manual grading
 
 
-def rebuild(source, submission):
+def rebuild(source, submission, stubs=None):
     """The notebook to grade: ``source`` with the submission's answer cells put in.
 
     ``submission`` is a :class:`~grader.submission_file.Submission`, a notebook, or None
-    (nothing readable was submitted)."""
+    (nothing readable was submitted). ``stubs`` (``{grade_id: source}`` of the answer
+    cells as released, :func:`grader.lessons.answer_stubs`) saves making the student
+    version of ``source`` again."""
     if submission is not None and not isinstance(submission, Submission):
         submission = Submission.from_notebook(submission)
-    stubs = {nbgrader_meta(c)["grade_id"]: c.source
-             for c in student_version(source).cells if is_answer(c) or is_manually_graded(c)}
+    if stubs is None:
+        stubs = {nbgrader_meta(c)["grade_id"]: c.source for c in student_version(source).cells
+                 if is_answer(c) or is_manually_graded(c)}
     answers = submission.code if submission is not None else {}
     written = submission.written if submission is not None else {}
     notebook = nbformat.from_dict(source)  # a deep copy

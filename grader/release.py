@@ -13,8 +13,6 @@ changes nothing; a test checks that the committed files are exactly what a relea
 from pathlib import Path
 
 import nbformat
-from nbgrader.preprocessors import (CheckCellMetadata, ClearHiddenTests, ClearMarkScheme,
-                                    ClearOutput, ClearSolutions, ComputeChecksums, LockCells)
 
 from grader.export import export_target, module_source
 from grader.setup_cell import SETUP_CELL_ID, SETUP_CELL_SOURCE
@@ -23,10 +21,17 @@ REPOSITORY = Path(__file__).resolve().parent.parent
 SOURCE_DIR = "solutions"
 STUDENT_DIR = "notebooks"
 
-# nbgrader's generate_assignment order, minus its database steps. ClearHiddenTests must
-# run before ComputeChecksums, so the checksums describe the cells students receive.
-STUDENT_PIPELINE = (LockCells, ClearSolutions, ClearOutput, ClearHiddenTests,
-                    ClearMarkScheme, ComputeChecksums, CheckCellMetadata)
+
+def student_pipeline():
+    """nbgrader's generate_assignment order, minus its database steps. ClearHiddenTests
+    must run before ComputeChecksums, so the checksums describe the cells students
+    receive. (Imported here: nbgrader takes a second to import, and the grader's main
+    process, which only needs REPOSITORY from this module, never releases.)"""
+    from nbgrader.preprocessors import (CheckCellMetadata, ClearHiddenTests,
+                                        ClearMarkScheme, ClearOutput, ClearSolutions,
+                                        ComputeChecksums, LockCells)
+    return (LockCells, ClearSolutions, ClearOutput, ClearHiddenTests, ClearMarkScheme,
+            ComputeChecksums, CheckCellMetadata)
 
 
 def source_notebooks(root=REPOSITORY):
@@ -47,7 +52,7 @@ def student_version(source_notebook):
     """The student notebook made from a source notebook (which is left untouched)."""
     notebook = nbformat.from_dict(source_notebook)  # a deep copy
     resources = {}
-    for preprocessor in STUDENT_PIPELINE:
+    for preprocessor in student_pipeline():
         notebook, resources = preprocessor().preprocess(notebook, resources)
     return notebook
 
