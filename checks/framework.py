@@ -560,6 +560,25 @@ def call_student(description, function, *args, **kwargs):
     return from_student_code(result) if lend else result
 
 
+def call_student_repeatedly(description, function, times, *args, **kwargs):
+    """``[call_student(description, function, *args, **kwargs) for _ in range(times)]``:
+    the same calls, the same errors; in the grader they cross to the student's process in
+    one round trip instead of ``times``."""
+    process = student_process_of(function)
+    if process is None:
+        return [call_student(description, function, *args, **kwargs) for _ in range(times)]
+    try:
+        results = process.call_repeatedly(function, times, args, kwargs)
+    except Exception as error:  # the student's bug, reported rather than propagated
+        if isinstance(error, ProbeError):
+            raise
+        raise failure_of(description, error, function) from None
+    if not isinstance(results, list) or len(results) != times:  # a forged reply
+        raise ProbeError(f"{description} gave {type(results).__name__} where {times} "
+                         "results were expected")
+    return results
+
+
 def _lends(function):
     """Whether a call of ``function`` here gives it lent views: it is the student's code,
     called in their notebook (in the grader, the student's process lends them)."""

@@ -4,7 +4,8 @@ import math
 
 import numpy as np
 
-from checks.framework import (Callee, Check, LessonChecks, call_student, comparison, failed,
+from checks.framework import (Callee, Check, LessonChecks, call_student,
+                              call_student_repeatedly, comparison, failed,
                               passed, reseed_global_generators, student_process_of,
                               wrong_amount)
 from checks.expected import expected as reference
@@ -140,9 +141,8 @@ def _ties_probe(inputs, QLearningAgent):
         reseed_global_generators(global_seed, near=QLearningAgent)
         agent = _make_agent(QLearningAgent, legal, inputs["seed"])
         _set_qvalues(agent, inputs["qvalues"])
-        return [[_as_action(call_student(f"get_best_action({state})",
-                                         agent.get_best_action, state))
-                 for _ in range(TIE_DRAWS)]
+        return [[_as_action(action) for action in call_student_repeatedly(
+                    f"get_best_action({state})", agent.get_best_action, TIE_DRAWS, state)]
                 for state in range(len(inputs["qvalues"]))]
 
     first, second = (choices(seed) for seed in inputs["global_seeds"])
@@ -204,11 +204,11 @@ def _epsilon_probe(inputs, QLearningAgent):
         agent = _make_agent(QLearningAgent, legal, inputs["seed"], epsilon=start)
         _set_qvalues(agent, [inputs["qvalues"]])
         if set_after_construction:
-            for _ in range(20):  # an agent that copies epsilon on its first call is caught
-                call_student("get_action(state)", agent.get_action, 0)
+            # an agent that copies epsilon on its first call is caught
+            call_student_repeatedly("get_action(state)", agent.get_action, 20, 0)
             agent.epsilon = epsilon  # training loops decay epsilon through this attribute
-        return [_as_action(call_student("get_action(state)", agent.get_action, 0))
-                for _ in range(draws)]
+        return [_as_action(action) for action in
+                call_student_repeatedly("get_action(state)", agent.get_action, draws, 0)]
 
     return {"exploring": actions(inputs["epsilon"], inputs["draws"]),
             "greedy": actions(0.0, 200, set_after_construction=True),

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from checks.framework import (Callee, Check, LessonChecks, ProbeError, call_student, comparison,
+from checks.framework import (Callee, Check, LessonChecks, ProbeError, call_student,
+                              call_student_repeatedly, comparison,
                               failed, fill_in_place, kept_with, outcome_of, parts_of, passed,
                               result_by_reference, value_error_problem, wrong_amount)
 from checks.expected import expected as reference
@@ -68,6 +69,14 @@ def sampled_ids(buffer, batch_size):
     return transition_ids(_sample(buffer, batch_size))
 
 
+def sampled_id_batches(buffer, batch_size, count):
+    """:func:`sampled_ids` of ``count`` batches, sampled one after another (in the grader,
+    in one round trip)."""
+    return [transition_ids(_sample_from(batch, batch_size))
+            for batch in call_student_repeatedly(f"sample({batch_size})", buffer.sample,
+                                                 count, batch_size)]
+
+
 def _len(buffer):
     return call_student("len(buffer)", len, buffer)
 
@@ -121,8 +130,8 @@ def _eviction_probe(inputs, ReplayBuffer):
     for k in range(inputs["additions"]):
         _add(buffer, *transition(k))
     seen = []
-    for _ in range(EVICTION_DRAWS // 50):
-        seen.extend(sampled_ids(buffer, 50))
+    for ids in sampled_id_batches(buffer, 50, EVICTION_DRAWS // 50):
+        seen.extend(ids)
     return {"seen": sorted(set(seen))}
 
 
@@ -290,8 +299,10 @@ def _uniform_probe(inputs, ReplayBuffer):
             _add(buffer, *transition(k))
         draws = len(_kept(capacity, additions)) * inputs["draws_per_item"]
         ids = []
-        while len(ids) < draws:
-            ids.extend(sampled_ids(buffer, inputs["batch_size"]))
+        while len(ids) < draws:  # batches as long as asked for: one round of samples
+            batches = -(-(draws - len(ids)) // inputs["batch_size"])
+            for batch in sampled_id_batches(buffer, inputs["batch_size"], batches):
+                ids.extend(batch)
         samples.append(ids[:draws])
     return {"ids": samples}
 
@@ -341,7 +352,7 @@ def _replacement_probe(inputs, ReplayBuffer):
     buffer = _new_buffer(ReplayBuffer, 100, inputs["seed"])
     for k in range(inputs["stored"]):
         _add(buffer, *transition(k))
-    batches = [sampled_ids(buffer, inputs["batch_size"]) for _ in range(inputs["batches"])]
+    batches = sampled_id_batches(buffer, inputs["batch_size"], inputs["batches"])
     return {"oversized": oversized, "batches": batches}
 
 

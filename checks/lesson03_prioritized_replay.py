@@ -6,6 +6,7 @@ import numpy as np
 
 from checks.expected import expected as reference
 from checks.framework import (Callee, Check, LessonChecks, ProbeError, call_later, call_student,
+                              call_student_repeatedly,
                               comparison, failed, lend_to, outcome_of, passed,
                               value_error_problem, wrong_amount)
 from checks.lending import STAND_IN_BATCH, STAND_IN_PRIORITIES, AtMost, Served, mirrored
@@ -88,6 +89,28 @@ def _update_priorities(buffer, slots, td_errors):
 def _sample(buffer, batch_size, beta):
     """One batch as plain data: the transitions' numbers, weights and slots."""
     batch = call_student(f"sample({batch_size}, beta={beta})", buffer.sample, batch_size, beta)
+    return _batch_data(batch, batch_size)
+
+
+def _samples(buffer, batch_size, beta, count):
+    """:func:`_sample` ``count`` times, one after another (in the grader, in one round
+    trip)."""
+    return [_batch_data(batch, batch_size) for batch in call_student_repeatedly(
+        f"sample({batch_size}, beta={beta})", buffer.sample, count, batch_size, beta)]
+
+
+def _sampled_ids(buffer, batch_size, draws):
+    """At least ``draws`` transition numbers from batches sampled with beta 0.4: as many
+    batches as that takes when they are as long as asked for, then more if they fall
+    short."""
+    ids = []
+    while len(ids) < draws:
+        for batch in _samples(buffer, batch_size, 0.4, -(-(draws - len(ids)) // batch_size)):
+            ids.extend(batch["ids"])
+    return ids
+
+
+def _batch_data(batch, batch_size):
     try:
         fields = list(batch)
     except TypeError:
@@ -390,9 +413,7 @@ def _frequency_probe(inputs, PrioritizedReplayBuffer):
                          inputs["seed"])
     _fill(buffer, range(stored))
     _update_priorities(buffer, list(range(stored)), inputs["td_errors"])
-    ids = []
-    while len(ids) < inputs["draws"]:
-        ids.extend(_sample(buffer, inputs["batch_size"], 0.4)["ids"])
+    ids = _sampled_ids(buffer, inputs["batch_size"], inputs["draws"])
     return {"ids": ids[:inputs["draws"]]}
 
 
@@ -442,13 +463,13 @@ def _stratified_probe(inputs, PrioritizedReplayBuffer):
     for size in inputs["batch_sizes"]:
         buffer = _new_buffer(PrioritizedReplayBuffer, size + 7, 0.6, inputs["seed"])
         _fill(buffer, range(size))
-        batches.append([_sample(buffer, size, 0.4)["ids"] for _ in range(inputs["batches"])])
+        batches.append([batch["ids"] for batch in _samples(buffer, size, 0.4, inputs["batches"])])
     # twice as many transitions as the batch: each slice of the total holds two of them,
     # and the draws in different slices must be independent of each other
     size = inputs["pair_batch"]
     buffer = _new_buffer(PrioritizedReplayBuffer, 2 * size + 3, 0.6, inputs["seed"])
     _fill(buffer, range(2 * size))
-    pairs = [_sample(buffer, size, 0.4)["ids"] for _ in range(inputs["pair_batches"])]
+    pairs = [batch["ids"] for batch in _samples(buffer, size, 0.4, inputs["pair_batches"])]
     return {"batches": batches, "pairs": pairs}
 
 
@@ -523,8 +544,8 @@ def _weights_probe(inputs, PrioritizedReplayBuffer):
                          inputs["seed"])
     _fill(single, [0])
     _update_priorities(single, [0], [inputs["td_errors"][0]])
-    return {"samples": [[_sample(buffer, inputs["batch_size"], beta)
-                         for _ in range(inputs["batches"])] for beta in inputs["betas"]],
+    return {"samples": [_samples(buffer, inputs["batch_size"], beta, inputs["batches"])
+                        for beta in inputs["betas"]],
             "single": _sample(single, 3, inputs["betas"][1]), "uniform": _uniform_weights(
                 PrioritizedReplayBuffer, inputs)}
 
@@ -693,9 +714,7 @@ def _wrap_probe(inputs, PrioritizedReplayBuffer):
     priorities = _priorities(buffer, range(capacity))
     # equal priorities from here on, so every stored transition is as likely to come up
     _update_priorities(buffer, list(range(capacity)), [1.0] * capacity)
-    ids = []
-    while len(ids) < inputs["draws"]:
-        ids.extend(_sample(buffer, 32, 0.4)["ids"])
+    ids = _sampled_ids(buffer, 32, inputs["draws"])
     # the smallest buffer: one slot, overwritten by every add
     one = _new_buffer(PrioritizedReplayBuffer, 1, inputs["alpha"], inputs["seed"])
     _fill(one, [0, 1])

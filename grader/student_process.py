@@ -411,6 +411,20 @@ class StudentProcess:
                               "method": method, "args": self._encode(list(args)),
                               "kwargs": self._encode(dict(kwargs)), "by_ref": by_ref})
 
+    def call_repeatedly(self, function, times, args, kwargs):
+        """``[function(*args, **kwargs) for _ in range(times)]`` in one round trip, for a
+        ``function`` of this process (a :class:`StudentMethod` or a callable
+        :class:`StudentObject`); the first call that raises ends it, and raises here."""
+        if isinstance(function, StudentMethod):
+            target = object.__getattribute__(function, "_owner")
+            method = object.__getattribute__(function, "_name")
+        else:
+            target, method = function, None
+        return self._request({"op": "call_repeatedly", "times": int(times),
+                              "target": self._encode(target), "method": method,
+                              "args": self._encode(list(args)),
+                              "kwargs": self._encode(dict(kwargs))})
+
     def defer(self, description, target, args, kwargs, method=None):
         """Call ``target`` (its ``method``) for its effect only: the call is sent with the
         next request, ahead of it, which saves a round trip per call (a replay buffer's

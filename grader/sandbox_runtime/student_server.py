@@ -348,6 +348,17 @@ class StudentServer:
         result = target(*self.decode(request["args"]), **self.decode(request["kwargs"]))
         return result, bool(request.get("by_ref"))
 
+    def op_call_repeatedly(self, request):
+        """The same call ``times`` times in one request, each with its own copy of the
+        arguments, as separate calls would have: a statistical probe's thousands of draws
+        would otherwise make a round trip each. The first call that raises ends it."""
+        target = self.decode(request["target"])
+        if request.get("method") is not None:
+            target = getattr(target, request["method"])
+        self.called = target
+        return [target(*self.decode(request["args"]), **self.decode(request["kwargs"]))
+                for _ in range(int(request["times"]))], False
+
     def op_apply(self, request):
         function = APPLY[request["function"]]
         return function(*self.decode(request["args"])), bool(request.get("by_ref"))
