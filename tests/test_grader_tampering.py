@@ -199,31 +199,23 @@ def test_a_patched_course_helper_cannot_forge_a_learning_result(tmp_path):
 # A loop that changes its copy of a lent object long into an episode: the copy's calls
 # reach the grader in several transcript messages sent without waiting for it (mirrored
 # objects never make a 10,000-step episode wait), and the grader replays each as it comes.
-LOOP_THAT_FLIPS_ITS_AGENTS_COPY = '''\
-#| export
-def play_and_train(env, agent, t_max=10_000):
-    total_reward = 0.0
-    state, _ = env.reset()
-    for step in range(t_max):
-        if {flip} and step == {flip_at}:
-            copy = object.__getattribute__(agent, "_mirror")[2]
-            copy.action = 1 - copy.action  # the copy now plays the other action
-        action = agent.get_action(state)
-        next_state, reward, terminated, truncated, _ = env.step(action)
-        agent.update(state, action, reward, next_state, terminated)
-        total_reward += reward
-        state = next_state
-        if terminated or truncated:
-            break
-    return total_reward
-'''
+def loop_that_flips_its_agents_copy(flip_at):
+    """Lesson 01's loop, changing its copy of the lent agent at step ``flip_at``."""
+    from bugs import edited
+
+    return edited("01_qlearning", "play_and_train",
+                  ("    for _ in range(t_max):\n",
+                   "    for step in range(t_max):\n"
+                   f"        if step == {flip_at}:\n"
+                   "            copy = object.__getattribute__(agent, \"_mirror\")[2]\n"
+                   "            copy.action = 1 - copy.action  # the copy now plays the other action\n"))
 
 
 @pytest.mark.parametrize("flip", [False, True], ids=["honest", "flips its copy"])
 def test_a_copy_changed_deep_into_a_long_episode_is_caught(tmp_path, flip):
     # step 3,000 of the 10,000-step episode: several transcript messages have gone before
-    answer = LOOP_THAT_FLIPS_ITS_AGENTS_COPY.format(flip=flip, flip_at=3_000)
-    result = grade(write_submission(tmp_path, "01_qlearning", {"play_and_train": answer}),
+    answers = {"play_and_train": loop_that_flips_its_agents_copy(3_000)} if flip else {}
+    result = grade(write_submission(tmp_path, "01_qlearning", answers),
                    only={"test_play_and_train"})
     (check,) = result.checks
     if not flip:
