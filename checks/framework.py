@@ -37,6 +37,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from checks.requirements import Rule, tagged
 from checks.lending import (forget_mirrored, from_student_code, kept_here, lent_in_notebook,
                             take_refusal, to_student_code)
 from course.add_to_class import lost_methods
@@ -57,6 +58,7 @@ class Verdict:
     fraction: float
     feedback: str
     figure: dict | None = None
+    rule: Rule | None = None  # the requirement a failure found broken (checks.requirements)
 
     @property
     def passed(self):
@@ -67,8 +69,10 @@ def passed(feedback="passed", figure=None):
     return Verdict(1.0, feedback, figure)
 
 
-def failed(feedback, fraction=0.0, figure=None):
-    return Verdict(float(fraction), feedback, figure)
+def failed(feedback, fraction=0.0, figure=None, *, rule):
+    """A verdict short of full marks; ``rule`` is the :class:`~checks.requirements.Rule` the
+    student's code broke, named at the end of the feedback (``[rule: name]``)."""
+    return Verdict(float(fraction), tagged(feedback, rule), figure, rule)
 
 
 def comparison(title, ylabel, groups, series, higher_is_better=True):
@@ -199,7 +203,12 @@ class Callee:
 
 @dataclass(frozen=True)
 class Check:
-    """One graded behaviour; ``name`` is the grade_id of the test cell that runs it."""
+    """One graded behaviour; ``name`` is the grade_id of the test cell that runs it.
+
+    ``asks`` is what it asks of the student's code, in one sentence: a release writes it
+    as the comment of the check's test cell, and feedback pages and ``grader spec`` show
+    it. ``rules`` are the requirements (:class:`~checks.requirements.Rule`) it tests; each
+    failed verdict names one of them."""
 
     name: str
     title: str
@@ -207,6 +216,8 @@ class Check:
     make_inputs: Callable[[np.random.Generator], dict]
     probe: Callable[..., Any]
     verdict: Callable[[dict, Any], Verdict]
+    asks: str = ""
+    rules: tuple = ()
     time_limit: float = 15.0  # CPU seconds the probe may spend (grader.budgets; ~100x its need)
     learning: bool = False  # trains agents: seconds, not milliseconds (tests run it less)
     # Optional: precompute what the verdict needs for these inputs (a baseline agent's
@@ -305,7 +316,7 @@ def unpacked(data, shape=None):
     return array.astype(np.float64)
 
 
-def wrong_amount(what, got, expected):
+def wrong_amount(what, got, expected, *, rule):
     """A failed verdict when a probe's data holds the wrong number of results, else None.
 
     Verdicts call this before reading data, so results that are missing (or forged
@@ -317,7 +328,7 @@ def wrong_amount(what, got, expected):
         count = None
     if count != expected:
         return failed(f"expected {expected} {what} from your code, got "
-                      f"{count if count is not None else 'something else'}.")
+                      f"{count if count is not None else 'something else'}.", rule=rule)
     return None
 
 
@@ -524,16 +535,18 @@ def outcome_of(function, *args):
     return {"raised": None}
 
 
-def value_error_problem(call, outcome, why=""):
-    """A failed verdict unless ``outcome`` (from :func:`outcome_of`) is a ValueError with
-    a message; None when it is. ``why`` says what the error protects against."""
+def value_error_problem(call, outcome, why="", *, rule):
+    """A failed verdict (breaking ``rule``) unless ``outcome`` (from :func:`outcome_of`) is
+    a ValueError with a message; None when it is. ``why`` says what the error protects
+    against."""
     raised = outcome.get("raised") if isinstance(outcome, dict) else None
     if raised != "ValueError":
         what = "returned normally" if raised is None else f"raised {raised}"
         return failed(f"{call} {what}; it should raise ValueError with a message that says "
-                      f"what is wrong{why}.")
+                      f"what is wrong{why}.", rule=rule)
     if not str(outcome.get("message", "")).strip():
-        return failed(f"{call} raised ValueError without a message: say what is wrong.")
+        return failed(f"{call} raised ValueError without a message: say what is wrong.",
+                      rule=rule)
     return None
 
 

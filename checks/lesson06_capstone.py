@@ -297,9 +297,12 @@ def _autocorrelation_verdict(inputs, data):
 
 CHECKS = LessonChecks(LESSON, [
     Check("test_confidence_interval", "confidence intervals", ("confidence_interval",),
-          _interval_inputs, _interval_probe, _interval_verdict),
+          _interval_inputs, _interval_probe, _interval_verdict,
+          asks="T intervals against scipy's, on salted samples; ValueError for one value."),
     Check("test_episodes_to_threshold", "episodes to a threshold", ("episodes_to_threshold",),
-          _threshold_inputs, _threshold_probe, _threshold_verdict),
+          _threshold_inputs, _threshold_probe, _threshold_verdict,
+          asks="Against a moving average over full windows, on salted runs and edge cases."),
     Check("test_autocorrelation", "autocorrelation at a lag", ("autocorrelation",),
-          _autocorrelation_inputs, _autocorrelation_probe, _autocorrelation_verdict),
+          _autocorrelation_inputs, _autocorrelation_probe, _autocorrelation_verdict,
+          asks="Against numpy's correlation at several lags; 0 when a slice is constant; bad lags refused."),
 ])

@@ -378,6 +378,22 @@ def _gradescope(args):
     return 0
 
 
+def _spec(args):
+    from grader.publish import CannotPublish, lesson_named
+    from grader.spec import course_summary, lesson_spec
+
+    if args.lesson is None:
+        print(course_summary())
+        return 0
+    try:
+        lesson = lesson_named(args.lesson).name
+    except CannotPublish as error:
+        print(f"grader: {error}", file=sys.stderr)
+        return 2
+    print(lesson_spec(lesson))
+    return 0
+
+
 def _gradescope_run(args):
     from grader.gradescope import grade_for_gradescope
 
@@ -461,6 +477,12 @@ def build_parser():
         "gradescope-run", help="(inside Gradescope) grade /autograder/submission")
     run.add_argument("--root", default="/autograder")
     run.set_defaults(run=_gradescope_run)
+    spec = commands.add_parser(
+        "spec", help="a lesson's checks as its specification: what each asks, its rules, "
+                     "the lesson's sentences and the bugs aimed at each rule")
+    spec.add_argument("lesson", nargs="?",
+                      help="e.g. 03 or 03_prioritized_replay (default: a line per lesson)")
+    spec.set_defaults(run=_spec)
     check = commands.add_parser(
         "check", help="check your own notebook as the grader will grade it")
     check.add_argument("notebook", help="your saved notebook, e.g. notebooks/02_replay_buffer.ipynb")

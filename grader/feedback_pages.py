@@ -19,6 +19,7 @@ import io
 from pathlib import Path
 
 from grader.safe_text import printable
+from grader.spec import asks_of
 
 STATUS_WORDS = {"passed": "passed", "failed": "not passed", "error": "error",
                 "timeout": "time limit", "not written": "not written yet"}
@@ -101,12 +102,15 @@ def _text(value, limit=4000):
     return html.escape(printable(value, limit))
 
 
-def _check_html(check):
+def _check_html(check, lesson):
     status = check["status"]
+    asks = asks_of(lesson, check["id"])
     parts = [f'<div class="check {html.escape(status.replace(" ", "-"))}"><p><span class="status">'
              f'{html.escape(STATUS_WORDS.get(status, status))}</span> · '
              f'<code>{_text(check["id"], 100)}</code> · {check["score"]:g} / '
-             f'{check["max_score"]:g} points</p><p>{_text(check["feedback"])}</p>']
+             f'{check["max_score"]:g} points</p>'
+             + (f'<p class="asks">It asks: {_text(asks)}</p>' if asks else "")
+             + f'<p>{_text(check["feedback"])}</p>']
     if check.get("figure"):
         png = base64.b64encode(figure_png(check["figure"])).decode("ascii")
         parts.append(f'<img src="data:image/png;base64,{png}" '
@@ -129,7 +133,7 @@ def _lesson_html(notebook):
     parts = [f'<section><h2 id="{title}">{title}</h2>',
              f'<p><strong>{notebook["score"]:g} / {notebook["max_score"]:g} points</strong>'
              f" for the automatic checks.</p>"]
-    parts += [_check_html(check) for check in notebook["checks"]]
+    parts += [_check_html(check, notebook["name"]) for check in notebook["checks"]]
     if notebook["notes"]:
         parts.append("<h3>Notes</h3><ul>")
         parts += [f'<li class="note">{_text(note)}</li>' for note in notebook["notes"]]

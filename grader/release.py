@@ -4,7 +4,8 @@
   preprocessors: solutions become ``# YOUR CODE HERE`` stubs, hidden tests and outputs go,
   cells are locked.
 - The reference modules that lessons export (``qlearning.py``, ...).
-- The setup cell at the top of every source notebook, from :mod:`grader.setup_cell`.
+- The setup cell at the top of every source notebook, from :mod:`grader.setup_cell`, and
+  each test cell's comment, its check's ``asks`` (:class:`checks.framework.Check`).
 
 Everything written is a pure function of the source notebooks, so a second release
 changes nothing; a test checks that the committed files are exactly what a release makes.
@@ -48,6 +49,27 @@ def with_current_setup_cell(notebook, path):
     return notebook
 
 
+def with_current_test_comments(notebook, lesson):
+    """Start each test cell with its check's ``asks`` as a comment (the lines after the
+    comment, the call that runs the check, stay): the notebook says what the grader asks."""
+    from checks import checks_for_lesson
+    from checks.requirements import comment_lines
+
+    checks = checks_for_lesson(lesson)
+    for cell in notebook.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code" or not meta.get("grade") or meta.get("solution"):
+            continue
+        check = checks[meta["grade_id"]]
+        if not check.asks.strip():
+            raise ValueError(f"{lesson}: check {check.name} does not say what it asks")
+        lines = cell.source.splitlines()
+        while lines and lines[0].startswith("#"):
+            lines.pop(0)
+        cell.source = "\n".join([*comment_lines(check.asks), *lines])
+    return notebook
+
+
 def student_version(source_notebook):
     """The student notebook made from a source notebook (which is left untouched)."""
     notebook = nbformat.from_dict(source_notebook)  # a deep copy
@@ -76,7 +98,8 @@ def release(root=REPOSITORY, output_root=None):
     written = []
     for path in source_notebooks(root):
         relative = path.relative_to(root)
-        source = with_current_setup_cell(nbformat.read(path, as_version=4), relative)
+        source = with_current_test_comments(
+            with_current_setup_cell(nbformat.read(path, as_version=4), relative), path.stem)
         _write_if_changed(output_root / relative, nbformat.writes(source) + "\n", written)
         target = export_target(source)
         if target:

@@ -20,6 +20,7 @@ from grader.lessons import lesson_of
 from grader.rebuild import is_answer, is_manually_graded, nbgrader_meta
 from grader.report import graded_notebook_report
 from grader.safe_text import printable
+from grader.spec import asks_of
 from grader.submission_file import UnreadableSubmission, read_submission
 
 STATUS_WORDS = {"passed": "\u2713 passed", "failed": "\u2717 failed",
@@ -79,6 +80,9 @@ def printed_report(notebook, skipped, ignored, salt):
     for check in notebook["checks"]:
         status = STATUS_WORDS.get(check["status"], check["status"])
         lines.append(f"{status:<18} {check['id']} ({check['score']:g}/{check['max_score']:g})")
+        asks = asks_of(notebook["name"], check["id"])
+        if asks:
+            lines.append(f"    asks: {asks}")
         lines.append(f"    {check['feedback']}")
     for name in skipped:
         lines.append(f"{'- skipped':<18} {name} (a learning check: run with --learning, "

@@ -102,6 +102,8 @@ def test_bug_fails_the_check_that_names_it(bug, monkeypatch):
             f"{bug.name} ({bug.description}) passed {bug.check} with salt {salt!r}")
         assert feedback.split(":", 1)[-1].strip(), f"{bug.check} failed without feedback"
         assert "Traceback" not in feedback, feedback
+        assert feedback.rstrip().endswith(f"[rule: {bug.rule}]"), (
+            f"{bug.name} should fail {bug.check} by its rule {bug.rule!r}: {feedback}")
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")

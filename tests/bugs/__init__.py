@@ -2,9 +2,11 @@
 
 A :class:`Bug` replaces one or more answer cells of a lesson's notebook (by nbgrader
 ``grade_id``) with code a student could plausibly write. The check named by ``check``
-must fail on it, with the visible salt and with a hidden one; every other quick check of
-the lesson must pass, except those listed in ``also_fails`` (kept as short as the truth
-allows: a bug that breaks ``sample`` can legitimately fail several sampling checks).
+must fail on it, with the visible salt and with a hidden one, naming the ``rule`` it breaks
+(:mod:`checks.requirements`); every other quick check of the lesson must pass, except
+those listed in ``also_fails`` (kept as short as the truth allows: a bug that breaks
+``sample`` can legitimately fail several sampling checks). Each bug names its ``kind``,
+from the catalogue of mistakes students make (:mod:`tests.bugs.kinds`).
 
 A bug that changes a line or two of an instructors' answer is written as that edit,
 ``edited(lesson, grade_id, (old, new), ...)``, so the rest of the cell follows the
@@ -27,6 +29,8 @@ if str(REPOSITORY / "examples") not in sys.path:
 from make_submissions import solution_answers  # noqa: E402
 
 from grader.lessons import all_lessons  # noqa: E402
+
+from .kinds import KINDS  # noqa: E402
 
 LESSONS = tuple(all_lessons())
 
@@ -70,10 +74,17 @@ class Bug:
     answers: dict = field(hash=False)  # grade_id -> full source of the answer cell
     also_fails: tuple = ()  # other checks that legitimately fail too
     description: str = ""
+    rule: str = ""  # the rule of ``check`` it breaks (checks.requirements): its failure names it
+    kind: str = ""  # what kind of mistake it is (tests/bugs/kinds.py)
 
     def __post_init__(self):
         if self.lesson not in LESSONS:
             raise ValueError(f"{self.name}: unknown lesson {self.lesson!r}")
+        if self.kind not in KINDS:
+            raise ValueError(f"{self.name}: kind {self.kind!r} is not one of tests/bugs/"
+                             f"kinds.py: {', '.join(KINDS)}")
+        if not self.rule:
+            raise ValueError(f"{self.name}: name the rule of {self.check} it breaks")
         if self.check in self.also_fails:
             raise ValueError(f"{self.name}: {self.check} is listed in also_fails too")
         for grade_id, source in self.answers.items():
