@@ -24,6 +24,7 @@ from checks.requirements import Rule, tags_in  # noqa: E402
 from grader.lessons import all_lessons  # noqa: E402
 from grader.spec import bugs_by_rule, coverage, lesson_spec  # noqa: E402
 from tests.bugs import ALL_BUGS, LESSONS  # noqa: E402
+from tests.bugs.kinds import KINDS  # noqa: E402
 
 # functions whose failure verdicts must name the rule broken
 FAILING = {"failed", "wrong_amount", "value_error_problem"}
@@ -84,7 +85,8 @@ def test_every_rule_has_a_bug_that_breaks_it(lesson):
 
 
 @pytest.mark.parametrize("bug", ALL_BUGS, ids=lambda bug: bug.name)
-def test_a_bug_names_a_rule_of_its_check(bug):
+def test_a_bug_names_its_kind_and_a_rule_of_its_check(bug):
+    assert bug.kind in KINDS, f"{bug.name}: kind {bug.kind!r} is not in tests/bugs/kinds.py"
     check = checks_for_lesson(bug.lesson)[bug.check]
     assert bug.rule in {rule.name for rule in check.rules}, (
         f"{bug.name}: {check.name} has no rule {bug.rule!r}")
