@@ -49,10 +49,10 @@ STATISTICAL = {
 def fails(lesson, name, namespace, salt):
     """The check's feedback if it fails with ``salt``, else None."""
     try:
-        verdict = checks.checks_for_lesson(lesson).seeded_verdict(name, namespace, salt)
+        outcome = checks.checks_for_lesson(lesson).judged(name, namespace, salt)
     except Exception as error:  # the probe could not even run the code: caught
         return f"raised {type(error).__name__}: {error}"
-    return None if verdict.passed else verdict.feedback
+    return None if outcome.passed else outcome.feedback
 
 
 def failures(lesson, name, namespace, salts):

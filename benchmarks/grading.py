@@ -66,8 +66,8 @@ def run_checks_on_reference(lesson, salt, check_names):
     outcomes = []
     for name in check_names:
         try:
-            verdict = lesson_checks.seeded_verdict(name, namespace, salt)
-            outcomes.append((name, verdict.passed, verdict.feedback))
+            outcome = lesson_checks.judged(name, namespace, salt)
+            outcomes.append((name, outcome.passed, outcome.feedback))
         except Exception as error:  # a reference that raises is a false failure too
             outcomes.append((name, False, f"raised {type(error).__name__}: {error}"))
     return outcomes

@@ -226,10 +226,10 @@ def load_equivalents():
 def check_outcome(lesson_checks, lesson, name, namespace, salt):
     """None if check ``name`` passes with ``salt``, else a short reason."""
     try:
-        verdict = lesson_checks.seeded_verdict(name, namespace, salt)
+        outcome = lesson_checks.judged(name, namespace, salt)
     except Exception as error:  # a probe that cannot even run the mutant: caught
         return f"raised {type(error).__name__}: {str(error)[:120]}"
-    return None if verdict.passed else verdict.feedback[:200]
+    return None if outcome.passed else outcome.feedback[:200]
 
 
 def grade(lesson, module_name, code, salts, learning_salts):

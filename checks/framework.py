@@ -27,6 +27,7 @@ checks fail too (:func:`callee_note`).
 
 import base64
 import binascii
+import contextlib
 import hashlib
 import json
 import os
@@ -244,13 +245,15 @@ class Outcome:
     """What a check said: ``status`` as the grader reports it ("passed", "failed",
     "not written", "error"), the share of its points earned, and the feedback after the
     check's title. ``origin`` names the code that raised, when a probe's call failed in
-    code it calls (see :class:`ProbeError`)."""
+    code it calls (see :class:`ProbeError`); ``figure`` and ``rule`` are the verdict's."""
 
     status: str
     fraction: float
     title: str
     detail: str
     origin: tuple | None = None
+    figure: dict | None = None
+    rule: Rule | None = None
 
     @property
     def passed(self):
@@ -259,6 +262,50 @@ class Outcome:
     @property
     def feedback(self):
         return f"{self.title}: {self.detail}"
+
+
+def probe_and_judge(check, inputs, objects, title, metered=contextlib.nullcontext,
+                    after_probe=None, strict=True):
+    """The one way a check is run, in a notebook, a benchmark and the grader: the probe
+    drives ``objects`` (the student's, or the grader's proxies for them) with ``inputs``,
+    then the verdict judges the plain data it returned. Returns an :class:`Outcome`.
+
+    What the student's code raised is an "error" (or "not written") outcome. ``metered()``
+    wraps the probe (the grader's CPU budget); ``after_probe()`` runs once the probe is
+    over, unless it was stopped (the grader forgets the check's objects). ``strict``: a
+    probe or verdict that breaks by itself raises (a bug in the check: a notebook and the
+    tests show it); with ``strict=False`` (the grader) it is put down to the student's
+    objects, which a probe trusts to behave like the lesson's, and costs the check.
+    """
+    problem = None
+    try:
+        with metered():
+            data = as_plain_data(check.probe(inputs, **objects))
+    except NotWrittenYet as error:  # a stub, not a bug: its own status and words
+        problem = Outcome("not written", 0.0, title, str(error), error.origin)
+    except ProbeError as error:
+        problem = Outcome("error", 0.0, title, str(error), error.origin)
+    except Exception as error:
+        if strict:
+            raise
+        problem = Outcome("error", 0.0, title, f"checking your code raised "
+                          f"{type(error).__name__}: {_shortened(error, 300)}")
+    finally:
+        forget_mirrored()  # a check's lending ends with it
+    if after_probe is not None:
+        after_probe()
+    if problem is not None:
+        return problem
+    try:
+        verdict = check.verdict(inputs, data)
+    except Exception as error:
+        if strict:
+            raise
+        return Outcome("error", 0.0, title, f"your code's results could not be judged "
+                       f"({type(error).__name__}).")
+    return Outcome("passed" if verdict.passed else "failed",
+                   min(1.0, max(0.0, verdict.fraction)), title, verdict.feedback,
+                   figure=verdict.figure, rule=verdict.rule)
 
 
 def callee_note(callee, failures, lesson):
@@ -361,20 +408,6 @@ class LessonChecks:
         seed = seed_for(salt, self.lesson, name)
         return self[name].make_inputs(np.random.default_rng(seed))
 
-    def seeded_verdict(self, name, namespace, salt):
-        """The verdict of check ``name`` on the objects in ``namespace`` with ``salt``, run
-        in this process with the global generators seeded as the grader seeds a student's
-        kernel (benchmarks and in-process tests judge code this way). Whatever the probe
-        raises propagates."""
-        check = self[name]
-        self._seed_global_generators(name, salt)
-        inputs = as_plain_data(self.inputs(name, salt))
-        try:
-            data = as_plain_data(check.probe(inputs, **{n: namespace[n] for n in check.needs}))
-        finally:
-            forget_mirrored()
-        return check.verdict(inputs, data)
-
     def _seed_global_generators(self, name, salt):
         global_seed = seed_for(salt, self.lesson, name)
         random.seed(global_seed)
@@ -415,7 +448,7 @@ class LessonChecks:
         fails, the code it calls named if their own checks fail too (``which`` follows
         the title: which inputs)."""
         check = self[name]
-        outcome = self._judged(check, namespace, salt, which)
+        outcome = self.judged(name, namespace, salt, which)
         if outcome.passed or (outcome.status == "not written" and outcome.origin):
             return outcome  # passed, or the unwritten code that raised is named: no guesses
         notes = []
@@ -431,7 +464,12 @@ class LessonChecks:
         return Outcome(outcome.status, outcome.fraction, outcome.title,
                        " ".join([outcome.detail, *notes]), outcome.origin)
 
-    def _judged(self, check, namespace, salt, which):
+    def judged(self, name, namespace, salt, which=""):
+        """The :class:`Outcome` of check ``name`` on the objects in ``namespace`` with the
+        inputs of ``salt``, run in this process with the global generators seeded as the
+        grader seeds a student's kernel, without the notes on callees that
+        :meth:`outcome` adds (benchmarks and in-process tests judge code this way)."""
+        check = self[name]
         title = f"{check.title} ({which})" if which else check.title
         missing = [needed for needed in check.needs if needed not in namespace]
         if missing:
@@ -444,17 +482,7 @@ class LessonChecks:
             return Outcome("error", 0.0, title, lost)
         self._seed_global_generators(check.name, salt)
         inputs = as_plain_data(self.inputs(check.name, salt))
-        try:
-            data = as_plain_data(check.probe(inputs, **objects))
-        except NotWrittenYet as error:
-            return Outcome("not written", 0.0, title, str(error), error.origin)
-        except ProbeError as error:
-            return Outcome("error", 0.0, title, str(error), error.origin)
-        finally:
-            forget_mirrored()  # a check's lending ends with it
-        verdict = check.verdict(inputs, data)
-        status = "passed" if verdict.passed else "failed"
-        return Outcome(status, min(1.0, max(0.0, verdict.fraction)), title, verdict.feedback)
+        return probe_and_judge(check, inputs, objects, title)
 
 
 def _failures_of(callee, namespace, salt):
@@ -467,7 +495,7 @@ def _failures_of(callee, namespace, salt):
     failures = []
     for name in callee.checks:
         try:
-            outcome = lesson_checks._judged(lesson_checks[name], namespace, salt, "")
+            outcome = lesson_checks.judged(name, namespace, salt)
         except Exception:  # noqa: BLE001 - a note is a courtesy, never a crash
             continue
         if not outcome.passed:

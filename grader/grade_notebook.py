@@ -8,13 +8,13 @@ only what it touches: a cell that raises or loops is reported and skipped, and a
 process that dies, hangs or breaks the protocol is replaced for the next check.
 """
 
+import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from checks import checks_for_lesson
-from checks.framework import (NotWrittenYet, ProbeError, as_plain_data, callee_note,
-                              names_callee, seed_for)
-from checks.lending import forget_mirrored
+from checks.framework import (Outcome, as_plain_data, callee_note, names_callee,
+                              probe_and_judge, seed_for)
 from grader.lessons import answer_stubs, lesson_of
 from grader.rebuild import cells_to_run, is_answer, nbgrader_meta, rebuild, test_cells
 from grader.sandbox import (DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, isolation, make_scratch,
@@ -153,13 +153,16 @@ class NotebookGrading:
         check = self.checks[name]
         inputs = as_plain_data(self.checks.inputs(name, self.salt))
         time_limit = self.check_time_limit or check.time_limit
-        self.probe_usage, self.origin = None, None
+        self.probe_usage, self.origin, figure = None, None, None
         try:
-            status, fraction, feedback, *figure = self._probe_and_judge(check, inputs,
-                                                                        time_limit)
+            outcome = self._probe_and_judge(check, inputs, time_limit)
+            status, fraction, figure = outcome.status, outcome.fraction, outcome.figure
+            said = (outcome.detail if outcome.status in ("passed", "failed")
+                    else printable(outcome.detail, 1000))  # what the student's code raised
+            feedback = f"{check.title}: {said}"
+            self.origin = outcome.origin
         except StudentProcessLost as lost:
             status, fraction, feedback = self._describe_lost_check(check, lost)
-            figure = []
             self._recover(lost)
         if status != "passed" and not (status == "not written" and self.origin):
             # (the unwritten code that raised is named: no guesses, as in a notebook)
@@ -167,7 +170,7 @@ class NotebookGrading:
         if status != "passed" and self.cell_problems:
             feedback += " Note: " + " ".join(self.cell_notes())
         result = CheckResult(name, round(points * fraction, 6), points, status, feedback,
-                             figure[0] if figure else None, self.probe_usage)
+                             figure, self.probe_usage)
         self.results[name] = result
         return result
 
@@ -202,47 +205,33 @@ class NotebookGrading:
             self.broken = str(error)
 
     def _probe_and_judge(self, check, inputs, time_limit):
-        """(status, fraction of points, feedback); raises StudentProcessLost."""
+        """The check's :class:`~checks.framework.Outcome` on the student's objects, the
+        probe within ``time_limit`` CPU seconds; raises StudentProcessLost."""
         with self.process.budget(HOUSEKEEPING_TIME_LIMIT):
             self.process.seed(seed_for(self.salt, self.lesson.name, check.name))
             objects = self.process.lookup(check.needs)
         missing = [name for name in check.needs if name not in objects]
         if missing:
-            return ("error", 0.0, f"{check.title}: {', '.join(missing)} is not defined. Its "
-                    "answer cell did not run to the end, or the name was changed.")
-        problem = None
-        try:
-            with self.process.budget(time_limit) as meter:
-                try:
-                    data = as_plain_data(check.probe(inputs, **objects))
-                finally:
-                    cpu, wall = meter.used()
-                    self.probe_usage = {"cpu_seconds": round(cpu, 2),
-                                        "wall_seconds": round(wall, 2)}
-        except NotWrittenYet as error:  # a stub, not a bug: its own status and words
-            problem = ("not written", 0.0, f"{check.title}: {printable(error, 1000)}")
-            self.origin = error.origin
-        except ProbeError as error:  # TranscriptMismatch included
-            problem = ("error", 0.0, f"{check.title}: {printable(error, 1000)}")
-            self.origin = error.origin
-        except Exception as error:  # the student's objects broke the probe itself
-            problem = ("error", 0.0, f"{check.title}: checking your code raised "
-                       f"{type(error).__name__}: {printable(error, 300)}")
-        finally:
-            forget_mirrored()
+            return Outcome("error", 0.0, check.title, f"{', '.join(missing)} is not defined. "
+                           "Its answer cell did not run to the end, or the name was changed.")
+        return probe_and_judge(check, inputs, objects, check.title,
+                               metered=lambda: self._metered(time_limit),
+                               after_probe=self._forget_check_objects, strict=False)
+
+    @contextlib.contextmanager
+    def _metered(self, time_limit):
+        """The probe's budget; what it spent goes to the report, however it ended."""
+        with self.process.budget(time_limit) as meter:
+            try:
+                yield
+            finally:
+                cpu, wall = meter.used()
+                self.probe_usage = {"cpu_seconds": round(cpu, 2), "wall_seconds": round(wall, 2)}
+
+    def _forget_check_objects(self):
         with self.process.budget(HOUSEKEEPING_TIME_LIMIT):
             self.process.forget()
         self.process.end_strays()
-        if problem is not None:
-            return problem
-        try:
-            verdict = check.verdict(inputs, data)
-        except Exception as error:  # data of the wrong shape: the student's objects lied
-            return ("error", 0.0, f"{check.title}: your code's results could not be judged "
-                    f"({type(error).__name__}).")
-        status = "passed" if verdict.passed else "failed"
-        return (status, min(1.0, max(0.0, verdict.fraction)),
-                f"{check.title}: {verdict.feedback}", verdict.figure)
 
     def _describe_lost_check(self, check, lost):
         if lost.reason == "timeout":

@@ -85,7 +85,8 @@ def lesson_spec(lesson_name):
              f"{sum(points.values()):g} points"]
     for check in checks:
         limit = f"{check.time_limit:g} s of CPU" + (", trains agents" if check.learning else "")
-        lines += ["", f"{check.name}  ({points.get(check.name, 0):g} points; {limit})",
+        worth = points.get(check.name, 0)
+        lines += ["", f"{check.name}  ({worth:g} point{'' if worth == 1 else 's'}; {limit})",
                   *_wrapped(f"asks: {check.asks}", "  ")]
         for rule in check.rules:
             lines += _wrapped(f"rule {rule.name}: {rule.says}", "  ")

@@ -10,9 +10,11 @@
 """
 
 import ast
+import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
 import pytest
 
 REPOSITORY = Path(__file__).resolve().parent.parent
@@ -102,3 +104,34 @@ def test_the_spec_of_every_lesson_is_generated_from_the_checks():
         row = coverage(lesson)
         assert row["rules"] == len(rules_of(lesson))
         assert row["fewest bugs per rule"] >= 1
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_every_test_cell_says_what_its_check_asks(lesson):
+    from checks.requirements import comment_lines
+
+    checks = checks_for_lesson(lesson)
+    for path in (all_lessons()[lesson].source_path, REPOSITORY / "notebooks" / f"{lesson}.ipynb"):
+        notebook = nbformat.read(path, as_version=4)
+        for cell in notebook.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
+                comment = [line for line in cell.source.splitlines() if line.startswith("#")]
+                assert comment == comment_lines(checks[meta["grade_id"]].asks), (
+                    f"{path.name}: {meta['grade_id']}'s comment is not its check's asks "
+                    "(run python -m grader release)")
+
+
+def test_grader_spec_prints_a_lesson_and_refuses_an_unknown_one():
+    shown = subprocess.run([sys.executable, "-m", "grader", "spec", "04"], cwd=REPOSITORY,
+                           capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    check = next(iter(checks_for_lesson("04_hindsight_replay")))
+    assert check.name in shown.stdout and check.rules[0].name in shown.stdout
+    unknown = subprocess.run([sys.executable, "-m", "grader", "spec", "99"], cwd=REPOSITORY,
+                             capture_output=True, text=True, timeout=120)
+    assert unknown.returncode == 2 and "Traceback" not in unknown.stderr
+    assert len(unknown.stderr.strip().splitlines()) == 1
+    summary = subprocess.run([sys.executable, "-m", "grader", "spec"], cwd=REPOSITORY,
+                             capture_output=True, text=True, timeout=120)
+    assert summary.returncode == 0 and all(lesson in summary.stdout for lesson in LESSONS)
