@@ -121,3 +121,14 @@ def test_the_hostile_folder_name_gets_a_safe_file_name_and_escaped_text(pages):
     hostile = next(page for page in pages if page.name.startswith("bob"))
     assert "/" not in hostile.name and hostile.name.endswith(".html")
     assert "bob&lt;script&gt;" in hostile.read_text()
+
+
+def test_each_check_on_a_page_says_what_it_asks(pages):
+    from checks import checks_for_lesson
+
+    asks = checks_for_lesson("02_replay_buffer")["test_fifo_eviction"].asks
+    cam = next(page for page in pages if page.name == "cam.html")
+    with headless_chromium() as driver:
+        driver.get(cam.resolve().as_uri())
+        shown = [element.text for element in driver.find_elements("css selector", "p.asks")]
+    assert f"It asks: {asks}" in shown, shown
