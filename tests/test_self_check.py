@@ -59,6 +59,7 @@ def test_the_self_check_reports_what_the_grader_reports(class_report, student, t
     assert mine["skipped"] == ["test_replay_learning"] and "--learning" in printed
     for check in graded["checks"]:
         assert f"{check['id']} ({check['score']:g}/{check['max_score']:g})" in printed
+        assert f"asks: {checks_for_lesson(LESSON)[check['id']].asks}" in printed
     if student == "ben_empty":  # a stub is not a bug: its own status, in words
         assert {c["status"] for c in graded["checks"]} == {"not written"}
         assert "not written yet" in printed and "\u2717" not in printed
