@@ -177,6 +177,12 @@ def _values_verdict(inputs, data):
                           f"{got_value}.{hint}", rule=VALUE_IS_LEGAL_MAX)
         got_action = data["best_actions"][state]
         if got_action != expected_action:
+            if isinstance(got_action, int) and 0 <= got_action < len(legal) and (
+                    legal[got_action] == expected_action):
+                return failed(f"state {state} has legal actions {legal} with {described}; "
+                              f"get_best_action should return {expected_action} but returned "
+                              f"{got_action}, its position in the list of legal actions. "
+                              "Return the action itself.", rule=BEST_ACTION_IS_ARGMAX)
             if isinstance(got_action, int) and got_action not in legal:
                 return failed(f"state {state} has {described}; get_best_action returned "
                               f"{got_action}, which is not legal in this state: use "

@@ -271,7 +271,11 @@ def _threshold_verdict(inputs, data):
                     if len(case["returns"]) >= case["window"] else
                     " The run is shorter than one window: return None.")
             rule = THRESHOLD_NONE
-        elif got is not None and got == want - case["window"] + 1:
+        elif got is not None and 1 <= got < case["window"] and float(np.mean(
+                case["returns"][:int(got)])) >= case["threshold"]:
+            hint = (f" The mean of the first {got:g} episodes reaches the threshold, but that "
+                    f"is not a full window of {case['window']}.")
+        elif got is not None and got in (want - case["window"], want - case["window"] + 1):
             hint = " Count episodes, not the index of the window's first episode."
             rule = THRESHOLD_COUNTS_EPISODES
         elif got is not None and got == want - 1:
