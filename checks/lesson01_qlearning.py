@@ -10,11 +10,62 @@ from checks.framework import (Callee, Check, LessonChecks, call_student,
                               wrong_amount)
 from checks.expected import expected as reference
 from checks.lending import mirrored
+from checks.requirements import Rule
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
 from checks.stub_envs import call_training_loop, lent_corridor, scripted_agent
 from course.corridor import runaway_limit
 
 LESSON = "01_qlearning"
+
+# --- the rules: what the lesson tells a student, each tested by the checks below ---------
+
+# shared by the agent's checks
+LEGAL_ONLY = Rule("legal-actions-only", "The agent chooses only among the actions "
+                  "get_legal_actions(state) returns.")
+OWN_GENERATOR = Rule("own-generator", "Every random choice of the agent is drawn from its "
+                     "own generator self.rng, so two agents made with the same seed behave "
+                     "identically whatever the global generators hold.")
+UNSET_IS_ZERO = Rule("unset-qvalue-is-zero", "A legal action whose Q-value was never set "
+                     "counts, with the Q-value 0.0 that get_qvalue gives it.")
+# test_value_and_best_action
+VALUE_IS_LEGAL_MAX = Rule("value-is-legal-max", "get_value returns the largest Q-value over "
+                          "the state's legal actions, also when all of them are negative.")
+BEST_ACTION_IS_ARGMAX = Rule("best-action-is-argmax", "get_best_action returns a legal action "
+                             "with the largest Q-value.")
+# test_best_action_ties
+TIES_UNIFORM = Rule("ties-uniform", "Actions that tie for the largest Q-value (all of them, "
+                    "before anything is learned) are chosen among uniformly at random.")
+# test_epsilon_greedy
+EPSILON_GREEDY = Rule("epsilon-greedy", "get_action takes a uniformly random legal action "
+                      "with probability epsilon (the best one included) and the best action "
+                      "otherwise: always the best at epsilon 0, uniform at epsilon 1.")
+GREEDY_IS_BEST_ACTION = Rule("greedy-is-best-action", "When it does not explore, get_action "
+                             "returns get_best_action(state), ties broken at random as there.")
+EPSILON_EACH_CALL = Rule("epsilon-read-each-call", "get_action reads self.epsilon at every "
+                         "call, since training loops change it.")
+# test_update
+Q_LEARNING_RULE = Rule("q-learning-rule", "update sets Q(s, a) to (1 - alpha) Q(s, a) + "
+                       "alpha (r + discount V(s')).")
+TERMINAL_TARGET = Rule("terminal-target-is-reward", "With terminated=True the target is the "
+                       "reward alone: a terminal state has no future to bootstrap from.")
+# test_play_and_train
+LOOP_STEPS = Rule("loop-steps", "play_and_train resets the environment, then at each step "
+                  "asks the agent for an action, steps the environment with it and calls "
+                  "agent.update once.")
+UPDATE_OWN_TRANSITION = Rule("update-own-transition", "Each agent.update gets the step just "
+                             "played: the state the action was chosen in, that action, its "
+                             "reward and the next state.")
+STOPS_AT_END = Rule("stops-on-terminated-or-truncated", "The episode stops when it is "
+                    "terminated or truncated, and not before.")
+T_MAX_CAP = Rule("t-max-cap", "play_and_train takes at most t_max steps, 10,000 by default.")
+RETURNS_TOTAL = Rule("returns-total-reward", "play_and_train returns the episode's total "
+                     "reward.")
+UPDATE_GETS_TERMINATED = Rule("update-gets-terminated", "update is told terminated, not "
+                              "truncated nor terminated or truncated: a time limit is not a "
+                              "terminal state.")
+# test_learning
+LOOP_LEARNS = Rule("loop-learns-taxi", "Driven by your play_and_train, the reference agent "
+                   "learns Taxi about as well as with the reference loop.")
 
 
 def _legal_actions_table(rng, n_states, n_actions, min_legal=2):
@@ -65,13 +116,19 @@ def _describe_row(state, row):
 def _values_inputs(rng):
     n_states, n_actions = 8, int(rng.integers(4, 7))
     legal = _legal_actions_table(rng, n_states, n_actions)
-    qvalues = []
+    qvalues, unset = [], []
     for state, actions in enumerate(legal):
         # distinct values, all negative in half of the states: a max that starts at 0 is wrong
         low, high = (-20.0, -0.5) if state % 2 else (-10.0, 10.0)
         draws = rng.choice(np.linspace(low, high, 400), size=len(actions), replace=False)
-        qvalues.append([[a, round(float(q), 3)] for a, q in zip(actions, draws)])
-    return {"legal": legal, "qvalues": qvalues, "seed": int(rng.integers(2**31))}
+        pairs = [[a, round(float(q), 3)] for a, q in zip(actions, draws)]
+        # in the last two all-negative states one legal action is never set: its Q-value
+        # is 0, the largest, though the agent's table holds no entry for it
+        left_out = [pairs.pop(int(rng.integers(len(pairs))))[0]] if state >= 4 and state % 2 else []
+        qvalues.append(pairs)
+        unset.append(left_out)
+    return {"legal": legal, "qvalues": qvalues, "unset": unset,
+            "seed": int(rng.integers(2**31))}
 
 
 def _values_probe(inputs, QLearningAgent):
@@ -89,30 +146,56 @@ def _values_probe(inputs, QLearningAgent):
 
 def _values_verdict(inputs, data):
     n_states = len(inputs["qvalues"])
-    problem = (wrong_amount("values", data["values"], n_states)
-               or wrong_amount("best actions", data["best_actions"], n_states))
+    problem = (wrong_amount("values", data["values"], n_states, rule=VALUE_IS_LEGAL_MAX)
+               or wrong_amount("best actions", data["best_actions"], n_states,
+                               rule=BEST_ACTION_IS_ARGMAX))
     if problem:
         return problem
-    for state, row in enumerate(inputs["qvalues"]):
+    for state, (set_row, unset) in enumerate(zip(inputs["qvalues"], inputs["unset"])):
         legal = inputs["legal"][state]
+        row = set_row + [[action, 0.0] for action in unset]
         expected_action, expected_value = max(row, key=lambda pair: pair[1])
         got_value = data["values"][state]
+        described = _describe_row(state, set_row) + "".join(
+            f", Q({state},{action}) never set" for action in unset)
         if not isinstance(got_value, float) or not math.isclose(got_value, expected_value,
                                                                  abs_tol=1e-9):
+            if unset and isinstance(got_value, float) and math.isclose(
+                    got_value, max(value for _, value in set_row), abs_tol=1e-9):
+                return failed(f"state {state} has legal actions {legal} with {described}; "
+                              f"get_value should be {expected_value:g} but returned "
+                              f"{got_value}, the largest of the Q-values that were set. An "
+                              "action never tried is legal too, with Q-value 0: go over "
+                              "get_legal_actions(state) and read each with get_qvalue.",
+                              rule=UNSET_IS_ZERO)
             hint = (" Every legal Q-value here is negative: did your maximum start at 0, or "
                     "include actions that are not legal here (never set, so 0)?"
                     if expected_value < 0 and got_value == 0 else "")
             return failed(f"state {state} has legal actions {legal} with "
-                          f"{_describe_row(state, row)}; get_value should be "
+                          f"{described}; get_value should be "
                           f"{expected_value:g} (the largest of them) but returned "
-                          f"{got_value}.{hint}")
+                          f"{got_value}.{hint}", rule=VALUE_IS_LEGAL_MAX)
         got_action = data["best_actions"][state]
         if got_action != expected_action:
-            illegal = (" That action is not legal in this state: use get_legal_actions(state)."
-                       if isinstance(got_action, int) and got_action not in legal else "")
-            return failed(f"state {state} has {_describe_row(state, row)}; get_best_action "
-                          f"should return {expected_action} but returned {got_action}."
-                          f"{illegal}")
+            if isinstance(got_action, int) and 0 <= got_action < len(legal) and (
+                    legal[got_action] == expected_action):
+                return failed(f"state {state} has legal actions {legal} with {described}; "
+                              f"get_best_action should return {expected_action} but returned "
+                              f"{got_action}, its position in the list of legal actions. "
+                              "Return the action itself.", rule=BEST_ACTION_IS_ARGMAX)
+            if isinstance(got_action, int) and got_action not in legal:
+                return failed(f"state {state} has {described}; get_best_action returned "
+                              f"{got_action}, which is not legal in this state: use "
+                              "get_legal_actions(state).", rule=LEGAL_ONLY)
+            if expected_action in unset:
+                return failed(f"state {state} has legal actions {legal} with {described}; "
+                              f"get_best_action should return {expected_action} (never set, "
+                              f"so its Q-value 0 is the largest) but returned {got_action}. "
+                              "Go over get_legal_actions(state), not the Q-values stored.",
+                              rule=UNSET_IS_ZERO)
+            return failed(f"state {state} has {described}; get_best_action "
+                          f"should return {expected_action} but returned {got_action}.",
+                          rule=BEST_ACTION_IS_ARGMAX)
     return passed(f"get_value and get_best_action agree on {len(inputs['qvalues'])} states.")
 
 
@@ -129,12 +212,17 @@ def _ties_inputs(rng):
         top = round(float(rng.uniform(-5, 5)), 2)
         qvalues.append([[a, top if a in tied else round(top - float(rng.uniform(0.5, 3)), 2)]
                         for a in range(n_actions)])
-    return {"n_actions": n_actions, "qvalues": qvalues, "seed": int(rng.integers(2**31)),
+    # one more state, never updated: its 2 or 3 legal actions all tie at 0
+    fresh = sorted(rng.choice(n_actions, size=int(rng.integers(2, 4)), replace=False).tolist())
+    qvalues.append([])
+    return {"n_actions": n_actions, "qvalues": qvalues, "fresh_legal": fresh,
+            "seed": int(rng.integers(2**31)),
             "global_seeds": rng.integers(2**31, size=2).tolist()}
 
 
 def _ties_probe(inputs, QLearningAgent):
-    legal = [list(range(inputs["n_actions"]))] * len(inputs["qvalues"])
+    legal = [list(range(inputs["n_actions"]))] * (len(inputs["qvalues"]) - 1)
+    legal = legal + [inputs["fresh_legal"]]
 
     def choices(global_seed):
         # an agent with its own generator must not care
@@ -151,31 +239,42 @@ def _ties_probe(inputs, QLearningAgent):
 
 def _ties_verdict(inputs, data):
     for run in ("first", "second"):
-        problem = wrong_amount("states' draws", data[run], len(inputs["qvalues"]))
+        problem = wrong_amount("states' draws", data[run], len(inputs["qvalues"]),
+                               rule=TIES_UNIFORM)
         for drawn in data[run] if not problem else []:
-            problem = problem or wrong_amount("tie-breaking draws", drawn, TIE_DRAWS)
+            problem = problem or wrong_amount("tie-breaking draws", drawn, TIE_DRAWS,
+                                              rule=TIES_UNIFORM)
         if problem:
             return problem
     for state, row in enumerate(inputs["qvalues"]):
-        top = max(value for _, value in row)
-        tied = [action for action, value in row if value == top]
+        if row:
+            top = max(value for _, value in row)
+            tied = [action for action, value in row if value == top]
+            situation = f"in state {state} actions {tied} share the highest Q-value"
+        else:
+            tied = inputs["fresh_legal"]
+            situation = (f"in state {state}, whose Q-values were never set, the legal "
+                         f"actions {tied} all tie at 0")
         drawn = data["first"][state]
         wrong = [a for a in drawn if a not in tied]
         if wrong:
-            return failed(f"in state {state} actions {tied} share the highest Q-value, but "
-                          f"get_best_action returned {wrong[0]}.")
+            legal = range(inputs["n_actions"]) if row else tied
+            illegal = isinstance(wrong[0], int) and wrong[0] not in legal
+            return failed(f"{situation}, but get_best_action returned {wrong[0]}"
+                          + (", which is not legal there." if illegal else "."),
+                          rule=LEGAL_ONLY if illegal else BEST_ACTION_IS_ARGMAX)
         counts = [drawn.count(a) for a in tied]
         if not fits(counts, [1 / len(tied)] * len(tied)):
             return failed(
-                f"in state {state} actions {tied} tie for the highest Q-value; over "
-                f"{TIE_DRAWS} calls get_best_action returned "
+                f"{situation}; over {TIE_DRAWS} calls get_best_action returned "
                 + ", ".join(f"{a} {c} times" for a, c in zip(tied, counts))
                 + ". Ties must be broken uniformly at random with the agent's generator "
-                "(self.rng), not always towards the same action.")
+                "(self.rng), not always towards the same action.", rule=TIES_UNIFORM)
     if data["first"] != data["second"]:
         return failed("two agents built with the same seed broke ties differently after "
                       "Python's and numpy's global generators were reseeded. Draw from the "
-                      "agent's own generator (self.rng), so runs reproduce.", fraction=0.5)
+                      "agent's own generator (self.rng), so runs reproduce.", fraction=0.5,
+                      rule=OWN_GENERATOR)
     return passed(f"ties are broken uniformly (rejection rate {FALSE_FAILURE_RATE:g}) and "
                   "reproducibly with the agent's seed.")
 
@@ -192,47 +291,59 @@ def _epsilon_inputs(rng):
     epsilon = round(float(rng.uniform(0.15, 0.6)), 2)
     # every expected count is at least 150, where the chi-square approximation is sound
     draws = int(math.ceil(150 * len(legal) / epsilon))
+    # state 1 has the same legal actions, two of them tied for the best: greedy choices
+    # there are get_best_action's, ties broken at random
+    tied = rng.choice(legal, size=2, replace=False).tolist()
+    top = float(rng.integers(-300, 301)) / 100
+    tie_qvalues = [[a, top if a in tied else top - float(rng.integers(50, 300)) / 100]
+                   for a in legal]
     return {"legal": legal, "qvalues": qvalues, "epsilon": epsilon, "draws": draws,
-            "seed": int(rng.integers(2**31))}
+            "tie_qvalues": tie_qvalues, "seed": int(rng.integers(2**31)),
+            "global_seeds": rng.integers(2**31, size=2).tolist()}
 
 
 def _epsilon_probe(inputs, QLearningAgent):
-    legal = [inputs["legal"]]
+    legal = [inputs["legal"], inputs["legal"]]
 
-    def actions(epsilon, draws, set_after_construction=False):
+    def actions(epsilon, draws, set_after_construction=False, state=0):
         start = 0.9 if set_after_construction else epsilon
         agent = _make_agent(QLearningAgent, legal, inputs["seed"], epsilon=start)
-        _set_qvalues(agent, [inputs["qvalues"]])
+        _set_qvalues(agent, [inputs["qvalues"], inputs["tie_qvalues"]])
         if set_after_construction:
             # an agent that copies epsilon on its first call is caught
-            call_student_repeatedly("get_action(state)", agent.get_action, 20, 0)
+            call_student_repeatedly("get_action(state)", agent.get_action, 20, state)
             agent.epsilon = epsilon  # training loops decay epsilon through this attribute
         return [_as_action(action) for action in
-                call_student_repeatedly("get_action(state)", agent.get_action, draws, 0)]
+                call_student_repeatedly(f"get_action({state})", agent.get_action, draws,
+                                        state)]
 
-    return {"exploring": actions(inputs["epsilon"], inputs["draws"]),
+    def reseeded(global_seed):
+        # an agent that explores with its own generator does not care what these hold
+        reseed_global_generators(global_seed, near=QLearningAgent)
+        return actions(inputs["epsilon"], inputs["draws"])
+
+    first, second = (reseeded(seed) for seed in inputs["global_seeds"])
+    return {"exploring": first, "exploring_again": second,
             "greedy": actions(0.0, 200, set_after_construction=True),
-            "random": actions(1.0, 150 * len(inputs["legal"]))}
+            "random": actions(1.0, 150 * len(inputs["legal"])),
+            "greedy_ties": actions(0.0, TIE_DRAWS, state=1)}
 
 
 def _epsilon_verdict(inputs, data):
     legal, epsilon = inputs["legal"], inputs["epsilon"]
     best, _ = max(inputs["qvalues"], key=lambda pair: pair[1])
-    expected_draws = {"exploring": inputs["draws"], "greedy": 200, "random": 150 * len(legal)}
+    expected_draws = {"exploring": inputs["draws"], "exploring_again": inputs["draws"],
+                      "greedy": 200, "random": 150 * len(legal), "greedy_ties": TIE_DRAWS}
     for label, count in expected_draws.items():
-        problem = wrong_amount("actions", data[label], count)
+        problem = wrong_amount("actions", data[label], count, rule=EPSILON_GREEDY)
         if problem:
             return problem
-    for label, drawn in data.items():
-        illegal = [a for a in drawn if a not in legal]
+    for label in expected_draws:
+        illegal = [a for a in data[label] if a not in legal]
         if illegal:
             return failed(f"get_action returned {illegal[0]!r}, but the legal actions in this "
-                          f"state are {legal}. Explore among get_legal_actions(state) only.")
-    not_best = [a for a in data["greedy"] if a != best]
-    if not_best:
-        return failed(f"with agent.epsilon set to 0 after construction, get_action returned "
-                      f"{not_best[0]} instead of the best action {best}. Read self.epsilon "
-                      "each call: training loops change it.")
+                          f"state are {legal}. Explore among get_legal_actions(state) only.",
+                          rule=LEGAL_ONLY)
     k = len(legal)
     for label, eps in (("exploring", epsilon), ("random", 1.0)):
         counts = [data[label].count(a) for a in legal]
@@ -242,9 +353,35 @@ def _epsilon_verdict(inputs, data):
                 f"with epsilon={eps} and legal actions {legal} (best {best}), get_action's "
                 f"choices over {len(data[label])} calls do not fit the epsilon-greedy rule "
                 f"(best action with probability 1 - eps + eps/{k}, every other with eps/{k}): "
-                + describe_counts(counts, expected, [f"action {a}" for a in legal]) + ".")
+                + describe_counts(counts, expected, [f"action {a}" for a in legal]) + ".",
+                rule=EPSILON_GREEDY)
+    # the agents above were built with their epsilon; this one had it lowered to 0 later
+    not_best = [a for a in data["greedy"] if a != best]
+    if not_best:
+        return failed(f"with agent.epsilon set to 0 after construction, get_action returned "
+                      f"{not_best[0]} instead of the best action {best}. Read self.epsilon "
+                      "each call: training loops change it.", rule=EPSILON_EACH_CALL)
+    top = max(value for _, value in inputs["tie_qvalues"])
+    tied = [action for action, value in inputs["tie_qvalues"] if value == top]
+    counts = [data["greedy_ties"].count(a) for a in tied]
+    if sum(counts) != TIE_DRAWS or not fits(counts, [1 / len(tied)] * len(tied)):
+        others = [a for a in data["greedy_ties"] if a not in tied]
+        return failed(
+            f"with epsilon 0, in a state where actions {tied} tie for the highest Q-value, "
+            f"get_action returned over {TIE_DRAWS} calls "
+            + ", ".join(f"{a} {c} times" for a, c in zip(tied, counts))
+            + (f" and {others[0]} (not one of the best)" if others else "")
+            + ". When it does not explore, get_action returns get_best_action(state), whose "
+            "ties are broken uniformly at random.", rule=GREEDY_IS_BEST_ACTION)
+    if data["exploring"] != data["exploring_again"]:
+        return failed(f"two agents built with the same seed (epsilon={epsilon}) chose "
+                      "different actions after Python's and numpy's global generators were "
+                      "reseeded differently. Draw every random number, the coin and the "
+                      "exploring action alike, from the agent's own generator self.rng.",
+                      fraction=0.5, rule=OWN_GENERATOR)
     return passed(f"action frequencies fit epsilon-greedy at epsilon 0, {epsilon} and 1 "
-                  f"(rejection rate {FALSE_FAILURE_RATE:g}).")
+                  f"(rejection rate {FALSE_FAILURE_RATE:g}), greedy ties are broken at random, "
+                  "and the choices reproduce with the agent's seed.")
 
 
 # --- update on fixed transitions --------------------------------------------------------
@@ -279,13 +416,14 @@ def _update_probe(inputs, QLearningAgent):
 def _update_verdict(inputs, data):
     expected = reference(LESSON, "qvalues_after_updates", inputs)
     ignoring_terminated = reference(LESSON, "qvalues_after_updates", inputs, True)
-    problem = wrong_amount("Q-values", data["after_each"], len(expected))
+    problem = wrong_amount("Q-values", data["after_each"], len(expected), rule=Q_LEARNING_RULE)
     if problem:
         return problem
     for index, (got, want) in enumerate(zip(data["after_each"], expected)):
         if isinstance(got, float) and math.isclose(got, want, rel_tol=1e-7, abs_tol=1e-9):
             continue
         state, action, reward, next_state, terminated = inputs["transitions"][index]
+        rule = Q_LEARNING_RULE
         message = (f"with alpha={inputs['alpha']} and discount={inputs['discount']}, after "
                    f"update #{index + 1} (state {state}, action {action}, reward {reward}, "
                    f"next state {next_state}, terminated={terminated}) Q({state},{action}) "
@@ -294,10 +432,11 @@ def _update_verdict(inputs, data):
                 got, ignoring_terminated[index], rel_tol=1e-7, abs_tol=1e-9):
             message += (" That is what bootstrapping from the next state gives: when "
                         "terminated is True there is no future, so the target is the reward.")
+            rule = TERMINAL_TARGET
         elif index == 0:
             message += (" The rule is Q(s,a) <- (1 - alpha) Q(s,a) + "
                         "alpha (r + discount max_a' Q(s',a')).")
-        return failed(message)
+        return failed(message, rule=rule)
     return passed(f"all {len(expected)} updates match the Q-learning rule, "
                   "terminal transitions included.")
 
@@ -345,28 +484,34 @@ def _loop_verdict(inputs, data):
     timeout = data["runs_out_of_time"]
     for case in (goal, timeout):
         if case["resets"] < 1:
-            return failed("play_and_train never called env.reset() to start the episode.")
+            return failed("play_and_train never called env.reset() to start the episode.",
+                          rule=LOOP_STEPS)
         if len(case["updates"]) != case["steps"]:
             return failed(f"the episode took {case['steps']} steps but agent.update was called "
-                          f"{len(case['updates'])} times: update once per step.")
+                          f"{len(case['updates'])} times: update once per step.",
+                          rule=LOOP_STEPS)
     if goal["steps"] != length:
         return failed(f"in a corridor the agent finishes in {length} steps, but the episode "
-                      f"ran {goal['steps']} steps: stop when terminated is True.")
+                      f"ran {goal['steps']} steps: stop when terminated is True.",
+                      rule=STOPS_AT_END)
     if not goal["updates"][-1][4]:
         return failed("the last step reached the goal (terminated=True), but agent.update "
-                      "was told terminated=False.")
+                      "was told terminated=False.", rule=UPDATE_GETS_TERMINATED)
     expected_total = (length - 1) * inputs["step_reward"] + inputs["goal_reward"]
     if goal["returned"] != expected_total:
         return failed(f"play_and_train should return the episode's total reward "
-                      f"{expected_total:g} but returned {goal['returned']}.")
+                      f"{expected_total:g} but returned {goal['returned']}.",
+                      rule=RETURNS_TOTAL)
     if timeout["steps"] > limit:
         stopped = " (where the grader stopped it)" if timeout["steps"] >= runaway_limit(
             limit) else ""
         return failed(f"the time limit is {limit} steps but the episode went on for "
-                      f"{timeout['steps']}{stopped}: stop when truncated is True too.")
+                      f"{timeout['steps']}{stopped}: stop when truncated is True too.",
+                      rule=STOPS_AT_END)
     if timeout["steps"] < limit:
         return failed(f"the episode stopped after {timeout['steps']} steps, before the time "
-                      f"limit of {limit}, though it neither terminated nor was truncated.")
+                      f"limit of {limit}, though it neither terminated nor was truncated.",
+                      rule=STOPS_AT_END)
     for case, wanted in (("stopped_by_t_max", limit - 2), ("default_t_max", DEFAULT_T_MAX)):
         steps = data[case]["steps"]
         if steps != wanted:
@@ -374,14 +519,43 @@ def _loop_verdict(inputs, data):
                     f"play_and_train(env, agent, t_max={wanted})")
             return failed(f"{call} on an episode that neither terminates nor is truncated "
                           f"before step {wanted} ran {steps} steps; t_max (default "
-                          f"{DEFAULT_T_MAX:,}) is the most steps it may take.")
+                          f"{DEFAULT_T_MAX:,}) is the most steps it may take.",
+                          rule=T_MAX_CAP)
     if any(update[4] for update in timeout["updates"]):
         return failed("the episode was cut by the time limit (truncated=True, "
                       "terminated=False), but agent.update was told terminated=True. A time "
                       "limit is not a terminal state: the future still has value, so pass "
-                      "`terminated`, not `terminated or truncated` (Pardo et al., 2018).")
+                      "`terminated`, not `terminated or truncated` (Pardo et al., 2018).",
+                      rule=UPDATE_GETS_TERMINATED)
+    problem = _transitions_problem(inputs, goal["updates"], timeout["updates"])
+    if problem:
+        return failed(problem, rule=UPDATE_OWN_TRANSITION)
     return passed("episodes end on terminated or truncated, and only terminated reaches "
                   "update.")
+
+
+def _transitions_problem(inputs, goal_updates, timeout_updates):
+    """What the loop told agent.update that is not the step it played, or None. The
+    corridor is deterministic: walking right, step i goes from position i to i + 1;
+    standing still, every step stays at 0."""
+    length, step, goal = inputs["length"], inputs["step_reward"], inputs["goal_reward"]
+    played = {"walking to the goal": (goal_updates, [
+        [i, 1, goal if i + 1 == length else step, i + 1, i + 1 == length]
+        for i in range(length)]),
+        "standing still until the time limit": (timeout_updates, [
+            [0, 0, step, 0, False]] * len(timeout_updates))}
+    for case, (told, steps) in played.items():
+        for number, (got, want) in enumerate(zip(told, steps), start=1):
+            if [int(got[0]), int(got[1]), float(got[2]), int(got[3]), bool(got[4])] != want:
+                names = ("state", "action", "reward", "next_state", "terminated")
+                return (f"in the corridor ({case}), step {number} went from state {want[0]} "
+                        f"with action {want[1]} to state {want[3]}, reward {want[2]:g}, but "
+                        "agent.update was told " + ", ".join(
+                            f"{name}={value}" for name, value in zip(names, got))
+                        + ". Update on the step just played: the state the action was chosen "
+                        "in (then move on: state = next_state), that action, its reward and "
+                        "its next state.")
+    return None
 
 
 # --- learning on Taxi -----------------------------------------------------------------
@@ -424,10 +598,11 @@ def _learning_verdict(inputs, data):
     from course.taxi import evaluate_qtable
 
     baseline = _learning_baseline(inputs)
-    problem = wrong_amount("Q-tables", data["qtables"], len(inputs["seeds"]))
+    problem = wrong_amount("Q-tables", data["qtables"], len(inputs["seeds"]), rule=LOOP_LEARNS)
     shapes = {np.shape(q) for q in data["qtables"]}
     if problem or shapes != {(500, 6)}:
-        return problem or failed(f"expected Q-tables of shape (500, 6), got {shapes}.")
+        return problem or failed(f"expected Q-tables of shape (500, 6), got {shapes}.",
+                                 rule=LOOP_LEARNS)
     trained = [evaluate_qtable(np.asarray(q, dtype=np.float64)) for q in data["qtables"]]
     success = np.mean([e.success_rate for e in trained])
     base_success = np.mean([e["success_rate"] for e in baseline])
@@ -445,7 +620,8 @@ def _learning_verdict(inputs, data):
          "reference loop": [e["success_rate"] for e in baseline]})
     if success < base_success - SUCCESS_TOLERANCE or mean_return < base_return - RETURN_TOLERANCE:
         return failed(summary + ". It learns clearly worse: the tests above say which part "
-                      "(update, get_best_action, play_and_train) to look at.", figure=figure)
+                      "(update, get_best_action, play_and_train) to look at.", figure=figure,
+                      rule=LOOP_LEARNS)
     return passed(summary + ".", figure=figure)
 
 
@@ -457,24 +633,40 @@ AGENT = Callee("QLearningAgent", LESSON, ("test_value_and_best_action", "test_be
 CHECKS = LessonChecks(LESSON, [
     Check("test_value_and_best_action", "get_value and get_best_action", ("QLearningAgent",),
           _values_inputs, _values_probe, _values_verdict,
-          asks="Get_value and get_best_action on states with various legal actions and Q-values."),
+          asks="get_value and get_best_action give the largest Q-value over a state's legal "
+               "actions and an action that has it, with negative and never-set Q-values.",
+          rules=(VALUE_IS_LEGAL_MAX, BEST_ACTION_IS_ARGMAX, UNSET_IS_ZERO, LEGAL_ONLY)),
     Check("test_best_action_ties", "ties in get_best_action", ("QLearningAgent",),
           _ties_inputs, _ties_probe, _ties_verdict,
-          asks="Ties are broken uniformly at random, reproducibly with the agent's seed."),
+          asks="get_best_action breaks ties uniformly at random, also in a state never "
+               "updated, and reproducibly with the agent's own seeded generator.",
+          rules=(TIES_UNIFORM, OWN_GENERATOR, BEST_ACTION_IS_ARGMAX, LEGAL_ONLY)),
     Check("test_epsilon_greedy", "epsilon-greedy get_action", ("QLearningAgent",),
           _epsilon_inputs, _epsilon_probe, _epsilon_verdict,
-          asks="Action frequencies at several epsilons, checked with a chi-square test that a correct agent fails once in a million runs."),
+          asks="get_action's choices fit epsilon-greedy at epsilon 0, 1 and in between (a "
+               "chi-square test a correct agent fails once in a million runs), break greedy "
+               "ties at random, and reproduce with the agent's seed.",
+          rules=(EPSILON_GREEDY, GREEDY_IS_BEST_ACTION, EPSILON_EACH_CALL, OWN_GENERATOR,
+                 LEGAL_ONLY)),
     Check("test_update", "update on fixed transitions", ("QLearningAgent",),
           _update_inputs, _update_probe, _update_verdict,
-          asks="Update on a fixed list of transitions, some terminal, compared with the rule."),
+          asks="update follows the Q-learning rule on a fixed list of transitions, with the "
+               "reward alone as the target of terminal ones.",
+          rules=(Q_LEARNING_RULE, TERMINAL_TARGET)),
     Check("test_play_and_train", "play_and_train: terminated versus truncated",
           ("play_and_train",), _loop_inputs, _loop_probe, _loop_verdict,
-          asks="A corridor that ends by reaching the goal (terminated) or by its time limit (truncated)."),
+          asks="play_and_train plays a corridor episode to its goal (terminated) or its time "
+               "limit (truncated), updating on each step's transition and returning the total "
+               "reward.",
+          rules=(LOOP_STEPS, UPDATE_OWN_TRANSITION, STOPS_AT_END, T_MAX_CAP, RETURNS_TOTAL,
+                 UPDATE_GETS_TERMINATED)),
     Check("test_learning", "learning on Taxi", ("QLearningAgent", "play_and_train"),
           _learning_inputs, _learning_probe, _learning_verdict, time_limit=60.0,
           learning=True, prepare=_learning_baseline,
           # graded, the agent is the course's reference: only the loop is the student's
           calls=(Callee(AGENT.name, LESSON, AGENT.checks, graded=False),
                  Callee("play_and_train", LESSON, ("test_play_and_train",))),
-          asks="Your play_and_train trains the course's reference agent on Taxi, against the reference loop."),
+          asks="Your play_and_train trains the course's reference agent on Taxi about as well "
+               "as the reference loop does.",
+          rules=(LOOP_LEARNS,)),
 ])

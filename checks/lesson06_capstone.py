@@ -11,10 +11,91 @@ import math
 import numpy as np
 
 from checks.expected import expected as reference
-from checks.framework import (Check, LessonChecks, call_student, failed, outcome_of, passed,
-                              value_error_problem, wrong_amount)
+from checks.framework import (Check, LessonChecks, NotWrittenYet, ProbeError, call_student,
+                              failed, kept_with, outcome_of, passed, value_error_problem,
+                              wrong_amount)
+from checks.requirements import Rule
 
 LESSON = "06_capstone"
+
+# --- the rules: what the lesson tells a student, each tested by the checks below ---------
+
+# shared by the three checks
+TAKES_LISTS = Rule("takes-lists", "Each function takes a plain list of numbers as well as a "
+                   "numpy array.")
+INPUT_UNCHANGED = Rule("input-unchanged", "No function changes the array it is given.")
+# test_confidence_interval
+INTERVAL_TRIPLE = Rule("interval-returns-mean-low-high", "confidence_interval returns "
+                       "(mean, low, high).")
+INTERVAL_USES_T = Rule("interval-uses-t", "The interval is mean ± t · s/√n, with Student's t "
+                       "at n − 1 degrees of freedom for the confidence level given.")
+INTERVAL_DDOF = Rule("interval-sample-std", "s is the sample standard deviation (ddof = 1).")
+INTERVAL_DEFAULT = Rule("interval-default-95", "Without a confidence level the interval is "
+                        "the 95% one.")
+INTERVAL_TWO_VALUES = Rule("interval-needs-two-values", "Fewer than two values (one, or none "
+                           "at all) raise ValueError.")
+# test_episodes_to_threshold
+THRESHOLD_FULL_WINDOWS = Rule("threshold-full-windows", "The mean is over the last `window` "
+                              "episodes, full windows only; a run exactly one window long "
+                              "has one.")
+THRESHOLD_COUNTS_EPISODES = Rule("threshold-counts-episodes", "The answer is the number of "
+                                 "episodes played when a window's mean first reaches the "
+                                 "threshold, counted from 1.")
+THRESHOLD_AT_EQUAL = Rule("threshold-reached-when-equal", "A window mean equal to the "
+                          "threshold reaches it.")
+THRESHOLD_NONE = Rule("threshold-none-if-never", "The answer is None when no full window "
+                      "reaches the threshold, including when the run is shorter than one "
+                      "window.")
+# test_autocorrelation
+AUTOCORRELATION_PEARSON = Rule("autocorrelation-pearson", "autocorrelation is Pearson's r "
+                               "between values[:-lag] and values[lag:], each slice centred "
+                               "on its own mean.")
+AUTOCORRELATION_CONSTANT = Rule("autocorrelation-constant-is-zero", "autocorrelation is 0.0 "
+                                "when either slice does not vary.")
+AUTOCORRELATION_LAG = Rule("autocorrelation-lag-at-least-1", "A lag below 1 raises "
+                           "ValueError, whatever the values.")
+AUTOCORRELATION_PAIRS = Rule("autocorrelation-needs-two-pairs", "Fewer than two pairs "
+                             "(len(values) - lag < 2, a lag as long as the sequence or longer "
+                             "included) raise ValueError; two pairs are enough.")
+
+
+def _result_or_error(description, function, *args):
+    """``{"result": ...}`` of the student's call, or ``{"error": ...}`` with what it raised:
+    for calls whose failure is a rule broken (a list refused, two pairs refused), which the
+    verdict names. Unwritten code is still reported as not written."""
+    try:
+        return {"result": call_student(description, function, *args)}
+    except NotWrittenYet:
+        raise
+    except ProbeError as error:
+        return {"error": str(error)[:300]}
+
+
+def _after_the_call(description, function, values, *args):
+    """The array the student's ``function`` was given (``values``), read back after the
+    call: kept where their code runs, so a change made in place is seen."""
+    kept = kept_with(np.array(values, dtype=np.float64), near=function)
+    call_student(description, function, kept, *args)
+    return [float(value) for value in kept]
+
+
+def _input_problem(function_name, as_list, after, original, want, close):
+    """What went wrong with a list argument or with the array given, or None."""
+    if "error" in as_list:
+        return failed(f"{function_name} given a plain list of numbers (not a numpy array) "
+                      f"failed: {as_list['error']}. Convert the input first "
+                      "(np.asarray(values, dtype=float)).", rule=TAKES_LISTS)
+    if not close(as_list["result"], want):
+        return failed(f"{function_name} given a plain list returned {as_list['result']}; "
+                      f"given the same numbers as an array, {want}. Convert the input "
+                      "first (np.asarray(values, dtype=float)).", rule=TAKES_LISTS)
+    if after != original:
+        changed = next(index for index, (a, b) in enumerate(zip(after, original)) if a != b)
+        return failed(f"{function_name} changed the array it was given: element {changed} "
+                      f"was {original[changed]} before the call and {after[changed]} after. "
+                      "Work on a copy (values - values.mean(), not values -= ...), never on "
+                      "the caller's array.", rule=INPUT_UNCHANGED)
+    return None
 
 
 def _number(value):
@@ -56,13 +137,25 @@ def _interval_probe(inputs, confidence_interval):
         default = [_number(x) for x in default]
     except TypeError:
         default = [repr(default)[:60]]
-    return {"results": results, "default_level": default,
-            "too_few": outcome_of(confidence_interval, np.array(inputs["too_few"]))}
+    # the second sample again as a list, the third in an array read back after the call
+    as_list = _result_or_error("confidence_interval(a list of values, confidence=0.95)",
+                               confidence_interval, list(inputs["samples"][1]), 0.95)
+    if "result" in as_list:
+        try:
+            as_list["result"] = [_number(x) for x in as_list["result"]]
+        except TypeError:
+            as_list["result"] = [repr(as_list["result"])[:60]]
+    return {"results": results, "default_level": default, "as_list": as_list,
+            "after": _after_the_call("confidence_interval(values, confidence=0.9)",
+                                     confidence_interval, inputs["samples"][2], 0.9),
+            "too_few": outcome_of(confidence_interval, np.array(inputs["too_few"])),
+            "none": outcome_of(confidence_interval, np.array([], dtype=np.float64))}
 
 
 def _interval_verdict(inputs, data):
     from scipy import stats  # here: scipy takes a second to import
-    problem = wrong_amount("intervals", data["results"], len(inputs["samples"]))
+    problem = wrong_amount("intervals", data["results"], len(inputs["samples"]),
+                           rule=INTERVAL_TRIPLE)
     if problem:
         return problem
     wanted = reference(LESSON, "intervals", inputs["samples"], inputs["levels"])
@@ -71,11 +164,12 @@ def _interval_verdict(inputs, data):
         where = f"for {len(values)} values with mean {want[0]:.4g}, confidence {level}"
         if len(got) != 3:
             return failed(f"{where}, confidence_interval returned {got}; return (mean, low, "
-                          "high).")
+                          "high).", rule=INTERVAL_TRIPLE)
         if all(_close(g, w) for g, w in zip(got, want)):
             continue
         message = (f"{where}, confidence_interval returned ({', '.join(f'{g}' for g in got)}); "
                    f"expected ({want[0]:.6g}, {want[1]:.6g}, {want[2]:.6g}).")
+        rule = INTERVAL_USES_T
         spread = np.std(values, ddof=1) / math.sqrt(len(values))
         if spread > 0 and all(isinstance(g, float) for g in got):
             ratio = (got[2] - got[0]) / spread
@@ -87,19 +181,29 @@ def _interval_verdict(inputs, data):
                     (len(values) - 1) / len(values)), rel_tol=1e-6):
                 message += (" The standard error uses the sample standard deviation "
                             "(ddof=1).")
-        return failed(message)
+                rule = INTERVAL_DDOF
+        return failed(message, rule=rule)
     if not (len(data["default_level"]) == 3
             and all(_close(g, w) for g, w in zip(data["default_level"], wanted[0]))):
         return failed(f"confidence_interval(values) without a confidence level returned "
                       f"{data['default_level']}; expected the 95% interval "
                       f"({', '.join(f'{w:.6g}' for w in wanted[0])}): keep the default "
-                      "confidence=0.95.")
-    problem = value_error_problem("confidence_interval of a single value", data["too_few"],
-                                  ": one seed says nothing about the spread")
+                      "confidence=0.95.", rule=INTERVAL_DEFAULT)
+    problem = _input_problem(
+        "confidence_interval", data["as_list"], data["after"], inputs["samples"][2],
+        wanted[1], lambda got, want: len(got) == 3 and all(map(_close, got, want)))
     if problem:
         return problem
-    return passed("t intervals match scipy's for 2 to 30 seeds and several levels; a single "
-                  "value is refused.")
+    problem = (value_error_problem("confidence_interval of a single value", data["too_few"],
+                                   ": one seed says nothing about the spread",
+                                   rule=INTERVAL_TWO_VALUES)
+               or value_error_problem("confidence_interval of an empty array", data["none"],
+                                      ": no seeds, no mean and no spread",
+                                      rule=INTERVAL_TWO_VALUES))
+    if problem:
+        return problem
+    return passed("t intervals match scipy's for 2 to 30 seeds and several levels, from a list "
+                  "too, leaving the array given as it was; one value or none is refused.")
 
 
 # --- episodes to a threshold ----------------------------------------------------------------------
@@ -124,6 +228,9 @@ def _threshold_inputs(rng):
     cases.append({"returns": [0.0, 0.0, 2.0, 4.0, 6.0, 8.0, 1.0], "threshold": 5.0,
                   "window": 4})
     cases.append({"returns": [2.0, 4.0, 6.0, 8.0], "threshold": 5.0, "window": 4})
+    # a window of one episode, and a first full window that already reaches the threshold
+    cases.append({"returns": [-3.0, 1.0, 4.0, -2.0, 6.0], "threshold": 3.5, "window": 1})
+    cases.append({"returns": [6.0, 5.0, 0.0, 0.0, 9.0], "threshold": 5.0, "window": 2})
     return {"cases": cases}
 
 
@@ -134,11 +241,22 @@ def _threshold_probe(inputs, episodes_to_threshold):
                            episodes_to_threshold, np.array(case["returns"]), case["threshold"],
                            case["window"])
         found.append(None if got is None else _number(got))
-    return {"found": found}
+    # the first run again as a list, the second in an array read back after the call
+    first, second = inputs["cases"][:2]
+    as_list = _result_or_error("episodes_to_threshold(a list of returns, threshold, window)",
+                               episodes_to_threshold, list(first["returns"]),
+                               first["threshold"], first["window"])
+    if as_list.get("result") is not None:
+        as_list["result"] = _number(as_list["result"])
+    return {"found": found, "as_list": as_list,
+            "after": _after_the_call("episodes_to_threshold(returns, threshold, window)",
+                                     episodes_to_threshold, second["returns"],
+                                     second["threshold"], second["window"])}
 
 
 def _threshold_verdict(inputs, data):
-    problem = wrong_amount("answers", data["found"], len(inputs["cases"]))
+    problem = wrong_amount("answers", data["found"], len(inputs["cases"]),
+                           rule=THRESHOLD_FULL_WINDOWS)
     if problem:
         return problem
     wanted = reference(LESSON, "episodes_to_threshold", inputs["cases"])
@@ -147,22 +265,42 @@ def _threshold_verdict(inputs, data):
             continue
         shown = ", ".join(f"{r:g}" for r in case["returns"][:8])
         more = ", ..." if len(case["returns"]) > 8 else ""
-        hint = ""
+        hint, rule = "", THRESHOLD_FULL_WINDOWS
         if want is None:
             hint = (" No full window of that many episodes reaches the threshold: return None."
                     if len(case["returns"]) >= case["window"] else
                     " The run is shorter than one window: return None.")
-        elif got is not None and got == want - case["window"] + 1:
+            rule = THRESHOLD_NONE
+        elif got is not None and 1 <= got < case["window"] and float(np.mean(
+                case["returns"][:int(got)])) >= case["threshold"]:
+            hint = (f" The mean of the first {got:g} episodes reaches the threshold, but that "
+                    f"is not a full window of {case['window']}.")
+        elif got is not None and got in (want - case["window"], want - case["window"] + 1):
             hint = " Count episodes, not the index of the window's first episode."
+            rule = THRESHOLD_COUNTS_EPISODES
         elif got is not None and got == want - 1:
             hint = " The answer is a number of episodes: the window ending at index i covers i + 1."
+            rule = THRESHOLD_COUNTS_EPISODES
         elif got is not None and got < want:
             hint = " Only full windows count: a mean over fewer episodes is not a moving average of the window."
+        elif got is None and len(case["returns"]) == case["window"]:
+            hint = " The run is exactly one window long: that window counts."
+        elif math.isclose(float(np.mean(case["returns"][want - case["window"]:want])),
+                          case["threshold"], rel_tol=1e-12, abs_tol=1e-12):
+            hint = (f" The mean of episodes {want - case['window'] + 1} to {want} equals the "
+                    "threshold, and reaching it counts (>=).")
+            rule = THRESHOLD_AT_EQUAL
         return failed(f"episodes_to_threshold([{shown}{more}] ({len(case['returns'])} "
                       f"episodes), threshold={case['threshold']:g}, window={case['window']}) "
-                      f"returned {got}; expected {want}.{hint}")
+                      f"returned {got}; expected {want}.{hint}", rule=rule)
+    problem = _input_problem(
+        "episodes_to_threshold", data["as_list"], data["after"],
+        inputs["cases"][1]["returns"], wanted[0],
+        lambda got, want: got == want or (None not in (got, want) and math.isclose(got, want)))
+    if problem:
+        return problem
     return passed("the first full window whose mean reaches the threshold is found, and None "
-                  "when there is none.")
+                  "when there is none, from a list too, leaving the array given as it was.")
 
 
 # --- autocorrelation at a lag ------------------------------------------------------------------
@@ -198,18 +336,41 @@ def _autocorrelation_inputs(rng):
     cases.append({"values": rng.normal(size=few_lag + 2).round(3).tolist(), "lag": few_lag})
     cases.append({"values": [2.5] * int(rng.integers(4, 10)), "lag": 1})
     short_lag = int(rng.integers(1, 6))
+    long_values = rng.normal(size=int(rng.integers(3, 8))).round(3).tolist()
     return {"cases": cases,
             "too_short": {"values": rng.normal(size=short_lag + 1).round(3).tolist(),
                           "lag": short_lag},
+            # lags as long as the sequence, or longer: no pair at all
+            "too_long": {"values": long_values,
+                         "lags": [len(long_values), len(long_values) + int(rng.integers(1, 4))]},
             "bad_lags": [0, -int(rng.integers(1, 4))],
             "some_values": rng.normal(size=10).round(3).tolist()}
 
 
 def _autocorrelation_probe(inputs, autocorrelation):
-    found = [_number(call_student(f"autocorrelation(values, lag={case['lag']})",
-                                  autocorrelation, np.array(case["values"]), case["lag"]))
-             for case in inputs["cases"]]
-    return {"found": found,
+    found = []
+    for case in inputs["cases"]:
+        description = f"autocorrelation(values, lag={case['lag']})"
+        if len(case["values"]) - case["lag"] == 2:  # the fewest pairs there may be: a
+            # refusal here breaks a rule the verdict names
+            outcome = _result_or_error(description, autocorrelation, np.array(case["values"]),
+                                       case["lag"])
+            found.append(_number(outcome["result"]) if "result" in outcome else outcome)
+        else:
+            found.append(_number(call_student(description, autocorrelation,
+                                              np.array(case["values"]), case["lag"])))
+    # the first series again as a list, the second in an array read back after the call
+    first, second = inputs["cases"][:2]
+    as_list = _result_or_error(f"autocorrelation(a list of values, lag={first['lag']})",
+                               autocorrelation, list(first["values"]), first["lag"])
+    if "result" in as_list:
+        as_list["result"] = _number(as_list["result"])
+    too_long = inputs["too_long"]
+    return {"found": found, "as_list": as_list,
+            "after": _after_the_call(f"autocorrelation(values, lag={second['lag']})",
+                                     autocorrelation, second["values"], second["lag"]),
+            "too_long": [outcome_of(autocorrelation, np.array(too_long["values"]), lag)
+                         for lag in too_long["lags"]],
             "too_short": outcome_of(autocorrelation, np.array(inputs["too_short"]["values"]),
                                     inputs["too_short"]["lag"]),
             "bad_lags": [outcome_of(autocorrelation, np.array(inputs["some_values"]), lag)
@@ -256,53 +417,89 @@ def _autocorrelation_hint(values, lag, got):
 
 
 def _autocorrelation_verdict(inputs, data):
-    problem = wrong_amount("answers", data["found"], len(inputs["cases"]))
+    problem = wrong_amount("answers", data["found"], len(inputs["cases"]),
+                           rule=AUTOCORRELATION_PEARSON)
     if problem:
         return problem
     wanted = reference(LESSON, "autocorrelations", inputs["cases"])
     for case, got, want in zip(inputs["cases"], data["found"], wanted):
+        values, lag = case["values"], case["lag"]
+        if isinstance(got, dict):
+            return failed(f"autocorrelation of {len(values)} values at lag {lag} leaves two "
+                          f"pairs, the fewest it accepts, but it failed: "
+                          f"{str(got.get('error'))[:200]}. Refuse only when "
+                          "len(values) - lag < 2.", rule=AUTOCORRELATION_PAIRS)
         if _close(got, want, rel=1e-6):
             continue
-        values, lag = case["values"], case["lag"]
+        before, after = np.asarray(values[:-lag]), np.asarray(values[lag:])
+        constant = before.std() == 0 or after.std() == 0
         return failed(f"autocorrelation of {len(values)} values starting {values[:4]} at lag "
                       f"{lag} returned {got}; expected {want:.6g}."
-                      f"{_autocorrelation_hint(values, lag, got)}")
+                      f"{_autocorrelation_hint(values, lag, got)}",
+                      rule=AUTOCORRELATION_CONSTANT if constant else AUTOCORRELATION_PEARSON)
+    problem = _input_problem("autocorrelation", data["as_list"], data["after"],
+                             inputs["cases"][1]["values"], wanted[0],
+                             lambda got, want: _close(got, want, rel=1e-6))
+    if problem:
+        return problem
     short = inputs["too_short"]
     problem = value_error_problem(
         f"autocorrelation of {len(short['values'])} values at lag {short['lag']}",
-        data["too_short"], ": that leaves a single pair, and one pair makes no correlation")
+        data["too_short"], ": that leaves a single pair, and one pair makes no correlation",
+        rule=AUTOCORRELATION_PAIRS)
+    if problem:
+        return problem
+    too_long = inputs["too_long"]
+    problem = wrong_amount("outcomes for lags as long as the values", data["too_long"],
+                           len(too_long["lags"]), rule=AUTOCORRELATION_PAIRS)
+    for lag, outcome in zip(too_long["lags"], data["too_long"] if not problem else []):
+        problem = problem or value_error_problem(
+            f"autocorrelation of {len(too_long['values'])} values at lag {lag}", outcome,
+            ": no pair is left at all (len(values) - lag < 2)", rule=AUTOCORRELATION_PAIRS)
     if problem:
         return problem
     problem = wrong_amount("outcomes for lags below 1", data["bad_lags"],
-                           len(inputs["bad_lags"]))
+                           len(inputs["bad_lags"]), rule=AUTOCORRELATION_LAG)
     if problem:
         return problem
     for lag, outcome in zip(inputs["bad_lags"], data["bad_lags"]):
         problem = value_error_problem(
             f"autocorrelation(values, lag={lag})", outcome,
             ": the lag must be at least 1 (values[:-0] is empty, and a negative lag slices "
-            "the wrong ends); check it before slicing")
+            "the wrong ends); check it before slicing", rule=AUTOCORRELATION_LAG)
         if problem:
             return problem
     problem = value_error_problem(
         "autocorrelation(six values all 2.5, lag=0)", data["lag_zero_constant"],
         ": a lag of 0 is refused whatever the values, constant ones included; check the lag "
-        "before anything else")
+        "before anything else", rule=AUTOCORRELATION_LAG)
     if problem:
         return problem
     return passed("Pearson's r between values[:-lag] and values[lag:] matches numpy's at lags "
-                  "1 to 8, a constant slice gives 0, and lags below 1 or a single pair are "
-                  "refused.")
+                  "1 to 8, from a list too, leaving the array given as it was; a constant "
+                  "slice gives 0; lags below 1, and fewer than two pairs, are refused.")
 
 
 CHECKS = LessonChecks(LESSON, [
     Check("test_confidence_interval", "confidence intervals", ("confidence_interval",),
           _interval_inputs, _interval_probe, _interval_verdict,
-          asks="T intervals against scipy's, on salted samples; ValueError for one value."),
+          asks="confidence_interval matches Student's t interval (scipy's) on salted samples "
+               "and levels, takes lists, leaves its input as it was, and raises ValueError "
+               "for fewer than two values.",
+          rules=(INTERVAL_TRIPLE, INTERVAL_USES_T, INTERVAL_DDOF, INTERVAL_DEFAULT,
+                 TAKES_LISTS, INPUT_UNCHANGED, INTERVAL_TWO_VALUES)),
     Check("test_episodes_to_threshold", "episodes to a threshold", ("episodes_to_threshold",),
           _threshold_inputs, _threshold_probe, _threshold_verdict,
-          asks="Against a moving average over full windows, on salted runs and edge cases."),
+          asks="episodes_to_threshold matches a moving average over full windows on salted "
+               "runs and edge cases (ties, one-episode windows, runs one window long or "
+               "shorter), takes lists and leaves its input as it was.",
+          rules=(THRESHOLD_FULL_WINDOWS, THRESHOLD_COUNTS_EPISODES, THRESHOLD_AT_EQUAL,
+                 THRESHOLD_NONE, TAKES_LISTS, INPUT_UNCHANGED)),
     Check("test_autocorrelation", "autocorrelation at a lag", ("autocorrelation",),
           _autocorrelation_inputs, _autocorrelation_probe, _autocorrelation_verdict,
-          asks="Against numpy's correlation at several lags; 0 when a slice is constant; bad lags refused."),
+          asks="autocorrelation matches numpy's correlation of the two slices at several "
+               "lags, gives 0 when a slice is constant, takes lists, leaves its input as it "
+               "was, and refuses lags below 1 or fewer than two pairs.",
+          rules=(AUTOCORRELATION_PEARSON, AUTOCORRELATION_CONSTANT, TAKES_LISTS,
+                 INPUT_UNCHANGED, AUTOCORRELATION_LAG, AUTOCORRELATION_PAIRS)),
 ])

@@ -27,6 +27,14 @@ VALUE_MAX_STARTS_AT_ZERO = _edit("get_value", (
 VALUE_OVER_ALL_ACTIONS = _edit("get_value", (
     "for action in self.get_legal_actions(state)", "for action in range(N_ACTIONS)"))
 
+VALUE_OVER_STORED_QVALUES = _edit("get_value", (
+    "    return max(self.get_qvalue(state, action) for action in "
+    "self.get_legal_actions(state))",
+    """\
+    legal = set(self.get_legal_actions(state))
+    stored = [q for action, q in self._qvalues[state].items() if action in legal]
+    return max(stored) if stored else 0.0  # a state never updated: nothing stored yet"""))
+
 # --- get_best_action --------------------------------------------------------------------
 
 TIES_TO_LOWEST_ACTION = _edit("get_best_action", (
@@ -41,6 +49,10 @@ TIES_WITH_GLOBAL_RANDOM = _edit(
     "get_best_action",
     ("#| export\n", "#| export\nimport random\n\n\n"),
     ("return tied[self.rng.integers(len(tied))]", "return random.choice(tied)"))
+
+BEST_ACTION_AS_POSITION = _edit("get_best_action", (
+    "tied = [action for action, q in zip(actions, qvalues) if q == best]",
+    "tied = [index for index, q in enumerate(qvalues) if q == best]"))
 
 # --- get_action -------------------------------------------------------------------------
 
@@ -60,6 +72,23 @@ EXPLORES_ONLY_NON_GREEDY_ACTIONS = _edit(
 
 EXPLORES_ILLEGAL_ACTIONS = _edit("get_action", (
     _EXPLORE, "        return int(self.rng.integers(6))"))
+
+EXPLORES_WITH_NUMPYS_GLOBAL_GENERATOR = _edit("get_action", (
+    _EXPLORE, "        return int(np.random.choice(list(self.get_legal_actions(state))))"))
+
+COIN_FROM_PYTHONS_RANDOM = _edit(
+    "get_action",
+    ("#| export\n", "#| export\nimport random\n\n\n"),
+    ("if self.rng.random() < self.epsilon:", "if random.random() < self.epsilon:"))
+
+COIN_INVERTED = _edit("get_action", (
+    "if self.rng.random() < self.epsilon:", "if self.rng.random() > self.epsilon:"))
+
+GREEDY_BRANCH_TAKES_THE_FIRST_BEST = _edit("get_action", (
+    "    return self.get_best_action(state)",
+    """\
+    actions = list(self.get_legal_actions(state))
+    return max(actions, key=lambda action: self.get_qvalue(state, action))"""))
 
 EPSILON_READ_AT_CONSTRUCTION = _edit(
     "get_action",
@@ -125,6 +154,26 @@ LOOP_RETURNS_LAST_REWARD = _edit(
 
 
 
+LOOP_SKIPS_THE_LAST_UPDATE = _edit("play_and_train", (
+    """\
+        agent.update(state, action, reward, next_state, terminated)
+        total_reward += reward
+        state = next_state
+        if terminated or truncated:
+            break""",
+    """\
+        total_reward += reward
+        if terminated or truncated:
+            break  # the episode is over: nothing left to learn
+        agent.update(state, action, reward, next_state, terminated)
+        state = next_state"""))
+
+LOOP_NEVER_MOVES_ON = _edit("play_and_train", ("        state = next_state\n", ""))
+
+LOOP_ENDS_ON_A_PENALTY = _edit("play_and_train", (
+    "if terminated or truncated:",
+    "if terminated or truncated or reward <= -10:  # an illegal pick-up or drop-off"))
+
 # --- boundaries (found by mutation testing) ---------------------------------------------
 
 LOOP_ONE_STEP_PAST_T_MAX = _edit("play_and_train", (
@@ -137,62 +186,125 @@ BUGS = (
     Bug("value_max_starts_at_zero", LESSON, "test_value_and_best_action",
         {"get_value": VALUE_MAX_STARTS_AT_ZERO},
         description="the running maximum starts at 0, so a state whose legal Q-values "
-                    "are all negative gets value 0"),
+                    "are all negative gets value 0",
+        rule="value-is-legal-max", kind="boundary"),
     Bug("value_over_all_actions", LESSON, "test_value_and_best_action",
         {"get_value": VALUE_OVER_ALL_ACTIONS},
         description="the maximum runs over all six Taxi actions, not the state's legal "
-                    "ones; an illegal action's unset Q-value (0) can win"),
+                    "ones; an illegal action's unset Q-value (0) can win",
+        rule="value-is-legal-max", kind="wrong-source"),
+    Bug("value_over_stored_qvalues", LESSON, "test_value_and_best_action",
+        {"get_value": VALUE_OVER_STORED_QVALUES}, also_fails=("test_update",),
+        description="the maximum runs over the Q-values stored for the state, so a legal "
+                    "action never tried (Q-value 0) is left out",
+        rule="unset-qvalue-is-zero", kind="wrong-source"),
+    Bug("best_action_as_position", LESSON, "test_value_and_best_action",
+        {"get_best_action": BEST_ACTION_AS_POSITION},
+        also_fails=("test_best_action_ties", "test_epsilon_greedy"),
+        description="returns the position of the best Q-value in the list of legal "
+                    "actions, not the action there",
+        rule="best-action-is-argmax", kind="wrong-source"),
     Bug("ties_to_lowest_action", LESSON, "test_best_action_ties",
         {"get_best_action": TIES_TO_LOWEST_ACTION},
-        description="max() with a key returns the first of the tied actions, every time"),
+        also_fails=("test_epsilon_greedy",),  # get_action's greedy choice is this one
+        description="max() with a key returns the first of the tied actions, every time",
+        rule="ties-uniform", kind="wrong-distribution"),
     Bug("ties_with_global_random", LESSON, "test_best_action_ties",
         {"get_best_action": TIES_WITH_GLOBAL_RANDOM},
         description="ties broken uniformly, but by Python's global random module: runs "
-                    "do not reproduce with the agent's seed"),
+                    "do not reproduce with the agent's seed",
+        rule="own-generator", kind="global-generator"),
     Bug("explores_only_non_greedy_actions", LESSON, "test_epsilon_greedy",
         {"get_action": EXPLORES_ONLY_NON_GREEDY_ACTIONS},
         description="exploration picks among the non-greedy actions only (another "
                     "convention, not the one the lesson asks for: best with probability "
-                    "1 - eps + eps/k)"),
+                    "1 - eps + eps/k)",
+        rule="epsilon-greedy", kind="wrong-distribution"),
     Bug("explores_illegal_actions", LESSON, "test_epsilon_greedy",
         {"get_action": EXPLORES_ILLEGAL_ACTIONS},
-        description="exploration draws from range(6), ignoring get_legal_actions"),
+        description="exploration draws from range(6), ignoring get_legal_actions",
+        rule="legal-actions-only", kind="wrong-source"),
+    Bug("explores_with_numpys_global_generator", LESSON, "test_epsilon_greedy",
+        {"get_action": EXPLORES_WITH_NUMPYS_GLOBAL_GENERATOR},
+        description="the exploring action comes from np.random.choice, numpy's global "
+                    "generator: the agent's seed does not reproduce its choices",
+        rule="own-generator", kind="global-generator"),
+    Bug("coin_from_pythons_random", LESSON, "test_epsilon_greedy",
+        {"get_action": COIN_FROM_PYTHONS_RANDOM},
+        description="whether to explore is decided by random.random(), Python's global "
+                    "generator",
+        rule="own-generator", kind="global-generator"),
+    Bug("coin_inverted", LESSON, "test_epsilon_greedy", {"get_action": COIN_INVERTED},
+        description="explores with probability 1 - epsilon: always at epsilon 0, never at "
+                    "epsilon 1",
+        rule="epsilon-greedy", kind="boundary"),
+    Bug("greedy_branch_takes_the_first_best", LESSON, "test_epsilon_greedy",
+        {"get_action": GREEDY_BRANCH_TAKES_THE_FIRST_BEST},
+        description="the greedy choice is max() over the legal actions, not "
+                    "get_best_action: ties go to the first action",
+        rule="greedy-is-best-action", kind="wrong-distribution"),
     Bug("epsilon_read_at_construction", LESSON, "test_epsilon_greedy",
         {"get_action": EPSILON_READ_AT_CONSTRUCTION},
         description="epsilon copied once when the agent is built, so a training loop "
-                    "that decays agent.epsilon changes nothing"),
+                    "that decays agent.epsilon changes nothing",
+        rule="epsilon-read-each-call", kind="protocol"),
     Bug("epsilon_read_at_first_call", LESSON, "test_epsilon_greedy",
         {"get_action": EPSILON_READ_AT_FIRST_CALL},
         description="epsilon copied on the first get_action call, so decaying "
-                    "agent.epsilon after the first episode changes nothing"),
+                    "agent.epsilon after the first episode changes nothing",
+        rule="epsilon-read-each-call", kind="protocol"),
     Bug("update_ignores_terminated", LESSON, "test_update",
         {"update": UPDATE_IGNORES_TERMINATED},
-        description="always bootstraps from the next state, even when it is terminal"),
+        description="always bootstraps from the next state, even when it is terminal",
+        rule="terminal-target-is-reward", kind="past-terminal"),
     Bug("update_alpha_swapped", LESSON, "test_update",
         {"update": UPDATE_ALPHA_SWAPPED},
-        description="alpha weighs the old value and 1 - alpha the target"),
+        description="alpha weighs the old value and 1 - alpha the target",
+        rule="q-learning-rule", kind="wrong-formula"),
     Bug("loop_passes_truncation_as_terminal", LESSON, "test_play_and_train",
         {"play_and_train": LOOP_PASSES_TRUNCATION_AS_TERMINAL},
         description="update is told terminated or truncated, so a time limit zeroes "
-                    "the bootstrap"),
+                    "the bootstrap",
+        rule="update-gets-terminated", kind="past-terminal"),
     Bug("loop_never_stops_unless_terminated", LESSON, "test_play_and_train",
         {"play_and_train": LOOP_NEVER_STOPS_UNLESS_TERMINATED},
         description="while True, stopping only when terminated: an episode that is "
-                    "truncated never ends (the corridor stops it past its time limit)"),
+                    "truncated never ends (the corridor stops it past its time limit)",
+        rule="stops-on-terminated-or-truncated", kind="past-terminal"),
     Bug("loop_ignores_truncation", LESSON, "test_play_and_train",
         {"play_and_train": LOOP_IGNORES_TRUNCATION},
         description="the episode stops only on terminated and runs past the time limit "
-                    "(until t_max)"),
+                    "(until t_max)",
+        rule="stops-on-terminated-or-truncated", kind="past-terminal"),
     Bug("loop_returns_nothing", LESSON, "test_play_and_train",
         {"play_and_train": LOOP_RETURNS_NOTHING},
-        description="the total reward is added up but never returned"),
+        description="the total reward is added up but never returned",
+        rule="returns-total-reward", kind="protocol"),
     Bug("loop_returns_last_reward", LESSON, "test_play_and_train",
         {"play_and_train": LOOP_RETURNS_LAST_REWARD},
-        description="returns the last step's reward instead of the episode's total"),
+        description="returns the last step's reward instead of the episode's total",
+        rule="returns-total-reward", kind="wrong-formula"),
+    Bug("loop_skips_the_last_update", LESSON, "test_play_and_train",
+        {"play_and_train": LOOP_SKIPS_THE_LAST_UPDATE},
+        description="stops before updating on the step that ends the episode, so the "
+                    "goal's reward is never learned",
+        rule="loop-steps", kind="past-terminal"),
+    Bug("loop_never_moves_on", LESSON, "test_play_and_train",
+        {"play_and_train": LOOP_NEVER_MOVES_ON},
+        description="state = next_state forgotten: every update and action is for the "
+                    "first state",
+        rule="update-own-transition", kind="wrong-source"),
+    Bug("loop_ends_on_a_penalty", LESSON, "test_learning",
+        {"play_and_train": LOOP_ENDS_ON_A_PENALTY},
+        description="the episode ends on Taxi's -10 penalty as if an illegal pick-up or "
+                    "drop-off were the end: episodes stop short and little is learned",
+        rule="loop-learns-taxi", kind="protocol"),
     Bug("play_and_train_one_step_past_t_max", LESSON, "test_play_and_train",
         {"play_and_train": LOOP_ONE_STEP_PAST_T_MAX},
-        description="range(t_max + 1): one step more than t_max allows"),
+        description="range(t_max + 1): one step more than t_max allows",
+        rule="t-max-cap", kind="boundary"),
     Bug("play_and_train_default_t_max_of_1000", LESSON, "test_play_and_train",
         {"play_and_train": LOOP_DEFAULT_T_MAX_OF_1000},
-        description="the signature's default t_max changed from 10,000 to 1,000"),
+        description="the signature's default t_max changed from 10,000 to 1,000",
+        rule="t-max-cap", kind="boundary"),
 )

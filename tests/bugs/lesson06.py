@@ -86,56 +86,170 @@ INTERVAL_DEFAULT_LEVEL_90 = _edit("confidence_interval", (
     "confidence=0.95", "confidence=0.9"))
 
 
+# --- inputs, refusals and what is returned (issue 22: a sentence of the text each) -------
+
+INTERVAL_WITHOUT_THE_MEAN = _edit("confidence_interval", (
+    "return mean, mean - half_width, mean + half_width",
+    "return mean - half_width, mean + half_width  # the interval is low and high"))
+
+INTERVAL_REFUSES_ONLY_ONE_VALUE = _edit("confidence_interval", (
+    "if values.size < 2:", "if values.size == 1:"))
+
+INTERVAL_NEEDS_AN_ARRAY = _edit("confidence_interval", (
+    "    values = np.asarray(values, dtype=np.float64)\n", ""))
+
+INTERVAL_CENTRES_IN_PLACE = _edit("confidence_interval", (
+    "    half_width = float(stats.sem(values) * stats.t.ppf((1 + confidence) / 2, values.size - 1))",
+    """\
+    values -= mean  # deviations from the mean, for the sample standard deviation
+    std = np.sqrt(np.sum(values ** 2) / (values.size - 1))
+    half_width = float(std / np.sqrt(values.size)
+                       * stats.t.ppf((1 + confidence) / 2, values.size - 1))"""))
+
+THRESHOLD_WITHOUT_THE_SHORT_RUN_GUARD = _edit("episodes_to_threshold", (
+    """\
+    if returns.size < window:
+        return None
+""", ""))
+
+THRESHOLD_NAN_WHEN_NEVER = _edit("episodes_to_threshold", (
+    "return int(reached[0]) + window if reached.size else None",
+    "return int(reached[0]) + window if reached.size else float(\"nan\")  # pandas' missing"))
+
+THRESHOLD_SUBTRACTS_IN_PLACE = _edit("episodes_to_threshold", (
+    """\
+    window_means = np.convolve(returns, np.ones(window) / window, mode="valid")
+    reached = np.flatnonzero(window_means >= threshold)""",
+    """\
+    returns -= threshold  # above the threshold: a positive window mean
+    window_means = np.convolve(returns, np.ones(window) / window, mode="valid")
+    reached = np.flatnonzero(window_means >= 0)"""))
+
+AUTOCORRELATION_NEEDS_AN_ARRAY = _edit("autocorrelation", (
+    "    values = np.asarray(values, dtype=np.float64)\n", "",),
+    ("values.size - lag", "len(values) - lag"), ("values.size}", "len(values)}"))
+
+AUTOCORRELATION_CENTRES_IN_PLACE = _edit("autocorrelation", (
+    "    before, after = values[:-lag], values[lag:]",
+    "    values -= values.mean()  # r does not change when every value moves alike\n"
+    "    before, after = values[:-lag], values[lag:]"))
+
+AUTOCORRELATION_REFUSES_ONLY_ONE_PAIR = _edit("autocorrelation", (
+    "if lag < 1 or values.size - lag < 2:", "if lag < 1 or values.size - lag == 1:"))
+
+
 BUGS = [
     Bug("interval_with_the_normal_quantile", LESSON, "test_confidence_interval",
         {"confidence_interval": INTERVAL_WITH_THE_NORMAL_QUANTILE},
-        description="z instead of t: too narrow for five seeds"),
+        description="z instead of t: too narrow for five seeds",
+        rule="interval-uses-t", kind="wrong-formula"),
     Bug("interval_with_population_std", LESSON, "test_confidence_interval",
         {"confidence_interval": INTERVAL_WITH_POPULATION_STD},
-        description="the standard error from the population standard deviation (ddof=0)"),
+        description="the standard error from the population standard deviation (ddof=0)",
+        rule="interval-sample-std", kind="wrong-formula"),
     Bug("threshold_with_partial_windows", LESSON, "test_episodes_to_threshold",
         {"episodes_to_threshold": THRESHOLD_WITH_PARTIAL_WINDOWS},
-        description="one lucky early episode counts as learned"),
+        description="one lucky early episode counts as learned",
+        rule="threshold-full-windows", kind="boundary"),
     Bug("threshold_returns_the_start_index", LESSON, "test_episodes_to_threshold",
         {"episodes_to_threshold": THRESHOLD_RETURNS_THE_START_INDEX},
-        description="returns where the first good window starts, not how many episodes it took"),
+        description="returns where the first good window starts, not how many episodes it took",
+        rule="threshold-counts-episodes", kind="wrong-formula"),
     Bug("autocorrelation_not_centred", LESSON, "test_autocorrelation",
         {"autocorrelation": AUTOCORRELATION_NOT_CENTRED},
-        description="mean of products over the variance, without centring"),
+        description="mean of products over the variance, without centring",
+        rule="autocorrelation-pearson", kind="wrong-formula"),
     Bug("autocorrelation_nan_when_constant", LESSON, "test_autocorrelation",
         {"autocorrelation": AUTOCORRELATION_NAN_WHEN_CONSTANT},
-        description="a constant slice gives NaN"),
+        description="a constant slice gives NaN",
+        rule="autocorrelation-constant-is-zero", kind="boundary"),
     Bug("autocorrelation_ignores_the_lag", LESSON, "test_autocorrelation",
         {"autocorrelation": AUTOCORRELATION_IGNORES_THE_LAG},
-        description="always the lag-1 correlation, whatever the lag"),
+        description="always the lag-1 correlation, whatever the lag",
+        rule="autocorrelation-pearson", kind="wrong-source"),
     Bug("autocorrelation_lag_off_by_one", LESSON, "test_autocorrelation",
         {"autocorrelation": AUTOCORRELATION_LAG_OFF_BY_ONE},
-        description="pairs values lag + 1 apart"),
+        description="pairs values lag + 1 apart",
+        rule="autocorrelation-pearson", kind="wrong-source"),
     Bug("autocorrelation_whole_sequence_mean", LESSON, "test_autocorrelation",
         {"autocorrelation": AUTOCORRELATION_WHOLE_SEQUENCE_MEAN},
         description="the acf estimator (one mean and variance for the whole sequence), not "
-                    "Pearson's r of the two slices"),
+                    "Pearson's r of the two slices",
+        rule="autocorrelation-pearson", kind="wrong-formula"),
     Bug("autocorrelation_accepts_lag_zero", LESSON, "test_autocorrelation",
         {"autocorrelation": AUTOCORRELATION_ACCEPTS_LAG_ZERO},
-        description="lag 0 slices values[:-0], an empty array, instead of raising"),
+        description="lag 0 slices values[:-0], an empty array, instead of raising",
+        rule="autocorrelation-lag-at-least-1", kind="accidental-refusal"),
     Bug("autocorrelation_accepts_one_pair", LESSON, "test_autocorrelation",
         {"autocorrelation": AUTOCORRELATION_ACCEPTS_ONE_PAIR},
-        description="a single pair is correlated (0.0) instead of refused"),
+        description="a single pair is correlated (0.0) instead of refused",
+        rule="autocorrelation-needs-two-pairs", kind="accidental-refusal"),
     Bug("threshold_strictly_above", LESSON, "test_episodes_to_threshold",
         {"episodes_to_threshold": THRESHOLD_STRICTLY_ABOVE},
-        description="> instead of >=: a window mean exactly at the threshold does not count"),
+        description="> instead of >=: a window mean exactly at the threshold does not count",
+        rule="threshold-reached-when-equal", kind="boundary"),
     Bug("threshold_none_for_one_window", LESSON, "test_episodes_to_threshold",
         {"episodes_to_threshold": THRESHOLD_NONE_FOR_ONE_WINDOW},
-        description="<= window: a run exactly one window long is never judged"),
+        description="<= window: a run exactly one window long is never judged",
+        rule="threshold-full-windows", kind="boundary"),
     Bug("autocorrelation_checks_only_the_first_slice", LESSON, "test_autocorrelation",
         {"autocorrelation": AUTOCORRELATION_CHECKS_ONLY_THE_FIRST_SLICE},
         description="only values[:-lag] is tested for being constant: nan when the series "
-                    "goes flat at the end"),
+                    "goes flat at the end",
+        rule="autocorrelation-constant-is-zero", kind="boundary"),
     Bug("autocorrelation_refuses_two_pairs", LESSON, "test_autocorrelation",
         {"autocorrelation": AUTOCORRELATION_REFUSES_TWO_PAIRS},
         description="the guard is off by one: two pairs of values, the fewest there can be, "
-                    "raise ValueError"),
+                    "raise ValueError",
+        rule="autocorrelation-needs-two-pairs", kind="boundary"),
     Bug("interval_default_level_90", LESSON, "test_confidence_interval",
         {"confidence_interval": INTERVAL_DEFAULT_LEVEL_90},
-        description="the signature's default confidence changed from 0.95 to 0.9"),
+        description="the signature's default confidence changed from 0.95 to 0.9",
+        rule="interval-default-95", kind="protocol"),
+    Bug("interval_without_the_mean", LESSON, "test_confidence_interval",
+        {"confidence_interval": INTERVAL_WITHOUT_THE_MEAN},
+        description="returns (low, high), leaving out the mean",
+        rule="interval-returns-mean-low-high", kind="protocol"),
+    Bug("interval_refuses_only_one_value", LESSON, "test_confidence_interval",
+        {"confidence_interval": INTERVAL_REFUSES_ONLY_ONE_VALUE},
+        description="== 1 instead of < 2: an empty array gives (nan, nan, nan) instead of "
+                    "ValueError",
+        rule="interval-needs-two-values", kind="accidental-refusal"),
+    Bug("interval_needs_an_array", LESSON, "test_confidence_interval",
+        {"confidence_interval": INTERVAL_NEEDS_AN_ARRAY},
+        description="values.size and values.mean() on the argument as given: a list fails",
+        rule="takes-lists", kind="protocol"),
+    Bug("interval_centres_in_place", LESSON, "test_confidence_interval",
+        {"confidence_interval": INTERVAL_CENTRES_IN_PLACE},
+        description="values -= mean on np.asarray's result, which is the caller's array: "
+                    "the right interval, and the caller's seeds overwritten",
+        rule="input-unchanged", kind="mutates-input"),
+    Bug("threshold_without_the_short_run_guard", LESSON, "test_episodes_to_threshold",
+        {"episodes_to_threshold": THRESHOLD_WITHOUT_THE_SHORT_RUN_GUARD},
+        description="no check for a run shorter than one window: np.convolve then swaps "
+                    "its arguments and finds a 'window' that is not one",
+        rule="threshold-none-if-never", kind="boundary"),
+    Bug("threshold_nan_when_never", LESSON, "test_episodes_to_threshold",
+        {"episodes_to_threshold": THRESHOLD_NAN_WHEN_NEVER},
+        description="nan instead of None when no window reaches the threshold",
+        rule="threshold-none-if-never", kind="protocol"),
+    Bug("threshold_subtracts_in_place", LESSON, "test_episodes_to_threshold",
+        {"episodes_to_threshold": THRESHOLD_SUBTRACTS_IN_PLACE},
+        description="returns -= threshold on the caller's array: the right answer, and the "
+                    "caller's returns shifted",
+        rule="input-unchanged", kind="mutates-input"),
+    Bug("autocorrelation_needs_an_array", LESSON, "test_autocorrelation",
+        {"autocorrelation": AUTOCORRELATION_NEEDS_AN_ARRAY},
+        description="slices of the argument as given: a list's slices have no .std()",
+        rule="takes-lists", kind="protocol"),
+    Bug("autocorrelation_centres_in_place", LESSON, "test_autocorrelation",
+        {"autocorrelation": AUTOCORRELATION_CENTRES_IN_PLACE},
+        description="values -= values.mean() on the caller's array: r is unchanged, the "
+                    "caller's values are not",
+        rule="input-unchanged", kind="mutates-input"),
+    Bug("autocorrelation_refuses_only_one_pair", LESSON, "test_autocorrelation",
+        {"autocorrelation": AUTOCORRELATION_REFUSES_ONLY_ONE_PAIR},
+        description="== 1 instead of < 2: a lag as long as the values leaves no pair and "
+                    "gives nan instead of ValueError",
+        rule="autocorrelation-needs-two-pairs", kind="accidental-refusal"),
 ]
