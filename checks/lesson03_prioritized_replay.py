@@ -39,8 +39,7 @@ SEARCH_INTERVAL = Rule("search-interval", "find_prefix_sum(m) returns the slot i
                        "p_0 + ... + p_(i-1) <= m < p_0 + ... + p_i.")
 SEARCH_TIE_GOES_RIGHT = Rule("search-tie-goes-right", "A mass equal to a running sum "
                              "p_0 + ... + p_i belongs to the next slot: go right when m >= "
-                             "the left child's sum.")
-SEARCH_SKIPS_EMPTY = Rule("search-skips-empty", "A search never lands on a slot of priority 0.")
+                             "the left child's sum, which also skips slots of priority 0.")
 SEARCH_CLAMPED = Rule("search-clamped", "Masses are clamped into [0, total) and slots to "
                       "capacity - 1, so every search returns a slot that exists, even for a "
                       "mass a hair below the total.")
@@ -444,6 +443,7 @@ def _search_verdict(inputs, data):
                            rule=SEARCH_INTERVAL)
     if problem:
         return problem
+    wrong = {SEARCH_INTERVAL: [], SEARCH_TIE_GOES_RIGHT: [], SEARCH_CLAMPED: []}
     for case, found in zip(inputs["cases"], data["found"]):
         priorities, masses = case["priorities"], case["masses"]
         problem = wrong_amount("slots", found, len(masses), rule=SEARCH_INTERVAL)
@@ -451,37 +451,15 @@ def _search_verdict(inputs, data):
             return problem
         expected = reference(LESSON, "brute_force_prefix_search", priorities, masses)
         cumulative = np.concatenate([[0.0], np.cumsum(priorities)])  # for the feedback only
-        total = cumulative[-1]
         for mass, got, want in zip(masses, found, expected):
-            if got == want:
-                continue
-            shown = ", ".join(f"{p:g}" for p in priorities[:12])
-            more = ", ..." if len(priorities) > 12 else ""
-            where = (f"in a SumTree({len(priorities)}) holding priorities [{shown}{more}] "
-                     f"(total {total:g}), find_prefix_sum({mass:g}) returned slot {got}")
-            if not isinstance(got, int) or not 0 <= got < len(priorities):
-                hint = ("which does not exist. Masses at or past the total must be clamped "
-                        "to just below it, and slots to capacity - 1."
-                        if mass >= total else "which does not exist: clamp the slot to "
-                        "capacity - 1 (and masses into [0, total)).")
-                return failed(f"{where}, {hint}", rule=SEARCH_CLAMPED)
-            if priorities[got] == 0:
-                return failed(f"{where}, whose priority is 0: the search must never land on "
-                              f"an empty slot. The mass belongs to slot {want}. Clamp masses "
-                              "into [0, total), and never go right into an empty subtree.",
-                              rule=SEARCH_SKIPS_EMPTY)
-            hint, rule = "", SEARCH_INTERVAL
-            if mass in cumulative[1:-1]:
-                hint, rule = (" A mass equal to a running sum p_0 + ... + p_i belongs to the "
-                              "next slot: go right when mass >= the left child's sum.",
-                              SEARCH_TIE_GOES_RIGHT)
-            elif mass < 0 or mass >= total:
-                hint, rule = (" Masses outside [0, total) must be clamped into it first.",
-                              SEARCH_CLAMPED)
-            return failed(f"{where} (priority {priorities[got]:g}, covering "
-                          f"[{cumulative[got]:g}, {cumulative[got + 1]:g})), but the mass "
-                          f"lies in slot {want}'s interval [{cumulative[want]:g}, "
-                          f"{cumulative[want + 1]:g}).{hint}", rule=rule)
+            if got != want:
+                wrong[_search_rule(mass, got, priorities, cumulative)].append(
+                    (priorities, cumulative, mass, got, want))
+    # the most basic requirement broken first: a mass inside a slot's interval, then one
+    # on a boundary, then masses and slots out of range
+    for rule, mistakes in wrong.items():
+        if mistakes:
+            return _search_failure(rule, *mistakes[0])
     kept, case = data.get("kept") or {}, inputs["cases"][1]
     if kept.get("masses") != case["masses"]:
         changed = next((i for i, (got, mass) in enumerate(zip(kept.get("masses") or [],
@@ -500,6 +478,39 @@ def _search_verdict(inputs, data):
     return passed(f"every search agrees with a brute-force running sum, boundaries, empty "
                   f"slots and out-of-range masses included (capacities {sizes}), and leaves "
                   "the masses it is given unchanged.")
+
+
+def _search_rule(mass, got, priorities, cumulative):
+    """The rule a wrong slot for ``mass`` breaks (see _search_verdict)."""
+    if not isinstance(got, int) or not 0 <= got < len(priorities) or not \
+            0 <= mass < cumulative[-1]:
+        return SEARCH_CLAMPED
+    return SEARCH_TIE_GOES_RIGHT if mass in cumulative[1:-1] else SEARCH_INTERVAL
+
+
+def _search_failure(rule, priorities, cumulative, mass, got, want):
+    total = cumulative[-1]
+    shown = ", ".join(f"{p:g}" for p in priorities[:12])
+    more = ", ..." if len(priorities) > 12 else ""
+    where = (f"in a SumTree({len(priorities)}) holding priorities [{shown}{more}] "
+             f"(total {total:g}), find_prefix_sum({mass:g}) returned slot {got}")
+    if not isinstance(got, int) or not 0 <= got < len(priorities):
+        hint = ("which does not exist. Masses at or past the total must be clamped to just "
+                "below it, and slots to capacity - 1." if mass >= total else
+                "which does not exist: clamp the slot to capacity - 1 (and masses into "
+                "[0, total)).")
+        return failed(f"{where}, {hint}", rule=rule)
+    hint = {SEARCH_TIE_GOES_RIGHT: " A mass equal to a running sum p_0 + ... + p_i belongs "
+                                   "to the next slot: go right when mass >= the left child's "
+                                   "sum (which also skips slots of priority 0).",
+            SEARCH_CLAMPED: " Masses outside [0, total) must be clamped into it first.",
+            SEARCH_INTERVAL: ""}[rule]
+    if priorities[got] == 0:
+        return failed(f"{where}, whose priority is 0: the search must never land on an empty "
+                      f"slot. The mass belongs to slot {want}.{hint}", rule=rule)
+    return failed(f"{where} (priority {priorities[got]:g}, covering [{cumulative[got]:g}, "
+                  f"{cumulative[got + 1]:g})), but the mass lies in slot {want}'s interval "
+                  f"[{cumulative[want]:g}, {cumulative[want + 1]:g}).{hint}", rule=rule)
 
 
 # --- the buffer: new transitions get the maximal priority ---------------------------------
@@ -672,7 +683,7 @@ def _stratified_probe(inputs, PrioritizedReplayBuffer):
 
 
 def _same_seed_batches(PrioritizedReplayBuffer, inputs):
-    """The slots of two buffers made with the same seed and filled alike, each sampled
+    """The transitions of two buffers made with the same seed and filled alike, each sampled
     after the global generators (``random``, ``np.random``) were seeded differently:
     a buffer drawing from its own generator draws the same batches both times."""
     case = inputs["generator"]
@@ -682,8 +693,8 @@ def _same_seed_batches(PrioritizedReplayBuffer, inputs):
         buffer = _new_buffer(PrioritizedReplayBuffer, stored, 0.6, inputs["seed"])
         _fill(buffer, range(stored))
         reseed_global_generators(global_seed, near=buffer)
-        runs.append([batch["slots"] for batch in _samples(buffer, case["batch"], 0.4,
-                                                          case["batches"])])
+        runs.append([batch["ids"] for batch in _samples(buffer, case["batch"], 0.4,
+                                                        case["batches"])])
     return runs
 
 
@@ -756,12 +767,12 @@ def _generator_problem(inputs, runs):
                  f"the first and {case['global_seeds'][1]} before the second")
     first, second = runs
     if first != second:
-        return failed(f"{situation}; their batches differ (first slots {first[0]} and "
+        return failed(f"{situation}; their batches differ (first batches {first[0]} and "
                       f"{second[0]}). A buffer draws only from its own generator, self.rng = "
                       "np.random.default_rng(seed), made once in __init__: not from np.random "
                       "or random, and not from a new unseeded one.", rule=OWN_GENERATOR)
     if len(first) > 1 and all(batch == first[0] for batch in first):
-        return failed(f"{situation}; every batch was the same, slots {first[0]}: a generator "
+        return failed(f"{situation}; every batch was the same, {first[0]}: a generator "
                       "made anew from the seed at each call repeats its draws. Make "
                       "self.rng once, in __init__, and draw from it.", rule=OWN_GENERATOR)
     return None
@@ -1003,6 +1014,9 @@ def _updates_verdict(inputs, data):
             elif error is not None and error < 0 and isinstance(value, float) \
                     and value != value:
                 message += ": its TD error was negative; use |delta|."
+            elif error is not None and error != 0.0 and _close(value, abs(error) ** alpha):
+                message += ": epsilon must be added to |delta| before the power alpha."
+                rule = EPSILON_ADDED
             elif error is not None and _close(value, without_alpha[slot]):
                 message += ": raise p to the power alpha before storing it."
             elif error is None:
@@ -1115,19 +1129,6 @@ def _wrap_verdict(inputs, data):
                       f"{data['refused']}. Once the buffer is full every slot holds a "
                       "transition, also those after the next one to be overwritten: accept "
                       "slots in [0, len(self)).", rule=LEN_AFTER_WRAP)
-    problem = wrong_amount("priorities", data["priorities"], capacity,
-                           rule=OVERWRITTEN_SLOT_PRIORITY)
-    if problem:
-        return problem
-    overwritten = range(extra)
-    want = reference(LESSON, "new_transition_priority", [[WRAP_TD_ERROR] * capacity], alpha)
-    for slot in overwritten:
-        got = data["priorities"][slot]
-        if not _close(got, want):
-            return failed(f"{situation}, slot {slot} holds the new transition "
-                          f"{capacity + slot}, whose priority should be the maximal one "
-                          f"(1^alpha = 1), but it is {got!r}: an overwritten slot must not "
-                          "keep its old transition's priority.", rule=OVERWRITTEN_SLOT_PRIORITY)
     kept = set(range(extra, capacity + extra))
     seen = set(data["ids"])
     stale = sorted(i for i in seen if i not in kept)
@@ -1141,6 +1142,18 @@ def _wrap_verdict(inputs, data):
     if missing:
         return failed(f"{situation}, transition {missing[0]} never came up in "
                       f"{len(data['ids'])} draws: is it stored?", rule=OVERWRITES_OLDEST)
+    problem = wrong_amount("priorities", data["priorities"], capacity,
+                           rule=OVERWRITTEN_SLOT_PRIORITY)
+    if problem:
+        return problem
+    want = reference(LESSON, "new_transition_priority", [[WRAP_TD_ERROR] * capacity], alpha)
+    for slot in range(extra):  # the overwritten slots
+        got = data["priorities"][slot]
+        if not _close(got, want):
+            return failed(f"{situation}, slot {slot} holds the new transition "
+                          f"{capacity + slot}, whose priority should be the maximal one "
+                          f"(1^alpha = 1), but it is {got!r}: an overwritten slot must not "
+                          "keep its old transition's priority.", rule=OVERWRITTEN_SLOT_PRIORITY)
     one = data.get("one") or {}
     if data.get("one_length") != 1:
         return failed("after adding transitions 0 and 1 to a PrioritizedReplayBuffer(1), "
@@ -1151,7 +1164,8 @@ def _wrap_verdict(inputs, data):
         return failed("after adding transitions 0 and 1 to a PrioritizedReplayBuffer(1), "
                       f"sample(3, 0.5) should return transition 1 three times with weight 1; "
                       f"it returned {one.get('ids')} with weights {one.get('weights')}.",
-                      rule=OVERWRITES_OLDEST)
+                      rule=OVERWRITES_OLDEST if one.get("ids") != [1, 1, 1]
+                      else BATCH_LARGER_THAN_BUFFER)
     return passed(f"{situation}, the newest {capacity} are stored and the overwritten slots "
                   "got the maximal priority; a buffer of capacity 1 keeps the newest.")
 
@@ -1587,6 +1601,12 @@ def _loop_verdict(inputs, data):
         recorded = {"added": run["added"], "samples": run["samples"]}
         expected = reference(LESSON, "per_loop_expectation", inputs, recorded)
         expected_errors, expected_q = expected["td_errors"], expected["qtable"]
+        # the learning first: TD errors follow from it (a loop that skips the online update
+        # feeds back other errors too)
+        if not np.allclose(run["qtable"], expected_q, rtol=1e-7, atol=1e-9):
+            return failed("the agent's final Q-values differ from an online update per step "
+                          "followed by weighted updates on each replayed batch.",
+                          rule=LOOP_ONLINE_THEN_REPLAY)
         for number, (update, want) in enumerate(zip(run["priority_updates"], expected_errors)):
             if not np.allclose(update["td_errors"], want, rtol=1e-7, atol=1e-9):
                 return failed(f"at step {number + 1} update_priorities got TD errors "
@@ -1595,10 +1615,6 @@ def _loop_verdict(inputs, data):
                               "prioritized_q_update to each replayed transition in order, "
                               "with its weight, and pass the TD errors it returns.",
                               rule=LOOP_FEEDS_BACK_TD_ERRORS)
-        if not np.allclose(run["qtable"], expected_q, rtol=1e-7, atol=1e-9):
-            return failed("the agent's final Q-values differ from an online update per step "
-                          "followed by weighted updates on each replayed batch.",
-                          rule=LOOP_ONLINE_THEN_REPLAY)
     if not data["reaches_goal"]["added"][-1][4]:
         return failed("the last transition reached the goal (terminated=True) but was stored "
                       "with done=False.", rule=LOOP_STORES_TERMINATED)
@@ -1704,16 +1720,15 @@ SUM_TREE = Callee("SumTree", LESSON, ("test_sumtree_totals", "test_sumtree_prefi
 CHECKS = LessonChecks(LESSON, [
     Check("test_sumtree_totals", "sum tree totals", ("SumTree",),
           _totals_inputs, _totals_probe, _totals_verdict,
-          asks="After hundreds of batched updates, repeated slots included, tree.total and "
-               "every priority get returns are exact, in a float64 nodes array of the "
-               "lesson's layout.",
+          asks="After hundreds of batched updates (repeated slots included) tree.total and "
+               "tree.get are exact, and nodes is a float64 array of the lesson's layout.",
           rules=(TREE_TOTAL, TREE_FLOAT64, TREE_LAYOUT)),
     Check("test_sumtree_prefix_sum", "sum tree prefix-sum search", ("SumTree",),
           _search_inputs, _search_probe, _search_verdict,
           asks="find_prefix_sum finds the slot a brute-force running sum finds, at "
                "boundaries, past empty slots and for masses outside [0, total), and leaves "
                "the masses it is given unchanged.",
-          rules=(SEARCH_INTERVAL, SEARCH_TIE_GOES_RIGHT, SEARCH_SKIPS_EMPTY, SEARCH_CLAMPED,
+          rules=(SEARCH_INTERVAL, SEARCH_TIE_GOES_RIGHT, SEARCH_CLAMPED,
                  SEARCH_LEAVES_MASSES)),
     Check("test_new_transitions_max_priority", "new transitions at maximal priority",
           ("PrioritizedReplayBuffer",),
@@ -1756,7 +1771,7 @@ CHECKS = LessonChecks(LESSON, [
           asks="Once full, add overwrites the oldest transition and gives its slot the "
                "maximal priority, and len stays at the capacity.",
           rules=(OVERWRITES_OLDEST, OVERWRITTEN_SLOT_PRIORITY, LEN_AFTER_WRAP,
-                 SAMPLE_RETURNS)),
+                 BATCH_LARGER_THAN_BUFFER, SAMPLE_RETURNS)),
     Check("test_no_empty_or_out_of_range_samples", "no empty or out-of-range samples",
           ("PrioritizedReplayBuffer",), _range_inputs, _range_probe, _range_verdict,
           calls=(SUM_TREE,),
