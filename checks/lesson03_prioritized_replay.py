@@ -151,6 +151,11 @@ PER_BEATS_UNIFORM = Rule("per-beats-uniform", "On unseen Blind Cliffwalks your b
                          "uniform replay needs (median).")
 
 
+def _unless_raised(call, *args, **kwargs):
+    """``(call(...), None)``: :func:`_attempt` for calls whose error is an error."""
+    return call(*args, **kwargs), None
+
+
 def _attempt(call, *args, **kwargs):
     """``(call(...), None)``, or ``(None, what it raised)`` when the student's code raised:
     for calls the lesson says must work (alpha = 0, a batch larger than the buffer), whose
@@ -803,7 +808,10 @@ def _weights_probe(inputs, PrioritizedReplayBuffer):
     _update_priorities(single, [0], [inputs["td_errors"][0]])
     # the beta in between first, as any sample is: then beta = 0 and 1, the ends, whose
     # refusal (an error from `if beta:`, say) the verdict names as such
-    middle = _samples(buffer, inputs["batch_size"], inputs["betas"][1], inputs["batches"])
+    middle, larger_refused = (_attempt if inputs["batch_size"] > stored else _unless_raised)(
+        _samples, buffer, inputs["batch_size"], inputs["betas"][1], inputs["batches"])
+    if larger_refused:
+        return {"larger_refused": larger_refused}
     ends = {beta: _attempt(_samples, buffer, inputs["batch_size"], beta, inputs["batches"])
             for beta in (inputs["betas"][0], inputs["betas"][2])}
     samples = [ends[inputs["betas"][0]], (middle, None), ends[inputs["betas"][2]]]
@@ -835,7 +843,12 @@ def _batch_weights(table, ids):
 def _weights_verdict(inputs, data):
     errors, alpha = inputs["td_errors"], inputs["alpha"]
     stored = len(errors)
-    problem = wrong_amount("betas", data["samples"], len(inputs["betas"]),
+    if data.get("larger_refused"):
+        return failed(f"with {stored} transitions stored, sample({inputs['batch_size']}, "
+                      f"beta={inputs['betas'][1]}) failed: {data['larger_refused']}. A batch may "
+                      "be larger than the buffer: transitions then come up more than once.",
+                      rule=BATCH_LARGER_THAN_BUFFER)
+    problem = wrong_amount("betas", data.get("samples"), len(inputs["betas"]),
                            rule=SAMPLE_RETURNS)
     if problem:
         return problem
@@ -1099,14 +1112,19 @@ def _wrap_probe(inputs, PrioritizedReplayBuffer):
     capacity, extra = inputs["capacity"], inputs["extra"]
     buffer = _new_buffer(PrioritizedReplayBuffer, capacity, inputs["alpha"], inputs["seed"])
     _fill(buffer, range(capacity))
-    _update_priorities(buffer, list(range(capacity)), [WRAP_TD_ERROR] * capacity)
+    # every slot of a full buffer holds a transition, the ones from the next write on too
+    _, refused = _attempt(_update_priorities, buffer, list(range(capacity)),
+                          [WRAP_TD_ERROR] * capacity)
+    if refused:
+        return {"length": call_student("len(buffer)", len, buffer), "refused": refused,
+                "full_after": capacity}
     _fill(buffer, range(capacity, capacity + extra))
     priorities = _priorities(buffer, range(capacity))
-    # equal priorities from here on, so every stored transition is as likely to come up;
-    # every slot of a full buffer holds a transition, the ones before the next write too
+    # equal priorities from here on, so every stored transition is as likely to come up
     _, refused = _attempt(_update_priorities, buffer, list(range(capacity)), [1.0] * capacity)
     if refused:
-        return {"length": call_student("len(buffer)", len, buffer), "refused": refused}
+        return {"length": call_student("len(buffer)", len, buffer), "refused": refused,
+                "full_after": capacity + extra}
     ids = _sampled_ids(buffer, 32, inputs["draws"])
     # the smallest buffer: one slot, overwritten by every add
     one = _new_buffer(PrioritizedReplayBuffer, 1, inputs["alpha"], inputs["seed"])
@@ -1125,10 +1143,11 @@ def _wrap_verdict(inputs, data):
                       f"{capacity}: it counts the transitions held now, not every one "
                       "added.", rule=LEN_AFTER_WRAP)
     if data.get("refused"):
-        return failed(f"{situation}, update_priorities(slots 0..{capacity - 1}, ...) failed: "
-                      f"{data['refused']}. Once the buffer is full every slot holds a "
-                      "transition, also those after the next one to be overwritten: accept "
-                      "slots in [0, len(self)).", rule=LEN_AFTER_WRAP)
+        return failed(f"after adding transitions 0..{data.get('full_after', 0) - 1} to a "
+                      f"PrioritizedReplayBuffer({capacity}), update_priorities(slots "
+                      f"0..{capacity - 1}, ...) failed: {data['refused']}. Once the buffer is "
+                      "full every slot holds a transition, also those from the next one to be "
+                      "overwritten on: accept slots in [0, len(self)).", rule=LEN_AFTER_WRAP)
     kept = set(range(extra, capacity + extra))
     seen = set(data["ids"])
     stale = sorted(i for i in seen if i not in kept)

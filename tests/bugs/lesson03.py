@@ -203,6 +203,10 @@ LEAVES_DOUBLED_AT_A_POWER_OF_TWO = _edit("sumtree_class", (
     "self.leaf_count = 1 << (capacity - 1).bit_length()  # the power of two >= capacity",
     "self.leaf_count = 1 << capacity.bit_length()  # the power of two above capacity"))
 
+# Going right without taking the left subtree's sum off the mass.
+SEARCH_FORGETS_TO_SUBTRACT = _edit("sumtree_find_prefix_sum", (
+    "        masses -= left_sum * go_right\n", ""))
+
 # The caller's masses clamped and descended in place, to save a copy.
 SEARCH_CHANGES_THE_MASSES = _edit("sumtree_find_prefix_sum", (
     "masses = np.clip(np.asarray(masses, dtype=np.float64), 0.0, np.nextafter(total, 0.0))",
@@ -356,14 +360,14 @@ BUGS = [
         description="propagates changes with nodes[parents] += change: siblings updated "
                     "in one batch lose all but one change",
         rule="tree-total", kind="wrong-formula"),
-    Bug("tree_not_a_power_of_two", LESSON, "test_sumtree_prefix_sum",
+    Bug("tree_not_a_power_of_two", LESSON, "test_sumtree_totals",
         {"sumtree_class": TREE_NOT_A_POWER_OF_TWO},
-        also_fails=("test_sumtree_totals", "test_sampling_follows_priorities",
+        also_fails=("test_sumtree_prefix_sum", "test_sampling_follows_priorities",
                     "test_stratified_sampling", "test_importance_weights", "test_wraparound",
                     "test_no_empty_or_out_of_range_samples"),
         description="leaves at capacity..2 capacity - 1: prefix sums out of slot order "
                     "(cleanrl #546)",
-        rule="search-interval", kind="size-from-argument"),
+        rule="tree-layout", kind="size-from-argument"),
     Bug("search_goes_left_on_a_tie", LESSON, "test_sumtree_prefix_sum",
         {"sumtree_find_prefix_sum": SEARCH_GOES_LEFT_ON_A_TIE},
         description="an off-by-one descent: a mass equal to a running sum goes left",
@@ -487,6 +491,12 @@ BUGS = [
         description="1 << capacity.bit_length(): a capacity that is a power of two gets "
                     "twice the leaves; sums and searches still right",
         rule="tree-layout", kind="boundary"),
+    Bug("search_forgets_to_subtract", LESSON, "test_sumtree_prefix_sum",
+        {"sumtree_find_prefix_sum": SEARCH_FORGETS_TO_SUBTRACT},
+        also_fails=("test_sampling_follows_priorities", "test_stratified_sampling",
+                    "test_wraparound"),
+        description="goes right without subtracting the left child's sum from the mass",
+        rule="search-interval", kind="wrong-formula"),
     Bug("search_changes_the_masses", LESSON, "test_sumtree_prefix_sum",
         {"sumtree_find_prefix_sum": SEARCH_CHANGES_THE_MASSES},
         description="clamps and descends the caller's float64 masses in place",
