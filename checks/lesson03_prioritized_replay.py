@@ -979,7 +979,8 @@ def _repeated_slots(PrioritizedReplayBuffer, inputs):
     _, refused = _attempt(_update_priorities, buffer, update["slots"], update["td_errors"])
     if refused:
         return {"refused": refused}
-    return {"priorities": _priorities(buffer, range(inputs["stored"])),
+    # every slot's priority, the empty ones' too: the total is the sum of them all
+    return {"priorities": _priorities(buffer, range(inputs["capacity"])),
             "total": _tree_total(buffer.tree)}
 
 
@@ -1071,7 +1072,7 @@ def _updates_verdict(inputs, data):
 def _repeated_problem(inputs, repeated):
     """A failed verdict unless the slot given twice holds the priority of one of its
     two TD errors, the other slots theirs, and the total is the sum of them all."""
-    update, alpha, stored = inputs["repeated"], inputs["alpha"], inputs["stored"]
+    update, alpha, capacity = inputs["repeated"], inputs["alpha"], inputs["capacity"]
     twice, other = update["slots"][0], update["slots"][1]
     call = (f"update_priorities({update['slots']}, {update['td_errors']}) (slot {twice} "
             "given twice)")
@@ -1080,7 +1081,7 @@ def _repeated_problem(inputs, repeated):
                       "twice (its priority spans two slices), and the loop passes the batch's "
                       "slots as they are: accept a slot given twice.", rule=REPEATED_SLOTS)
     got = repeated.get("priorities") or []
-    problem = wrong_amount("priorities", got, stored, rule=REPEATED_SLOTS)
+    problem = wrong_amount("priorities", got, capacity, rule=REPEATED_SLOTS)
     if problem:
         return problem
     options = [(abs(update["td_errors"][i]) + EPSILON) ** alpha for i in (0, 2)]
