@@ -196,113 +196,411 @@ ALPHA_ZERO_REFUSED = _edit("per_class", (
     "if alpha < 0 or not epsilon > 0:", "if alpha <= 0 or not epsilon > 0:"))
 
 
+# --- the requirements no rule checked before (issue 22) --------------------------------------
+
+# 1 << capacity.bit_length(): right for every capacity but a power of two, which it doubles.
+LEAVES_DOUBLED_AT_A_POWER_OF_TWO = _edit("sumtree_class", (
+    "self.leaf_count = 1 << (capacity - 1).bit_length()  # the power of two >= capacity",
+    "self.leaf_count = 1 << capacity.bit_length()  # the power of two above capacity"))
+
+# Going right without taking the left subtree's sum off the mass.
+SEARCH_FORGETS_TO_SUBTRACT = _edit("sumtree_find_prefix_sum", (
+    "        masses -= left_sum * go_right\n", ""))
+
+# The caller's masses clamped and descended in place, to save a copy.
+SEARCH_CHANGES_THE_MASSES = _edit("sumtree_find_prefix_sum", (
+    "masses = np.clip(np.asarray(masses, dtype=np.float64), 0.0, np.nextafter(total, 0.0))",
+    "masses = np.asarray(masses, dtype=np.float64)  # no copy: batches are large\n"
+    "    np.clip(masses, 0.0, np.nextafter(total, 0.0), out=masses)"))
+
+# max_priority follows the signed TD errors: a large negative one does not count.
+MAX_PRIORITY_OF_SIGNED_ERRORS = _edit("per_update_priorities", (
+    "self.max_priority = max(self.max_priority, float(priorities.max()))",
+    "self.max_priority = max(self.max_priority, float(td_errors.max()) + self.epsilon)"))
+
+# max_priority is the largest priority of the last update, so it goes down.
+MAX_PRIORITY_OF_THE_LAST_BATCH = _edit("per_update_priorities", (
+    "self.max_priority = max(self.max_priority, float(priorities.max()))",
+    "self.max_priority = float(priorities.max())  # the newest errors are the ones that count"))
+
+# Weights and slots returned in the other order.
+WEIGHTS_AND_SLOTS_SWAPPED = _edit("per_sample", (
+    "return (*self.storage[slots], weights / weights.max(), slots)",
+    "return (*self.storage[slots], slots, weights / weights.max())"))
+
+# The strata's offsets from numpy's global generator, not the buffer's own.
+SAMPLE_FROM_THE_GLOBAL_GENERATOR = _edit("per_sample", (
+    "masses = (np.arange(batch_size) + self.rng.random(batch_size)) * (total / batch_size)",
+    "masses = (np.arange(batch_size) + np.random.random(batch_size)) * (total / batch_size)"))
+
+# The buffer's generator made without the seed it is given.
+GENERATOR_IGNORES_THE_SEED = _edit("per_class", (
+    "self.rng = np.random.default_rng(seed)",
+    "self.rng = np.random.default_rng()"))
+
+# beta = 0 taken for "not given": the paper's starting value instead.
+BETA_ZERO_TAKEN_AS_MISSING = _edit("per_sample", (
+    "weights = (len(self) * probabilities) ** -beta",
+    "weights = (len(self) * probabilities) ** -(beta or 0.4)  # beta not given: the paper's"))
+
+# alpha = 0 taken for "not given": the default instead.
+ALPHA_ZERO_TAKEN_AS_MISSING = _edit("per_class", (
+    "self.capacity, self.alpha, self.epsilon = capacity, alpha, epsilon",
+    "self.capacity, self.alpha, self.epsilon = capacity, alpha or 0.6, epsilon"))
+
+# A batch as distinct transitions: more than are stored is refused.
+BATCH_NO_LARGER_THAN_THE_BUFFER = _edit("per_sample", (
+    "    total = self.tree.total\n",
+    "    if batch_size > len(self):\n"
+    "        raise ValueError(f\"cannot draw {batch_size} transitions from {len(self)}\")\n"
+    "    total = self.tree.total\n"))
+
+# The squared TD error, as in the loss, for a priority.
+PRIORITY_FROM_THE_SQUARED_ERROR = _edit("per_update_priorities", (
+    "priorities = np.abs(td_errors) + self.epsilon",
+    "priorities = td_errors ** 2 + self.epsilon  # the surprise, as the loss measures it"))
+
+# epsilon written as the default's number, not the buffer's own.
+EPSILON_HARD_CODED = _edit("per_update_priorities", (
+    "priorities = np.abs(td_errors) + self.epsilon",
+    "priorities = np.abs(td_errors) + 1e-6"))
+
+# Repeated slots refused, as if a batch held each transition at most once.
+REPEATED_SLOTS_REFUSED = _edit("per_update_priorities", (
+    "    priorities = np.abs(td_errors) + self.epsilon\n",
+    "    if np.unique(slots).size != slots.size:\n"
+    "        raise ValueError(\"each slot may be updated once per call\")\n"
+    "    priorities = np.abs(td_errors) + self.epsilon\n"))
+
+# |delta| + epsilon computed in the caller's array.
+TD_ERRORS_CHANGED_IN_PLACE = _edit("per_update_priorities", (
+    "priorities = np.abs(td_errors) + self.epsilon",
+    "priorities = np.abs(td_errors, out=td_errors)  # no copy: batches are large\n"
+    "    priorities += self.epsilon"))
+
+# A full buffer keeps what it has: new transitions are dropped.
+FULL_BUFFER_DROPS_NEW_TRANSITIONS = _edit("per_class", (
+    "        slot = self.storage.add(obs_t, action, reward, obs_tp1, done)\n",
+    "        if len(self) == self.capacity:\n"
+    "            return  # full\n"
+    "        slot = self.storage.add(obs_t, action, reward, obs_tp1, done)\n"))
+
+# The filled part taken to be the slots before the next write, which it is until the ring wraps.
+SLOTS_CHECKED_AGAINST_THE_WRITE_POSITION = _edit("per_update_priorities", (
+    "if np.any((slots < 0) | (slots >= len(self))):",
+    "if np.any((slots < 0) | (slots >= self.storage.position)):"))
+
+# An empty batch for batch_size 0.
+EMPTY_BATCH_FOR_SIZE_ZERO = _edit("per_sample", (
+    """\
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")""",
+    """\
+    if batch_size == 0:
+        return tuple(np.empty(0) for _ in range(7))  # nothing asked, nothing drawn
+    if batch_size < 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")"""))
+
+# Slots checked against the capacity (the tree's range), not the transitions stored.
+SLOTS_CHECKED_AGAINST_THE_CAPACITY = _edit("per_update_priorities", (
+    "if np.any((slots < 0) | (slots >= len(self))):",
+    "if np.any((slots < 0) | (slots >= self.capacity)):"))
+
+BETA_START_ZERO_TAKEN_AS_MISSING = _edit("annealed_beta", (
+    "return beta_start + min(1.0, step / total_steps) * (1.0 - beta_start)",
+    "beta_start = beta_start or 0.4  # not given: the paper's value\n"
+    "    return beta_start + min(1.0, step / total_steps) * (1.0 - beta_start)"))
+
+BETA_START_DEFAULTS_TO_ALPHA = _edit("annealed_beta", (
+    "def annealed_beta(step, total_steps, beta_start=0.4):",
+    "def annealed_beta(step, total_steps, beta_start=0.6):"))
+
+UPDATE_BOOTSTRAPS_FROM_TERMINAL_STATES = _edit("prioritized_q_update", (
+    "target = reward + (0.0 if done else agent.discount * agent.get_value(next_obs))",
+    "target = reward + agent.discount * agent.get_value(next_obs)"))
+
+LOOP_SKIPS_THE_TERMINAL_TRANSITION = _loop_edit((
+    "        replay.add(state, action, reward, next_state, terminated)\n",
+    "        if not terminated:  # nothing follows a terminal state\n"
+    "            replay.add(state, action, reward, next_state, terminated)\n"))
+
+LOOP_STORES_TRUNCATION_AS_DONE = _loop_edit((
+    "replay.add(state, action, reward, next_state, terminated)",
+    "replay.add(state, action, reward, next_state, terminated or truncated)"))
+
+LOOP_BETA_ZERO_TAKEN_AS_MISSING = _loop_edit((
+    "replay.sample(batch_size, beta)",
+    "replay.sample(batch_size, beta or 0.4)  # no beta given: the paper's start"))
+
+LOOP_REPLAYS_BEFORE_THE_ONLINE_UPDATE = _loop_edit((
+    """\
+        agent.update(state, action, reward, next_state, terminated)
+        replay.add(state, action, reward, next_state, terminated)
+        *transitions, weights, slots = replay.sample(batch_size, beta)
+        td_errors = [prioritized_q_update(agent, *transition, weight)
+                     for *transition, weight in zip(*transitions, weights)]
+        replay.update_priorities(slots, td_errors)""",
+    """\
+        replay.add(state, action, reward, next_state, terminated)
+        *transitions, weights, slots = replay.sample(batch_size, beta)
+        td_errors = [prioritized_q_update(agent, *transition, weight)
+                     for *transition, weight in zip(*transitions, weights)]
+        replay.update_priorities(slots, td_errors)
+        agent.update(state, action, reward, next_state, terminated)"""))
+
 BUGS = [
     Bug("tree_in_float32", LESSON, "test_sumtree_totals",
         {"sumtree_class": TREE_IN_FLOAT32},
         also_fails=("test_new_transitions_max_priority", "test_priority_updates"),
-        description="float32 nodes: sums drift and priorities lose digits (tianshou #625)"),
+        description="float32 nodes: sums drift and priorities lose digits (tianshou #625)",
+        rule="tree-float64", kind="protocol"),
     Bug("tree_adds_differences", LESSON, "test_sumtree_totals",
         {"sumtree_update": TREE_ADDS_DIFFERENCES},
-        also_fails=("test_sumtree_prefix_sum", "test_sampling_follows_priorities"),
+        also_fails=("test_sumtree_prefix_sum", "test_sampling_follows_priorities",
+                    "test_priority_updates"),
         description="propagates changes with nodes[parents] += change: siblings updated "
-                    "in one batch lose all but one change"),
-    Bug("tree_not_a_power_of_two", LESSON, "test_sumtree_prefix_sum",
+                    "in one batch lose all but one change",
+        rule="tree-total", kind="wrong-formula"),
+    Bug("tree_not_a_power_of_two", LESSON, "test_sumtree_totals",
         {"sumtree_class": TREE_NOT_A_POWER_OF_TWO},
-        also_fails=("test_sumtree_totals", "test_sampling_follows_priorities",
+        also_fails=("test_sumtree_prefix_sum", "test_sampling_follows_priorities",
                     "test_stratified_sampling", "test_importance_weights", "test_wraparound",
                     "test_no_empty_or_out_of_range_samples"),
         description="leaves at capacity..2 capacity - 1: prefix sums out of slot order "
-                    "(cleanrl #546)"),
+                    "(cleanrl #546)",
+        rule="tree-layout", kind="size-from-argument"),
     Bug("search_goes_left_on_a_tie", LESSON, "test_sumtree_prefix_sum",
         {"sumtree_find_prefix_sum": SEARCH_GOES_LEFT_ON_A_TIE},
-        description="an off-by-one descent: a mass equal to a running sum goes left"),
+        description="an off-by-one descent: a mass equal to a running sum goes left",
+        rule="search-tie-goes-right", kind="boundary"),
     Bug("search_without_clamping", LESSON, "test_sumtree_prefix_sum",
         {"sumtree_find_prefix_sum": SEARCH_WITHOUT_CLAMPING},
         description="masses at the total fall off the end into empty slots "
-                    "(pytorch/rl #2230)"),
+                    "(pytorch/rl #2230)",
+        rule="search-clamped", kind="boundary"),
     Bug("tree_accepts_negative_priorities", LESSON, "test_errors",
         {"sumtree_update": TREE_ACCEPTS_ANYTHING},
-        description="negative or NaN priorities go into the tree silently"),
+        description="negative or NaN priorities go into the tree silently",
+        rule="tree-refuses-bad-input", kind="accidental-refusal"),
     Bug("alpha_ignored", LESSON, "test_sampling_follows_priorities",
         {"per_update_priorities": ALPHA_IGNORED},
         also_fails=("test_priority_updates", "test_importance_weights"),
-        description="stores |delta| + epsilon without raising it to alpha"),
+        description="stores |delta| + epsilon without raising it to alpha",
+        rule="sampling-proportional", kind="wrong-formula"),
     Bug("new_transitions_at_priority_one", LESSON, "test_new_transitions_max_priority",
         {"per_class": NEW_TRANSITIONS_AT_PRIORITY_ONE},
-        description="new transitions get priority 1, not the maximum (ray #11750)"),
+        description="new transitions get priority 1, not the maximum (ray #11750)",
+        rule="new-at-max-priority", kind="wrong-source"),
     Bug("new_transitions_at_priority_zero", LESSON, "test_new_transitions_max_priority",
         {"per_class": NEW_TRANSITIONS_AT_PRIORITY_ZERO},
         also_fails=("test_stratified_sampling", "test_priority_updates", "test_wraparound"),
-        description="a transition without a TD error yet gets priority 0: never sampled"),
+        description="a transition without a TD error yet gets priority 0: never sampled",
+        rule="new-at-max-priority", kind="wrong-formula"),
     Bug("every_slot_starts_at_the_maximum", LESSON, "test_no_empty_or_out_of_range_samples",
         {"per_class": EVERY_SLOT_STARTS_AT_THE_MAXIMUM,
          "per_sample": SAMPLE_WITHOUT_CLAMPING_TO_LEN},
         also_fails=("test_sampling_follows_priorities", "test_stratified_sampling",
                     "test_importance_weights"),
-        description="empty slots hold priority 1, so sample draws slots holding nothing"),
+        description="empty slots hold priority 1, so sample draws slots holding nothing",
+        rule="sample-filled-slots", kind="size-from-argument"),
     Bug("overwritten_slot_keeps_its_priority", LESSON, "test_wraparound",
         {"per_class": OVERWRITTEN_SLOT_KEEPS_ITS_PRIORITY},
-        description="a reused slot keeps its old transition's priority (ray #6534)"),
+        description="a reused slot keeps its old transition's priority (ray #6534)",
+        rule="overwritten-slot-priority", kind="after-wrap"),
     Bug("weights_not_normalised", LESSON, "test_importance_weights",
         {"per_sample": WEIGHTS_NOT_NORMALISED},
         also_fails=("test_no_empty_or_out_of_range_samples",),
-        description="weights not divided by their maximum"),
+        description="weights not divided by their maximum",
+        rule="weights-divided-by-max", kind="wrong-formula"),
     Bug("weights_with_plus_beta", LESSON, "test_importance_weights",
         {"per_sample": WEIGHTS_WITH_PLUS_BETA},
-        description="(N P)^beta instead of (N P)^-beta: frequent transitions weigh most"),
+        description="(N P)^beta instead of (N P)^-beta: frequent transitions weigh most",
+        rule="weights-formula", kind="wrong-formula"),
     Bug("sampling_not_stratified", LESSON, "test_stratified_sampling",
         {"per_sample": SAMPLING_NOT_STRATIFIED},
-        description="independent masses over [0, total) instead of one per slice"),
+        description="independent masses over [0, total) instead of one per slice",
+        rule="stratified", kind="wrong-distribution"),
     Bug("no_epsilon", LESSON, "test_priority_updates",
         {"per_update_priorities": NO_EPSILON},
         also_fails=("test_new_transitions_max_priority", "test_importance_weights"),
-        description="p = |delta|: a transition with TD error 0 is never replayed again"),
+        description="p = |delta|: a transition with TD error 0 is never replayed again",
+        rule="epsilon-added", kind="boundary"),
     Bug("priorities_inverted", LESSON, "test_cliffwalk_learning",
         {"per_update_priorities": PRIORITIES_INVERTED},
         also_fails=("test_sampling_follows_priorities", "test_priority_updates",
                     "test_importance_weights"),
-        description="p^-alpha: replays what it already knows"),
+        description="p^-alpha: replays what it already knows",
+        rule="per-beats-uniform", kind="wrong-formula"),
     Bug("beta_not_capped", LESSON, "test_beta_schedule",
         {"annealed_beta": BETA_NOT_CAPPED},
-        description="beta keeps growing past 1 after total_steps"),
+        description="beta keeps growing past 1 after total_steps",
+        rule="beta-stays-at-one", kind="boundary"),
     Bug("update_ignores_the_weight", LESSON, "test_weighted_update",
         {"prioritized_q_update": UPDATE_IGNORES_THE_WEIGHT},
         also_fails=("test_per_loop",),
-        description="the importance weight is never applied"),
+        description="the importance weight is never applied",
+        rule="weighted-step", kind="wrong-formula"),
     Bug("update_returns_the_error_after", LESSON, "test_weighted_update",
         {"prioritized_q_update": UPDATE_RETURNS_THE_ERROR_AFTER},
         also_fails=("test_per_loop",),
         description="returns the TD error left after the update, not the one that "
-                    "surprised"),
+                    "surprised",
+        rule="td-error-before-update", kind="wrong-source"),
     Bug("loop_never_updates_priorities", LESSON, "test_per_loop",
         {"play_and_train_with_per": LOOP_NEVER_UPDATES_PRIORITIES},
-        description="priorities stay at their initial maximum: uniform replay, slowly"),
+        description="priorities stay at their initial maximum: uniform replay, slowly",
+        rule="loop-feeds-back-td-errors", kind="protocol"),
     Bug("loop_uses_rewards_as_priorities", LESSON, "test_per_loop",
         {"play_and_train_with_per": LOOP_USES_REWARDS_AS_PRIORITIES},
-        description="priorities from rewards instead of TD errors"),
+        description="priorities from rewards instead of TD errors",
+        rule="loop-feeds-back-td-errors", kind="wrong-source"),
     Bug("one_offset_for_the_whole_batch", LESSON, "test_stratified_sampling",
         {"per_sample": ONE_OFFSET_FOR_THE_WHOLE_BATCH},
         description="rng.random() once per batch: every slice's draw at the same offset "
-                    "(systematic sampling), right marginally, not independent"),
+                    "(systematic sampling), right marginally, not independent",
+        rule="slices-independent", kind="wrong-distribution"),
     Bug("tree_refuses_only_negative_priorities", LESSON, "test_errors",
         {"sumtree_update": TREE_REFUSES_ONLY_NEGATIVE_PRIORITIES},
-        description="priorities < 0 refused, but NaN and inf accepted into the tree"),
+        description="priorities < 0 refused, but NaN and inf accepted into the tree",
+        rule="tree-refuses-bad-input", kind="accidental-refusal"),
     Bug("sample_trusts_the_clamped_search", LESSON, "test_no_empty_or_out_of_range_samples",
         {"per_sample": SAMPLE_TRUSTS_THE_CLAMPED_SEARCH},
         description="slots not clamped to len(self) - 1: a mass a hair below the total, "
-                    "searched in floating point, lands in an empty slot"),
+                    "searched in floating point, lands in an empty slot",
+        rule="sample-filled-slots", kind="boundary"),
     Bug("search_clamps_only_masses", LESSON, "test_sumtree_prefix_sum",
         {"sumtree_find_prefix_sum": SEARCH_CLAMPS_ONLY_MASSES},
         description="masses clamped below the total but slots not clamped to capacity - 1: "
-                    "float sums carry a mass past the last slot"),
+                    "float sums carry a mass past the last slot",
+        rule="search-clamped", kind="boundary"),
     Bug("per_loop_never_stops_unless_terminated", LESSON, "test_per_loop",
         {"play_and_train_with_per": LOOP_NEVER_STOPS_UNLESS_TERMINATED},
         description="while True, stopping only when terminated: an episode that is "
-                    "truncated never ends (the corridor stops it past its time limit)"),
+                    "truncated never ends (the corridor stops it past its time limit)",
+        rule="loop-episode-ends", kind="past-terminal"),
     Bug("per_loop_stops_only_when_terminated", LESSON, "test_per_loop",
         {"play_and_train_with_per": LOOP_STOPS_ONLY_WHEN_TERMINATED},
-        description="ignores truncation: an episode cut by the time limit runs on to t_max"),
+        description="ignores truncation: an episode cut by the time limit runs on to t_max",
+        rule="loop-episode-ends", kind="past-terminal"),
     Bug("alpha_zero_refused", LESSON, "test_importance_weights",
         {"per_class": ALPHA_ZERO_REFUSED},
-        description="alpha=0 (uniform replay, the other end of the scale) raises ValueError"),
+        description="alpha=0 (uniform replay, the other end of the scale) raises ValueError",
+        rule="alpha-zero-uniform", kind="accidental-refusal"),
+    # --- the requirements no rule checked before (issue 22) ---
+    Bug("leaves_doubled_at_a_power_of_two", LESSON, "test_sumtree_totals",
+        {"sumtree_class": LEAVES_DOUBLED_AT_A_POWER_OF_TWO},
+        description="1 << capacity.bit_length(): a capacity that is a power of two gets "
+                    "twice the leaves; sums and searches still right",
+        rule="tree-layout", kind="boundary"),
+    Bug("search_forgets_to_subtract", LESSON, "test_sumtree_prefix_sum",
+        {"sumtree_find_prefix_sum": SEARCH_FORGETS_TO_SUBTRACT},
+        also_fails=("test_sampling_follows_priorities", "test_stratified_sampling",
+                    "test_wraparound"),
+        description="goes right without subtracting the left child's sum from the mass",
+        rule="search-interval", kind="wrong-formula"),
+    Bug("search_changes_the_masses", LESSON, "test_sumtree_prefix_sum",
+        {"sumtree_find_prefix_sum": SEARCH_CHANGES_THE_MASSES},
+        description="clamps and descends the caller's float64 masses in place",
+        rule="search-leaves-masses", kind="mutates-input"),
+    Bug("max_priority_of_signed_errors", LESSON, "test_new_transitions_max_priority",
+        {"per_update_priorities": MAX_PRIORITY_OF_SIGNED_ERRORS},
+        description="max_priority from the largest signed TD error: a large negative one "
+                    "is missed",
+        rule="new-at-max-priority", kind="wrong-formula"),
+    Bug("max_priority_of_the_last_batch", LESSON, "test_new_transitions_max_priority",
+        {"per_update_priorities": MAX_PRIORITY_OF_THE_LAST_BATCH},
+        also_fails=("test_wraparound",),
+        description="max_priority is the last update's largest p, so it goes down",
+        rule="max-priority-never-decreases", kind="wrong-source"),
+    Bug("weights_and_slots_swapped", LESSON, "test_no_empty_or_out_of_range_samples",
+        {"per_sample": WEIGHTS_AND_SLOTS_SWAPPED},
+        also_fails=("test_importance_weights", "test_wraparound"),
+        description="returns (..., slots, weights) instead of (..., weights, slots)",
+        rule="sample-returns", kind="protocol"),
+    Bug("sample_from_the_global_generator", LESSON, "test_stratified_sampling",
+        {"per_sample": SAMPLE_FROM_THE_GLOBAL_GENERATOR},
+        description="the strata's offsets from np.random, not self.rng",
+        rule="own-generator", kind="global-generator"),
+    Bug("generator_ignores_the_seed", LESSON, "test_stratified_sampling",
+        {"per_class": GENERATOR_IGNORES_THE_SEED},
+        description="self.rng = np.random.default_rng(): unseeded, so no run repeats",
+        rule="own-generator", kind="global-generator"),
+    Bug("beta_zero_taken_as_missing", LESSON, "test_importance_weights",
+        {"per_sample": BETA_ZERO_TAKEN_AS_MISSING},
+        description="beta or 0.4: beta = 0 (no correction) weighs as beta = 0.4",
+        rule="weights-beta-ends", kind="falsy-as-missing"),
+    Bug("alpha_zero_taken_as_missing", LESSON, "test_importance_weights",
+        {"per_class": ALPHA_ZERO_TAKEN_AS_MISSING},
+        description="alpha or 0.6: alpha = 0 (uniform replay) prioritizes with 0.6",
+        rule="alpha-zero-uniform", kind="falsy-as-missing"),
+    Bug("batch_no_larger_than_the_buffer", LESSON, "test_importance_weights",
+        {"per_sample": BATCH_NO_LARGER_THAN_THE_BUFFER},
+        also_fails=("test_sampling_follows_priorities", "test_wraparound",
+                    "test_no_empty_or_out_of_range_samples"),
+        description="a batch taken as distinct transitions: more than are stored is refused",
+        rule="batch-larger-than-buffer", kind="replacement"),
+    Bug("priority_from_the_squared_error", LESSON, "test_priority_updates",
+        {"per_update_priorities": PRIORITY_FROM_THE_SQUARED_ERROR},
+        also_fails=("test_new_transitions_max_priority", "test_sampling_follows_priorities",
+                    "test_importance_weights"),
+        description="p = delta^2 + epsilon, as the loss measures surprise",
+        rule="priority-formula", kind="wrong-formula"),
+    Bug("epsilon_hard_coded", LESSON, "test_priority_updates",
+        {"per_update_priorities": EPSILON_HARD_CODED},
+        description="p = |delta| + 1e-6 whatever epsilon the buffer was given",
+        rule="buffer-parameters", kind="wrong-source"),
+    Bug("repeated_slots_refused", LESSON, "test_priority_updates",
+        {"per_update_priorities": REPEATED_SLOTS_REFUSED},
+        description="update_priorities refuses a slot given twice, which a batch can hold",
+        rule="repeated-slots", kind="accidental-refusal"),
+    Bug("td_errors_changed_in_place", LESSON, "test_priority_updates",
+        {"per_update_priorities": TD_ERRORS_CHANGED_IN_PLACE},
+        description="|delta| + epsilon computed in the caller's array of TD errors",
+        rule="update-leaves-inputs", kind="mutates-input"),
+    Bug("full_buffer_drops_new_transitions", LESSON, "test_wraparound",
+        {"per_class": FULL_BUFFER_DROPS_NEW_TRANSITIONS},
+        description="once full, add keeps the old transitions and drops the new",
+        rule="overwrites-oldest", kind="after-wrap"),
+    Bug("slots_checked_against_the_write_position", LESSON, "test_wraparound",
+        {"per_update_priorities": SLOTS_CHECKED_AGAINST_THE_WRITE_POSITION},
+        description="the filled slots taken as those before the next write: after the ring "
+                    "wraps, slots after it are refused",
+        rule="len-after-wrap", kind="after-wrap"),
+    Bug("empty_batch_for_size_zero", LESSON, "test_errors",
+        {"per_sample": EMPTY_BATCH_FOR_SIZE_ZERO},
+        description="sample(0) returns an empty batch instead of raising ValueError",
+        rule="sample-refuses-bad-input", kind="boundary"),
+    Bug("slots_checked_against_the_capacity", LESSON, "test_errors",
+        {"per_update_priorities": SLOTS_CHECKED_AGAINST_THE_CAPACITY},
+        description="update_priorities accepts slots up to the capacity, empty ones "
+                    "included",
+        rule="update-refuses-bad-input", kind="size-from-argument"),
+    Bug("beta_start_zero_taken_as_missing", LESSON, "test_beta_schedule",
+        {"annealed_beta": BETA_START_ZERO_TAKEN_AS_MISSING},
+        description="beta_start or 0.4: a schedule from 0 starts at 0.4",
+        rule="beta-linear", kind="falsy-as-missing"),
+    Bug("beta_start_defaults_to_alpha", LESSON, "test_beta_schedule",
+        {"annealed_beta": BETA_START_DEFAULTS_TO_ALPHA},
+        description="beta_start=0.6 by default, alpha's value, not the paper's 0.4",
+        rule="beta-start-default", kind="wrong-source"),
+    Bug("update_bootstraps_from_terminal_states", LESSON, "test_weighted_update",
+        {"prioritized_q_update": UPDATE_BOOTSTRAPS_FROM_TERMINAL_STATES},
+        description="the target bootstraps from the next state when done",
+        rule="no-bootstrap-when-done", kind="past-terminal"),
+    Bug("per_loop_skips_the_terminal_transition", LESSON, "test_per_loop",
+        {"play_and_train_with_per": LOOP_SKIPS_THE_TERMINAL_TRANSITION},
+        description="the transition into a terminal state is never stored",
+        rule="loop-stores-each-step", kind="past-terminal"),
+    Bug("per_loop_stores_truncation_as_done", LESSON, "test_per_loop",
+        {"play_and_train_with_per": LOOP_STORES_TRUNCATION_AS_DONE},
+        description="stores done = terminated or truncated",
+        rule="loop-stores-terminated", kind="past-terminal"),
+    Bug("per_loop_beta_zero_taken_as_missing", LESSON, "test_per_loop",
+        {"play_and_train_with_per": LOOP_BETA_ZERO_TAKEN_AS_MISSING},
+        description="beta or 0.4: PER without weights (beta = 0) samples with 0.4",
+        rule="loop-one-batch-per-step", kind="falsy-as-missing"),
+    Bug("per_loop_replays_before_the_online_update", LESSON, "test_per_loop",
+        {"play_and_train_with_per": LOOP_REPLAYS_BEFORE_THE_ONLINE_UPDATE},
+        description="the replayed batch is learned before the online update of the step",
+        rule="loop-online-then-replay", kind="protocol"),
 ]
