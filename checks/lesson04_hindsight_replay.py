@@ -700,25 +700,28 @@ def _rewards_probe(inputs, HindsightReplayBuffer):
     buffer = _new_buffer(HindsightReplayBuffer, 20, 10, "future", 4, inputs["seed"])
     for episode, length in enumerate(inputs["lengths"]):
         _store(buffer, episode, length)
-    # plain replay (k = 0) of a one-step episode that reached its own desired goal: the
-    # original goal's reward must be recomputed too (0 and terminated, not the -1 of a miss)
-    reached = _new_buffer(HindsightReplayBuffer, 2, 4, "future", 0, inputs["seed"])
+    # a one-step episode that reached its own desired goal: the original goal's reward
+    # must be recomputed too (0 and terminated, not the -1 of a miss)
+    reached = _new_buffer(HindsightReplayBuffer, 2, 4, "future", 4, inputs["seed"])
     observations, achieved, _, actions = synthetic_episode(REACHED_EPISODE, 1)
     call_student("store_episode(observations, achieved_goals, desired_goal, actions)",
                  reached.store_episode, observations, achieved, achieved[1], actions)
     return {"rows": [row for _ in range(20) for row in _decoded_sample(buffer, 32)],
-            "reached": _decoded_sample(reached, 16)}
+            "reached": _decoded_sample(reached, REACHED_ROWS)}
 
 
 REACHED_EPISODE = 7  # any episode number: its desired goal is what its one step achieved
+# Every goal of that one-step episode, original or substitute, is the one it achieved;
+# with k = 4, all of 96 rows relabelled (none judged by the original goal) once in 2e9.
+REACHED_ROWS = 96
 
 
 def _rewards_verdict(inputs, data):
     problem = wrong_amount("rows", data["rows"], 640, rule=SAMPLE_RETURNS)
     if problem:
         return problem
-    problem = wrong_amount("rows of sample(16) with k=0", data.get("reached", []), 16,
-                           rule=SAMPLE_RETURNS)
+    problem = wrong_amount(f"rows of sample({REACHED_ROWS})", data.get("reached", []),
+                           REACHED_ROWS, rule=SAMPLE_RETURNS)
     if problem:
         return problem
     achieved_by_row = 0
@@ -728,8 +731,8 @@ def _rewards_verdict(inputs, data):
         want_reward, want_done = (0.0, True) if reached else (-1.0, False)
         where = (f"the transition at step {step} of episode {episode} was paired with "
                  f"{describe_goal(goal)}" if episode != REACHED_EPISODE else
-                 "with k=0, the one transition of an episode that reached its own desired "
-                 "goal")
+                 "the one transition of an episode that reached its own desired goal, "
+                 "sampled with that goal")
         if reward != want_reward:
             return failed(f"{where}, so its reward should be {want_reward:g}, but it came back "
                           f"as {reward:g}. Recompute every reward, for original goals and "
@@ -809,7 +812,10 @@ def _fraction_verdict(inputs, data):
     if problem:
         return problem
     draws = inputs["draws"]
-    for k, count in zip(inputs["ks"], data["relabelled"]):
+    # k > 0 first: a buffer that ignores k fails by the share, and one that takes k = 0
+    # for "not given" by k = 0's own rule
+    by_k = sorted(zip(inputs["ks"], data["relabelled"]), key=lambda pair: pair[0] == 0)
+    for k, count in by_k:
         if k == 0 and count != 0:
             return failed(f"with k=0, no sampled transition should get a substitute goal (plain "
                           f"replay), but {count} of {draws} did.", rule=K_ZERO_PLAIN_REPLAY)
@@ -1121,7 +1127,13 @@ class RecordingHindsightBuffer:
         if not self.episodes:
             raise ValueError("sample() before any episode was stored")
         episode = self.episodes[-1]
-        length = len(episode["actions"])
+        # the transitions the episode holds whole: a loop that stored one observation too
+        # few is told so by the verdict, not by an IndexError here
+        length = min(len(episode["actions"]), len(episode["observations"]) - 1,
+                     len(episode["achieved_goals"]) - 1)
+        if length < 1:
+            raise ValueError("sample() after storing an episode with no whole transition "
+                             "(T actions need T + 1 observations and achieved goals)")
         steps = [j % length for j in range(batch_size)]
         goals = [episode["achieved_goals"][length] if j % 2 else episode["desired_goal"]
                  for j in range(batch_size)]
