@@ -1387,7 +1387,7 @@ CHECKS = LessonChecks(LESSON, [
           judging_protocol(_fraction_verdict),
           calls=(GOAL_STEPS,),
           asks="Each sampled transition is relabelled independently with probability "
-               "k/(k+1), none with k = 0, and the defaults are strategy='future' and k=4 "
+               "k/(k+1) (none when k is 0), and the defaults are strategy='future' and k=4 "
                "(binomial tests).",
           rules=(RELABEL_SHARE, K_ZERO_PLAIN_REPLAY, BUFFER_DEFAULTS, SAMPLE_RETURNS)),
     Check("test_uniform_transitions", "transitions drawn uniformly",
