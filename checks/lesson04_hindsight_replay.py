@@ -314,8 +314,8 @@ def _agent_verdict(inputs, data):
     if data.get("from_zero") != 0.0:
         return failed("GoalConditionedAgent(..., initial_value=0.0) should start every "
                       f"Q-value at 0.0; get_qvalue({tuple(inputs['pairs'][0])}, 0) gave "
-                      f"{data.get('from_zero')!r}. 0.0 is a value, not a missing one: test "
-                      "`initial_value is None`, never `if initial_value`.",
+                      f"{data.get('from_zero')!r}. 0.0 is a value, not a missing one: keep "
+                      "initial_value as given (`initial_value or -10.0` makes 0.0 -10.0).",
                       rule=INITIAL_VALUE_ZERO)
     if data["by_default"] != -10.0:
         return failed("GoalConditionedAgent(n_bits, alpha, epsilon, discount) without "
