@@ -113,53 +113,235 @@ AGENT_DEFAULT_INITIAL_VALUE_ZERO = _edit("goal_agent", (
     "def __init__(self, n_bits, alpha, epsilon, discount, initial_value=0.0, seed=None):"))
 
 
+
+# --- issue 22: a sentence of the lesson each, no rule tested before -------------------------
+
+LEGAL_ACTIONS_MISS_THE_LAST_BIT = _edit("goal_agent", (
+    "get_legal_actions=lambda pair: range(n_bits), seed=seed)",
+    "get_legal_actions=lambda pair: range(n_bits - 1), seed=seed)"))
+
+INITIAL_VALUE_OR_DEFAULT = _edit("goal_agent", (
+    "self.initial_value = initial_value",
+    "self.initial_value = initial_value or -10.0  # bug: 0.0 taken for 'not given'"))
+
+SET_QVALUE_FILLS_THE_ROW = _edit("goal_agent", (
+    "self.table[pair] = [self.initial_value] * self.n_bits",
+    "self.table[pair] = [value] * self.n_bits  # bug: every action of the pair"))
+
+AGENT_SEED_NOT_PASSED = _edit("goal_agent", (
+    "get_legal_actions=lambda pair: range(n_bits), seed=seed)",
+    "get_legal_actions=lambda pair: range(n_bits))  # bug: seed not passed on"))
+
+LEN_COUNTS_OVERWRITTEN_EPISODES = _edit("her_class", (
+    "return int(self.lengths.sum())", "return self.stored  # bug: never less after a wrap"), (
+    "self.next_row = 0  # where the next episode goes",
+    "self.next_row = 0  # where the next episode goes\n        self.stored = 0"))
+LEN_COUNTS_OVERWRITTEN_EPISODES_STORE = _edit("her_store_episode", (
+    "self.lengths[row] = steps  # steps past the new length are dead from here on",
+    "self.lengths[row] = steps  # steps past the new length are dead from here on\n"
+    "    self.stored += steps"))
+
+# np.asarray copies nothing: a list of the caller's own arrays, which it then reuses
+EPISODE_KEPT_BY_REFERENCE_STORE = _edit("her_store_episode", ("""\
+    if self.observations is None:
+        rows, columns = self.max_episodes, self.max_episode_steps + 1
+        self.observations = np.zeros((rows, columns, *observations.shape[1:]),
+                                     dtype=observations.dtype)
+        self.achieved_goals = np.zeros((rows, columns, *achieved_goals.shape[1:]),
+                                       dtype=achieved_goals.dtype)
+        self.desired_goals = np.zeros((rows, *desired_goal.shape), dtype=desired_goal.dtype)
+        self.actions = np.zeros((rows, columns - 1), dtype=actions.dtype)
+    row = self.next_row
+    self.observations[row, :steps + 1] = observations  # assignment copies
+    self.achieved_goals[row, :steps + 1] = achieved_goals
+    self.desired_goals[row] = desired_goal
+    self.actions[row, :steps] = actions
+""", """\
+    if self.observations is None:
+        self.observations = [None] * self.max_episodes  # one episode's arrays per row
+    row = self.next_row
+    self.observations[row] = (observations, achieved_goals, desired_goal, actions)
+"""))
+EPISODE_KEPT_BY_REFERENCE_SAMPLE = _edit("her_sample", ("""\
+    goals = self.desired_goals[episodes].copy()
+    relabel = self.rng.random(batch_size) < self.k / (self.k + 1)
+    goal_steps = hindsight_goal_steps(self.strategy, steps[relabel],
+                                      self.lengths[episodes[relabel]], self.rng)
+    goals[relabel] = self.achieved_goals[episodes[relabel], goal_steps]
+    next_achieved = self.achieved_goals[episodes, steps + 1]
+    rewards = self.env.compute_reward(next_achieved, goals, {})
+    terminated = self.env.compute_terminated(next_achieved, goals, {})
+    return (self.observations[episodes, steps], self.actions[episodes, steps], rewards,
+            self.observations[episodes, steps + 1], terminated, goals)""", """\
+    stored = [self.observations[e] for e in episodes]
+    goals = np.array([episode[2] for episode in stored])
+    relabel = self.rng.random(batch_size) < self.k / (self.k + 1)
+    goal_steps = hindsight_goal_steps(self.strategy, steps[relabel],
+                                      self.lengths[episodes[relabel]], self.rng)
+    for i, j in zip(np.flatnonzero(relabel), goal_steps):
+        goals[i] = stored[i][1][j]
+    next_achieved = np.array([episode[1][t + 1] for episode, t in zip(stored, steps)])
+    rewards = self.env.compute_reward(next_achieved, goals, {})
+    terminated = self.env.compute_terminated(next_achieved, goals, {})
+    return (np.array([episode[0][t] for episode, t in zip(stored, steps)]),
+            np.array([episode[3][t] for episode, t in zip(stored, steps)]), rewards,
+            np.array([episode[0][t + 1] for episode, t in zip(stored, steps)]), terminated,
+            goals)"""))
+
+NEXT_OBSERVATION_OF_THE_SAME_STEP = _edit("her_sample", (
+    "self.observations[episodes, steps + 1], terminated, goals)",
+    "self.observations[episodes, steps], terminated, goals)  # bug: not the next one"))
+
+SAMPLE_RETURNS_GOALS_BEFORE_TERMINATED = _edit("her_sample", (
+    "self.observations[episodes, steps + 1], terminated, goals)",
+    "self.observations[episodes, steps + 1], goals, terminated)"))
+
+GOAL_STEPS_ROUNDED = _edit("hindsight_goal_steps", (
+    "return first + (rng.random(steps.shape) * choices).astype(np.int64)",
+    "return first + np.round(rng.random(steps.shape) * (choices - 1)).astype(np.int64)"))
+
+GOAL_STEPS_FROM_NUMPY = _edit("hindsight_goal_steps", (
+    "return first + (rng.random(steps.shape) * choices).astype(np.int64)",
+    "return first + (np.random.random(steps.shape) * choices).astype(np.int64)"))
+
+BUFFER_ALWAYS_FUTURE = _edit("her_sample", (
+    "goal_steps = hindsight_goal_steps(self.strategy, steps[relabel],",
+    "goal_steps = hindsight_goal_steps(\"future\", steps[relabel],"))
+
+GOAL_STEPS_UP_TO_MAX_EPISODE_STEPS = _edit("her_sample", (
+    "self.lengths[episodes[relabel]], self.rng)",
+    "np.full(relabel.sum(), self.max_episode_steps), self.rng)"))
+
+REWARDS_ONLY_FOR_SUBSTITUTE_GOALS = _edit("her_sample", (
+    "rewards = self.env.compute_reward(next_achieved, goals, {})",
+    "rewards = np.where(relabel, self.env.compute_reward(next_achieved, goals, {}), -1.0)"))
+
+TERMINATED_FOR_THE_ORIGINAL_GOALS = _edit("her_sample", (
+    "terminated = self.env.compute_terminated(next_achieved, goals, {})",
+    "terminated = self.env.compute_terminated(next_achieved, self.desired_goals[episodes], {})"))
+
+RELABELS_A_QUOTA_PER_BATCH = _edit("her_sample", (
+    "relabel = self.rng.random(batch_size) < self.k / (self.k + 1)",
+    "relabel = self.rng.permutation(batch_size) < int(batch_size * self.k / (self.k + 1))"))
+
+K_ZERO_REFUSED = _edit("her_class", ("if k < 0:", "if k <= 0:"))
+
+BUFFER_DRAWS_FROM_NUMPY = _edit("her_sample", (
+    "flat = self.rng.integers(total, size=batch_size)",
+    "flat = np.random.randint(total, size=batch_size)"))
+
+DEAD_STEPS_KEPT_AFTER_WRAP = _edit("her_store_episode", (
+    "self.lengths[row] = steps  # steps past the new length are dead from here on",
+    "self.lengths[row] = max(self.lengths[row], steps)  # the columns written in this row"))
+
+NEGATIVE_K_ACCEPTED = _edit("her_class", ("""\
+        if k < 0:
+            raise ValueError(f"k must be >= 0 (a share k/(k+1) is relabelled), got {k}")
+""", ""))
+
+EMPTY_BUFFER_ASSERTED = _edit("her_sample", ("""\
+    if total == 0:
+        raise ValueError("cannot sample from an empty buffer: store an episode first")""",
+    """\
+    assert total > 0, "cannot sample from an empty buffer: store an episode first\""""))
+
+BATCH_SIZE_ZERO_ACCEPTED = _edit("her_sample", ("if batch_size <= 0:", "if batch_size < 0:"))
+
+LONG_EPISODE_ASSERTED = _edit("her_store_episode", ("""\
+    if not 1 <= steps <= self.max_episode_steps:
+        raise ValueError(f"an episode must have 1 to {self.max_episode_steps} steps, "
+                         f"got {steps}")""", """\
+    assert 1 <= steps <= self.max_episode_steps, (
+        f"an episode must have 1 to {self.max_episode_steps} steps, got {steps}")"""))
+
+MISMATCHED_EPISODE_ACCEPTED = _edit("her_store_episode", ("""\
+    if len(observations) != steps + 1 or len(achieved_goals) != steps + 1:
+        raise ValueError(f"{steps} actions need {steps + 1} observations and achieved "
+                         f"goals, got {len(observations)} and {len(achieved_goals)}")
+""", ""), (
+    "self.observations[row, :steps + 1] = observations  # assignment copies",
+    "self.observations[row, :len(observations)] = observations  # as many as given"), (
+    "self.achieved_goals[row, :steps + 1] = achieved_goals",
+    "self.achieved_goals[row, :len(achieved_goals)] = achieved_goals"))
+
+SUBSTITUTE_GOALS_NEVER_USED = _edit("her_sample", (
+    "goals[relabel] = self.achieved_goals[episodes[relabel], goal_steps]",
+    "substitutes = self.achieved_goals[episodes[relabel], goal_steps]  # bug: left unused"))
+
+LOOP_LEAVES_OUT_THE_RESET_OBSERVATION = _edit("play_and_learn_with_her", (
+    'observations, achieved_goals = [observation["observation"]], [observation["achieved_goal"]]',
+    "observations, achieved_goals = [], []  # bug: what reset returned is not stored"))
+
+LOOP_SAMPLES_NO_MORE_THAN_STORED = _edit("play_and_learn_with_her", (
+    "replay.sample(batch_size)", "replay.sample(min(batch_size, len(replay)))"))
+
+LOOP_RETURNS_NOTHING = _edit("play_and_learn_with_her", (
+    "\n    return bool(terminated)", ""))
+
+
 BUGS = [
     Bug("future_includes_the_current_step", LESSON, "test_goal_steps",
         {"hindsight_goal_steps": FUTURE_INCLUDES_THE_CURRENT_STEP},
         also_fails=("test_goals_from_own_episode", "test_wraparound"),
+        rule="future-goal-steps", kind="boundary",
         description="future goals from t..T-1: the goal achieved before the step (SB3 #847)"),
     Bug("final_off_by_one", LESSON, "test_goal_steps", {"hindsight_goal_steps": FINAL_OFF_BY_ONE},
         also_fails=("test_goals_from_own_episode", "test_wraparound"),
+        rule="final-goal-step", kind="boundary",
         description="'final' is the goal one step before the end"),
     Bug("episode_includes_the_reset_state", LESSON, "test_goal_steps",
         {"hindsight_goal_steps": EPISODE_INCLUDES_THE_RESET_STATE},
         also_fails=("test_goals_from_own_episode", "test_wraparound"),
+        rule="episode-goal-steps", kind="boundary",
         description="'episode' may pick the state the episode started in"),
     Bug("len_counts_episodes", LESSON, "test_store_episode", {"her_class": LEN_COUNTS_EPISODES},
         also_fails=("test_uniform_transitions",),
+        rule="len-counts-transitions", kind="wrong-formula",
         description="len(buffer) is the number of episodes, not transitions"),
     Bug("no_strategy_check", LESSON, "test_errors", {"her_class": NO_STRATEGY_CHECK},
+        rule="unknown-strategy-refused", kind="accidental-refusal",
         description="a misspelt strategy is accepted and behaves like 'episode'"),
     Bug("overwrites_the_newest_when_full", LESSON, "test_wraparound",
         {"her_store_episode": OVERWRITES_THE_NEWEST_WHEN_FULL},
+        also_fails=("test_store_episode",),  # len, as it wraps, counts the wrong episodes
+        rule="replaces-oldest", kind="after-wrap",
         description="when full, each new episode replaces the last one stored"),
     Bug("goals_from_any_episode", LESSON, "test_goals_from_own_episode",
         {"her_sample": GOALS_FROM_ANY_EPISODE},
         also_fails=("test_wraparound",),
+        rule="goals-from-own-episode", kind="wrong-source",
         description="substitute goals from other episodes of the batch"),
     Bug("rewards_for_the_original_goals", LESSON, "test_rewards_recomputed",
         {"her_sample": REWARDS_FOR_THE_ORIGINAL_GOALS},
+        rule="reward-recomputed", kind="wrong-source",
         description="goals are replaced but rewards still judge the old ones"),
     Bug("reward_from_the_goal_before_the_step", LESSON, "test_rewards_recomputed",
         {"her_sample": REWARD_FROM_THE_GOAL_BEFORE_THE_STEP},
+        rule="reward-recomputed", kind="wrong-source",
         description="reward computed from achieved_goal[t], not [t + 1] (SB3 #847)"),
     Bug("relabels_everything", LESSON, "test_relabel_fraction",
         {"her_sample": RELABELS_EVERYTHING},
+        rule="relabel-share", kind="wrong-distribution",
         description="k is ignored: every transition gets a substitute goal"),
     Bug("relabels_one_in_k_plus_one", LESSON, "test_relabel_fraction",
         {"her_sample": RELABELS_ONE_IN_K_PLUS_ONE},
+        rule="relabel-share", kind="wrong-formula",
         description="relabels 1/(k+1) of the batch instead of k/(k+1)"),
     Bug("episode_first_then_step", LESSON, "test_uniform_transitions",
         {"her_sample": EPISODE_FIRST_THEN_STEP},
+        rule="uniform-transitions", kind="wrong-distribution",
         description="a uniform episode, then a step: short episodes' transitions favoured"),
     Bug("initial_value_ignored", LESSON, "test_goal_agent",
         {"goal_agent": INITIAL_VALUE_IGNORED},
+        rule="agent-initial-value", kind="wrong-source",
         description="Q-values start at 0: relabelled successes look like no information"),
     Bug("loop_learns_with_the_desired_goal", LESSON, "test_her_loop",
         {"play_and_learn_with_her": LOOP_LEARNS_WITH_THE_DESIRED_GOAL},
+        rule="loop-batch-goals", kind="wrong-source",
         description="updates pair the batch's rewards with the episode's own goal"),
     Bug("loop_stops_only_when_terminated", LESSON, "test_her_loop",
         {"play_and_learn_with_her": LOOP_STOPS_ONLY_WHEN_TERMINATED},
+        rule="loop-plays-to-end", kind="past-terminal",
         description="ignores truncation: a failing episode runs past n steps"),
     Bug("goal_steps_compare_by_identity", LESSON, "test_goal_steps",
         {"hindsight_goal_steps": GOAL_STEPS_COMPARE_BY_IDENTITY},
@@ -167,22 +349,149 @@ BUGS = [
         # notebook too, as checks/lending.py copies it)
         also_fails=("test_goals_from_own_episode", "test_wraparound",
                     "test_uniform_transitions"),
+        rule="strategy-names", kind="accidental-refusal",
         description="strategy is \"final\": identity, not equality, so a strategy string "
                     "built at run time is refused"),
     Bug("full_length_episode_refused", LESSON, "test_store_episode",
         {"her_store_episode": FULL_LENGTH_EPISODE_REFUSED},
         also_fails=("test_relabel_fraction", "test_wraparound", "test_uniform_transitions"),
+        rule="episode-lengths-accepted", kind="boundary",
         description="an episode of exactly max_episode_steps steps raises ValueError"),
     Bug("achieved_goals_not_counted", LESSON, "test_errors",
         {"her_store_episode": ACHIEVED_GOALS_NOT_COUNTED},
+        rule="refused-episode-stores-nothing", kind="accidental-refusal",
         description="an episode with one achieved goal too few gets half written before "
                     "numpy's shape error stops it: the oldest episode is corrupted"),
     Bug("default_k_of_one", LESSON, "test_relabel_fraction", {"her_class": DEFAULT_K_OF_ONE},
+        rule="buffer-defaults", kind="protocol",
         description="k defaults to 1: half the batch relabelled instead of 4/5"),
     Bug("default_strategy_final", LESSON, "test_relabel_fraction",
         {"her_class": DEFAULT_STRATEGY_FINAL},
+        rule="buffer-defaults", kind="protocol",
         description="strategy defaults to 'final': the HER paper's 'future' is the default"),
     Bug("agent_default_initial_value_zero", LESSON, "test_goal_agent",
         {"goal_agent": AGENT_DEFAULT_INITIAL_VALUE_ZERO},
+        rule="agent-default-initial-value", kind="protocol",
         description="initial_value defaults to 0.0, not -10.0"),
+    # --- issue 22 ---
+    Bug("legal_actions_miss_the_last_bit", LESSON, "test_goal_agent",
+        {"goal_agent": LEGAL_ACTIONS_MISS_THE_LAST_BIT},
+        rule="agent-legal-actions", kind="boundary",
+        description="the legal flips are 0 .. n - 2: the last bit can never be flipped"),
+    Bug("initial_value_or_default", LESSON, "test_goal_agent",
+        {"goal_agent": INITIAL_VALUE_OR_DEFAULT},
+        rule="initial-value-zero", kind="falsy-as-missing",
+        description="initial_value or -10.0: the lesson's runs from 0.0 start at -10"),
+    Bug("set_qvalue_fills_the_row", LESSON, "test_goal_agent",
+        {"goal_agent": SET_QVALUE_FILLS_THE_ROW},
+        rule="agent-update", kind="wrong-formula",
+        description="the first update of a pair sets every action's Q-value"),
+    Bug("agent_seed_not_passed", LESSON, "test_goal_agent",
+        {"goal_agent": AGENT_SEED_NOT_PASSED},
+        rule="agent-seeded", kind="global-generator",
+        description="seed is not passed on: lesson 01's agent explores with an unseeded "
+                    "generator"),
+    Bug("len_counts_overwritten_episodes", LESSON, "test_store_episode",
+        {"her_class": LEN_COUNTS_OVERWRITTEN_EPISODES,
+         "her_store_episode": LEN_COUNTS_OVERWRITTEN_EPISODES_STORE},
+        also_fails=("test_wraparound",),  # sample draws among len(self) transitions
+        rule="len-after-wrap", kind="after-wrap",
+        description="len(buffer) adds every episode's steps, overwritten ones included"),
+    Bug("episode_kept_by_reference", LESSON, "test_store_episode",
+        {"her_store_episode": EPISODE_KEPT_BY_REFERENCE_STORE,
+         "her_sample": EPISODE_KEPT_BY_REFERENCE_SAMPLE},
+        rule="episode-copied", kind="mutates-input",
+        description="episodes kept as the caller's own arrays, which the caller reuses"),
+    Bug("next_observation_of_the_same_step", LESSON, "test_store_episode",
+        {"her_sample": NEXT_OBSERVATION_OF_THE_SAME_STEP},
+        also_fails=("test_goals_from_own_episode", "test_wraparound", "test_errors"),
+        rule="transition-as-stored", kind="wrong-source",
+        description="next_obs is observation t, not t + 1"),
+    Bug("sample_returns_goals_before_terminated", LESSON, "test_store_episode",
+        {"her_sample": SAMPLE_RETURNS_GOALS_BEFORE_TERMINATED},
+        also_fails=("test_goals_from_own_episode", "test_rewards_recomputed",
+                    "test_relabel_fraction", "test_uniform_transitions", "test_wraparound",
+                    "test_errors"),
+        rule="sample-returns", kind="protocol",
+        description="sample returns (..., goals, terminated): the last two swapped"),
+    Bug("goal_steps_rounded", LESSON, "test_goal_steps",
+        {"hindsight_goal_steps": GOAL_STEPS_ROUNDED},
+        rule="goal-steps-uniform", kind="wrong-distribution",
+        description="goal steps rounded: the first and last allowed steps half as likely"),
+    Bug("goal_steps_from_numpy", LESSON, "test_goal_steps",
+        {"hindsight_goal_steps": GOAL_STEPS_FROM_NUMPY},
+        also_fails=("test_uniform_transitions",),  # the buffer's batches, seeded, differ
+        rule="goal-steps-from-rng", kind="global-generator",
+        description="goal steps drawn with np.random, not the rng given"),
+    Bug("buffer_always_future", LESSON, "test_goals_from_own_episode",
+        {"her_sample": BUFFER_ALWAYS_FUTURE},
+        also_fails=("test_wraparound",),
+        rule="buffer-strategy", kind="wrong-source",
+        description="the buffer relabels with 'future' whatever its strategy"),
+    Bug("goal_steps_up_to_max_episode_steps", LESSON, "test_goals_from_own_episode",
+        {"her_sample": GOAL_STEPS_UP_TO_MAX_EPISODE_STEPS},
+        also_fails=("test_wraparound",),
+        rule="goals-from-own-episode", kind="size-from-argument",
+        description="goal steps up to max_episode_steps, not the episode's length: goals "
+                    "from columns no step of it reached"),
+    Bug("rewards_only_for_substitute_goals", LESSON, "test_rewards_recomputed",
+        {"her_sample": REWARDS_ONLY_FOR_SUBSTITUTE_GOALS},
+        rule="reward-recomputed", kind="wrong-formula",
+        description="the original goal's reward taken as -1, as if never reached"),
+    Bug("terminated_for_the_original_goals", LESSON, "test_rewards_recomputed",
+        {"her_sample": TERMINATED_FOR_THE_ORIGINAL_GOALS},
+        rule="terminated-recomputed", kind="wrong-source",
+        description="rewards recomputed for the new goals, terminated for the old ones"),
+    Bug("relabels_a_quota_per_batch", LESSON, "test_relabel_fraction",
+        {"her_sample": RELABELS_A_QUOTA_PER_BATCH},
+        rule="relabel-share", kind="wrong-distribution",
+        description="int(batch_size * k/(k+1)) transitions a batch, not a coin each: a "
+                    "batch of one is never relabelled"),
+    Bug("k_zero_refused", LESSON, "test_relabel_fraction", {"her_class": K_ZERO_REFUSED},
+        rule="k-zero-plain-replay", kind="boundary",
+        description="k = 0, plain replay, raises ValueError"),
+    Bug("buffer_draws_from_numpy", LESSON, "test_uniform_transitions",
+        {"her_sample": BUFFER_DRAWS_FROM_NUMPY},
+        rule="buffer-own-generator", kind="global-generator",
+        description="transitions drawn with np.random, not the buffer's seeded generator"),
+    Bug("dead_steps_kept_after_wrap", LESSON, "test_wraparound",
+        {"her_store_episode": DEAD_STEPS_KEPT_AFTER_WRAP},
+        also_fails=("test_store_episode",),  # len counts the dead steps too
+        rule="dead-steps-unused", kind="after-wrap",
+        description="a row's length stays the longest episode's: dead steps sampled"),
+    Bug("negative_k_accepted", LESSON, "test_errors", {"her_class": NEGATIVE_K_ACCEPTED},
+        rule="negative-k-refused", kind="accidental-refusal",
+        description="k < 0 accepted; sample then divides by zero or relabels nothing"),
+    Bug("empty_buffer_asserted", LESSON, "test_errors", {"her_sample": EMPTY_BUFFER_ASSERTED},
+        rule="empty-sample-refused", kind="accidental-refusal",
+        description="an empty buffer refused by assert: AssertionError, not ValueError"),
+    Bug("batch_size_zero_accepted", LESSON, "test_errors",
+        {"her_sample": BATCH_SIZE_ZERO_ACCEPTED},
+        rule="batch-size-refused", kind="boundary",
+        description="sample(0) returns an empty batch"),
+    Bug("long_episode_asserted", LESSON, "test_errors",
+        {"her_store_episode": LONG_EPISODE_ASSERTED},
+        rule="long-episode-refused", kind="accidental-refusal",
+        description="too long an episode refused by assert: AssertionError, not ValueError"),
+    Bug("mismatched_episode_accepted", LESSON, "test_errors",
+        {"her_store_episode": MISMATCHED_EPISODE_ACCEPTED},
+        rule="mismatched-episode-refused", kind="accidental-refusal",
+        description="as many observations as given are stored, whatever the actions"),
+    Bug("substitute_goals_never_used", LESSON, "test_her_learning",
+        {"her_sample": SUBSTITUTE_GOALS_NEVER_USED},
+        also_fails=("test_rewards_recomputed", "test_relabel_fraction"),
+        rule="her-learns", kind="wrong-source",
+        description="substitute goals drawn but never put in the batch: plain replay"),
+    Bug("loop_leaves_out_the_reset_observation", LESSON, "test_her_loop",
+        {"play_and_learn_with_her": LOOP_LEAVES_OUT_THE_RESET_OBSERVATION},
+        rule="loop-stores-episode", kind="boundary",
+        description="T observations and achieved goals stored, reset's left out"),
+    Bug("loop_samples_no_more_than_stored", LESSON, "test_her_loop",
+        {"play_and_learn_with_her": LOOP_SAMPLES_NO_MORE_THAN_STORED},
+        rule="loop-one-batch", kind="size-from-argument",
+        description="samples min(batch_size, len(replay)), not batch_size"),
+    Bug("her_loop_returns_nothing", LESSON, "test_her_loop",
+        {"play_and_learn_with_her": LOOP_RETURNS_NOTHING},
+        rule="loop-returns-success", kind="protocol",
+        description="returns None, not whether the goal was reached"),
 ]
