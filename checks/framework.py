@@ -37,7 +37,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from checks.requirements import Rule, tagged
+from checks.requirements import TAG, Rule, tagged
 from checks.lending import (forget_mirrored, from_student_code, kept_here, lent_in_notebook,
                             take_refusal, to_student_code)
 from course.add_to_class import lost_methods
@@ -261,6 +261,16 @@ class Outcome:
         return f"{self.title}: {self.detail}"
 
 
+def with_notes(feedback, notes):
+    """``feedback`` with ``notes`` (callee notes) added before the rule tag it ends with, so
+    that it still ends with the rule its verdict found broken (notebook and grader alike)."""
+    feedback, rule_tag = feedback.rstrip(), ""
+    tags = list(TAG.finditer(feedback))
+    if tags and tags[-1].end() == len(feedback):
+        feedback, rule_tag = feedback[:tags[-1].start()].rstrip(), tags[-1].group(0)
+    return " ".join([feedback, *notes, rule_tag]).rstrip()
+
+
 def callee_note(callee, failures, lesson):
     """The sentence a failed check's feedback ends with when ``callee``'s own checks fail
     too: ``failures`` is [(title, feedback)] of those checks; ``lesson`` is the failed
@@ -429,7 +439,7 @@ class LessonChecks:
         if not notes:
             return outcome
         return Outcome(outcome.status, outcome.fraction, outcome.title,
-                       " ".join([outcome.detail, *notes]), outcome.origin)
+                       with_notes(outcome.detail, notes), outcome.origin)
 
     def _judged(self, check, namespace, salt, which):
         title = f"{check.title} ({which})" if which else check.title

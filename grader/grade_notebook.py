@@ -13,7 +13,7 @@ from pathlib import Path
 
 from checks import checks_for_lesson
 from checks.framework import (NotWrittenYet, ProbeError, as_plain_data, callee_note,
-                              names_callee, seed_for)
+                              names_callee, seed_for, with_notes)
 from checks.lending import forget_mirrored
 from grader.lessons import answer_stubs, lesson_of
 from grader.rebuild import cells_to_run, is_answer, nbgrader_meta, rebuild, test_cells
@@ -163,7 +163,7 @@ class NotebookGrading:
             self._recover(lost)
         if status != "passed" and not (status == "not written" and self.origin):
             # (the unwritten code that raised is named: no guesses, as in a notebook)
-            feedback = " ".join([feedback, *self._callee_notes(check)])
+            feedback = with_notes(feedback, self._callee_notes(check))
         if status != "passed" and self.cell_problems:
             feedback += " Note: " + " ".join(self.cell_notes())
         result = CheckResult(name, round(points * fraction, 6), points, status, feedback,
