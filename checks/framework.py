@@ -28,6 +28,7 @@ checks fail too (:func:`callee_note`).
 import base64
 import binascii
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -38,7 +39,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from checks.requirements import Rule, tagged
+from checks.requirements import TAG, Rule, tagged
 from checks.lending import (forget_mirrored, from_student_code, kept_here, lent_in_notebook,
                             take_refusal, to_student_code)
 from course.add_to_class import lost_methods
@@ -308,6 +309,16 @@ def probe_and_judge(check, inputs, objects, title, metered=contextlib.nullcontex
                    figure=verdict.figure, rule=verdict.rule)
 
 
+def with_notes(feedback, notes):
+    """``feedback`` with ``notes`` (callee notes) added before the rule tag it ends with, so
+    that it still ends with the rule its verdict found broken (notebook and grader alike)."""
+    feedback, rule_tag = feedback.rstrip(), ""
+    tags = list(TAG.finditer(feedback))
+    if tags and tags[-1].end() == len(feedback):
+        feedback, rule_tag = feedback[:tags[-1].start()].rstrip(), tags[-1].group(0)
+    return " ".join([feedback, *notes, rule_tag]).rstrip()
+
+
 def callee_note(callee, failures, lesson):
     """The sentence a failed check's feedback ends with when ``callee``'s own checks fail
     too: ``failures`` is [(title, feedback)] of those checks; ``lesson`` is the failed
@@ -461,8 +472,7 @@ class LessonChecks:
                 notes.append(callee_note(callee, failures, self.lesson))
         if not notes:
             return outcome
-        return Outcome(outcome.status, outcome.fraction, outcome.title,
-                       " ".join([outcome.detail, *notes]), outcome.origin)
+        return dataclasses.replace(outcome, detail=with_notes(outcome.detail, notes))
 
     def judged(self, name, namespace, salt, which=""):
         """The :class:`Outcome` of check ``name`` on the objects in ``namespace`` with the

@@ -16,8 +16,9 @@ import math
 import numpy as np
 
 from checks.expected import expected as reference
-from checks.framework import (Callee, Check, LessonChecks, ProbeError, call_student, comparison,
-                              failed, lent_where, packed, passed, unpacked, wrong_amount)
+from checks.framework import (Callee, Check, LessonChecks, NotWrittenYet, ProbeError,
+                              call_student, comparison, failed, lent_where, packed, passed,
+                              unpacked, wrong_amount)
 from checks.lending import (DEFAULT_LIMIT, STAND_IN_BATCH, STAND_IN_PRIORITIES, AtMost, Served,
                             mirrored)
 from checks.records import Record
@@ -25,11 +26,94 @@ from checks.witness import (DQN_STEP, SYNC_TARGET, Ledger, WitnessedNetwork,
                             WitnessedOptimizer, witnessed_sample)
 from course.dqn import (CARTPOLE_NETWORK, DQNSettings, UniformReplay, greedy_return,
                         train_dqn)
+from checks.requirements import Rule
 from course.mlp import Adam, QNetwork
 
 LESSON = "07_neural_replay"
 OBSERVATION_SIZE, N_ACTIONS = CARTPOLE_NETWORK[0], CARTPOLE_NETWORK[-1]
 TOLERANCE = dict(rtol=1e-6, atol=1e-9)  # float64 code written another way stays within
+
+# --- the rules: what the lesson tells a student, by check ----------------------------------
+
+# test_td_targets
+TARGETS_FORMULA = Rule("target-is-reward-plus-discounted-max", "A row's target is r + "
+                       "discount * max over a' of the target network's Q(s', a').")
+NO_BOOTSTRAP_WHEN_TERMINATED = Rule("no-bootstrap-when-terminated", "Where the episode "
+                                    "terminated, the target is the reward alone.")
+TRUNCATED_BOOTSTRAPS = Rule("only-terminated-rows-stop", "Only the terminated rows drop the "
+                            "bootstrap: every other row of the batch (a time-limit cut "
+                            "included) bootstraps.")
+TARGETS_SHAPE = Rule("targets-shape", "td_targets returns one target per row: shape (batch,).")
+DISCOUNT_ZERO = Rule("discount-zero-is-a-discount", "A discount of 0 is a value like any "
+                     "other: the targets are then the rewards.")
+
+# test_huber_loss (and the action rule in test_huber_gradient)
+HUBER_LOSS_FORMULA = Rule("weighted-huber-loss", "The loss is (1/B) * sum of w_i * "
+                          "huber(Q(s_i, a_i) - y_i), huber(x) = x^2/2 for |x| <= 1 and "
+                          "|x| - 1/2 beyond.")
+LOSS_WEIGHTED = Rule("loss-uses-the-weights-given", "Each row's Huber loss is multiplied by "
+                     "its own importance weight, as given (the buffer has normalised them).")
+LOSS_MEAN = Rule("loss-is-a-mean", "The loss is divided by the number of rows B: not a sum, "
+                 "and not divided by the sum of the weights.")
+ACTION_TAKEN_ONLY = Rule("action-taken-only", "Only the action taken in each row, a_i, "
+                         "appears in the loss and in its gradient.")
+LOSS_IS_A_NUMBER = Rule("loss-is-a-number", "huber_loss returns L, a single float.")
+
+# test_huber_gradient
+GRADIENT_OF_THE_LOSS = Rule("gradient-of-your-loss", "huber_loss_gradient is dL/dQ of the "
+                            "loss: w_i * clip(delta_i, -1, 1) / B at (i, a_i), with "
+                            "delta_i = Q(s_i, a_i) - y_i.")
+GRADIENT_SHAPE = Rule("gradient-shape", "The gradient has the Q-values' shape (batch, "
+                      "actions), zero except at the actions taken.")
+GRADIENT_CLIPPED = Rule("gradient-clipped", "Past |delta| = 1 the gradient is clipped: "
+                        "clip(delta, -1, 1), not delta.")
+GRADIENT_WEIGHTED = Rule("gradient-weighted", "Each row's gradient is multiplied by its "
+                         "importance weight, as the loss is.")
+GRADIENT_MEAN = Rule("gradient-divided-by-b", "The gradient of a mean is divided by the "
+                     "batch size B.")
+GRADIENT_EVERYWHERE = Rule("gradient-at-every-error", "The gradient is a number at every TD "
+                           "error, 0 and +-1 included (0 where delta = 0, +-w/B at "
+                           "|delta| = 1).")
+
+# test_dqn_step and test_dqn_step_prioritized
+STEP_SAMPLES = Rule("step-samples-one-batch", "Each dqn_step draws one batch: "
+                    "replay.sample(batch_size) when beta is None, replay.sample(batch_size, "
+                    "beta) otherwise.")
+TARGETS_FROM_TARGET_NETWORK = Rule("targets-from-the-target-network", "The step computes its "
+                                   "targets with the target network, not the online one.")
+STEP_GRADIENT = Rule("one-optimizer-step", "Each step makes one optimizer.step, with "
+                     "online.gradients(observations, the weighted Huber loss's gradient).")
+TD_ERRORS_BEFORE = Rule("td-errors-before-the-step", "The TD errors are computed with the "
+                        "Q-values from before the optimizer step.")
+STEP_RETURNS = Rule("step-returns-td-errors", "dqn_step returns the batch's TD errors, "
+                    "targets - Q(s, a), one per row.")
+ROWS_FROM_THE_BATCH = Rule("rows-from-the-batch", "A batch may hold another number of rows "
+                           "than batch_size: the step uses the rows it gets.")
+STEP_LEAVES_NETWORKS = Rule("networks-change-only-by-the-optimizer", "dqn_step changes the "
+                            "online network only through optimizer.step, and never the "
+                            "target network.")
+PRIORITIES_FED_BACK = Rule("priorities-fed-back", "With a prioritized buffer each step calls "
+                           "replay.update_priorities(slots, td_errors) once, with the batch's "
+                           "slots; with a uniform one it calls it never.")
+STEP_WEIGHTED = Rule("step-uses-the-weights", "A prioritized batch's importance weights reach "
+                     "the loss; with beta=None every weight is 1.")
+BETA_ZERO = Rule("beta-zero-is-prioritized", "beta=0 is a prioritized buffer's beta (every "
+                 "weight 1): only beta=None means a uniform buffer.")
+
+# test_target_sync
+SYNC_AT_MULTIPLES = Rule("sync-at-multiples-of-the-period", "The target becomes a copy of "
+                         "the online network at steps period, 2 period, ... (steps count "
+                         "from 1), and at no other step.")
+TARGET_IS_A_COPY = Rule("target-is-a-copy", "The target holds a copy of the online "
+                        "network's parameters, not its arrays.")
+COPY_ONLINE_INTO_TARGET = Rule("online-into-target", "sync_target copies the online network "
+                               "into the target and leaves the online network as it is.")
+SYNC_RETURNS = Rule("sync-returns-whether-it-synced", "sync_target returns True when it "
+                    "synced and False otherwise.")
+
+# test_dqn_learning
+DQN_LEARNS = Rule("dqn-learns-cartpole", "A DQN trained by your dqn_step and sync_target "
+                  "reaches at least 35% of the grader's greedy return on CartPole.")
 
 
 # --- the grader's objects, served to the student's code -------------------------------
@@ -82,6 +166,9 @@ class RecordingAdam(Adam):
         super().step(gradients)
 
 
+NOT_GIVEN = object()  # an argument left out, told apart from one given as None
+
+
 class FixedBatches:
     """A replay buffer that hands out the check's batches in turn and records every
     ``sample`` and ``update_priorities`` call (prioritized batches carry weights and
@@ -99,9 +186,12 @@ class FixedBatches:
     def __len__(self):
         return 1000
 
-    def sample(self, batch_size, beta=None):
+    def sample(self, batch_size, beta=NOT_GIVEN):
+        # [batch size, beta, whether beta was given]: a uniform buffer's sample takes the
+        # batch size alone (UniformReplay.sample(batch_size) has no beta to be given None)
         self.samples.append([batch_size if isinstance(batch_size, int) else repr(batch_size),
-                             None if beta is None else float(beta)])
+                             None if beta is None or beta is NOT_GIVEN else float(beta),
+                             beta is not NOT_GIVEN])
         if len(self.samples) > len(self.batches):
             raise ValueError("the check's buffer ran out of batches: sample once per step")
         return self.batches[len(self.samples) - 1]
@@ -140,6 +230,17 @@ def _numbers(value, what, count=None):
     return array.tolist()
 
 
+def _returned(value, what):
+    """What the student's code returned, as data the verdict judges: its shape and its
+    numbers in order (so a wrong shape is a failed rule, not a crash of the probe)."""
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ProbeError(f"{what} returned {type(value).__name__}, not an array of "
+                         "numbers.") from None
+    return {"shape": list(array.shape), "values": array.reshape(-1).tolist()}
+
+
 def _close(got, want):
     got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
     return got.shape == want.shape and bool(np.allclose(got, want, **TOLERANCE))
@@ -175,62 +276,112 @@ def _targets_inputs(rng):
 
 
 def _targets_probe(inputs, td_targets):
+    """The targets of the batch with the check's discount, then with discount 0 (a value,
+    not a missing one: the targets are the rewards)."""
     target = ServedNetwork(inputs["seed"])
     _, _, rewards, next_observations, terminated = as_arrays(inputs["batch"])
-    got = call_student("td_targets(target_network, rewards, next_observations, terminated, "
-                       "discount)", td_targets, target, rewards, next_observations,
-                       terminated, inputs["discount"])
-    return {"targets": _numbers(got, "td_targets", len(rewards))}
+    returned = {}
+    for name, discount in (("targets", inputs["discount"]), ("with_discount_zero", 0.0)):
+        got = call_student(f"td_targets(target_network, rewards, next_observations, "
+                           f"terminated, {discount})", td_targets, target, rewards,
+                           next_observations, terminated, discount)
+        returned[name] = _returned(got, "td_targets")
+    return returned
+
+
+def _targets_shape_problem(returned, rows, discount):
+    shape = returned.get("shape") if isinstance(returned, dict) else None
+    if shape == [rows]:
+        return None
+    hint = (" A (batch, 1) column added to a (batch,) array broadcasts to (batch, batch): "
+            "take the max over axis 1 without keepdims." if shape == [rows, rows] else "")
+    return failed(f"td_targets with discount {discount} returned an array of shape "
+                  f"{tuple(shape) if shape is not None else None} for a batch of {rows} rows; "
+                  f"it returns one target per row, shape ({rows},).{hint}", rule=TARGETS_SHAPE)
 
 
 def _targets_verdict(inputs, data):
     batch, discount = inputs["batch"], inputs["discount"]
-    problem = wrong_amount("targets", data.get("targets"), len(batch["rewards"]))
-    if problem:
-        return problem
+    rows = len(batch["rewards"])
+    for name, used in (("targets", discount), ("with_discount_zero", 0.0)):
+        problem = _targets_shape_problem(data.get(name), rows, used)
+        if problem:
+            return problem
     expected = reference(LESSON, "targets", inputs)
-    for row, (got, want) in enumerate(zip(data["targets"], expected["targets"])):
+    for row, (got, want) in enumerate(zip(data["targets"]["values"], expected["targets"])):
         if _close(got, want):
             continue
         reward, ended = batch["rewards"][row], batch["terminated"][row]
         situation = (f"row {row} (reward {reward}, terminated={ended}, discount {discount}): "
                      f"your target is {got:.6g}, expected {want:.6g}")
-        if ended:
+        rule = TARGETS_FORMULA
+        if ended and _close(got, want + discount * expected["next_max"][row]):
+            rule = NO_BOOTSTRAP_WHEN_TERMINATED
             hint = (" A terminated episode has no next state to bootstrap from: the target "
-                    "is the reward alone." if _close(got, want + discount * expected[
-                        "next_max"][row]) else " The target of a terminated row is its reward.")
+                    "is the reward alone.")
+        elif ended:
+            hint = " The target of a terminated row is its reward."
         elif _close(got, reward + discount * expected["next_mean"][row]):
             hint = " Bootstrap from the best action's value (max over actions), not the mean."
         elif _close(got, reward):
-            hint = (" Only terminated rows drop the bootstrap; a row cut by the time limit "
-                    "is stored with terminated=False and still bootstraps.")
+            rule = TRUNCATED_BOOTSTRAPS
+            hint = (" Only terminated rows drop the bootstrap, each row by its own flag; a "
+                    "row cut by the time limit is stored with terminated=False and still "
+                    "bootstraps.")
         else:
             hint = (" The target is reward + discount * max over a' of the target network's "
                     "Q(next_observation, a').")
-        return failed(situation + "." + hint)
+        return failed(situation + "." + hint, rule=rule)
+    zero = data["with_discount_zero"]["values"]
+    if not _close(zero, batch["rewards"]):
+        return failed(f"with discount 0 your targets are {_shown(zero)}, expected the rewards "
+                      f"{_shown(batch['rewards'])}: a discount of 0 is a value (it looks no "
+                      "step ahead), not a missing one.", rule=DISCOUNT_ZERO)
     return passed(f"{len(expected['targets'])} targets match r + discount * max Q_target(s', a'),"
-                  " the reward alone where the episode terminated.")
+                  " the reward alone where the episode terminated, and the rewards with "
+                  "discount 0.")
 
 
 # --- the weighted Huber loss ------------------------------------------------------------
 
+# TD errors a batch of the loss checks also holds exactly: where huber's two pieces meet
+# (+-1) and where the gradient's sign changes (0).
+EDGE_ERRORS = (0.0, 1.0, -1.0)
+
+
 def loss_cases(rng):
-    """Q-values, actions, targets and weights; TD errors on both sides of the Huber kink
-    (never within 0.05 of it, so finite differences do not straddle it)."""
+    """Q-values, actions, targets and weights, in three batches: all weights 1; weights
+    whose largest is 1 (as PER normalises them), plus rows whose TD errors are exactly
+    EDGE_ERRORS; weights all below 1 (a loss takes them as given). The other TD errors lie
+    on both sides of the Huber kink, never within 0.05 of it."""
     cases = []
-    for uniform_weights in (True, False, False):
+    for weighting in ("none", "largest one, edges", "all below one"):
         size = int(rng.integers(5, 10))
         q_values = rng.normal(scale=2.0, size=(size, 3))
         actions = rng.integers(3, size=size)
         magnitudes = np.where(rng.random(size) < 0.5, rng.uniform(0.05, 0.95, size),
                               rng.uniform(1.05, 4.0, size))
         errors = magnitudes * rng.choice([-1.0, 1.0], size=size)
-        targets = q_values[np.arange(size), actions] - errors
-        weights = np.ones(size) if uniform_weights else rng.uniform(0.1, 1.0, size)
-        if not uniform_weights:
+        targets = (q_values[np.arange(size), actions] - errors).round(6)
+        q_values = q_values.round(6)
+        if weighting == "largest one, edges":
+            # Q-values on a grid of 1/64 make Q - y exactly 0, 1 or -1 in floating point
+            edge_q = np.round(rng.normal(scale=2.0, size=(len(EDGE_ERRORS), 3)) * 64) / 64
+            edge_actions = rng.integers(3, size=len(EDGE_ERRORS))
+            edge_targets = edge_q[np.arange(len(EDGE_ERRORS)), edge_actions] - EDGE_ERRORS
+            q_values = np.concatenate([q_values, edge_q])
+            actions = np.concatenate([actions, edge_actions])
+            targets = np.concatenate([targets, edge_targets])
+            size += len(EDGE_ERRORS)
+        if weighting == "none":
+            weights = np.ones(size)
+        elif weighting == "all below one":
+            weights = rng.uniform(0.1, 0.9, size)
+        else:
+            weights = rng.uniform(0.1, 1.0, size)
             weights[int(rng.integers(size))] = 1.0  # as PER normalises by the largest
-        cases.append({"q_values": q_values.round(6).tolist(), "actions": actions.tolist(),
-                      "targets": targets.round(6).tolist(), "weights": weights.round(4).tolist()})
+        cases.append({"q_values": q_values.tolist(), "actions": actions.tolist(),
+                      "targets": targets.tolist(), "weights": weights.round(4).tolist()})
     return cases
 
 
@@ -250,37 +401,53 @@ def _student_loss(huber_loss, q_values, actions, targets, weights):
 
 
 def _loss_probe(inputs, huber_loss):
-    return {"losses": [_student_loss(huber_loss, *_case_arrays(case))
+    return {"losses": [_returned(call_student("huber_loss(q_values, actions, targets, "
+                                              "weights)", huber_loss, *_case_arrays(case)),
+                                 "huber_loss")["values"]
                        for case in inputs["cases"]]}
 
 
 def _loss_verdict(inputs, data):
-    problem = wrong_amount("losses", data.get("losses"), len(inputs["cases"]))
+    problem = wrong_amount("losses", data.get("losses"), len(inputs["cases"]),
+                           rule=LOSS_IS_A_NUMBER)
     if problem:
         return problem
     expected = reference(LESSON, "losses", inputs["cases"])
-    for number, (case, got) in enumerate(zip(inputs["cases"], data["losses"]), 1):
-        want = expected["weighted_mean"][number - 1]
+    for number, (case, values) in enumerate(zip(inputs["cases"], data["losses"]), 1):
+        rows = len(case["actions"])
+        if len(values) != 1:
+            hint = (": the loss of each row, not their weighted mean" if len(values) == rows
+                    else "")
+            return failed(f"batch #{number} ({rows} rows): huber_loss returned {len(values)} "
+                          f"numbers{hint}; it returns L, one float.", rule=LOSS_IS_A_NUMBER)
+        got, want = values[0], expected["weighted_mean"][number - 1]
         if _close(got, want):
             continue
         weighted = len(set(case["weights"])) > 1
-        situation = (f"batch #{number} ({len(case['actions'])} rows, "
+        situation = (f"batch #{number} ({rows} rows, "
                      f"{'weights ' + str(case['weights']) if weighted else 'all weights 1'}): "
                      f"your loss is {got:.6g}, expected {want:.6g}")
-        for variant, hint in (
-                ("unweighted", "the importance weights are ignored: multiply each row's "
-                               "Huber loss by its own weight"),
-                ("weighted_sum", "that is the sum over the batch: take the mean"),
-                ("normalised_by_weights", "divide by the batch size, not by the sum of the "
-                                          "weights"),
-                ("squared", "that is half the squared error everywhere: past |error| = 1 the "
-                            "Huber loss grows linearly, |error| - 1/2"),
-                ("all_actions", "only the action taken in each row has a target: the loss "
-                                "looks at Q[i, actions[i]] alone")):
-            if _close(got, expected[variant][number - 1]):
-                return failed(f"{situation}: {hint}.")
+        # the loss is linear in the weights: rescaled to a largest of 1, it is this
+        rescaled = want / max(case["weights"])
+        for wrong, hint, rule in (
+                (expected["unweighted"], "the importance weights are ignored: multiply each "
+                 "row's Huber loss by its own weight", LOSS_WEIGHTED),
+                ([rescaled] * number, "the weights were rescaled (to a largest of 1): use "
+                 "them as given, the buffer has normalised them already", LOSS_WEIGHTED),
+                (expected["weighted_sum"], "that is the sum over the batch: take the mean",
+                 LOSS_MEAN),
+                (expected["normalised_by_weights"], "divide by the batch size, not by the "
+                 "sum of the weights", LOSS_MEAN),
+                (expected["squared"], "that is half the squared error everywhere: past "
+                 "|error| = 1 the Huber loss grows linearly, |error| - 1/2",
+                 HUBER_LOSS_FORMULA),
+                (expected["all_actions"], "only the action taken in each row has a target: "
+                 "the loss looks at Q[i, actions[i]] alone", ACTION_TAKEN_ONLY)):
+            if _close(got, wrong[number - 1]):
+                return failed(f"{situation}: {hint}.", rule=rule)
         return failed(f"{situation}. The loss is mean_i w_i * huber(Q[i, a_i] - y_i), with "
-                      "huber(x) = x^2 / 2 for |x| <= 1 and |x| - 1/2 beyond.")
+                      "huber(x) = x^2 / 2 for |x| <= 1 and |x| - 1/2 beyond.",
+                      rule=HUBER_LOSS_FORMULA)
     return passed("the loss is the mean over the batch of each row's weight times the Huber "
                   "loss of its TD error.")
 
@@ -298,9 +465,9 @@ def _gradient_probe(inputs, huber_loss, huber_loss_gradient):
     results = []
     for case in inputs["cases"]:
         q_values, actions, targets, weights = _case_arrays(case)
-        gradient = call_student("huber_loss_gradient(q_values, actions, targets, weights)",
-                                huber_loss_gradient, q_values, actions, targets, weights)
-        gradient = _numbers(gradient, "huber_loss_gradient", q_values.size)
+        gradient = _returned(call_student("huber_loss_gradient(q_values, actions, targets, "
+                                          "weights)", huber_loss_gradient, q_values, actions,
+                                          targets, weights), "huber_loss_gradient")
         differences = []
         for index in range(q_values.size):
             shifted = q_values.copy()
@@ -314,40 +481,65 @@ def _gradient_probe(inputs, huber_loss, huber_loss_gradient):
 
 
 def _gradient_verdict(inputs, data):
-    problem = wrong_amount("gradients", data.get("results"), len(inputs["cases"]))
+    problem = wrong_amount("gradients", data.get("results"), len(inputs["cases"]),
+                           rule=GRADIENT_SHAPE)
     if problem:
         return problem
     for number, (case, result) in enumerate(zip(inputs["cases"], data["results"]), 1):
         shape = np.shape(case["q_values"])
-        gradient = np.asarray(result["gradient"], dtype=np.float64)
+        returned = result["gradient"]
         numeric = np.asarray(result["finite_differences"], dtype=np.float64)
-        if gradient.size != math.prod(shape) or numeric.size != gradient.size:
-            return failed(f"expected a gradient of the Q-values' shape {shape}.")
-        gradient, numeric = gradient.reshape(shape), numeric.reshape(shape)
+        if tuple(returned["shape"]) != shape or numeric.size != math.prod(shape):
+            return failed(f"batch #{number}: your gradient has shape "
+                          f"{tuple(returned['shape'])}; it has the Q-values' shape {shape}, "
+                          "zero except at the actions taken.", rule=GRADIENT_SHAPE)
+        gradient = np.asarray(returned["values"], dtype=np.float64).reshape(shape)
+        numeric = numeric.reshape(shape)
         if not np.all(np.isfinite(numeric)) or np.abs(numeric).max() < 1e-9:
             return failed("your huber_loss does not change when the Q-values change, so its "
-                          "gradient cannot be checked: write huber_loss first.")
+                          "gradient cannot be checked: write huber_loss first.",
+                          rule=GRADIENT_OF_THE_LOSS)
         if np.allclose(gradient, numeric, rtol=1e-4, atol=1e-6):
             continue
+        q_values, actions, targets, weights = _case_arrays(case)
+        rows = np.arange(len(actions))
+        errors = q_values[rows, actions] - targets
+        if not np.all(np.isfinite(gradient)):
+            row = int(np.argwhere(~np.isfinite(gradient))[0][0])
+            return failed(f"batch #{number}: your gradient is {gradient[row].tolist()} in row "
+                          f"{row}, whose TD error Q - y is {errors[row]:.6g}: it is a number "
+                          "at every error (0 at an error of 0, +-w/B at +-1); "
+                          "w * clip(error, -1, 1) / B needs no division by |error|.",
+                          rule=GRADIENT_EVERYWHERE)
+        unclipped = np.zeros(shape)
+        unclipped[rows, actions] = weights * errors / len(rows)
+        moving = np.abs(numeric) > 1e-9  # where the loss changes (not at an error of 0)
         row, column = np.unravel_index(np.argmax(np.abs(gradient - numeric)), shape)
         situation = (f"batch #{number}: d loss / d Q[{row}, {column}] is {gradient[row, column]:.6g} "
                      f"in your gradient, but changing Q[{row}, {column}] changes your "
                      f"huber_loss at the rate {numeric[row, column]:.6g} (central finite "
                      f"differences, step {FD_STEP:g})")
+        rule = GRADIENT_OF_THE_LOSS
         if column != case["actions"][row] and gradient[row, column] != 0:
-            hint = " Only the action taken in each row appears in the loss."
+            hint, rule = (" Only the action taken in each row appears in the loss.",
+                          ACTION_TAKEN_ONLY)
         elif np.allclose(gradient, -numeric, rtol=1e-4, atol=1e-6):
             hint = " The signs are flipped: the gradient of (Q - y) is +1 with respect to Q."
         elif np.allclose(gradient, numeric * len(case["actions"]), rtol=1e-4, atol=1e-6):
-            hint = " The loss is a mean: divide the gradient by the batch size too."
-        elif np.allclose(gradient[numeric != 0] / numeric[numeric != 0],
-                         np.array(case["weights"])[np.nonzero(numeric)[0]] ** -1,
-                         rtol=1e-4):
-            hint = " Multiply each row by its importance weight, as the loss does."
+            hint, rule = (" The loss is a mean: divide the gradient by the batch size too.",
+                          GRADIENT_MEAN)
+        elif np.allclose(gradient[moving] / numeric[moving],
+                         weights[np.nonzero(moving)[0]] ** -1, rtol=1e-4):
+            hint, rule = (" Multiply each row by its importance weight, as the loss does.",
+                          GRADIENT_WEIGHTED)
+        elif np.allclose(gradient, unclipped, rtol=1e-4, atol=1e-6):
+            hint, rule = (" That is the squared error's gradient: past |error| = 1 the Huber "
+                          "loss grows linearly, so clip the error to [-1, 1].",
+                          GRADIENT_CLIPPED)
         else:
             hint = (" The Huber loss's derivative is the TD error clipped to [-1, 1], times "
                     "the row's weight, divided by the batch size.")
-        return failed(situation + "." + hint)
+        return failed(situation + "." + hint, rule=rule)
     return passed("the gradient matches finite differences of your loss, weights and the "
                   "clipping at |error| = 1 included.")
 
@@ -360,14 +552,17 @@ STEP_CALLS = 3
 def _step_inputs_for(prioritized):
     def make(rng):
         batch_size = int(rng.integers(4, 10))
+        sizes = [batch_size] * STEP_CALLS
+        if not prioritized:  # the last batch holds another number of rows, as "no replay"'s
+            sizes[-1] += int(rng.choice([-2, -1, 1, 2]))
         inputs = {"online_seed": int(rng.integers(2**31)),
                   "target_seed": int(rng.integers(2**31)), "batch_size": batch_size,
                   "discount": round(float(rng.uniform(0.8, 0.99)), 3), "learning_rate": 0.01,
-                  "batches": [batch_rows(rng, batch_size) for _ in range(STEP_CALLS)],
+                  "batches": [batch_rows(rng, size) for size in sizes],
                   "prioritized": prioritized, "beta": None}
         if prioritized:
             inputs["beta"] = round(float(rng.uniform(0.3, 1.0)), 2)
-            for batch in inputs["batches"]:
+            for batch in inputs["batches"]:  # (weights normalised by the largest, as PER's)
                 weights = rng.uniform(0.05, 1.0, batch_size)
                 weights[int(rng.integers(batch_size))] = 1.0
                 batch["weights"] = weights.round(4).tolist()
@@ -392,6 +587,23 @@ def _own_result(description, function, *args):
         return None
 
 
+STEP_CALL = "dqn_step(online, target, optimizer, replay, batch_size, discount, beta)"
+
+
+def _step_or_what_it_raised(description, dqn_step, *args):
+    """The TD errors ``dqn_step(*args)`` returns (shape and numbers), or ``{"raised":
+    why}``: for the calls of a configuration of their own (a batch of another size,
+    beta=0), where a crash is what breaks that configuration's rule. Unwritten code is
+    still reported as unwritten."""
+    try:
+        returned = call_student(description, dqn_step, *args)
+        return {"raised": None, **_returned(returned, "dqn_step")}
+    except NotWrittenYet:
+        raise
+    except ProbeError as error:
+        return {"raised": str(error)}
+
+
 def _step_probe(inputs, dqn_step, td_targets, huber_loss_gradient):
     online, target = ServedNetwork(inputs["online_seed"]), ServedNetwork(inputs["target_seed"])
     optimizer = RecordingAdam(online, inputs["learning_rate"])
@@ -413,13 +625,40 @@ def _step_probe(inputs, dqn_step, td_targets, huber_loss_gradient):
             online.predict(observations), actions, np.array(targets), weights)
         your_targets.append(targets)
         your_gradients.append(_packed_or_none(gradient))
-        returned = call_student("dqn_step(online, target, optimizer, replay, batch_size, "
-                                "discount, beta)", dqn_step, online, target, optimizer, buffer,
-                                inputs["batch_size"], inputs["discount"], inputs["beta"])
-        td_errors.append(_numbers(returned, "dqn_step", inputs["batch_size"]))
-    return {"td_errors": td_errors, "samples": buffer.samples, "gradients": optimizer.recorded,
+        arguments = (online, target, optimizer, buffer, inputs["batch_size"],
+                     inputs["discount"], inputs["beta"])
+        if len(actions) == inputs["batch_size"]:
+            returned = _returned(call_student(STEP_CALL, dqn_step, *arguments), "dqn_step")
+        else:
+            returned = _step_or_what_it_raised(STEP_CALL, dqn_step, *arguments)
+            if returned["raised"]:
+                raised = {"call": len(td_errors) + 1, "rows": len(actions),
+                          "error": returned["raised"]}
+                return {"raised_on_other_size": raised}
+        td_errors.append(returned["values"])
+    data = {"td_errors": td_errors, "samples": buffer.samples, "gradients": optimizer.recorded,
             "priority_updates": buffer.priority_updates, "target_loads": target.loads,
-            "your_targets": your_targets, "your_output_gradients": your_gradients}
+            "online_loads": online.loads, "your_targets": your_targets,
+            "your_output_gradients": your_gradients}
+    if inputs["prioritized"]:
+        data["beta_zero"] = _beta_zero_probe(inputs, dqn_step)
+    return data
+
+
+def _beta_zero_probe(inputs, dqn_step):
+    """One step with beta=0 (prioritized replay without importance correction, every
+    weight 1: the lesson's "PER, no importance weights" run) on the first batch, on fresh
+    networks like the first call's: the same TD errors, the same calls of the buffer."""
+    online, target = ServedNetwork(inputs["online_seed"]), ServedNetwork(inputs["target_seed"])
+    optimizer = RecordingAdam(online, inputs["learning_rate"])
+    *transitions, weights, slots = served_batch(inputs["batches"][0])
+    buffer = FixedBatches([(*transitions, np.ones_like(weights), slots)])
+    returned = _step_or_what_it_raised(STEP_CALL.replace("beta)", "beta=0.0)"), dqn_step,
+                                       online, target, optimizer, buffer, inputs["batch_size"],
+                                       inputs["discount"], 0.0)
+    return {"raised": returned["raised"], "td_errors": returned.get("values"),
+            "samples": buffer.samples, "priority_updates": buffer.priority_updates,
+            "steps": len(optimizer.recorded), "target_loads": target.loads}
 
 
 def _numbers_or_none(value, count):
@@ -445,37 +684,106 @@ def _gradient_problem(number, got, want, hints=(), wanted="online.gradients(obse
     try:
         got = [unpacked(g) for g in got]
     except ValueError as error:
-        return failed(f"call {number}: the optimizer got something it could not read: {error}")
+        return failed(f"call {number}: the optimizer got something it could not read: {error}",
+                      rule=STEP_GRADIENT)
     want = [np.asarray(g) for g in want]
     if len(got) == len(want) and all(_close(g, w) for g, w in zip(got, want)):
         return None
-    for variant, hint in hints:
+    for (variant, hint), rule in zip(hints, HINT_RULES):
         alternative = [np.asarray(g) for g in variant[number - 1]]
         if len(got) == len(alternative) and all(_close(g, w) for g, w in zip(got, alternative)):
             return failed(f"call {number} of dqn_step: the gradients passed to "
-                          f"optimizer.step are those you get when {hint}.")
+                          f"optimizer.step are those you get when {hint}.", rule=rule)
     return failed(f"call {number} of dqn_step: the gradients passed to optimizer.step differ "
-                  f"from {wanted}.")
+                  f"from {wanted}.", rule=STEP_GRADIENT)
+
+
+# The rules the reference's hints (step_expectation's "hints", in this order) find broken:
+# targets from the online network, then (prioritized batches) the weights left out.
+HINT_RULES = (TARGETS_FROM_TARGET_NETWORK, STEP_WEIGHTED)
+
+
+def _sample_call(call):
+    """How a recorded sample call was made: replay.sample(5) or replay.sample(5, 0.4)."""
+    batch_size, beta, beta_given = call
+    return f"replay.sample({batch_size}{f', {beta}' if beta_given else ''})"
 
 
 def _step_counts_problem(inputs, data):
     """What the calls dqn_step made (samples, optimizer steps, target loads) got wrong."""
-    prioritized = inputs["prioritized"]
-    sample_call = (f"replay.sample({inputs['batch_size']}, {inputs['beta']})" if prioritized
-                   else f"replay.sample({inputs['batch_size']})")
-    for what, got in (("replay.sample calls", data["samples"]),
-                      ("optimizer steps", data["gradients"]),
-                      ("TD-error arrays", data["td_errors"])):
-        problem = wrong_amount(what, got, STEP_CALLS)
-        if problem:
+    prioritized, batch_size = inputs["prioritized"], inputs["batch_size"]
+    raised = data.get("raised_on_other_size")
+    if raised:
+        return failed(f"call {raised['call']} of dqn_step got a batch of {raised['rows']} rows "
+                      f"from replay.sample({batch_size}), and {raised['error']}. A batch may "
+                      "hold another number of rows than batch_size (the \"no replay\" buffer "
+                      "returns its newest transitions): size everything from the batch you "
+                      "get.", rule=ROWS_FROM_THE_BATCH)
+    wanted = [batch_size, inputs["beta"], prioritized]
+    sample_call = _sample_call(wanted)
+    for what, got, rule in (("replay.sample calls", data["samples"], STEP_SAMPLES),
+                            ("optimizer steps", data["gradients"], STEP_GRADIENT),
+                            ("TD-error arrays", data["td_errors"], STEP_RETURNS)):
+        if wrong_amount(what, got, STEP_CALLS, rule=rule):
             return failed(f"{STEP_CALLS} calls of dqn_step made {len(got)} {what}; each call "
                           f"samples one batch with {sample_call}, makes one optimizer step "
-                          "and returns the batch's TD errors.")
-    if any(call != [inputs["batch_size"], inputs["beta"]] for call in data["samples"]):
-        return failed(f"expected {sample_call} in each step, got sample"
-                      f"{tuple(call for call in data['samples'][0] if call is not None)}.")
-    if data["target_loads"]:
-        return failed("dqn_step changed the target network: only sync_target does that.")
+                          "and returns the batch's TD errors.", rule=rule)
+    for call in data["samples"]:
+        if call != wanted:
+            return failed(f"expected {sample_call} in each step, got {_sample_call(call)}"
+                          + ("" if prioritized else ": a uniform or combined buffer's sample "
+                             "takes the batch size alone") + ".", rule=STEP_SAMPLES)
+    for number, (got, batch) in enumerate(zip(data["td_errors"], inputs["batches"]), 1):
+        rows = len(batch["actions"])
+        if len(got) != rows:
+            other_size = rows != batch_size
+            return failed(f"call {number} of dqn_step returned {len(got)} TD errors for a batch "
+                          f"of {rows} rows (replay.sample({batch_size}) returned {rows}); it "
+                          "returns one per row of the batch"
+                          + (": use the rows you get, not batch_size." if other_size else "."),
+                          rule=ROWS_FROM_THE_BATCH if other_size else STEP_RETURNS)
+    if data["target_loads"] or data["online_loads"]:
+        which = "target" if data["target_loads"] else "online"
+        return failed(f"dqn_step loaded parameters into the {which} network: the online network "
+                      "changes only through optimizer.step, the target only in sync_target.",
+                      rule=STEP_LEAVES_NETWORKS)
+    return None
+
+
+def _beta_zero_problem(inputs, data):
+    """What the step with beta=0 (see _beta_zero_probe) got wrong, or None (and None for a
+    uniform batch's check, which makes no such step)."""
+    if not inputs["prioritized"]:
+        return None
+    run, batch_size = data.get("beta_zero"), inputs["batch_size"]
+    told = (" beta=0 is prioritized replay without importance correction (every weight 1, "
+            "the lesson's \"PER, no importance weights\" run): only beta=None means a uniform "
+            "buffer.")
+    if not isinstance(run, dict):
+        return failed("the step with beta=0 left no record." + told, rule=BETA_ZERO)
+    if run["raised"]:
+        return failed(f"on a prioritized buffer with beta=0, {run['raised']}." + told,
+                      rule=BETA_ZERO)
+    if run["samples"] != [[batch_size, 0.0, True]]:
+        made = ", ".join(_sample_call(call) for call in run["samples"]) or "no sample call"
+        return failed(f"with beta=0 dqn_step made {made}; expected replay.sample({batch_size}, "
+                      "0.0)." + told, rule=BETA_ZERO)
+    want = data["td_errors"][0]  # the same batch on the same fresh networks, in call 1
+    if run["td_errors"] is None or not _close(run["td_errors"], want):
+        return failed(f"with beta=0 dqn_step returned TD errors {run['td_errors']}; the same "
+                      f"batch on the same networks gave {_shown(want)} with beta="
+                      f"{inputs['beta']} (TD errors do not depend on beta)." + told,
+                      rule=BETA_ZERO)
+    updates, slots = run["priority_updates"], inputs["batches"][0]["slots"]
+    if len(updates) != 1 or updates[0][0] != slots or not _close(np.abs(updates[0][1]),
+                                                                  np.abs(want)):
+        return failed(f"with beta=0 dqn_step called replay.update_priorities {len(updates)} "
+                      "time(s), expected once with the batch's slots and TD errors." + told,
+                      rule=BETA_ZERO)
+    if run["steps"] != 1 or run["target_loads"]:
+        return failed(f"with beta=0 dqn_step made {run['steps']} optimizer steps"
+                      f"{' and changed the target network' if run['target_loads'] else ''}; "
+                      "expected one, as with any other beta." + told, rule=BETA_ZERO)
     return None
 
 
@@ -495,34 +803,39 @@ def _steps_problem(inputs, data, gradients, td_errors, expected=None):
             return problem
         got, want = data["td_errors"][number - 1], td_errors[number - 1]
         if not _close(got, want):
-            hint = ""
+            hint, rule = "", STEP_RETURNS
             if expected is not None:
                 if _close(got, expected["td_errors_after_step"][number - 1]):
                     hint = " Compute them with the Q-values from before the optimizer step."
+                    rule = TD_ERRORS_BEFORE
                 if _close(got, expected["td_errors_online_targets"][number - 1]):
                     hint = (" Those are the TD errors with targets from the online network: "
                             "compute the targets with the target network.")
+                    rule = TARGETS_FROM_TARGET_NETWORK
             else:
                 hint = " (With the targets your own td_targets gives.)"
             return failed(f"call {number} of dqn_step returned TD errors {_shown(got)}; "
-                          f"expected targets - Q(s, a) = {_shown(want)}.{hint}")
+                          f"expected targets - Q(s, a) = {_shown(want)}.{hint}", rule=rule)
     if inputs["prioritized"]:
         updates = data["priority_updates"]
         if len(updates) != STEP_CALLS:
             return failed(f"{STEP_CALLS} prioritized steps called replay.update_priorities "
                           f"{len(updates)} times: once per step, with the batch's slots and "
-                          "its TD errors.")
+                          "its TD errors.", rule=PRIORITIES_FED_BACK)
         for number, ((slots, errors), batch, want) in enumerate(
                 zip(updates, inputs["batches"], td_errors), 1):
             if slots != batch["slots"]:
                 return failed(f"call {number}: update_priorities got slots {slots}, but the "
-                              f"batch came from slots {batch['slots']}.")
+                              f"batch came from slots {batch['slots']}.",
+                              rule=PRIORITIES_FED_BACK)
             if not _close(np.abs(errors), np.abs(want)):
                 return failed(f"call {number}: update_priorities got TD errors "
                               f"{_shown(errors)}, expected {_shown(want)} (or their absolute "
-                              "values).")
+                              "values).", rule=PRIORITIES_FED_BACK)
     elif data["priority_updates"]:
-        return failed("a uniform batch has no priorities to update.")
+        return failed("a uniform batch has no priorities to update: call "
+                      "replay.update_priorities only when beta is given.",
+                      rule=PRIORITIES_FED_BACK)
     return None
 
 
@@ -560,22 +873,23 @@ def _step_verdict(inputs, data):
     if problem:
         return problem
     kind = ("prioritized batches: each row's gradient scaled by its own importance weight, "
-            "and the TD errors fed back as priorities" if inputs["prioritized"] else
-            "uniform batches, with targets from the target network")
+            "and the TD errors fed back as priorities; beta=0 is prioritized too"
+            if inputs["prioritized"] else "uniform batches, with targets from the target "
+            "network, a batch of another size than batch_size among them")
     expected = reference(LESSON, "step_expectation", inputs)
     problem = _steps_problem(inputs, data, expected["gradients"], expected["td_errors"],
                              expected)
     if problem is None:
-        return passed(f"{STEP_CALLS} steps on {kind}, match the reference's gradients and TD "
-                      "errors.")
+        return _beta_zero_problem(inputs, data) or passed(
+            f"{STEP_CALLS} steps on {kind}, match the reference's gradients and TD errors.")
     yours = with_your_own_parts(inputs, data)
     if yours is None:
         return problem
     own_problem = _steps_problem(inputs, data, *yours)
     if own_problem is None:
-        return passed(f"{STEP_CALLS} steps on {kind}, match what a correct step gives with "
-                      "your own td_targets and huber_loss_gradient (their own tests judge "
-                      "them).")
+        return _beta_zero_problem(inputs, data) or passed(
+            f"{STEP_CALLS} steps on {kind}, match what a correct step gives with your own "
+            "td_targets and huber_loss_gradient (their own tests judge them).")
     parts_agree = all(_close(g, w) for g, w in zip(yours[0][0], expected["gradients"][0])) \
         and _close(yours[1][0], expected["td_errors"][0])
     return problem if parts_agree else own_problem
@@ -641,7 +955,7 @@ def _same_arrays(first, second):
 
 
 def _sync_verdict(inputs, data):
-    problem = wrong_amount("runs", data.get("runs"), 2)
+    problem = wrong_amount("runs", data.get("runs"), 2, rule=SYNC_AT_MULTIPLES)
     if problem:
         return problem
     for run in data["runs"]:
@@ -651,26 +965,29 @@ def _sync_verdict(inputs, data):
             where = f"with period {period}, at step {step}"
             if record.get("online_changed"):
                 return failed(f"{where} sync_target changed the online network: it copies "
-                              "the online network into the target, never the other way.")
+                              "the online network into the target, never the other way.",
+                              rule=COPY_ONLINE_INTO_TARGET)
             if due and not record["equal"]:
                 return failed(f"{where} the target network should become a copy of the "
                               "online one (every `period` steps: steps period, 2 period, ...)"
-                              ", but it did not.")
+                              ", but it did not.", rule=SYNC_AT_MULTIPLES)
             if not due and record["changed"]:
+                rule = SYNC_AT_MULTIPLES
                 if record["said"]:
                     hint = (f": sync at steps {period}, {2 * period}, {3 * period}, ... "
                             "(step % period == 0), and only there.")
                 elif record["equal"]:
+                    rule = TARGET_IS_A_COPY
                     hint = (". It follows the online network's changes: it shares its arrays "
                             "instead of holding a copy (load_parameters(online.parameters()) "
                             "copies, and so does assigning copies of the arrays).")
                 else:
                     hint = "."
                 return failed(f"{where} the target network changed, but it is synced only "
-                              "at multiples of the period" + hint)
+                              "at multiples of the period" + hint, rule=rule)
             if record["said"] is not due:
                 return failed(f"{where} sync_target returned {record['said']!r}; return True "
-                              "when it synced and False otherwise.")
+                              "when it synced and False otherwise.", rule=SYNC_RETURNS)
     return passed("the target network becomes a copy of the online one exactly every "
                   "`period` steps (and at every step with period 1), and keeps its own copy.")
 
@@ -746,7 +1063,8 @@ MIN_SHARE_OF_BASELINE = 0.35
 
 
 def _learning_verdict(inputs, data):
-    problem = wrong_amount("networks", data.get("parameters"), len(inputs["seeds"]))
+    problem = wrong_amount("networks", data.get("parameters"), len(inputs["seeds"]),
+                           rule=DQN_LEARNS)
     if problem:
         return problem
     yours = []
@@ -755,7 +1073,8 @@ def _learning_verdict(inputs, data):
         try:
             network.load_parameters([unpacked(v) for v in values])
         except (ValueError, TypeError):
-            return failed("the trained network's parameters could not be read.")
+            return failed("the trained network's parameters could not be read.",
+                          rule=DQN_LEARNS)
         if not all(np.all(np.isfinite(p)) for p in network.parameters()):
             yours.append(0.0)  # diverged
             continue
@@ -772,7 +1091,8 @@ def _learning_verdict(inputs, data):
                         {"your DQN": yours, "grader's DQN": baseline})
     if np.mean(yours) < MIN_SHARE_OF_BASELINE * np.mean(baseline):
         return failed(summary + f"; it should reach at least {MIN_SHARE_OF_BASELINE:.0%} of "
-                      "it. (A random policy returns about 22.)", figure=figure)
+                      "it. (A random policy returns about 22.)", figure=figure,
+                      rule=DQN_LEARNS)
     return passed(summary + ".", figure=figure)
 
 
@@ -781,33 +1101,56 @@ HUBER_LOSS = Callee("huber_loss", LESSON, ("test_huber_loss",))
 HUBER_GRADIENT = Callee("huber_loss_gradient", LESSON, ("test_huber_gradient",))
 STEP_PARTS = (TD_TARGETS, HUBER_GRADIENT)
 
+STEP_RULES = (STEP_SAMPLES, TARGETS_FROM_TARGET_NETWORK, STEP_GRADIENT, TD_ERRORS_BEFORE,
+              STEP_RETURNS, STEP_LEAVES_NETWORKS, PRIORITIES_FED_BACK)
+
 CHECKS = LessonChecks(LESSON, [
     Check("test_td_targets", "TD targets from the target network", ("td_targets",),
           _targets_inputs, _targets_probe, _targets_verdict,
-          asks="Targets on fixed batches: max over the target network, no bootstrap where terminated."),
+          asks="td_targets gives r + discount * max over the target network's Q(s', a') per "
+               "row, the reward alone where the episode terminated, as an array of shape "
+               "(batch,), with any discount, 0 included.",
+          rules=(TARGETS_FORMULA, NO_BOOTSTRAP_WHEN_TERMINATED, TRUNCATED_BOOTSTRAPS,
+                 TARGETS_SHAPE, DISCOUNT_ZERO)),
     Check("test_huber_loss", "the importance-weighted Huber loss", ("huber_loss",),
           _loss_inputs, _loss_probe, _loss_verdict,
-          asks="The loss on fixed batches, with and without importance weights."),
+          asks="huber_loss returns the mean over the batch of each row's importance weight "
+               "(as given) times the Huber loss of its taken action's TD error, one float.",
+          rules=(HUBER_LOSS_FORMULA, LOSS_WEIGHTED, LOSS_MEAN, ACTION_TAKEN_ONLY,
+                 LOSS_IS_A_NUMBER)),
     Check("test_huber_gradient", "its gradient, against finite differences",
           ("huber_loss", "huber_loss_gradient"), _gradient_inputs, _gradient_probe,
           _gradient_verdict, calls=(HUBER_LOSS,),
-          asks="Your gradient against central finite differences of your own loss."),
+          asks="huber_loss_gradient matches central finite differences of your own "
+               "huber_loss, in the Q-values' shape, at TD errors of exactly 0 and +-1 too.",
+          rules=(GRADIENT_OF_THE_LOSS, GRADIENT_SHAPE, GRADIENT_CLIPPED, GRADIENT_WEIGHTED,
+                 GRADIENT_MEAN, GRADIENT_EVERYWHERE, ACTION_TAKEN_ONLY)),
     Check("test_dqn_step", "the DQN step on a uniform batch",
           ("dqn_step", "td_targets", "huber_loss_gradient"), _step_inputs_for(False),
           _step_probe, _step_verdict, calls=STEP_PARTS,
-          asks="Uniform batches: targets from the target network, one optimizer step, TD errors from before it."),
+          asks="With beta=None dqn_step samples replay.sample(batch_size), takes targets from "
+               "the target network, makes one optimizer step and returns the TD errors from "
+               "before it, for a batch of any number of rows.",
+          rules=(*STEP_RULES, ROWS_FROM_THE_BATCH)),
     Check("test_dqn_step_prioritized", "the DQN step on a prioritized batch",
           ("dqn_step", "td_targets", "huber_loss_gradient"), _step_inputs_for(True),
           _step_probe, _step_verdict, calls=STEP_PARTS,
-          asks="Prioritized batches: each row weighted by its own importance weight; priorities fed back."),
+          asks="With a beta (0 included) dqn_step samples replay.sample(batch_size, beta), "
+               "weights each row by its importance weight and feeds the TD errors back with "
+               "replay.update_priorities.",
+          rules=(*STEP_RULES, STEP_WEIGHTED, BETA_ZERO)),
     Check("test_target_sync", "the target network's schedule", ("sync_target",),
           _sync_inputs, _sync_probe, _sync_verdict,
-          asks="Copies at steps period, 2 period, ... and nowhere else; a copy, not shared arrays."),
+          asks="sync_target makes the target a copy of the online network at steps period, "
+               "2 period, ... and at no other step, and returns whether it did.",
+          rules=(SYNC_AT_MULTIPLES, TARGET_IS_A_COPY, COPY_ONLINE_INTO_TARGET, SYNC_RETURNS)),
     Check("test_dqn_learning", "DQN learning CartPole", ("dqn_step", "sync_target"),
           _learning_inputs, _learning_probe, _learning_verdict, time_limit=300.0,
           learning=True, prepare=_learning_baseline,
           calls=(*STEP_PARTS, Callee("dqn_step", LESSON, ("test_dqn_step",
                                                           "test_dqn_step_prioritized")),
                  Callee("sync_target", LESSON, ("test_target_sync",))),
-          asks="Your step and schedule train a DQN on CartPole, against the grader's."),
+          asks="Your dqn_step and sync_target train a DQN on CartPole to at least 35% of the "
+               "grader's greedy return on the same seeds.",
+          rules=(DQN_LEARNS,)),
 ])

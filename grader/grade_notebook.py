@@ -14,7 +14,7 @@ from pathlib import Path
 
 from checks import checks_for_lesson
 from checks.framework import (Outcome, as_plain_data, callee_note, names_callee,
-                              probe_and_judge, seed_for)
+                              probe_and_judge, seed_for, with_notes)
 from grader.lessons import answer_stubs, lesson_of
 from grader.rebuild import cells_to_run, is_answer, nbgrader_meta, rebuild, test_cells
 from grader.sandbox import (DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, isolation, make_scratch,
@@ -166,7 +166,7 @@ class NotebookGrading:
             self._recover(lost)
         if status != "passed" and not (status == "not written" and self.origin):
             # (the unwritten code that raised is named: no guesses, as in a notebook)
-            feedback = " ".join([feedback, *self._callee_notes(check)])
+            feedback = with_notes(feedback, self._callee_notes(check))
         if status != "passed" and self.cell_problems:
             feedback += " Note: " + " ".join(self.cell_notes())
         result = CheckResult(name, round(points * fraction, 6), points, status, feedback,

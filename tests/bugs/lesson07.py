@@ -21,6 +21,19 @@ DISCOUNTS_THE_REWARD = _edit("td_targets", (
     "return np.asarray(rewards, dtype=np.float64) + discount * bootstrap",
     "return discount * (np.asarray(rewards, dtype=np.float64) + bootstrap)"))
 
+STOPS_THE_WHOLE_BATCH = _edit("td_targets", (
+    "bootstrap = np.where(np.asarray(terminated, dtype=bool), 0.0, next_values)",
+    "bootstrap = 0.0 if np.any(terminated) else next_values  # lesson 01's `if terminated`"))
+
+KEEPS_THE_ACTION_AXIS = _edit("td_targets", (
+    "target_network.predict(next_observations).max(axis=1)",
+    "target_network.predict(next_observations).max(axis=1, keepdims=True)"))
+
+ZERO_DISCOUNT_AS_MISSING = _edit("td_targets", (
+    "    next_values = target_network.predict",
+    "    discount = discount or 0.99  # the usual discount when none is given\n"
+    "    next_values = target_network.predict"))
+
 # --- the loss and its gradient --------------------------------------------------------------
 
 LOSS_IGNORES_WEIGHTS = _edit("huber_loss", (
@@ -46,6 +59,39 @@ GRADIENT_SIGN_FLIPPED = _edit("huber_loss_gradient", (
     "errors = q_values[rows, actions] - targets", "errors = targets - q_values[rows, actions]"))
 
 GRADIENT_NOT_CLIPPED = SQUARED_LOSS_GRADIENT
+
+LOSS_PER_ROW = _edit("huber_loss", (
+    "return float(np.mean(np.asarray(weights, dtype=np.float64) * per_row))",
+    "return np.asarray(weights, dtype=np.float64) * per_row  # each row's weighted loss"))
+
+LOSS_RESCALES_WEIGHTS = _edit("huber_loss", (
+    "return float(np.mean(np.asarray(weights, dtype=np.float64) * per_row))",
+    "weights = np.asarray(weights, dtype=np.float64)\n"
+    "    return float(np.mean(weights / weights.max() * per_row))  # the largest weight 1"))
+GRADIENT_RESCALES_WEIGHTS = _edit("huber_loss_gradient", (
+    "np.asarray(weights) * np.clip", "np.asarray(weights) / np.max(weights) * np.clip"))
+
+LOSS_OVER_THE_WEIGHTS = _edit("huber_loss", (
+    "return float(np.mean(np.asarray(weights, dtype=np.float64) * per_row))",
+    "return float(np.sum(weights * per_row) / np.sum(weights))  # a weighted average"))
+GRADIENT_OVER_THE_WEIGHTS = _edit("huber_loss_gradient", (
+    "np.clip(errors, -1.0, 1.0) / len(rows)", "np.clip(errors, -1.0, 1.0) / np.sum(weights)"))
+
+GRADIENT_DIVIDES_BY_THE_ERROR = _edit("huber_loss_gradient", (
+    "np.clip(errors, -1.0, 1.0) / len(rows)",
+    "np.minimum(np.abs(errors), 1.0) * errors / np.abs(errors) / len(rows)  # size * sign"))
+
+GRADIENT_PER_ROW = _edit("huber_loss_gradient", (
+    """\
+    gradient = np.zeros_like(q_values)
+    gradient[rows, actions] = np.asarray(weights) * np.clip(errors, -1.0, 1.0) / len(rows)
+    return gradient""", """\
+    return np.asarray(weights) * np.clip(errors, -1.0, 1.0) / len(rows)  # one per row"""))
+
+GRADIENT_AT_EVERY_ACTION = _edit("huber_loss_gradient", (
+    "gradient[rows, actions] = np.asarray(weights) * np.clip(errors, -1.0, 1.0) / len(rows)",
+    "gradient = (np.asarray(weights)[:, None] * np.clip(q_values - np.asarray(targets)[:, None],"
+    " -1.0, 1.0) / len(rows))"))
 
 GRADIENT_NOT_AVERAGED = SUMMED_GRADIENT
 
@@ -73,6 +119,31 @@ TD_ERRORS_AFTER_THE_STEP = _edit("dqn_step", (
     td_errors = targets - online.predict(observations)[np.arange(len(actions)), actions]
 """))
 
+WEIGHTS_FROM_BATCH_SIZE = _edit("dqn_step", (
+    "weights = np.ones(len(actions))", "weights = np.ones(batch_size)"))
+
+ZERO_BETA_AS_UNIFORM = _edit("dqn_step", ("if beta is None:", "if not beta:"),
+                             ("if beta is not None:", "if beta:"))
+
+UNIFORM_SAMPLE_GIVEN_BETA = _edit("dqn_step", (
+    "replay.sample(batch_size)\n", "replay.sample(batch_size, beta)  # beta is None here\n"))
+
+STEP_SYNCS_THE_TARGET = _edit("dqn_step", (
+    """\
+    optimizer.step(online.gradients(observations, gradient))
+""", """\
+    optimizer.step(online.gradients(observations, gradient))
+    target.load_parameters(online.parameters())  # keep the targets fresh
+"""))
+
+RETURNS_Q_MINUS_TARGETS = _edit("dqn_step", (
+    "td_errors = targets - q_values[np.arange(len(actions)), actions]",
+    "td_errors = q_values[np.arange(len(actions)), actions] - targets"))
+
+NEGATES_THE_GRADIENTS = _edit("dqn_step", (
+    "optimizer.step(online.gradients(observations, gradient))",
+    "optimizer.step([-g for g in online.gradients(observations, gradient)])  # descend"))
+
 # --- the schedule ------------------------------------------------------------------------------
 
 SYNCS_EVERY_STEP = _edit("sync_target", ("if step % period == 0:", "if True:  # keep it fresh"))
@@ -87,61 +158,153 @@ COPIES_THE_WRONG_WAY = _edit("sync_target", (
     "target.load_parameters(online.parameters())",
     "online.load_parameters(target.parameters())"))
 
+SAYS_NOTHING_WHEN_IDLE = _edit("sync_target", ("""\
+        return True
+    return False""", """\
+        return True"""))
+
 # A bug in td_targets, huber_loss or huber_loss_gradient costs their own checks only: the
 # step's checks judge dqn_step against what a correct step does with the student's own
 # parts (checks/lesson07_neural_replay.py), so a correct dqn_step is not blamed for them.
 BUGS = [
     Bug("targets_bootstrap_terminated", LESSON, "test_td_targets",
         {"td_targets": BOOTSTRAPS_TERMINATED},
-        description="terminated rows still add discount * max Q(s')"),
+        description="terminated rows still add discount * max Q(s')",
+        rule="no-bootstrap-when-terminated", kind="past-terminal"),
     Bug("targets_mean_over_actions", LESSON, "test_td_targets",
         {"td_targets": MEAN_OVER_ACTIONS},
-        description="bootstraps from the mean of the next Q-values, not the max"),
+        description="bootstraps from the mean of the next Q-values, not the max",
+        rule="target-is-reward-plus-discounted-max", kind="wrong-formula"),
     Bug("targets_discount_the_reward", LESSON, "test_td_targets",
         {"td_targets": DISCOUNTS_THE_REWARD},
-        description="discount * (r + max Q) instead of r + discount * max Q"),
+        description="discount * (r + max Q) instead of r + discount * max Q",
+        rule="target-is-reward-plus-discounted-max", kind="wrong-formula"),
     Bug("loss_ignores_weights", LESSON, "test_huber_loss",
         {"huber_loss": LOSS_IGNORES_WEIGHTS, "huber_loss_gradient": GRADIENT_IGNORES_WEIGHTS},
-        description="loss and gradient without the importance weights (consistent)"),
+        description="loss and gradient without the importance weights (consistent)",
+        rule="loss-uses-the-weights-given", kind="wrong-formula"),
     Bug("loss_is_squared_error", LESSON, "test_huber_loss",
         {"huber_loss": SQUARED_LOSS, "huber_loss_gradient": SQUARED_LOSS_GRADIENT},
-        description="half the squared error, and its gradient: no clipping"),
+        description="half the squared error, and its gradient: no clipping",
+        rule="weighted-huber-loss", kind="wrong-formula"),
     Bug("loss_summed_over_the_batch", LESSON, "test_huber_loss",
         {"huber_loss": SUMMED_LOSS, "huber_loss_gradient": SUMMED_GRADIENT},
-        description="sums the batch instead of averaging (loss and gradient agree)"),
+        description="sums the batch instead of averaging (loss and gradient agree)",
+        rule="loss-is-a-mean", kind="wrong-formula"),
     Bug("gradient_sign_flipped", LESSON, "test_huber_gradient",
         {"huber_loss_gradient": GRADIENT_SIGN_FLIPPED},
-        description="d loss / dQ with the sign of y - Q: gradient ascent"),
+        description="d loss / dQ with the sign of y - Q: gradient ascent",
+        rule="gradient-of-your-loss", kind="wrong-formula"),
     Bug("gradient_not_clipped", LESSON, "test_huber_gradient",
         {"huber_loss_gradient": GRADIENT_NOT_CLIPPED},
-        description="the Huber loss, but the squared error's gradient"),
+        description="the Huber loss, but the squared error's gradient",
+        rule="gradient-clipped", kind="wrong-formula"),
     Bug("gradient_not_averaged", LESSON, "test_huber_gradient",
         {"huber_loss_gradient": GRADIENT_NOT_AVERAGED},
-        description="the loss is a mean, the gradient a sum"),
+        description="the loss is a mean, the gradient a sum",
+        rule="gradient-divided-by-b", kind="wrong-formula"),
     Bug("gradient_ignores_weights", LESSON, "test_huber_gradient",
         {"huber_loss_gradient": GRADIENT_IGNORES_WEIGHTS},
-        description="the loss is weighted, its gradient is not"),
+        description="the loss is weighted, its gradient is not",
+        rule="gradient-weighted", kind="wrong-formula"),
     Bug("step_targets_from_online_network", LESSON, "test_dqn_step",
         {"dqn_step": TARGETS_FROM_ONLINE}, also_fails=("test_dqn_step_prioritized",),
-        description="targets computed with the online network, not the target network"),
+        description="targets computed with the online network, not the target network",
+        rule="targets-from-the-target-network", kind="wrong-source"),
     Bug("step_ignores_importance_weights", LESSON, "test_dqn_step_prioritized",
         {"dqn_step": STEP_IGNORES_WEIGHTS},
-        description="a prioritized batch's weights never reach the loss"),
+        description="a prioritized batch's weights never reach the loss",
+        rule="step-uses-the-weights", kind="wrong-formula"),
     Bug("step_forgets_priorities", LESSON, "test_dqn_step_prioritized",
         {"dqn_step": STEP_FORGETS_PRIORITIES},
-        description="never calls update_priorities"),
+        description="never calls update_priorities",
+        rule="priorities-fed-back", kind="protocol"),
     Bug("step_td_errors_after_the_step", LESSON, "test_dqn_step",
         {"dqn_step": TD_ERRORS_AFTER_THE_STEP}, also_fails=("test_dqn_step_prioritized",),
-        description="returns (and prioritizes by) TD errors of the updated network"),
+        description="returns (and prioritizes by) TD errors of the updated network",
+        rule="td-errors-before-the-step", kind="wrong-source"),
     Bug("no_target_network", LESSON, "test_dqn_learning", {"sync_target": SYNCS_EVERY_STEP},
         also_fails=("test_target_sync",),
-        description="syncs at every step: the targets chase the online network"),
+        description="syncs at every step: the targets chase the online network",
+        rule="dqn-learns-cartpole", kind="protocol"),
     Bug("target_shares_online_arrays", LESSON, "test_target_sync",
         {"sync_target": SHARES_ARRAYS},
-        description="the target holds the online network's arrays, not a copy"),
+        description="the target holds the online network's arrays, not a copy",
+        rule="target-is-a-copy", kind="mutates-input"),
     Bug("sync_off_by_one", LESSON, "test_target_sync", {"sync_target": SYNC_OFF_BY_ONE},
-        description="syncs at steps 1, period + 1, ...; never with period 1"),
+        description="syncs at steps 1, period + 1, ...; never with period 1",
+        rule="sync-at-multiples-of-the-period", kind="boundary"),
     Bug("sync_copies_the_wrong_way", LESSON, "test_target_sync",
         {"sync_target": COPIES_THE_WRONG_WAY},
-        description="loads the target's parameters into the online network"),
+        description="loads the target's parameters into the online network",
+        rule="online-into-target", kind="wrong-source"),
+    # the semantic gaps: each a sentence of the lesson that no check used to test
+    Bug("targets_whole_batch_stops_bootstrapping", LESSON, "test_td_targets",
+        {"td_targets": STOPS_THE_WHOLE_BATCH},
+        description="one terminated row stops the bootstrap of every row (lesson 01's scalar "
+                    "`if terminated` on a batch)",
+        rule="only-terminated-rows-stop", kind="past-terminal"),
+    Bug("targets_keep_the_action_axis", LESSON, "test_td_targets",
+        {"td_targets": KEEPS_THE_ACTION_AXIS},
+        also_fails=("test_dqn_step", "test_dqn_step_prioritized"),  # (batch, batch) targets
+        description="max with keepdims: (batch, 1) + (batch,) broadcasts to (batch, batch)",
+        rule="targets-shape", kind="protocol"),
+    Bug("targets_zero_discount_as_missing", LESSON, "test_td_targets",
+        {"td_targets": ZERO_DISCOUNT_AS_MISSING},
+        description="`discount or 0.99`: a discount of 0 becomes 0.99",
+        rule="discount-zero-is-a-discount", kind="falsy-as-missing"),
+    Bug("loss_per_row", LESSON, "test_huber_loss", {"huber_loss": LOSS_PER_ROW},
+        also_fails=("test_huber_gradient",),
+        description="returns each row's weighted loss, not their mean",
+        rule="loss-is-a-number", kind="protocol"),
+    Bug("loss_rescales_the_weights", LESSON, "test_huber_loss",
+        {"huber_loss": LOSS_RESCALES_WEIGHTS, "huber_loss_gradient": GRADIENT_RESCALES_WEIGHTS},
+        description="divides the weights by their largest again (loss and gradient agree)",
+        rule="loss-uses-the-weights-given", kind="wrong-formula"),
+    Bug("loss_divided_by_the_weights", LESSON, "test_huber_loss",
+        {"huber_loss": LOSS_OVER_THE_WEIGHTS, "huber_loss_gradient": GRADIENT_OVER_THE_WEIGHTS},
+        description="a weighted average (divided by the sum of the weights), not (1/B) * sum",
+        rule="loss-is-a-mean", kind="wrong-formula"),
+    Bug("gradient_divides_by_the_error", LESSON, "test_huber_gradient",
+        {"huber_loss_gradient": GRADIENT_DIVIDES_BY_THE_ERROR},
+        description="min(|error|, 1) * error / |error|: 0 / 0 where the TD error is 0",
+        rule="gradient-at-every-error", kind="boundary"),
+    Bug("gradient_one_number_per_row", LESSON, "test_huber_gradient",
+        {"huber_loss_gradient": GRADIENT_PER_ROW},
+        also_fails=("test_dqn_step", "test_dqn_step_prioritized"),
+        description="returns the gradient at the actions taken, shape (batch,)",
+        rule="gradient-shape", kind="protocol"),
+    Bug("gradient_at_every_action", LESSON, "test_huber_gradient",
+        {"huber_loss_gradient": GRADIENT_AT_EVERY_ACTION},
+        description="every action's Q-value pulled towards the row's target",
+        rule="action-taken-only", kind="wrong-formula"),
+    Bug("step_weights_from_batch_size", LESSON, "test_dqn_step",
+        {"dqn_step": WEIGHTS_FROM_BATCH_SIZE},
+        description="np.ones(batch_size): breaks on a batch of another size",
+        rule="rows-from-the-batch", kind="size-from-argument"),
+    Bug("step_zero_beta_as_uniform", LESSON, "test_dqn_step_prioritized",
+        {"dqn_step": ZERO_BETA_AS_UNIFORM},
+        description="`if beta:` takes beta=0 for a uniform buffer (crashes PER without weights)",
+        rule="beta-zero-is-prioritized", kind="falsy-as-missing"),
+    Bug("step_uniform_sample_given_beta", LESSON, "test_dqn_step",
+        {"dqn_step": UNIFORM_SAMPLE_GIVEN_BETA},
+        description="replay.sample(batch_size, None) on a uniform buffer, whose sample takes "
+                    "the batch size alone",
+        rule="step-samples-one-batch", kind="protocol"),
+    Bug("step_syncs_the_target", LESSON, "test_dqn_step", {"dqn_step": STEP_SYNCS_THE_TARGET},
+        also_fails=("test_dqn_step_prioritized",),
+        description="copies the online network into the target after every step",
+        rule="networks-change-only-by-the-optimizer", kind="protocol"),
+    Bug("step_returns_q_minus_targets", LESSON, "test_dqn_step",
+        {"dqn_step": RETURNS_Q_MINUS_TARGETS}, also_fails=("test_dqn_step_prioritized",),
+        description="returns Q(s, a) - targets: the TD errors' sign flipped",
+        rule="step-returns-td-errors", kind="wrong-formula"),
+    Bug("step_negates_the_gradients", LESSON, "test_dqn_step",
+        {"dqn_step": NEGATES_THE_GRADIENTS}, also_fails=("test_dqn_step_prioritized",),
+        description="hands the optimizer minus the gradients (it already descends)",
+        rule="one-optimizer-step", kind="wrong-formula"),
+    Bug("sync_returns_none_when_idle", LESSON, "test_target_sync",
+        {"sync_target": SAYS_NOTHING_WHEN_IDLE},
+        description="returns True when it syncs, nothing otherwise",
+        rule="sync-returns-whether-it-synced", kind="protocol"),
 ]
