@@ -757,8 +757,8 @@ REACH_THE_GOAL = ("reaches_goal", "without_replay", "default_batch_size")
 def _loop_verdict(inputs, data):
     batch, length, time_limit = inputs["batch_size"], inputs["length"], inputs["time_limit"]
     replayed = ("reaches_goal", "runs_out_of_time", "stopped_by_t_max", "default_batch_size")
-    for case in replayed:
-        problem = sampled_before_storing(data[case], data[case]["steps"])
+    for case in replayed:  # a loop stopped at its first step by sampling an empty buffer
+        problem = sampled_before_storing(data[case], 0)
         if problem:
             return failed(problem, rule=STORE_THEN_SAMPLE)
     plain = data["without_replay"]
@@ -780,6 +780,10 @@ def _loop_verdict(inputs, data):
                           "once (a buffer is a replay to use even while it is empty: test "
                           "`replay is not None`, not `if replay:`, which asks len(replay)).",
                           rule=STORE_EVERY_STEP)
+    for case in replayed:
+        problem = sampled_before_storing(data[case], data[case]["steps"])
+        if problem:
+            return failed(problem, rule=STORE_THEN_SAMPLE)
     defaults = data["default_batch_size"]
     if [len(rows) for rows in defaults["returned_batches"]] != [DEFAULT_BATCH_SIZE] * length:
         return failed(f"called without replay_batch_size, each step should sample its default "
