@@ -286,9 +286,9 @@ CLASS_SEED_ZERO_UNSEEDED = _edit("buffer_class", (
 CLASS_SEED_IGNORED = _edit("buffer_class", (
     "self.rng = np.random.default_rng(seed)", "self.rng = np.random.default_rng(0)"))
 
-SAMPLE_REPEATS_THE_OLDEST = _edit("buffer_sample", (
+SAMPLE_REPEATS_THE_NEWEST = _edit("buffer_sample", (
     "indices = self.rng.integers(len(self._storage), size=batch_size)",
-    "indices = np.zeros(batch_size, dtype=int)  # the oldest stored, batch_size times"))
+    "indices = np.full(batch_size, len(self._storage) - 1)  # the freshest experience"))
 
 ADD_TO_RING_STOPS_AT_THE_END = edited_text(
     "the numpy ring's add", ADD_TO_NUMPY_RING,
@@ -497,12 +497,14 @@ BUGS = (
         {"buffer_class": CLASS_SEED_IGNORED}, rule="own-generator", kind="global-generator",
         description="the generator is always default_rng(0): every buffer draws the same "
                     "batches whatever its seed"),
-    Bug("sample_repeats_the_oldest", LESSON, "test_replay_learning",
-        {"buffer_sample": SAMPLE_REPEATS_THE_OLDEST}, rule="replay-learns-faster",
+    Bug("sample_repeats_the_newest", LESSON, "test_replay_learning",
+        {"buffer_sample": SAMPLE_REPEATS_THE_NEWEST}, rule="replay-learns-faster",
         kind="wrong-source",
         also_fails=("test_fifo_eviction", "test_uniform_sampling"),
-        description="every row of a batch is the oldest stored transition: replay adds "
-                    "nothing to learning"),
+        description="every row of a batch is the newest transition: more updates on the "
+                    "step just taken, no replay of the past (Taxi: 20% of the start states "
+                    "solved after 150 episodes against 10-13% without replay; replay reaches "
+                    "30 points more)"),
     Bug("ring_overwrites_its_last_slot", LESSON, "test_fifo_eviction",
         {**NUMPY_RING, "buffer_add": ADD_TO_RING_STOPS_AT_THE_END,
          "buffer_sample": ring_sample("""\
