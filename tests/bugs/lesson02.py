@@ -503,8 +503,8 @@ BUGS = (
         also_fails=("test_fifo_eviction", "test_uniform_sampling"),
         description="every row of a batch is the newest transition: more updates on the "
                     "step just taken, no replay of the past (Taxi: 20% of the start states "
-                    "solved after 150 episodes against 10-13% without replay; replay reaches "
-                    "30 points more)"),
+                    "solved after 150 episodes against 10-13% without replay, short of the "
+                    "20 points the check asks)"),
     Bug("ring_overwrites_its_last_slot", LESSON, "test_fifo_eviction",
         {**NUMPY_RING, "buffer_add": ADD_TO_RING_STOPS_AT_THE_END,
          "buffer_sample": ring_sample("""\
