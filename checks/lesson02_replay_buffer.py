@@ -465,9 +465,8 @@ def generator_problem(inputs, data, buffer_class, rule):
     that do not come from the buffer's own generator, seeded by its seed; else None."""
     rows = GENERATOR_BATCH * GENERATOR_BATCHES
     runs = [*(data.get("same_seed") or []), data.get("other_seed")]
+    # how many rows each batch holds is other checks' to judge: here only whether they agree
     problem = wrong_amount("sampling runs with a seed", runs, 3, rule=rule)
-    for run in runs if not problem else []:
-        problem = problem or wrong_amount("sampled transitions", run, rows, rule=rule)
     if problem:
         return problem
     first, again, other = runs

@@ -172,6 +172,8 @@ def _newest_verdict(inputs, data):
                           "leave the buffer as it was (put the newest back).",
                           rule=SAMPLE_LEAVES_BUFFER)
         problem = _batch_problem(second, newest, capacity, batch)
+        if problem and problem[1] is ONLY_STORED:  # a stray is a stray, first batch or not
+            return failed(problem[0], rule=ONLY_STORED)
         if problem:
             return failed(f"a second sample({batch}) right after the first went wrong: "
                           f"{problem[0]} The first was right, so sample changed the buffer: "
@@ -451,10 +453,13 @@ def _discretiser_probe_for(case):
         lows, highs, bins = (np.array(inputs[key]) for key in ("lows", "highs", "bins"))
         values = []
         for point in _points(case, inputs):
-            value = call_student(f"discretize({point}, lows, highs, bins)", discretize,
-                                 np.array(point), lows, highs, bins)
-            # anything but one integer is reported by its type, for the verdict to name
-            values.append(int(value) if isinstance(value, (int, np.integer))
+            # a point it refuses, or anything but one integer, is data for the verdict to
+            # name the rule of (an upper bound refused breaks another rule than a tuple)
+            outcome = attempted(call_student, f"discretize({point}, lows, highs, bins)",
+                                discretize, np.array(point), lows, highs, bins)
+            value = outcome.get("value")
+            values.append(outcome if "raised" in outcome else int(value)
+                          if isinstance(value, (int, np.integer))
                           else {"type": type(value).__name__})
         return {case: values}
     return probe
@@ -488,7 +493,8 @@ def _discretiser_verdict_for(case, explanation, success):
                                rule=RETURNS_ONE_INT)
         if problem:
             return problem
-        not_int = next((got for got in data[case] if not isinstance(got, int)), None)
+        not_int = next((got for got in data[case]
+                        if not isinstance(got, int) and "raised" not in got), None)
         if not_int is not None:
             return failed(f"discretize returned a {not_int.get('type', 'value')}; return one "
                           "int, the number of the observation's cell.", rule=RETURNS_ONE_INT)
@@ -498,6 +504,10 @@ def _discretiser_verdict_for(case, explanation, success):
             low <= x <= high for x, low, high in zip(points[i], lows, highs)))
         for index in order:
             point, got, want = points[index], data[case][index], wanted[index]
+            if isinstance(got, dict):  # refused: "discretize(...) raised ..."
+                return failed(f"with lows {lows}, highs {highs} and bins {bins}, "
+                              f"{got.get('raised')}; expected {want}. " + explanation,
+                              rule=_point_rule(case, inputs, index, point, got, want))
             if got != want:
                 return failed(f"with lows {lows}, highs {highs} and bins {bins}, "
                               f"discretize({point}) returned {got}; expected {want}. "
