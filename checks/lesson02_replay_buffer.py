@@ -2,20 +2,92 @@
 
 import numpy as np
 
-from checks.framework import (Callee, Check, LessonChecks, ProbeError, call_student,
-                              call_student_repeatedly, comparison,
+from checks.framework import (Callee, Check, LessonChecks, NotWrittenYet, ProbeError,
+                              call_student, call_student_repeatedly, comparison,
                               failed, fill_in_place, kept_with, outcome_of, parts_of, passed,
-                              result_by_reference, value_error_problem, wrong_amount)
+                              reseed_global_generators, result_by_reference,
+                              value_error_problem, wrong_amount)
 from checks.expected import expected as reference
 from checks.lesson01_qlearning import AGENT
 from checks.lending import STAND_IN_BATCH, Served
 from checks.records import Record
+from checks.requirements import Rule
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
 from checks.stub_envs import (call_training_loop, episode_ends, episode_ends_problem,
                               lent_corridor, scripted_agent)
 
 LESSON = "02_replay_buffer"
 FIELDS = ("obs_t", "action", "reward", "obs_tp1", "done")
+
+# --- the rules: what the lesson tells the student, each tagged beside its sentence -------
+
+# test_len_never_above_capacity
+LEN_COUNTS_STORED = Rule("len-counts-stored", "len(buffer) is the number of transitions the "
+                         "buffer holds now: one more after each add until it is full.")
+LEN_AT_MOST_SIZE = Rule("len-at-most-size", "The buffer never holds more than its size: once "
+                        "full, len(buffer) stays at size.")
+SIZE_ONE_VALID = Rule("size-one-valid", "ReplayBuffer(1) is a valid buffer: it holds the newest "
+                      "transition.")
+# test_fifo_eviction (and the sampling checks, which see the same faults)
+FIFO_DROPS_OLDEST = Rule("fifo-drops-oldest", "When the buffer is full, adding a transition "
+                         "drops the oldest one, so it holds the newest size transitions.")
+TRANSITION_INTACT = Rule("transition-intact", "Each sampled row is one stored transition: its "
+                         "five fields belong together.")
+SAMPLE_REACHES_ALL = Rule("sample-reaches-every-transition", "sample can draw every stored "
+                          "transition, the newest included.")
+# test_sample_types
+SAMPLE_FIVE_ARRAYS = Rule("sample-five-arrays", "sample returns five numpy arrays, one per field "
+                          "(obs_t, action, reward, obs_tp1, done).")
+BATCH_SHAPE = Rule("batch-shape", "Each sampled array holds batch_size rows, the batch as its "
+                   "first axis, then the shape of one stored item.")
+DTYPES_FOLLOW_STORED = Rule("dtypes-follow-stored", "The sampled arrays keep the dtypes of what "
+                            "was stored: integer states as integers, float32 vectors as "
+                            "float32, done flags as bool.")
+# test_no_aliasing
+ADD_COPIES = Rule("add-copies", "add stores copies: changing the caller's arrays afterwards does "
+                  "not change what the buffer holds.")
+SAMPLE_NEW_ARRAYS = Rule("sample-new-arrays", "sample returns new arrays, not views of the "
+                         "storage: changing a batch in place does not change the buffer.")
+# test_uniform_sampling
+SAMPLE_UNIFORM = Rule("sample-uniform", "sample draws every stored transition with equal "
+                      "probability, in a full buffer and in a partly filled one.")
+OWN_GENERATOR = Rule("own-generator", "sample draws from the buffer's own generator self.rng, "
+                     "made from ReplayBuffer(size, seed)'s seed: the same seed gives the same "
+                     "batches whatever numpy's global generator holds, another seed others.")
+# test_with_replacement
+WITH_REPLACEMENT = Rule("with-replacement", "sample draws with replacement: a transition may "
+                        "come twice in a batch, and a batch may be larger than the buffer.")
+# test_sample_errors
+EMPTY_SAMPLE_RAISES = Rule("empty-sample-raises", "sample on an empty buffer raises ValueError "
+                           "with a message that says so.")
+BATCH_SIZE_POSITIVE = Rule("batch-size-positive", "sample(batch_size) with batch_size <= 0 "
+                           "raises ValueError with a message that says so.")
+SIZE_AT_LEAST_ONE = Rule("size-at-least-one", "ReplayBuffer(size) with size below 1 raises "
+                         "ValueError with a message that says so.")
+BATCH_OF_ONE = Rule("batch-of-one-valid", "sample(1) is valid: a batch of one transition.")
+# test_replay_loop (lesson 05's loop is held to the rules it shares with this one)
+NO_REPLAY_IS_PLAIN = Rule("no-replay-is-plain", "With replay=None the loop is lesson 01's: one "
+                          "update per step and nothing replayed.")
+ENDS_WITH_EPISODE = Rule("ends-with-episode", "The episode ends on the step that terminates or "
+                         "truncates it.")
+AT_MOST_T_MAX = Rule("at-most-t-max", "The loop plays at most t_max steps (10,000 when not "
+                     "given).")
+RETURNS_TOTAL = Rule("returns-total-reward", "The loop returns the episode's total reward.")
+STORE_EVERY_STEP = Rule("store-every-step", "Each step stores its transition in the buffer, "
+                        "once.")
+DONE_IS_TERMINATED = Rule("done-is-terminated", "A transition is stored with done=terminated, "
+                          "never truncated.")
+STORE_THEN_SAMPLE = Rule("store-then-sample", "Each step stores its transition before it "
+                         "samples, so the batch is drawn from a buffer that holds it.")
+ONE_BATCH_PER_STEP = Rule("one-batch-per-step", "Each step samples one batch of "
+                          "replay_batch_size transitions (32 when not given).")
+UPDATES_NEW_AND_BATCH = Rule("update-new-and-batch", "Each step updates the agent on the new "
+                             "transition and on each sampled one: 1 + replay_batch_size "
+                             "updates.")
+# test_replay_learning
+REPLAY_LEARNS_FASTER = Rule("replay-learns-faster", "Driven by the course's loop, the buffer "
+                            "makes Taxi's reference agent solve clearly more start states "
+                            "early than without replay, and no fewer at the end.")
 
 
 # Transition number k is (k, k % 5, k / 2, k + 1, k % 3 == 0): every field can be traced
@@ -81,6 +153,18 @@ def _len(buffer):
     return call_student("len(buffer)", len, buffer)
 
 
+def attempted(function, *args):
+    """``{"value": function(*args)}``, or ``{"raised": what}`` when the student's code raised
+    (a ProbeError's words), so that a verdict can name the rule a refusal breaks (a valid
+    call refused); work not written yet still stops the check."""
+    try:
+        return {"value": function(*args)}
+    except NotWrittenYet:
+        raise
+    except ProbeError as error:
+        return {"raised": str(error)}
+
+
 # --- length and FIFO eviction ----------------------------------------------------------
 
 def _filling_inputs(rng):
@@ -96,7 +180,10 @@ def _len_probe(inputs, ReplayBuffer):
         _add(buffer, *transition(k))
         lengths.append(_len(buffer))
     # the smallest buffer there is: size 1 must work, and hold one transition
-    smallest = _new_buffer(ReplayBuffer, 1, inputs["seed"])
+    made = attempted(_new_buffer, ReplayBuffer, 1, inputs["seed"])
+    if "raised" in made:
+        return {"lengths": lengths, "smallest_refused": made["raised"]}
+    smallest = made["value"]
     smallest_lengths = [_len(smallest)]
     for k in range(3):
         _add(smallest, *transition(k))
@@ -106,23 +193,31 @@ def _len_probe(inputs, ReplayBuffer):
 
 def _len_verdict(inputs, data):
     capacity = inputs["capacity"]
-    problem = (wrong_amount("lengths", data["lengths"], inputs["additions"] + 1)
-               or wrong_amount("lengths of ReplayBuffer(1)", data["smallest"], 4))
+    if "smallest_refused" in data:
+        return failed(f"{data['smallest_refused']}. A buffer of size 1 is valid: it holds the "
+                      "newest transition.", rule=SIZE_ONE_VALID)
+    problem = (wrong_amount("lengths", data["lengths"], inputs["additions"] + 1,
+                            rule=LEN_COUNTS_STORED)
+               or wrong_amount("lengths of ReplayBuffer(1)", data.get("smallest"), 4,
+                               rule=LEN_COUNTS_STORED))
     if problem:
         return problem
     for size, lengths in ((capacity, data["lengths"]), (1, data["smallest"])):
         for added, got in enumerate(lengths):
             want = min(added, size)
             if got != want:
+                too_many = isinstance(got, int) and got > size
                 return failed(f"after adding {added} transition(s) to ReplayBuffer({size}), "
                               f"len(buffer) should be {want} but is {got}."
                               + (" The buffer must never hold more than its size."
-                                 if isinstance(got, int) and got > size else ""))
+                                 if too_many else ""),
+                              rule=LEN_AT_MOST_SIZE if too_many else LEN_COUNTS_STORED)
     return passed(f"len grows to the capacity {capacity} and stays there "
                   f"over {inputs['additions']} additions.")
 
 
 EVICTION_DRAWS = 3000  # every kept transition is missed with probability < 1e-40
+SMALLEST_ADDITIONS, SMALLEST_BATCH = 3, 8  # ReplayBuffer(1) then holds transition 2 alone
 
 
 def _eviction_probe(inputs, ReplayBuffer):
@@ -132,7 +227,15 @@ def _eviction_probe(inputs, ReplayBuffer):
     seen = []
     for ids in sampled_id_batches(buffer, 50, EVICTION_DRAWS // 50):
         seen.extend(ids)
-    return {"seen": sorted(set(seen))}
+    # the smallest buffer holds the newest transition (one that cannot be made is
+    # test_len_never_above_capacity's to report)
+    made = attempted(_new_buffer, ReplayBuffer, 1, inputs["seed"])
+    smallest = None
+    if "value" in made:
+        for k in range(SMALLEST_ADDITIONS):
+            _add(made["value"], *transition(k))
+        smallest = sampled_ids(made["value"], SMALLEST_BATCH)
+    return {"seen": sorted(set(seen)), "smallest": smallest}
 
 
 def _eviction_verdict(inputs, data):
@@ -142,19 +245,29 @@ def _eviction_verdict(inputs, data):
     if -1 in seen:
         return failed("sample returned rows whose fields do not belong together (obs_t of one "
                       "transition with the reward or done of another): keep each transition "
-                      "as one unit.")
+                      "as one unit.", rule=TRANSITION_INTACT)
     stale = sorted(seen - kept)
     situation = (f"after adding transitions 0..{additions - 1} to ReplayBuffer({capacity}) "
                  f"it should hold the newest {capacity}, {min(kept)}..{max(kept)}")
     if stale:
         return failed(f"{situation}, but sample returned transition {stale[0]}, which should "
-                      "have been evicted. When the buffer is full, drop the oldest first.")
+                      "have been evicted. When the buffer is full, drop the oldest first.",
+                      rule=FIFO_DROPS_OLDEST)
     missing = sorted(kept - seen)
     if missing:
         return failed(f"{situation}, but transition {missing[-1]} never came up in "
                       f"{EVICTION_DRAWS} samples. Is it stored, and can sample draw every "
-                      "index? (rng.integers(n) already stops before n.)")
-    return passed(f"{situation}, and it does.")
+                      "index? (rng.integers(n) already stops before n.)",
+                      rule=FIFO_DROPS_OLDEST if missing[-1] < max(kept)
+                      else SAMPLE_REACHES_ALL)
+    newest = SMALLEST_ADDITIONS - 1
+    # which transitions come back, not how many (test_with_replacement judges the count)
+    if data.get("smallest") is not None and set(data["smallest"]) != {newest}:
+        return failed(f"after adding transitions 0..{newest} to ReplayBuffer(1), "
+                      f"sample({SMALLEST_BATCH}) returned transitions {data['smallest']}; a "
+                      f"buffer of size 1 holds the newest transition, {newest}, alone.",
+                      rule=FIFO_DROPS_OLDEST)
+    return passed(f"{situation}, and it does; ReplayBuffer(1) holds the newest.")
 
 
 # --- what sample returns ---------------------------------------------------------------
@@ -196,21 +309,24 @@ def _types_verdict(inputs, data):
         expected = {"obs_t": (obs_dtype, [batch, *obs_shape]), "action": ("int64", [batch]),
                     "reward": ("float64", [batch]), "obs_tp1": (obs_dtype, [batch, *obs_shape]),
                     "done": ("bool", [batch])}
-        problem = wrong_amount("arrays", data[kind], len(FIELDS))
+        problem = wrong_amount("arrays", data[kind], len(FIELDS), rule=SAMPLE_FIVE_ARRAYS)
         if problem:
             return problem
         for field, got in zip(FIELDS, data[kind]):
             dtype, shape = expected[field]
             where = f"with {kind} stored, sample({batch}) returned {field}"
             if got["type"] != "ndarray":
-                return failed(f"{where} as a {got['type']}; return numpy arrays.")
+                return failed(f"{where} as a {got['type']}; return numpy arrays.",
+                              rule=SAMPLE_FIVE_ARRAYS)
             if got["shape"] != shape:
                 return failed(f"{where} with shape {tuple(got['shape'])}; expected "
-                              f"{tuple(shape)}: the batch first, then the shape of one item.")
+                              f"{tuple(shape)}: the batch first, then the shape of one item.",
+                              rule=BATCH_SHAPE)
             if got["dtype"] != dtype:
                 return failed(f"{where} with dtype {got['dtype']}; expected {dtype}, the type "
                               "of what was stored. Let numpy keep the stored dtype (no "
-                              "conversion to float or to a fixed type).")
+                              "conversion to float or to a fixed type).",
+                              rule=DTYPES_FOLLOW_STORED)
     return passed("five arrays whose shapes and dtypes follow the stored data, for integer, "
                   "float32-vector and uint8-array observations.")
 
@@ -250,13 +366,6 @@ def _aliasing_probe(inputs, ReplayBuffer):
 
 def _aliasing_verdict(inputs, data):
     first = data["after_caller_mutation"]
-    if len(first) != 64:
-        return failed(f"sample(64) returned {len(first)} observations; see "
-                      "test_with_replacement.")
-    problem = wrong_amount("observations", data["after_batch_mutation"],
-                           64 * AFTER_MUTATION_BATCHES)
-    if problem:
-        return problem
 
     def all_rows_original(rows):
         return all(len(set(row)) == 1 and 0 <= row[0] < inputs["stored"] for row in rows)
@@ -264,10 +373,20 @@ def _aliasing_verdict(inputs, data):
     if not all_rows_original(data["after_caller_mutation"]):
         return failed("after add(obs, ...) the caller overwrote its obs array, and sample "
                       "returned the overwritten values: the buffer kept a reference, not a "
-                      "copy. Copy array observations when you add them (np.array(obs)).")
+                      "copy. Copy array observations when you add them (np.array(obs)).",
+                      rule=ADD_COPIES)
     if not all_rows_original(data["after_batch_mutation"]):
         return failed("overwriting a sampled batch in place changed what the buffer stores: "
-                      "sample must return new arrays, not views of the storage.")
+                      "sample must return new arrays, not views of the storage.",
+                      rule=SAMPLE_NEW_ARRAYS)
+    # the copies judged, the count: too few rows could hide a stored row that changed
+    if len(first) != 64:
+        return failed(f"sample(64) returned {len(first)} observations; see "
+                      "test_with_replacement.", rule=BATCH_SHAPE)
+    problem = wrong_amount("observations", data["after_batch_mutation"],
+                           64 * AFTER_MUTATION_BATCHES, rule=BATCH_SHAPE)
+    if problem:
+        return problem
     return passed("the buffer stores copies and sampling hands out new arrays.")
 
 
@@ -284,7 +403,7 @@ def _uniform_inputs(rng):
                 [capacity, capacity + int(rng.integers(0, capacity))],
                 [partial_capacity, stored]],
             "batch_size": int(rng.integers(16, 64)), "draws_per_item": 400,
-            "seed": int(rng.integers(2**31))}
+            "seed": int(rng.integers(2**31)), **generator_inputs(rng)}
 
 
 def _kept(capacity, additions):
@@ -304,28 +423,96 @@ def _uniform_probe(inputs, ReplayBuffer):
             for batch in sampled_id_batches(buffer, inputs["batch_size"], batches):
                 ids.extend(batch)
         samples.append(ids[:draws])
-    return {"ids": samples}
+    return {"ids": samples,
+            **draws_by_seed(lambda seed: _new_buffer(ReplayBuffer, GENERATOR_STORED, seed),
+                            lambda buffer, k: _add(buffer, *transition(k)), ReplayBuffer,
+                            inputs)}
+
+
+# The buffer's own generator: buffers filled alike, made with the same seed after the global
+# generators were seeded differently, must draw the same batches; made with another seed,
+# other batches (3 batches of 16 from 20 transitions agree by chance with probability 20^-48).
+GENERATOR_STORED, GENERATOR_BATCH, GENERATOR_BATCHES = 20, 16, 3
+
+
+def generator_inputs(rng):
+    # seed 0 first: a seed like any other, which `if seed:` takes for no seed at all
+    return {"generator_seeds": [0, 1 + int(rng.integers(2**31 - 1))],
+            "global_seeds": rng.integers(2**31, size=2).tolist()}
+
+
+def draws_by_seed(new_buffer, add, near, inputs):
+    """The transitions sampled from buffers holding transitions 0..GENERATOR_STORED - 1:
+    made with the first of ``inputs["generator_seeds"]`` after the global generators (where
+    ``near`` runs) were seeded with each of ``inputs["global_seeds"]``, and made with the
+    second seed. ``new_buffer(seed)`` makes one, ``add(buffer, k)`` adds transition k
+    (lesson 05's combined buffer is held to it too)."""
+    def draws(buffer_seed, global_seed):
+        reseed_global_generators(global_seed, near=near)
+        buffer = new_buffer(buffer_seed)
+        for k in range(GENERATOR_STORED):
+            add(buffer, k)
+        return [i for ids in sampled_id_batches(buffer, GENERATOR_BATCH, GENERATOR_BATCHES)
+                for i in ids]
+
+    seed, other_seed = inputs["generator_seeds"]
+    return {"same_seed": [draws(seed, global_seed) for global_seed in inputs["global_seeds"]],
+            "other_seed": draws(other_seed, inputs["global_seeds"][0])}
+
+
+def generator_problem(inputs, data, buffer_class, rule):
+    """A failed verdict (breaking ``rule``) when :func:`draws_by_seed`'s data show batches
+    that do not come from the buffer's own generator, seeded by its seed; else None."""
+    rows = GENERATOR_BATCH * GENERATOR_BATCHES
+    runs = [*(data.get("same_seed") or []), data.get("other_seed")]
+    # how many rows each batch holds is other checks' to judge: here only whether they agree
+    problem = wrong_amount("sampling runs with a seed", runs, 3, rule=rule)
+    if problem:
+        return problem
+    first, again, other = runs
+    seed, other_seed = inputs["generator_seeds"]
+    made = (f"two {buffer_class}({GENERATOR_STORED}, seed={seed}) holding transitions "
+            f"0..{GENERATOR_STORED - 1}")
+    if first != again:
+        return failed(f"{made}, made after numpy's and Python's global generators were seeded "
+                      f"differently, sampled different batches ({first[:5]}... and "
+                      f"{again[:5]}...): sample must draw from the buffer's own generator, "
+                      "self.rng = np.random.default_rng(seed), not from np.random, random or "
+                      "a generator made without the seed (0 is a seed too).", rule=rule)
+    if first == other:
+        return failed(f"{made} and one with seed={other_seed} sampled the same {rows} "
+                      "transitions: the seed argument must seed the buffer's generator "
+                      "(np.random.default_rng(seed)).", rule=rule)
+    return None
 
 
 def _uniform_verdict(inputs, data):
-    problem = wrong_amount("sampling runs", data["ids"], len(inputs["cases"]))
+    problem = wrong_amount("sampling runs", data["ids"], len(inputs["cases"]),
+                           rule=SAMPLE_UNIFORM)
     if problem:
         return problem
     for (capacity, additions), ids in zip(inputs["cases"], data["ids"]):
         kept = _kept(capacity, additions)
         where = (f"with {len(kept)} transitions in a ReplayBuffer({capacity})"
                  + (" (not yet full)" if additions < capacity else ""))
-        problem = wrong_amount("sampled transitions", ids, len(kept) * inputs["draws_per_item"])
+        problem = wrong_amount("sampled transitions", ids, len(kept) * inputs["draws_per_item"],
+                               rule=SAMPLE_UNIFORM)
         if problem:
             return problem
         if -1 in ids:
             return failed(f"{where}, sample returned rows whose fields do not belong "
-                          "together; test_fifo_eviction says more.")
+                          "together; test_fifo_eviction says more.", rule=TRANSITION_INTACT)
         strays = [i for i in ids if i not in kept]
         if strays:
             return failed(f"{where}, sampling returned transition {strays[0]}, which is not "
-                          f"stored ({kept[0]}..{kept[-1]}).")
+                          f"stored ({kept[0]}..{kept[-1]}).", rule=FIFO_DROPS_OLDEST)
         counts = [ids.count(i) for i in kept]
+        never = [i for i, count in zip(kept, counts) if count == 0]
+        if never:  # each is expected draws_per_item times: never by chance is impossible
+            return failed(f"{where}, transition {never[-1]} never came up in {len(ids)} draws"
+                          + (", the newest" if never[-1] == kept[-1] else "")
+                          + ": sample must be able to draw every stored index "
+                          "(rng.integers(n) already stops before n).", rule=SAMPLE_REACHES_ALL)
         uniform = [1 / len(kept)] * len(kept)
         if not fits(counts, uniform):
             lean = "the newest" if counts[-1] > counts[0] else "the oldest"
@@ -333,10 +520,14 @@ def _uniform_verdict(inputs, data):
                           f"{len(ids) / len(kept):.0f} times in {len(ids)} draws, but the "
                           f"counts lean towards {lean}: "
                           + describe_counts(counts, uniform, [f"#{i}" for i in kept])
-                          + ". Draw every stored index with equal probability.")
+                          + ". Draw every stored index with equal probability.",
+                          rule=SAMPLE_UNIFORM)
+    problem = generator_problem(inputs, data, "ReplayBuffer", OWN_GENERATOR)
+    if problem:
+        return problem
     return passed(f"draws fit a uniform distribution over the stored transitions, in a full "
                   f"and in a partly filled buffer (chi-square, rejection rate "
-                  f"{FALSE_FAILURE_RATE:g}).")
+                  f"{FALSE_FAILURE_RATE:g}), from the buffer's own seeded generator.")
 
 
 def _replacement_inputs(rng):
@@ -348,7 +539,7 @@ def _replacement_probe(inputs, ReplayBuffer):
     small = _new_buffer(ReplayBuffer, 100, inputs["seed"])
     for k in range(inputs["small"]):
         _add(small, *transition(k))
-    oversized = sampled_ids(small, inputs["large_batch"])
+    oversized = attempted(sampled_ids, small, inputs["large_batch"])
     buffer = _new_buffer(ReplayBuffer, 100, inputs["seed"])
     for k in range(inputs["stored"]):
         _add(buffer, *transition(k))
@@ -364,13 +555,19 @@ def probability_of_a_repeat(stored, batch_size):
 def _replacement_verdict(inputs, data):
     from scipy import stats  # here: scipy takes a second to import
     small, large = inputs["small"], inputs["large_batch"]
-    if len(data["oversized"]) != large:
+    oversized = data["oversized"]
+    if "raised" in oversized:
+        return failed(f"with {small} transitions stored, {oversized['raised']}. Sampling is "
+                      "with replacement, so a batch can be larger than the buffer.",
+                      rule=WITH_REPLACEMENT)
+    if len(oversized["value"]) != large:
         return failed(f"with {small} transitions stored, sample({large}) returned "
-                      f"{len(data['oversized'])} rows. Sampling is with replacement, so a "
-                      "batch can be larger than the buffer.")
-    problem = wrong_amount("batches", data["batches"], inputs["batches"])
+                      f"{len(oversized['value'])} rows. Sampling is with replacement, so a "
+                      "batch can be larger than the buffer.", rule=WITH_REPLACEMENT)
+    problem = wrong_amount("batches", data["batches"], inputs["batches"], rule=BATCH_SHAPE)
     for batch in data["batches"] if not problem else []:
-        problem = problem or wrong_amount("rows in a batch", batch, inputs["batch_size"])
+        problem = problem or wrong_amount("rows in a batch", batch, inputs["batch_size"],
+                                          rule=BATCH_SHAPE)
     if problem:
         return problem
     with_repeats = sum(len(set(batch)) < len(batch) for batch in data["batches"])
@@ -382,7 +579,7 @@ def _replacement_verdict(inputs, data):
                       f"transitions with replacement repeats a transition in about "
                       f"{p_repeat:.0%} of batches, but only {with_repeats} of "
                       f"{inputs['batches']} of yours did. Draw each index independently "
-                      "(with replacement).")
+                      "(with replacement).", rule=WITH_REPLACEMENT)
     return passed("batches are drawn with replacement, even when larger than the buffer.")
 
 
@@ -402,31 +599,36 @@ def _errors_probe(inputs, ReplayBuffer):
             "bad_capacities": [outcome_of(ReplayBuffer, size, inputs["seed"])
                                for size in inputs["bad_capacities"]],
             # the smallest valid batch, at the boundary the errors guard
-            "batch_of_one": sampled_ids(filled, 1)}
+            "batch_of_one": attempted(sampled_ids, filled, 1)}
 
 
 def _errors_verdict(inputs, data):
     problem = wrong_amount("outcomes of bad batch sizes", data["bad_sizes"],
-                           len(inputs["bad_sizes"]))
+                           len(inputs["bad_sizes"]), rule=BATCH_SIZE_POSITIVE)
     if problem:
         return problem
     problem = wrong_amount("outcomes of bad sizes", data["bad_capacities"],
-                           len(inputs["bad_capacities"]))
+                           len(inputs["bad_capacities"]), rule=SIZE_AT_LEAST_ONE)
     if problem:
         return problem
-    cases = [("sample(1) on an empty buffer", data["empty"])]
-    cases += [(f"sample({size})", outcome)
+    cases = [("sample(1) on an empty buffer", data["empty"], EMPTY_SAMPLE_RAISES)]
+    cases += [(f"sample({size})", outcome, BATCH_SIZE_POSITIVE)
               for size, outcome in zip(inputs["bad_sizes"], data["bad_sizes"])]
-    cases += [(f"ReplayBuffer({size})", outcome)
+    cases += [(f"ReplayBuffer({size})", outcome, SIZE_AT_LEAST_ONE)
               for size, outcome in zip(inputs["bad_capacities"], data["bad_capacities"])]
-    for call, outcome in cases:
-        problem = value_error_problem(call, outcome)
+    for call, outcome, rule in cases:
+        problem = value_error_problem(call, outcome, rule=rule)
         if problem:
             return problem
-    if data["batch_of_one"] != [1]:
+    batch_of_one = data["batch_of_one"]
+    if "raised" in batch_of_one:
+        return failed(f"on a buffer holding only transition 1, {batch_of_one['raised']}. "
+                      "batch_size=1 is valid.", rule=BATCH_OF_ONE)
+    if batch_of_one["value"] != [1]:
         return failed("sample(1) on a buffer holding only transition 1 should return that "
-                      f"transition once; got transitions {data['batch_of_one']} (-1: a row "
-                      "whose fields come from different transitions). batch_size=1 is valid.")
+                      f"transition once; got transitions {batch_of_one['value']} (-1: a row "
+                      "whose fields come from different transitions). batch_size=1 is valid.",
+                      rule=BATCH_OF_ONE)
     return passed("sampling an empty buffer, a non-positive batch size or a size below 1 "
                   "raises ValueError; sample(1) works.")
 
@@ -445,6 +647,12 @@ class RecordingBuffer:
     def __init__(self):
         self.added = Record("add")
         self.returned = Record("sample")  # the rows of each sampled batch
+        self.held_when_sampled = Record("sample")  # len(self) at each sample call
+
+    @property
+    def sampled_empty(self):
+        """Whether the last sample call found nothing stored (and refused it)."""
+        return bool(self.held_when_sampled) and self.held_when_sampled[-1] == 0
 
     def __len__(self):
         return len(self.added)
@@ -453,6 +661,7 @@ class RecordingBuffer:
         self.added.append([int(obs_t), int(action), float(reward), int(obs_tp1), bool(done)])
 
     def sample(self, batch_size):
+        self.held_when_sampled.append(len(self.added))
         if not self.added:
             raise ValueError("sample() on an empty buffer: add the transition first")
         start = 3 * len(self.returned)
@@ -472,6 +681,45 @@ def replay_loop_inputs(rng):
 DEFAULT_BATCH_SIZE, DEFAULT_T_MAX = 32, 10_000  # the defaults the signature gives
 
 
+def call_replay_loop(description, loop, env, agent, buffer, *args, **kwargs):
+    """:func:`~checks.stub_envs.call_training_loop` for a loop lent a
+    :class:`RecordingBuffer`: a loop that samples before it stores fails on the first
+    step, when the buffer refuses to sample nothing; that returns ``{"sampled_empty":
+    what}``, for the verdict to name the rule, instead of stopping the check."""
+    try:
+        return call_training_loop(description, loop, env, agent, buffer, *args, **kwargs)
+    except NotWrittenYet:
+        raise
+    except ProbeError as error:
+        if not (isinstance(buffer, RecordingBuffer) and buffer.sampled_empty):
+            raise
+        return {"sampled_empty": str(error)}
+
+
+def sampled_before_storing(run, steps, returned="returned"):
+    """Feedback when a loop's run (a :class:`RecordingBuffer`'s ``held_when_sampled``, and
+    what :func:`call_replay_loop` returned under ``returned``) sampled before storing the
+    step's transition; None if it never did."""
+    if isinstance(run.get(returned), dict) and "sampled_empty" in run[returned]:
+        return (f"{run[returned]['sampled_empty']}: the first step sampled the buffer "
+                "before storing its transition. Store the step's transition, then sample.")
+    for step, held in enumerate(run.get("held_when_sampled", [])[:steps], start=1):
+        if held < step:
+            return (f"step {step} sampled the buffer while it held {held} transition(s), "
+                    f"before storing the step's own: store the step's transition, then "
+                    "sample.")
+    return None
+
+
+def episode_end_rule(runs, expected):
+    """The rule a loop broke that :func:`~checks.stub_envs.episode_ends_problem` found
+    at fault: how long an episode lasted, or what the loop returned."""
+    for case, (steps, _) in expected.items():
+        if runs[case]["steps"] != steps:
+            return AT_MOST_T_MAX if "t_max" in case else ENDS_WITH_EPISODE
+    return RETURNS_TOTAL
+
+
 def _loop_probe(inputs, play_and_train_with_replay):
     outcome = {}
     length, time_limit, batch = inputs["length"], inputs["time_limit"], inputs["batch_size"]
@@ -486,19 +734,21 @@ def _loop_probe(inputs, play_and_train_with_replay):
     for case, (action, use_replay, limit, arguments) in cases.items():
         env = lent_corridor(length, limit)
         agent, buffer = scripted_agent(action), RecordingBuffer()
-        returned = call_training_loop(
+        returned = call_replay_loop(
             "play_and_train_with_replay(env, agent, replay"
             + "".join(f", {a}" for a in arguments) + ")", play_and_train_with_replay, env,
             agent, buffer if use_replay else None, *arguments)
-        try:
-            returned = float(returned)
-        except (TypeError, ValueError):
-            returned = repr(returned)[:60]
+        if not isinstance(returned, dict):
+            try:
+                returned = float(returned)
+            except (TypeError, ValueError):
+                returned = repr(returned)[:60]
         outcome[case] = {"steps": env.unwrapped.steps_taken, "returned": returned,
                          "update_count": len(agent.updates),
                          **({} if case == "default_t_max" else {
                              "updates": agent.updates, "added": buffer.added,
-                             "returned_batches": buffer.returned})}
+                             "returned_batches": buffer.returned,
+                             "held_when_sampled": buffer.held_when_sampled})}
     return outcome
 
 
@@ -507,37 +757,61 @@ REACH_THE_GOAL = ("reaches_goal", "without_replay", "default_batch_size")
 
 def _loop_verdict(inputs, data):
     batch, length, time_limit = inputs["batch_size"], inputs["length"], inputs["time_limit"]
+    replayed = ("reaches_goal", "runs_out_of_time", "stopped_by_t_max", "default_batch_size")
+    for case in replayed:  # a loop stopped at its first step by sampling an empty buffer
+        problem = sampled_before_storing(data[case], 0)
+        if problem:
+            return failed(problem, rule=STORE_THEN_SAMPLE)
     plain = data["without_replay"]
     if len(plain["updates"]) != plain["steps"]:
         return failed(f"with replay=None the loop should update once per step; it made "
-                      f"{len(plain['updates'])} updates in {plain['steps']} steps.")
+                      f"{len(plain['updates'])} updates in {plain['steps']} steps.",
+                      rule=NO_REPLAY_IS_PLAIN)
     # how long each episode must last: to the goal, to the time limit, to t_max
     ends = episode_ends(length, time_limit, DEFAULT_T_MAX)
     expected = {**ends, "without_replay": ends["reaches_goal"],
                 "default_batch_size": ends["reaches_goal"]}
     problem = episode_ends_problem(length, data, expected, REACH_THE_GOAL, "returned")
     if problem:
-        return failed(problem)
+        return failed(problem, rule=episode_end_rule(data, expected))
+    for case in replayed:
+        if len(data[case]["added"]) != data[case]["steps"]:
+            return failed(f"the episode took {data[case]['steps']} steps but replay.add was "
+                          f"called {len(data[case]['added'])} times: store every transition "
+                          "once (a buffer is a replay to use even while it is empty: test "
+                          "`replay is not None`, not `if replay:`, which asks len(replay)).",
+                          rule=STORE_EVERY_STEP)
+    for case in replayed:
+        problem = sampled_before_storing(data[case], data[case]["steps"])
+        if problem:
+            return failed(problem, rule=STORE_THEN_SAMPLE)
+    if not data["reaches_goal"]["added"][-1][4]:
+        return failed("the last transition reached the goal (terminated=True) but was stored "
+                      "with done=False.", rule=DONE_IS_TERMINATED)
+    if any(row[4] for row in data["runs_out_of_time"]["added"]):
+        return failed("an episode cut by the time limit (truncated) was stored with "
+                      "done=True. Store `terminated`: a replayed transition must not zero the "
+                      "bootstrap just because the clock ran out.", rule=DONE_IS_TERMINATED)
     defaults = data["default_batch_size"]
     if [len(rows) for rows in defaults["returned_batches"]] != [DEFAULT_BATCH_SIZE] * length:
         return failed(f"called without replay_batch_size, each step should sample its default "
                       f"{DEFAULT_BATCH_SIZE}; got batch sizes "
-                      f"{[len(rows) for rows in defaults['returned_batches']]}.")
+                      f"{[len(rows) for rows in defaults['returned_batches']]}.",
+                      rule=ONE_BATCH_PER_STEP)
     for case in ("reaches_goal", "runs_out_of_time", "stopped_by_t_max"):
         run = data[case]
         steps, updates = run["steps"], run["updates"]
-        if len(run["added"]) != steps:
-            return failed(f"the episode took {steps} steps but replay.add was called "
-                          f"{len(run['added'])} times: store every transition once.")
         if [len(rows) for rows in run["returned_batches"]] != [batch] * steps:
             return failed(f"expected one replay.sample({batch}) per step "
                           f"(replay_batch_size={batch}), {steps} in this {steps}-step "
                           f"episode; got {len(run['returned_batches'])} batch(es) of sizes "
-                          f"{[len(rows) for rows in run['returned_batches']]}.")
+                          f"{[len(rows) for rows in run['returned_batches']]}.",
+                          rule=ONE_BATCH_PER_STEP)
         if len(updates) != steps * (1 + batch):
             return failed(f"each step should update the agent on the new transition and on "
                           f"each of the {batch} replayed ones ({1 + batch} updates per step); "
-                          f"got {len(updates)} updates in {steps} steps.")
+                          f"got {len(updates)} updates in {steps} steps.",
+                          rule=UPDATES_NEW_AND_BATCH)
         for step in range(steps):
             made = sorted(updates[step * (1 + batch):(step + 1) * (1 + batch)])
             if made != sorted([run["added"][step], *run["returned_batches"][step]]):
@@ -545,14 +819,7 @@ def _loop_verdict(inputs, data):
                               f"transition and on the {batch} transitions that "
                               "replay.sample returned, but its updates were on other "
                               "transitions. Update on the sampled batch, not the current "
-                              "step again.")
-    if not data["reaches_goal"]["added"][-1][4]:
-        return failed("the last transition reached the goal (terminated=True) but was stored "
-                      "with done=False.")
-    if any(row[4] for row in data["runs_out_of_time"]["added"]):
-        return failed("an episode cut by the time limit (truncated) was stored with "
-                      "done=True. Store `terminated`: a replayed transition must not zero the "
-                      "bootstrap just because the clock ran out.")
+                              "step again.", rule=UPDATES_NEW_AND_BATCH)
     return passed("every step updates on the new transition, stores it with done=terminated, "
                   "and learns from one replayed batch.")
 
@@ -606,10 +873,12 @@ def _learning_verdict(inputs, data):
     from course.taxi import evaluate_qtable
 
     base_early, base_final = _no_replay_baseline(inputs)
-    problem = wrong_amount("runs", data["snapshots"], len(inputs["seeds"]))
+    problem = wrong_amount("runs", data["snapshots"], len(inputs["seeds"]),
+                           rule=REPLAY_LEARNS_FASTER)
     shapes = {np.shape(run) for run in data["snapshots"]}
     if problem or shapes != {(2, 500, 6)}:
-        return problem or failed(f"expected two (500, 6) Q-tables per run, got {shapes}.")
+        return problem or failed(f"expected two (500, 6) Q-tables per run, got {shapes}.",
+                                 rule=REPLAY_LEARNS_FASTER)
     rates = np.array([[evaluate_qtable(np.asarray(q, dtype=np.float64)).success_rate
                        for q in run] for run in data["snapshots"]])
     early, final = rates.mean(axis=0)
@@ -623,10 +892,10 @@ def _learning_verdict(inputs, data):
                         {yours: [early, final], "no replay": [base_early, base_final]})
     if early < base_early + EARLY_MARGIN:
         return failed(summary + f". Replay should be at least {EARLY_MARGIN:.0%} ahead early.",
-                      figure=figure)
+                      figure=figure, rule=REPLAY_LEARNS_FASTER)
     if final < base_final - FINAL_TOLERANCE:
         return failed(summary + ". Replay should not end up worse than no replay.",
-                      figure=figure)
+                      figure=figure, rule=REPLAY_LEARNS_FASTER)
     return passed(summary + ".", figure=figure)
 
 
@@ -637,32 +906,54 @@ BUFFER = Callee("ReplayBuffer", LESSON, ("test_len_never_above_capacity", "test_
 CHECKS = LessonChecks(LESSON, [
     Check("test_len_never_above_capacity", "len of a filling buffer", ("ReplayBuffer",),
           _filling_inputs, _len_probe, _len_verdict,
-          asks="Len after each add, past the capacity."),
+          rules=(LEN_COUNTS_STORED, LEN_AT_MOST_SIZE, SIZE_ONE_VALID),
+          asks="len(buffer) counts the transitions stored after each add and stops at the "
+               "size, for ReplayBuffer(1) too."),
     Check("test_fifo_eviction", "FIFO eviction when full", ("ReplayBuffer",),
           _filling_inputs, _eviction_probe, _eviction_verdict,
-          asks="Which transitions survive when more are added than fit."),
+          rules=(FIFO_DROPS_OLDEST, TRANSITION_INTACT, SAMPLE_REACHES_ALL),
+          asks="After more additions than fit, the buffer holds exactly the newest size "
+               "transitions, each intact, and ReplayBuffer(1) holds the newest."),
     Check("test_sample_types", "dtypes and shapes of a sample", ("ReplayBuffer",),
           _types_inputs, _types_probe, _types_verdict,
-          asks="Five numpy arrays whose dtypes and shapes follow the stored data: integer states, float32 vectors, uint8 arrays."),
+          rules=(SAMPLE_FIVE_ARRAYS, BATCH_SHAPE, DTYPES_FOLLOW_STORED),
+          asks="sample returns five numpy arrays, batch first, whose dtypes and shapes follow "
+               "the stored data: integer states, float32 vectors, uint8 arrays."),
     Check("test_no_aliasing", "stored data is copied", ("ReplayBuffer",),
           _aliasing_inputs, _aliasing_probe, _aliasing_verdict,
-          asks="Changing the caller's arrays, or a sampled batch, must not change what the buffer holds."),
+          rules=(ADD_COPIES, SAMPLE_NEW_ARRAYS, BATCH_SHAPE),
+          asks="Changing the caller's arrays after add, or a sampled batch, does not change "
+               "what the buffer holds."),
     Check("test_uniform_sampling", "uniform sampling", ("ReplayBuffer",),
           _uniform_inputs, _uniform_probe, _uniform_verdict,
-          asks="Every stored transition equally likely (chi-square)."),
+          rules=(SAMPLE_UNIFORM, SAMPLE_REACHES_ALL, OWN_GENERATOR, FIFO_DROPS_OLDEST,
+                 TRANSITION_INTACT),
+          asks="sample draws every stored transition equally often (chi-square), full or "
+               "not, from the buffer's own generator seeded by its seed."),
     Check("test_with_replacement", "sampling with replacement", ("ReplayBuffer",),
           _replacement_inputs, _replacement_probe, _replacement_verdict,
-          asks="Batches larger than the buffer; repeats within batches."),
+          rules=(WITH_REPLACEMENT, BATCH_SHAPE),
+          asks="sample draws with replacement: batches repeat transitions, and a batch may be "
+               "larger than the buffer."),
     Check("test_sample_errors", "errors for bad samples", ("ReplayBuffer",),
           _errors_inputs, _errors_probe, _errors_verdict,
-          asks="ValueError for an empty buffer, batch_size <= 0 and size < 1; sample(1) works."),
+          rules=(EMPTY_SAMPLE_RAISES, BATCH_SIZE_POSITIVE, SIZE_AT_LEAST_ONE, BATCH_OF_ONE),
+          asks="sample on an empty buffer, sample(batch_size <= 0) and ReplayBuffer(size < 1) "
+               "raise ValueError with a message, and sample(1) works."),
     Check("test_replay_loop", "play_and_train_with_replay", ("play_and_train_with_replay",),
           replay_loop_inputs, _loop_probe, _loop_verdict,
-          asks="Stores each step with done=terminated and replays one batch per step, in a corridor that ends by goal or by time limit."),
+          rules=(NO_REPLAY_IS_PLAIN, ENDS_WITH_EPISODE, AT_MOST_T_MAX, RETURNS_TOTAL,
+                 STORE_EVERY_STEP, DONE_IS_TERMINATED, STORE_THEN_SAMPLE, ONE_BATCH_PER_STEP,
+                 UPDATES_NEW_AND_BATCH),
+          asks="Each step stores its transition with done=terminated, then samples one batch "
+               "and updates on the new transition and each sampled one, in episodes that end "
+               "by goal, time limit or t_max."),
     Check("test_replay_learning", "replay on Taxi", ("ReplayBuffer",),
           _learning_inputs, _learning_probe, _learning_verdict, time_limit=60.0,
           learning=True, prepare=_no_replay_baseline,
           stand_ins=("play_and_train_with_replay",),
           calls=(AGENT, Callee("play_and_train_with_replay", LESSON, ("test_replay_loop",))),
-          asks="Your buffer, driven by the course's loop, trains the reference agent; against no replay."),
+          rules=(REPLAY_LEARNS_FASTER,),
+          asks="Your buffer, driven by the course's loop, trains the reference agent on Taxi "
+               "faster early than no replay, and as well at the end."),
 ])

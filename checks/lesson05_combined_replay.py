@@ -4,17 +4,75 @@
 import numpy as np
 
 from checks.expected import expected as reference
-from checks.framework import (Callee, Check, LessonChecks, ProbeError, call_student, comparison,
-                              failed, outcome_of, passed, value_error_problem, wrong_amount)
+from checks.framework import (Callee, Check, LessonChecks, call_student, comparison, failed,
+                              fill_in_place, outcome_of, parts_of, passed, result_by_reference,
+                              value_error_problem, wrong_amount)
 from checks.lesson01_qlearning import AGENT
-from checks.lesson02_replay_buffer import (BUFFER, RecordingBuffer, driven_by, replay_loop_inputs,
-                                           sampled_ids, transition)
+from checks.lesson02_replay_buffer import (
+    AT_MOST_T_MAX, BATCH_SIZE_POSITIVE, BUFFER, DONE_IS_TERMINATED, EMPTY_SAMPLE_RAISES,
+    ENDS_WITH_EPISODE, MARKER, RETURNS_TOTAL, SAMPLE_NEW_ARRAYS, STORE_EVERY_STEP,
+    STORE_THEN_SAMPLE, RecordingBuffer, attempted, call_replay_loop, draws_by_seed, driven_by,
+    episode_end_rule, generator_inputs, generator_problem, probability_of_a_repeat,
+    replay_loop_inputs, sampled_before_storing, sampled_id_batches, sampled_ids, transition,
+    transition_ids)
+from checks.requirements import Rule
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
-from checks.stub_envs import (call_training_loop, counting_buffer, episode_cases,
-                              episode_ends, episode_ends_problem, lent_corridor,
-                              scripted_agent)
+from checks.stub_envs import (counting_buffer, episode_cases, episode_ends,
+                              episode_ends_problem, lent_corridor, scripted_agent)
 
 LESSON = "05_combined_replay"
+
+# --- the rules: what the lesson tells the student, each tagged beside its sentence -------
+# (the buffer's errors, the copies it hands out and the loop's steps are lesson 02's rules)
+
+# test_cer_newest_exactly_once
+NEWEST_ONCE = Rule("newest-exactly-once", "Every batch holds the newest transition exactly "
+                   "once, also after the buffer is full and drops its oldest.")
+BATCH_SIZE_ROWS = Rule("batch-size-rows", "A batch has batch_size rows: the newest and "
+                       "batch_size - 1 others.")
+ONLY_STORED = Rule("only-stored", "Every row of a batch is a transition the buffer holds now, "
+                   "its fields together.")
+SAMPLE_LEAVES_BUFFER = Rule("sample-leaves-buffer", "sample leaves the buffer as it was: the "
+                            "newest, set aside, is put back in its place, so len(buffer) and "
+                            "the next batch's newest are unchanged.")
+REST_WITH_REPLACEMENT = Rule("rest-with-replacement", "The other rows are drawn with "
+                             "replacement: they may repeat a transition, and a batch may be "
+                             "larger than what is stored.")
+# test_cer_rest_uniform
+REST_UNIFORM = Rule("rest-uniform-over-older", "The other rows are drawn uniformly from the "
+                    "transitions stored before the newest.")
+OWN_GENERATOR = Rule("own-generator", "The other rows come from the buffer's own generator "
+                     "self.rng, seeded by CombinedReplayBuffer(size, seed): the same seed gives "
+                     "the same batches whatever numpy's global generator holds, another seed "
+                     "others.")
+# test_cer_single_transition
+ONLY_NEWEST_STORED = Rule("only-newest-stored", "When the newest is the only transition "
+                          "stored, the batch is that one transition, once, whatever "
+                          "batch_size asks.")
+BATCH_OF_ONE = Rule("batch-of-one-is-newest", "sample(1) is valid: the newest transition "
+                    "alone.")
+# test_replay_only_loop
+ONE_BATCH_PER_STEP = Rule("one-batch-per-step", "Each step samples one batch of batch_size "
+                          "transitions.")
+LEARN_ONLY_FROM_BATCH = Rule("learn-only-from-batch", "The agent is updated on each row of "
+                             "the sampled batch, in order, and on nothing else.")
+# test_discretize_edges, test_discretize_clipping, test_discretize_bins
+RETURNS_ONE_INT = Rule("returns-one-int", "discretize returns one int, the number of the "
+                       "observation's cell.")
+INNER_EDGE_BIN_ABOVE = Rule("inner-edge-bin-above", "A value on an inner bin edge belongs to "
+                            "the bin above it, and the lower bound to the first bin.")
+UPPER_BOUND_LAST_BIN = Rule("upper-bound-last-bin", "The upper bound belongs to the last bin.")
+CLIP_INTO_RANGE = Rule("clip-into-range", "A value outside [low, high] is clipped into it "
+                       "first, so it falls in the first or last bin.")
+EQUAL_BINS = Rule("equal-bins", "Each dimension's [low, high] is cut into bins equal bins: "
+                  "floor((x - low) / (high - low) * bins).")
+ROW_MAJOR = Rule("row-major-cells", "Cells are numbered row-major, the last dimension fastest "
+                 "(np.ravel_multi_index).")
+# test_cer_learning
+CER_BEATS_UNIFORM = Rule("cer-beats-uniform", "Driven by the course's loop with a "
+                         "100,000-transition buffer, CER makes Taxi's reference agent solve at "
+                         "least 20 points more start states than uniform replay after 100 "
+                         "episodes.")
 
 
 def _new_buffer(CombinedReplayBuffer, capacity, seed):
@@ -34,41 +92,95 @@ def _newest_inputs(rng):
             "batch_size": int(rng.integers(2, 40)), "seed": int(rng.integers(2**31))}
 
 
+def _len(buffer):
+    return call_student("len(buffer)", len, buffer)
+
+
+def sampled_or_refused(buffer, batch_size, count, stored):
+    """:func:`sampled_id_batches` of ``count`` batches; when the batch is larger than the
+    ``stored`` transitions (which drawing with replacement allows), a refusal is data,
+    ``{"raised": what}``, for the verdict to name its rule."""
+    if batch_size <= stored:
+        return sampled_id_batches(buffer, batch_size, count)
+    outcome = attempted(sampled_id_batches, buffer, batch_size, count)
+    return outcome["value"] if "value" in outcome else outcome
+
+
 def _newest_probe(inputs, CombinedReplayBuffer):
     buffer = _new_buffer(CombinedReplayBuffer, inputs["capacity"], inputs["seed"])
-    batches = []
+    batches, lengths = [], []
     for k in range(inputs["additions"]):
         _add(buffer, k)
-        if k >= 1:  # from two stored transitions on
-            batches.append(sampled_ids(buffer, inputs["batch_size"]))
-    return {"batches": batches}
+        if k >= 1:  # from two stored transitions on: two batches, one after the other
+            stored = min(k + 1, inputs["capacity"])
+            batches.append(sampled_or_refused(buffer, inputs["batch_size"], 2, stored))
+            if isinstance(batches[-1], dict):
+                break
+            lengths.append(_len(buffer))
+    return {"batches": batches, "lengths": lengths}
+
+
+def _batch_problem(ids, newest, capacity, batch):
+    """What is wrong with one batch sampled after adding 0..newest, as (feedback, rule);
+    None if nothing."""
+    stored = min(newest + 1, capacity)
+    if len(ids) != batch:
+        return (f"with {stored} transitions stored, sample({batch}) returned {len(ids)} rows; "
+                "a batch has batch_size rows.", BATCH_SIZE_ROWS)
+    count = ids.count(newest)
+    if count != 1:
+        situation = (f"after adding transitions 0..{newest} to CombinedReplayBuffer("
+                     f"{capacity}), sample({batch}) held the newest, {newest}, ")
+        return (situation + ("not at all: put the newest transition in every batch."
+                             if count == 0 else
+                             f"{count} times: exactly once, and draw the other "
+                             f"{batch - 1} from the transitions stored before it."), NEWEST_ONCE)
+    kept = range(max(0, newest + 1 - capacity), newest + 1)
+    strays = [i for i in ids if i not in kept]
+    if strays:
+        held = "a mixed-up row" if strays[0] == -1 else f"transition {strays[0]}"
+        return (f"after adding 0..{newest} to CombinedReplayBuffer({capacity}), a batch held "
+                f"{held}, which is not stored.", ONLY_STORED)
+    return None
 
 
 def _newest_verdict(inputs, data):
     capacity, batch = inputs["capacity"], inputs["batch_size"]
-    problem = wrong_amount("batches", data["batches"], inputs["additions"] - 1)
+    batches = data["batches"]
+    if batches and isinstance(batches[-1], dict):  # refused a batch larger than the buffer
+        newest = len(batches)
+        return failed(f"after adding transitions 0..{newest} to CombinedReplayBuffer("
+                      f"{capacity}), {batches[-1].get('raised')}. The other rows are drawn "
+                      "with replacement, so a batch may be larger than what is stored.",
+                      rule=REST_WITH_REPLACEMENT)
+    problem = (wrong_amount("pairs of batches", batches, inputs["additions"] - 1,
+                            rule=BATCH_SIZE_ROWS)
+               or wrong_amount("lengths", data["lengths"], inputs["additions"] - 1,
+                               rule=SAMPLE_LEAVES_BUFFER))
+    for pair in batches if not problem else []:
+        problem = problem or wrong_amount("batches", pair, 2, rule=BATCH_SIZE_ROWS)
     if problem:
         return problem
-    for newest, ids in enumerate(data["batches"], start=1):
-        if len(ids) != batch:
-            return failed(f"with {min(newest + 1, capacity)} transitions stored, sample({batch}) "
-                          f"returned {len(ids)} rows; a batch has batch_size rows.")
-        count = ids.count(newest)
-        if count != 1:
-            situation = (f"after adding transitions 0..{newest} to CombinedReplayBuffer("
-                         f"{capacity}), sample({batch}) held the newest, {newest}, ")
-            return failed(situation + ("not at all: put the newest transition in every batch."
-                                       if count == 0 else
-                                       f"{count} times: exactly once, and draw the other "
-                                       f"{batch - 1} from the transitions stored before it."))
-        kept = range(max(0, newest + 1 - capacity), newest + 1)
-        strays = [i for i in ids if i not in kept]
-        if strays:
-            return failed(f"after adding 0..{newest} to CombinedReplayBuffer({capacity}), a "
-                          f"batch held {'a mixed-up row' if strays[0] == -1 else f'transition {strays[0]}'}"
-                          ", which is not stored.")
+    for newest, ((first, second), length) in enumerate(zip(batches, data["lengths"]), start=1):
+        problem = _batch_problem(first, newest, capacity, batch)
+        if problem:
+            return failed(problem[0], rule=problem[1])
+        stored = min(newest + 1, capacity)
+        if length != stored:
+            return failed(f"after adding 0..{newest} to CombinedReplayBuffer({capacity}) and "
+                          f"sampling, len(buffer) is {length}, not {stored}: sample must "
+                          "leave the buffer as it was (put the newest back).",
+                          rule=SAMPLE_LEAVES_BUFFER)
+        problem = _batch_problem(second, newest, capacity, batch)
+        if problem and problem[1] is ONLY_STORED:  # a stray is a stray, first batch or not
+            return failed(problem[0], rule=ONLY_STORED)
+        if problem:
+            return failed(f"a second sample({batch}) right after the first went wrong: "
+                          f"{problem[0]} The first was right, so sample changed the buffer: "
+                          "put the newest back in its place (append, not appendleft), "
+                          "whatever happens.", rule=SAMPLE_LEAVES_BUFFER)
     return passed("every batch holds the newest transition exactly once, also after the "
-                  "buffer is full.")
+                  "buffer is full, and sampling leaves the buffer as it was.")
 
 
 # --- the rest of the batch, uniform ------------------------------------------------------------
@@ -77,42 +189,78 @@ def _rest_inputs(rng):
     stored = int(rng.integers(4, 12))
     return {"capacity": stored + int(rng.integers(0, 10)), "stored": stored,
             "batch_size": int(rng.integers(8, 33)), "draws_per_item": 300,
-            "seed": int(rng.integers(2**31))}
+            "seed": int(rng.integers(2**31)), **generator_inputs(rng)}
 
 
 def _rest_probe(inputs, CombinedReplayBuffer):
     buffer = _new_buffer(CombinedReplayBuffer, inputs["capacity"], inputs["seed"])
     for k in range(inputs["stored"]):
         _add(buffer, k)
+    newest, batch_size = inputs["stored"] - 1, inputs["batch_size"]
     needed = (inputs["stored"] - 1) * inputs["draws_per_item"]
-    rest = []
-    while len(rest) < needed:
-        ids = sampled_ids(buffer, inputs["batch_size"])
-        newest = inputs["stored"] - 1
-        if newest in ids:
-            ids.remove(newest)  # the one that must be there; the test above checks it
-        rest.extend(ids)
-    return {"rest": rest[:needed]}
+    rests, drawn = [], 0
+    while drawn < needed:
+        batches = sampled_or_refused(buffer, batch_size, 10, inputs["stored"])
+        if isinstance(batches, dict):
+            return {"refused": batches.get("raised")}
+        for ids in batches:
+            if newest in ids:
+                ids.remove(newest)  # the one that must be there; the test above checks it
+            rests.append(ids)
+        if drawn == sum(map(len, rests)):
+            break  # batches of the newest alone: nothing more will come
+        drawn = sum(map(len, rests))
+    seeded = draws_by_seed(lambda seed: _new_buffer(CombinedReplayBuffer, GENERATOR_CAPACITY,
+                                                    seed),
+                           _add, CombinedReplayBuffer, inputs)
+    return {"rests": rests, **seeded}
+
+
+GENERATOR_CAPACITY = 100  # holds every transition draws_by_seed adds
 
 
 def _rest_verdict(inputs, data):
-    others = list(range(inputs["stored"] - 1))
-    problem = wrong_amount("draws", data["rest"], len(others) * inputs["draws_per_item"])
-    if problem:
-        return problem
-    strays = [i for i in data["rest"] if i not in others]
+    from scipy import stats  # here: scipy takes a second to import
+
+    others, batch = list(range(inputs["stored"] - 1)), inputs["batch_size"]
+    if "refused" in data:
+        return failed(f"with transitions 0..{len(others)} stored, {data['refused']}. The other "
+                      "rows are drawn with replacement, so a batch may be larger than what "
+                      "is stored.", rule=REST_WITH_REPLACEMENT)
+    rests = data.get("rests") or []
+    rest = [i for ids in rests for i in ids]
+    if len(rest) < len(others) * inputs["draws_per_item"]:
+        return failed(f"expected at least {len(others) * inputs['draws_per_item']} rows "
+                      f"besides the newest, got {len(rest)}.", rule=BATCH_SIZE_ROWS)
+    strays = [i for i in rest if i not in others]
     if strays:
+        again = strays[0] == len(others)
         return failed(f"with transitions 0..{len(others)} stored, the rest of a batch held "
-                      f"{'the newest again' if strays[0] == len(others) else f'transition {strays[0]}'}: "
-                      f"draw the other rows from the {len(others)} transitions before the newest.")
-    counts = [data["rest"].count(i) for i in others]
+                      f"{'the newest again' if again else f'transition {strays[0]}'}: "
+                      f"draw the other rows from the {len(others)} transitions before the "
+                      "newest.", rule=NEWEST_ONCE if again else ONLY_STORED)
+    counts = [rest.count(i) for i in others]
     uniform = [1 / len(others)] * len(others)
     if not fits(counts, uniform):
         return failed("the rest of each batch should be drawn uniformly from the older "
                       "transitions, but: " + describe_counts(counts, uniform,
-                                                             [f"#{i}" for i in others]) + ".")
+                                                             [f"#{i}" for i in others]) + ".",
+                      rule=REST_UNIFORM)
+    # drawn with replacement, batch - 1 rows from the older ones repeat one of them this
+    # often; too few batches with a repeat means drawing without replacement
+    p_repeat = probability_of_a_repeat(len(others), batch - 1)
+    with_repeats = sum(len(set(ids)) < len(ids) for ids in rests)
+    if stats.binom.cdf(with_repeats, len(rests), p_repeat) < FALSE_FAILURE_RATE:
+        return failed(f"drawing the other {batch - 1} rows of a batch with replacement from "
+                      f"{len(others)} older transitions repeats one in about {p_repeat:.0%} of "
+                      f"batches, but only {with_repeats} of your {len(rests)} did: draw each "
+                      "with replacement.", rule=REST_WITH_REPLACEMENT)
+    problem = generator_problem(inputs, data, "CombinedReplayBuffer", OWN_GENERATOR)
+    if problem:
+        return problem
     return passed(f"besides the newest, batches are uniform over the older transitions "
-                  f"(chi-square, rejection rate {FALSE_FAILURE_RATE:g}).")
+                  f"(chi-square, rejection rate {FALSE_FAILURE_RATE:g}), drawn with "
+                  "replacement from the buffer's own seeded generator.")
 
 
 # --- one transition stored; errors ------------------------------------------------------------
@@ -132,8 +280,19 @@ def _single_probe(inputs, CombinedReplayBuffer):
     several = _new_buffer(CombinedReplayBuffer, 10, inputs["seed"])
     for k in range(5):
         _add(several, k)
-    return {"one": sampled_ids(one, inputs["batch_size"]),
-            "batch_of_one": sampled_ids(several, 1),
+    batch_of_one = attempted(call_student, "sample(1)", result_by_reference, several.sample, 1)
+    after_changing_it = None
+    if "value" in batch_of_one:
+        batch = batch_of_one["value"]
+        batch_of_one = {"value": transition_ids(list(batch))}
+        for field in parts_of(batch):  # a learner may change its batch in place
+            try:
+                fill_in_place(field, MARKER)
+            except Exception:  # read-only batches cannot leak: nothing to try
+                pass
+        after_changing_it = sampled_ids(several, 1)
+    return {"one": attempted(sampled_ids, one, inputs["batch_size"]),
+            "batch_of_one": batch_of_one, "after_changing_it": after_changing_it,
             "capacity_one": sampled_ids(tiny, inputs["batch_size"]),
             "errors": [["sample(1) on an empty buffer", outcome_of(empty.sample, 1)],
                        [f"sample({inputs['bad_size']})",
@@ -142,27 +301,42 @@ def _single_probe(inputs, CombinedReplayBuffer):
 
 def _single_verdict(inputs, data):
     batch = inputs["batch_size"]
-    if data["one"] != [7]:
+    one = data["one"]
+    if "raised" in one:
+        return failed(f"with one transition stored, {one['raised']}: the batch is the newest "
+                      "transition, once (there is nothing older to draw).",
+                      rule=ONLY_NEWEST_STORED)
+    if one["value"] != [7]:
         return failed(f"with one transition stored, sample({batch}) returned transitions "
-                      f"{data['one'][:6]}: the batch is the newest transition, once, and "
-                      "nothing else (there is nothing older to draw).")
+                      f"{one['value'][:6]}: the batch is the newest transition, once, and "
+                      "nothing else (there is nothing older to draw).", rule=ONLY_NEWEST_STORED)
     if data["capacity_one"] != [2]:
         return failed(f"a CombinedReplayBuffer(1) holding only transition 2 returned "
                       f"{data['capacity_one'][:6]} for sample({batch}): with capacity 1, CER "
-                      "is online learning, one update on the newest transition.")
-    if data["batch_of_one"] != [4]:
+                      "is online learning, one update on the newest transition.",
+                      rule=ONLY_NEWEST_STORED)
+    batch_of_one = data["batch_of_one"]
+    if "raised" in batch_of_one:
+        return failed(f"on a buffer holding transitions 0 to 4, {batch_of_one['raised']}. "
+                      "batch_size=1 is valid: the newest transition alone.", rule=BATCH_OF_ONE)
+    if batch_of_one["value"] != [4]:
         return failed(f"sample(1) on a buffer holding transitions 0 to 4 returned "
-                      f"{data['batch_of_one'][:6]}; a batch of one is the newest transition, "
-                      "4, alone (batch_size=1 is valid).")
-    problem = wrong_amount("outcomes", data["errors"], 2)
+                      f"{batch_of_one['value'][:6]}; a batch of one is the newest transition, "
+                      "4, alone (batch_size=1 is valid).", rule=BATCH_OF_ONE)
+    if data["after_changing_it"] != [4]:
+        return failed("overwriting the arrays sample(1) returned changed what the buffer "
+                      f"stores: the next sample(1) returned {data['after_changing_it']} (-1: "
+                      "a row no longer intact). Return new arrays, not views of the stored "
+                      "transition.", rule=SAMPLE_NEW_ARRAYS)
+    problem = wrong_amount("outcomes", data["errors"], 2, rule=EMPTY_SAMPLE_RAISES)
     if problem:
         return problem
-    for call, outcome in data["errors"]:
-        problem = value_error_problem(call, outcome, ", as lesson 02's buffer does")
+    for (call, outcome), rule in zip(data["errors"], (EMPTY_SAMPLE_RAISES, BATCH_SIZE_POSITIVE)):
+        problem = value_error_problem(call, outcome, ", as lesson 02's buffer does", rule=rule)
         if problem:
             return problem
-    return passed("one stored transition gives a batch of one, and bad calls raise "
-                  "ValueError.")
+    return passed("one stored transition gives a batch of one, sample(1) hands out new "
+                  "arrays, and bad calls raise ValueError.")
 
 
 # --- the loop that learns only from replay -------------------------------------------------------
@@ -180,7 +354,7 @@ def _loop_probe(inputs, play_and_train_from_replay):
         buffer = counting_buffer() if long_run else RecordingBuffer()
         batch_size = 1 if long_run else inputs["batch_size"]
         extra = {} if t_max is None else {"t_max": t_max}
-        total = call_training_loop(
+        total = call_replay_loop(
             f"play_and_train_from_replay(env, agent, replay, {batch_size}"
             + ("" if t_max is None else f", t_max={t_max}") + ")",
             play_and_train_from_replay, env, agent, buffer, batch_size, **extra)
@@ -189,26 +363,39 @@ def _loop_probe(inputs, play_and_train_from_replay):
             continue
         outcome[case] = {"steps": env.unwrapped.steps_taken, "updates": agent.updates,
                          "added": buffer.added, "returned": buffer.returned,
-                         "total": float(total) if isinstance(total, (int, float)) else None}
+                         "held_when_sampled": buffer.held_when_sampled,
+                         "total": (total if isinstance(total, dict) else float(total)
+                                   if isinstance(total, (int, float)) else None)}
     return outcome
 
 
 def _loop_verdict(inputs, data):
     batch, length, limit = inputs["batch_size"], inputs["length"], inputs["time_limit"]
-    problem = episode_ends_problem(length, data, episode_ends(length, limit, DEFAULT_T_MAX))
+    replayed = ("reaches_goal", "runs_out_of_time", "stopped_by_t_max")
+    for case in replayed:  # a loop stopped at its first step by sampling an empty buffer
+        problem = sampled_before_storing(data[case], 0, "total")
+        if problem:
+            return failed(problem, rule=STORE_THEN_SAMPLE)
+    ends = episode_ends(length, limit, DEFAULT_T_MAX)
+    problem = episode_ends_problem(length, data, ends)
     if problem:
-        return failed(problem)
-    for case in ("reaches_goal", "runs_out_of_time", "stopped_by_t_max"):
+        return failed(problem, rule=episode_end_rule(data, ends))
+    for case in replayed:
         run = data[case]
         steps = run["steps"]
         if len(run["added"]) != steps:
             return failed(f"the episode took {steps} steps but replay.add was called "
-                          f"{len(run['added'])} times: store every transition once.")
+                          f"{len(run['added'])} times: store every transition once.",
+                          rule=STORE_EVERY_STEP)
+        problem = sampled_before_storing(run, steps, "total")
+        if problem:
+            return failed(problem, rule=STORE_THEN_SAMPLE)
         if [len(rows) for rows in run["returned"]] != [batch] * steps:
             return failed(f"expected one replay.sample({batch}) per step, after storing the "
                           f"step's transition, {steps} in this {steps}-step episode; got "
                           f"{len(run['returned'])} batch(es) of sizes "
-                          f"{[len(rows) for rows in run['returned']]}.")
+                          f"{[len(rows) for rows in run['returned']]}.",
+                          rule=ONE_BATCH_PER_STEP)
         expected = [row for rows in run["returned"] for row in rows]
         if run["updates"] != expected:
             extra = len(run["updates"]) - len(expected)
@@ -216,12 +403,14 @@ def _loop_verdict(inputs, data):
                           "per row, in order" + (f"; it made {extra} update(s) more, as if "
                                                  "it also learned online from each step: "
                                                  "with CER the newest transition is already "
-                                                 "in the batch." if extra > 0 else "."))
+                                                 "in the batch." if extra > 0 else "."),
+                          rule=LEARN_ONLY_FROM_BATCH)
     if not data["reaches_goal"]["added"][-1][4]:
-        return failed("the last transition reached the goal but was stored with done=False.")
+        return failed("the last transition reached the goal but was stored with done=False.",
+                      rule=DONE_IS_TERMINATED)
     if any(row[4] for row in data["runs_out_of_time"]["added"]):
         return failed("an episode cut by the time limit was stored with done=True: store "
-                      "`terminated`.")
+                      "`terminated`.", rule=DONE_IS_TERMINATED)
     return passed("each step stores the transition and learns only from one sampled batch.")
 
 
@@ -264,29 +453,66 @@ def _discretiser_probe_for(case):
         lows, highs, bins = (np.array(inputs[key]) for key in ("lows", "highs", "bins"))
         values = []
         for point in _points(case, inputs):
-            value = call_student(f"discretize({point}, lows, highs, bins)", discretize,
-                                 np.array(point), lows, highs, bins)
-            if not isinstance(value, (int, np.integer)):
-                raise ProbeError(f"discretize returned {type(value).__name__}; return one "
-                                 "int, the index of the observation's cell.")
-            values.append(int(value))
+            # a point it refuses, or anything but one integer, is data for the verdict to
+            # name the rule of (an upper bound refused breaks another rule than a tuple)
+            outcome = attempted(call_student, f"discretize({point}, lows, highs, bins)",
+                                discretize, np.array(point), lows, highs, bins)
+            value = outcome.get("value")
+            values.append(outcome if "raised" in outcome else int(value)
+                          if isinstance(value, (int, np.integer))
+                          else {"type": type(value).__name__})
         return {case: values}
     return probe
+
+
+def _edge_rules(inputs):
+    """The rule each of :func:`_edge_points` tests: the upper bound's, or an inner edge's
+    (the lower bound among them)."""
+    return [UPPER_BOUND_LAST_BIN if k == bins else INNER_EDGE_BIN_ABOVE
+            for bins in inputs["bins"] for k in range(int(bins) + 1)]
+
+
+def _point_rule(case, inputs, index, point, got, want):
+    """The rule broken when ``discretize(point)`` returned ``got`` instead of ``want``."""
+    lows, highs, bins = inputs["lows"], inputs["highs"], inputs["bins"]
+    if case == "edges":
+        return _edge_rules(inputs)[index]
+    if case == "outside" or any(not low <= x <= high for x, low, high in zip(point, lows,
+                                                                            highs)):
+        return CLIP_INTO_RANGE
+    cells = np.unravel_index(want, bins)
+    column_major = int(np.ravel_multi_index(cells, bins, order="F"))
+    return ROW_MAJOR if got == column_major and got != want else EQUAL_BINS
 
 
 def _discretiser_verdict_for(case, explanation, success):
     def verdict(inputs, data):
         lows, highs, bins = inputs["lows"], inputs["highs"], inputs["bins"]
         points = _points(case, inputs)
-        problem = wrong_amount("indices", data.get(case, []), len(points))
+        problem = wrong_amount("indices", data.get(case, []), len(points),
+                               rule=RETURNS_ONE_INT)
         if problem:
             return problem
+        not_int = next((got for got in data[case]
+                        if not isinstance(got, int) and "raised" not in got), None)
+        if not_int is not None:
+            return failed(f"discretize returned a {not_int.get('type', 'value')}; return one "
+                          "int, the number of the observation's cell.", rule=RETURNS_ONE_INT)
         wanted = reference(LESSON, "bins_of", points, lows, highs, bins)
-        for point, got, want in zip(points, data[case], wanted):
+        # a point within the bounds first: its failure says more than a clipped one's
+        order = sorted(range(len(points)), key=lambda i: not all(
+            low <= x <= high for x, low, high in zip(points[i], lows, highs)))
+        for index in order:
+            point, got, want = points[index], data[case][index], wanted[index]
+            if isinstance(got, dict):  # refused: "discretize(...) raised ..."
+                return failed(f"with lows {lows}, highs {highs} and bins {bins}, "
+                              f"{got.get('raised')}; expected {want}. " + explanation,
+                              rule=_point_rule(case, inputs, index, point, got, want))
             if got != want:
                 return failed(f"with lows {lows}, highs {highs} and bins {bins}, "
                               f"discretize({point}) returned {got}; expected {want}. "
-                              + explanation)
+                              + explanation,
+                              rule=_point_rule(case, inputs, index, point, got, want))
         return passed(success)
     return verdict
 
@@ -336,9 +562,11 @@ def _learning_baseline(inputs):
 def _learning_verdict(inputs, data):
     from course.taxi import evaluate_qtable
 
-    problem = wrong_amount("Q-tables", data["qtables"], len(inputs["seeds"]))
+    problem = wrong_amount("Q-tables", data["qtables"], len(inputs["seeds"]),
+                           rule=CER_BEATS_UNIFORM)
     if problem or {np.shape(q) for q in data["qtables"]} != {(500, 6)}:
-        return problem or failed("expected one (500, 6) Q-table per seed.")
+        return problem or failed("expected one (500, 6) Q-table per seed.",
+                                 rule=CER_BEATS_UNIFORM)
     yours = float(np.mean([evaluate_qtable(np.asarray(q, dtype=np.float64)).success_rate
                            for q in data["qtables"]]))
     uniform = _learning_baseline(inputs)
@@ -354,7 +582,7 @@ def _learning_verdict(inputs, data):
     if yours < uniform + MIN_GAIN:
         return failed(summary + f". CER should be at least {MIN_GAIN:.0%} ahead: every new "
                       "transition is learned from at once, however large the buffer.",
-                      figure=figure)
+                      figure=figure, rule=CER_BEATS_UNIFORM)
     return passed(summary + ".", figure=figure)
 
 
@@ -362,41 +590,64 @@ CHECKS = LessonChecks(LESSON, [
     Check("test_cer_newest_exactly_once", "the newest transition in every batch",
           ("CombinedReplayBuffer",), _newest_inputs, _newest_probe, _newest_verdict,
           calls=(BUFFER,),
-          asks="The newest transition is in every batch, exactly once."),
+          rules=(NEWEST_ONCE, BATCH_SIZE_ROWS, ONLY_STORED, SAMPLE_LEAVES_BUFFER,
+                 REST_WITH_REPLACEMENT),
+          asks="Every batch of batch_size rows holds the newest transition exactly once, from "
+               "two stored transitions to past the capacity, and sampling leaves the buffer "
+               "as it was."),
     Check("test_cer_rest_uniform", "the rest of the batch is uniform",
           ("CombinedReplayBuffer",), _rest_inputs, _rest_probe, _rest_verdict,
           calls=(BUFFER,),
-          asks="The other rows are uniform over the older transitions (chi-square)."),
+          rules=(REST_UNIFORM, REST_WITH_REPLACEMENT, OWN_GENERATOR, NEWEST_ONCE, ONLY_STORED,
+                 BATCH_SIZE_ROWS),
+          asks="The other rows are drawn uniformly (chi-square) and with replacement from the "
+               "older transitions, by the buffer's own seeded generator."),
     Check("test_cer_single_transition", "one stored transition, and errors",
           ("CombinedReplayBuffer",), _single_inputs, _single_probe, _single_verdict,
           calls=(BUFFER,),
-          asks="One stored transition gives a batch of one; ValueError for bad calls."),
+          rules=(ONLY_NEWEST_STORED, BATCH_OF_ONE, SAMPLE_NEW_ARRAYS, EMPTY_SAMPLE_RAISES,
+                 BATCH_SIZE_POSITIVE),
+          asks="One stored transition gives a batch of one, sample(1) is the newest alone in "
+               "new arrays, and sampling an empty buffer or batch_size <= 0 raises "
+               "ValueError."),
     Check("test_replay_only_loop", "play_and_train_from_replay",
           ("play_and_train_from_replay",), replay_loop_inputs, _loop_probe, _loop_verdict,
-          asks="Store each step, learn only from one sampled batch per step."),
+          rules=(ENDS_WITH_EPISODE, AT_MOST_T_MAX, RETURNS_TOTAL, STORE_EVERY_STEP,
+                 DONE_IS_TERMINATED, STORE_THEN_SAMPLE, ONE_BATCH_PER_STEP,
+                 LEARN_ONLY_FROM_BATCH),
+          asks="Each step stores its transition with done=terminated, then samples one batch "
+               "and updates the agent on its rows only, in episodes that end by goal, time "
+               "limit or t_max."),
     Check("test_discretize_edges", "discretiser: bin edges", ("discretize",),
           _discretiser_inputs, _discretiser_probe_for("edges"), _discretiser_verdict_for(
               "edges", "A value on an inner edge belongs to the bin above it (floor), the "
               "lower bound to bin 0 and the upper bound to the last bin.",
               "values on every bin edge and on both bounds land in the right bins."),
-          asks="Values on bin edges, and the bounds."),
+          rules=(INNER_EDGE_BIN_ABOVE, UPPER_BOUND_LAST_BIN, RETURNS_ONE_INT),
+          asks="Values on inner bin edges go to the bin above, the lower bound to the first "
+               "bin and the upper bound to the last."),
     Check("test_discretize_clipping", "discretiser: clipping", ("discretize",),
           _discretiser_inputs, _discretiser_probe_for("outside"), _discretiser_verdict_for(
               "outside", "Values outside [low, high] are clipped into it first, so they "
               "fall in the first or last bin.",
               "values beyond the bounds are clipped into the first or last bin."),
-          asks="Values outside the bounds go to the first or last bin."),
+          rules=(CLIP_INTO_RANGE, RETURNS_ONE_INT),
+          asks="Values outside the bounds are clipped into the first or last bin."),
     Check("test_discretize_bins", "discretiser: combining bins", ("discretize",),
           _discretiser_inputs, _discretiser_probe_for("random"), _discretiser_verdict_for(
               "random", "Per dimension b = floor((x - low) / (high - low) * bins); the cells "
               "are numbered row-major, the last dimension fastest (np.ravel_multi_index).",
               "random observations get the right row-major cell numbers."),
-          asks="Bins of each dimension, numbered row-major."),
+          rules=(EQUAL_BINS, ROW_MAJOR, CLIP_INTO_RANGE, RETURNS_ONE_INT),
+          asks="Random observations get the cell of their equal-width bins, numbered "
+               "row-major as one int."),
     Check("test_cer_learning", "CER with a large buffer on Taxi", ("CombinedReplayBuffer",),
           _learning_inputs, _learning_probe, _learning_verdict, time_limit=60.0,
           learning=True, prepare=_learning_baseline,
           stand_ins=("play_and_train_from_replay",),
           calls=(BUFFER, AGENT,
                  Callee("play_and_train_from_replay", LESSON, ("test_replay_only_loop",))),
-          asks="Your CER, driven by the course's loop, trains the reference agent (buffer 100,000), against uniform replay."),
+          rules=(CER_BEATS_UNIFORM,),
+          asks="Your CER, driven by the course's loop, trains the reference agent with a "
+               "100,000-transition buffer clearly faster than uniform replay."),
 ])

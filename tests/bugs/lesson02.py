@@ -265,48 +265,99 @@ LOOP_DEFAULT_BATCH_OF_ONE = _loop_edit((
     "replay_batch_size=32", "replay_batch_size=1"))
 
 
+# --- rules the text states that no bug broke before (issue 22) --------------------------
+
+SAMPLE_RETURNS_LISTS = _edit("buffer_sample", (
+    "return tuple(np.stack(field) for field in zip(*batch))",
+    "return tuple(list(field) for field in zip(*batch))"))
+
+SAMPLE_FLATTENS_ITEMS = _edit("buffer_sample", (
+    "return tuple(np.stack(field) for field in zip(*batch))",
+    "return tuple(np.stack(field).reshape(batch_size, -1) for field in zip(*batch))"))
+
+SAMPLE_FROM_THE_GLOBAL_GENERATOR = _edit("buffer_sample", (
+    "self.rng.integers(len(self._storage), size=batch_size)",
+    "np.random.randint(len(self._storage), size=batch_size)"))
+
+CLASS_SEED_ZERO_UNSEEDED = _edit("buffer_class", (
+    "self.rng = np.random.default_rng(seed)",
+    "self.rng = np.random.default_rng(seed) if seed else np.random.default_rng()"))
+
+CLASS_SEED_IGNORED = _edit("buffer_class", (
+    "self.rng = np.random.default_rng(seed)", "self.rng = np.random.default_rng(0)"))
+
+SAMPLE_REPEATS_THE_NEWEST = _edit("buffer_sample", (
+    "indices = self.rng.integers(len(self._storage), size=batch_size)",
+    "indices = np.full(batch_size, len(self._storage) - 1)  # the freshest experience"))
+
+ADD_TO_RING_STOPS_AT_THE_END = edited_text(
+    "the numpy ring's add", ADD_TO_NUMPY_RING,
+    ("self._next = (self._next + 1) % self.size",
+     "self._next = min(self._next + 1, self.size - 1)  # the last slot once full"))
+
+REUSED_LOOP_TESTS_REPLAY_FOR_TRUTH = _edit("play_and_train_with_replay", (
+    "if replay is None:", "if not replay:"))
+
+LOOP_UPDATES_ONLY_WITH_REPLAY = _loop_edit((
+    """        agent.update(state, action, reward, next_state, terminated)
+        if replay is not None:
+""", """        if replay is not None:
+            agent.update(state, action, reward, next_state, terminated)
+"""))
+
+
 BUGS = (
     Bug("capacity_off_by_one", LESSON, "test_len_never_above_capacity",
         {"buffer_class": CLASS_CAPACITY_OFF_BY_ONE},
         also_fails=("test_fifo_eviction", "test_uniform_sampling"),
+        rule="len-at-most-size", kind="boundary",
         description="deque(maxlen=size + 1): the buffer holds one transition too many"),
     Bug("len_is_capacity", LESSON, "test_len_never_above_capacity",
         {"buffer_class": CLASS_LEN_IS_CAPACITY},
+        rule="len-counts-stored", kind="size-from-argument",
         description="__len__ returns the capacity, not the number stored"),
     Bug("refuses_adds_when_full", LESSON, "test_fifo_eviction",
         {"buffer_add": ADD_REFUSED_WHEN_FULL},
         also_fails=("test_uniform_sampling",),
+        rule="fifo-drops-oldest", kind="after-wrap",
         description="a full buffer ignores new transitions instead of evicting the oldest"),
     Bug("list_pops_the_newest", LESSON, "test_fifo_eviction",
         {"buffer_class": CLASS_ON_A_LIST, "buffer_add": ADD_POPS_FROM_THE_NEWEST_END},
         also_fails=("test_uniform_sampling",),
+        rule="fifo-drops-oldest", kind="after-wrap",
         description="a list with pop() when full: drops the newest stored transition, "
                     "keeps the oldest"),
     Bug("sample_favours_new", LESSON, "test_uniform_sampling",
         {"buffer_sample": SAMPLE_FAVOURS_NEW},
+        rule="sample-uniform", kind="wrong-distribution",
         description="indices drawn with probability proportional to their position, so "
                     "new transitions come up far more often"),
     Bug("sample_favours_old", LESSON, "test_uniform_sampling",
         {"buffer_sample": SAMPLE_FAVOURS_OLD},
+        rule="sample-uniform", kind="wrong-distribution",
         description="indices drawn with probability decreasing with position, so old "
                     "transitions come up far more often"),
     Bug("sample_never_the_newest", LESSON, "test_uniform_sampling",
         {"buffer_sample": SAMPLE_NEVER_THE_NEWEST},
         # a buffer of one transition: integers(0, 0) raises
         also_fails=("test_fifo_eviction", "test_sample_errors"),
+        rule="sample-reaches-every-transition", kind="boundary",
         description="rng.integers(0, len - 1) as if the upper bound were inclusive: the "
                     "newest transition is never sampled"),
     Bug("sample_modulo_capacity", LESSON, "test_uniform_sampling",
         {"buffer_sample": SAMPLE_MODULO_CAPACITY},
+        rule="sample-uniform", kind="size-from-argument",
         description="indices drawn below the capacity, then wrapped with % len: uniform "
                     "once the buffer is full, biased to old transitions until then"),
     Bug("sample_without_replacement_clipped", LESSON, "test_with_replacement",
         {"buffer_sample": SAMPLE_WITHOUT_REPLACEMENT_CLIPPED},
         also_fails=("test_sample_types", "test_no_aliasing"),
+        rule="with-replacement", kind="replacement",
         description="rng.choice(n, min(batch, n), replace=False): no repeats, and a "
                     "batch larger than the buffer comes back short"),
     Bug("sample_without_replacement_unless_forced", LESSON, "test_with_replacement",
         {"buffer_sample": SAMPLE_WITHOUT_REPLACEMENT_UNLESS_FORCED},
+        rule="with-replacement", kind="replacement",
         description="replace=False whenever the batch fits in the buffer: batches never "
                     "repeat a transition"),
     Bug("sample_with_python_random_sample", LESSON, "test_with_replacement",
@@ -314,91 +365,163 @@ BUGS = (
          "buffer_sample": SAMPLE_WITH_PYTHON_RANDOM_SAMPLE},
         also_fails=("test_fifo_eviction", "test_sample_types", "test_no_aliasing",
                     "test_uniform_sampling"),
+        rule="with-replacement", kind="replacement",
         description="random.Random(seed).sample: without replacement, and ValueError "
                     "for a batch larger than the buffer"),
     Bug("sample_as_float32", LESSON, "test_sample_types",
         {"buffer_sample": SAMPLE_AS_FLOAT32},
+        rule="dtypes-follow-stored", kind="protocol",
         description="every field cast to float32: integer states, actions and done "
                     "flags lose their type"),
     Bug("add_action_and_done_as_float", LESSON, "test_sample_types",
         {"buffer_add": ADD_ACTION_AND_DONE_AS_FLOAT},
+        rule="dtypes-follow-stored", kind="protocol",
         description="add stores float(action) and float(done), so samples hold float "
                     "actions and float done flags"),
     Bug("add_keeps_references", LESSON, "test_no_aliasing",
         {"buffer_add": ADD_KEEPS_REFERENCES},
+        rule="add-copies", kind="mutates-input",
         description="add stores the caller's arrays, not copies: an env that reuses its "
                     "observation array rewrites the past"),
     Bug("sample_returns_storage_views", LESSON, "test_no_aliasing",
         {**NUMPY_RING, "buffer_sample": SAMPLE_NUMPY_RING_VIEWS},
         also_fails=("test_sample_types", "test_with_replacement"),
+        rule="sample-new-arrays", kind="mutates-input",
         description="a preallocated numpy ring whose sample hands out slices of its "
                     "storage (views) when the batch asks for at least everything stored"),
     Bug("sample_hands_out_writable_views", LESSON, "test_no_aliasing",
         {**NUMPY_RING, "buffer_sample": SAMPLE_NUMPY_RING_STRIDED_VIEW},
         also_fails=("test_uniform_sampling",),
+        rule="sample-new-arrays", kind="mutates-input",
         description="each batch is one stored row repeated through a stride-0 view of "
                     "the storage: a learner that scales its batch in place rewrites the "
                     "buffer (and batches are one transition, so sampling is not uniform)"),
     Bug("sample_fields_independently", LESSON, "test_fifo_eviction",
         {"buffer_sample": SAMPLE_FIELDS_INDEPENDENTLY},
         also_fails=("test_uniform_sampling",),
+        rule="transition-intact", kind="wrong-source",
         description="each field gets its own random indices: obs of one transition with "
                     "the reward and done of another"),
     Bug("sample_empty_raises_index_error", LESSON, "test_sample_errors",
         {"buffer_sample": SAMPLE_EMPTY_RAISES_INDEX_ERROR},
+        rule="empty-sample-raises", kind="accidental-refusal",
         description="no check for an empty buffer: IndexError from the deque"),
     Bug("sample_empty_divides_by_zero", LESSON, "test_sample_errors",
         {"buffer_sample": SAMPLE_EMPTY_DIVIDES_BY_ZERO},
+        rule="empty-sample-raises", kind="accidental-refusal",
         description="no check for an empty buffer: ZeroDivisionError from % len"),
     Bug("sample_zero_gives_empty_arrays", LESSON, "test_sample_errors",
         {"buffer_sample": SAMPLE_ZERO_GIVES_EMPTY_ARRAYS},
+        rule="batch-size-positive", kind="boundary",
         description="batch_size < 0 rejected but 0 accepted: sample(0) returns five "
                     "empty arrays"),
     Bug("loop_stores_truncation_as_done", LESSON, "test_replay_loop",
         {"play_and_train_with_replay": LOOP_STORES_TRUNCATION_AS_DONE},
+        rule="done-is-terminated", kind="past-terminal",
         description="replay.add gets terminated or truncated, so replayed time-outs "
                     "zero the bootstrap"),
     Bug("loop_replays_before_storing", LESSON, "test_replay_loop",
         {"play_and_train_with_replay": LOOP_REPLAYS_BEFORE_STORING},
+        rule="store-then-sample", kind="protocol",
         description="samples before adding: the first step samples an empty buffer"),
     Bug("reused_loop_learns_only_from_the_batch", LESSON, "test_replay_loop",
         {"play_and_train_with_replay": REUSED_LOOP_LEARNS_ONLY_FROM_THE_BATCH},
+        rule="update-new-and-batch", kind="protocol",
         description="lesson 01's loop reused, with a learning step that never updates on "
                     "the new transition itself"),
     Bug("loop_never_replays", LESSON, "test_replay_loop",
         {"play_and_train_with_replay": LOOP_NEVER_REPLAYS},
+        rule="one-batch-per-step", kind="protocol",
         description="stores every transition but never samples: no faster than no "
                     "replay (the learning check drives the buffer with the course's "
                     "loop, so only the loop check sees it)"),
     Bug("loop_replays_the_current_transition", LESSON, "test_replay_loop",
         {"play_and_train_with_replay": LOOP_REPLAYS_THE_CURRENT_TRANSITION},
+        rule="update-new-and-batch", kind="wrong-source",
         description="samples a batch but updates on the loop's own transition "
                     "replay_batch_size times (the batch's names go unused): the loop "
                     "check's stand-in buffer hands out older transitions, which never "
                     "reach update"),
     Bug("class_rejects_size_one", LESSON, "test_len_never_above_capacity",
         {"buffer_class": CLASS_REJECTS_SIZE_ONE},
+        rule="size-one-valid", kind="boundary",
         description="size <= 1 rejected: the smallest valid buffer raises ValueError"),
     Bug("class_accepts_size_zero", LESSON, "test_sample_errors",
         {"buffer_class": CLASS_ACCEPTS_SIZE_ZERO},
+        rule="size-at-least-one", kind="boundary",
         description="ReplayBuffer(0) accepted: a buffer that drops every transition"),
     Bug("sample_rejects_batch_of_one", LESSON, "test_sample_errors",
         {"buffer_sample": SAMPLE_REJECTS_BATCH_OF_ONE},
+        rule="batch-of-one-valid", kind="boundary",
         description="the error guard is off by one: sample(1) raises ValueError"),
     Bug("replay_loop_never_stops_unless_terminated", LESSON, "test_replay_loop",
         {"play_and_train_with_replay": LOOP_NEVER_STOPS_UNLESS_TERMINATED},
+        rule="ends-with-episode", kind="past-terminal",
         description="while True, stopping only when terminated: an episode that is "
                     "truncated never ends (the corridor stops it past its time limit)"),
     Bug("replay_loop_ignores_truncation", LESSON, "test_replay_loop",
         {"play_and_train_with_replay": LOOP_IGNORES_TRUNCATION},
+        rule="ends-with-episode", kind="past-terminal",
         description="stops only when terminated: a truncated episode runs on to t_max"),
     Bug("loop_one_step_past_t_max", LESSON, "test_replay_loop",
         {"play_and_train_with_replay": LOOP_ONE_STEP_PAST_T_MAX},
+        rule="at-most-t-max", kind="boundary",
         description="range(t_max + 1): one step more than t_max allows"),
     Bug("loop_returns_only_the_last_reward", LESSON, "test_replay_loop",
         {"play_and_train_with_replay": LOOP_RETURNS_ONLY_THE_LAST_REWARD},
+        rule="returns-total-reward", kind="wrong-formula",
         description="total_reward = reward: returns the last step's reward, not the sum"),
     Bug("loop_default_batch_of_one", LESSON, "test_replay_loop",
         {"play_and_train_with_replay": LOOP_DEFAULT_BATCH_OF_ONE},
+        rule="one-batch-per-step", kind="protocol",
         description="the signature's default replay_batch_size changed from 32 to 1"),
+    Bug("sample_returns_lists", LESSON, "test_sample_types",
+        {"buffer_sample": SAMPLE_RETURNS_LISTS}, rule="sample-five-arrays", kind="protocol",
+        description="sample returns five Python lists of the stored fields, not numpy "
+                    "arrays"),
+    Bug("sample_flattens_items", LESSON, "test_sample_types",
+        {"buffer_sample": SAMPLE_FLATTENS_ITEMS}, rule="batch-shape", kind="protocol",
+        description="each field reshaped to (batch_size, -1): scalars gain an axis and "
+                    "image observations lose their shape"),
+    Bug("sample_from_the_global_generator", LESSON, "test_uniform_sampling",
+        {"buffer_sample": SAMPLE_FROM_THE_GLOBAL_GENERATOR}, rule="own-generator",
+        kind="global-generator",
+        description="np.random.randint instead of self.rng: uniform, but the buffer's seed "
+                    "does not decide its batches"),
+    Bug("seed_zero_taken_for_no_seed", LESSON, "test_uniform_sampling",
+        {"buffer_class": CLASS_SEED_ZERO_UNSEEDED}, rule="own-generator",
+        kind="falsy-as-missing",
+        description="default_rng(seed) if seed else default_rng(): seed=0 gives an "
+                    "unseeded generator"),
+    Bug("seed_ignored", LESSON, "test_uniform_sampling",
+        {"buffer_class": CLASS_SEED_IGNORED}, rule="own-generator", kind="global-generator",
+        description="the generator is always default_rng(0): every buffer draws the same "
+                    "batches whatever its seed"),
+    Bug("sample_repeats_the_newest", LESSON, "test_replay_learning",
+        {"buffer_sample": SAMPLE_REPEATS_THE_NEWEST}, rule="replay-learns-faster",
+        kind="wrong-source",
+        also_fails=("test_fifo_eviction", "test_uniform_sampling"),
+        description="every row of a batch is the newest transition: more updates on the "
+                    "step just taken, no replay of the past (Taxi: 20% of the start states "
+                    "solved after 150 episodes against 10-13% without replay, short of the "
+                    "20 points the check asks)"),
+    Bug("ring_overwrites_its_last_slot", LESSON, "test_fifo_eviction",
+        {**NUMPY_RING, "buffer_add": ADD_TO_RING_STOPS_AT_THE_END,
+         "buffer_sample": ring_sample("""\
+    indices = self.rng.integers(self._count, size=batch_size)
+    return tuple(field[indices] for field in self._fields)""")},
+        rule="fifo-drops-oldest", kind="after-wrap",
+        also_fails=("test_uniform_sampling",),
+        description="a numpy ring whose write position stops at the last slot: once full, "
+                    "each add overwrites the newest, and the oldest stay"),
+    Bug("reused_loop_tests_replay_for_truth", LESSON, "test_replay_loop",
+        {"play_and_train_with_replay": REUSED_LOOP_TESTS_REPLAY_FOR_TRUTH},
+        rule="store-every-step", kind="falsy-as-missing",
+        description="`if not replay:` for `replay is None`: an empty buffer has len 0, so "
+                    "the loop never stores or replays"),
+    Bug("loop_updates_only_with_replay", LESSON, "test_replay_loop",
+        {"play_and_train_with_replay": LOOP_UPDATES_ONLY_WITH_REPLAY},
+        rule="no-replay-is-plain", kind="protocol",
+        description="the update on the new transition moved under `if replay is not None`: "
+                    "with replay=None the agent never learns"),
 )

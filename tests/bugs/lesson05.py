@@ -140,56 +140,206 @@ REPLAY_ONLY_LOOP_RETURNS_THE_LAST_REWARD = _loop_edit((
     "total_reward += reward", "total_reward = reward"))
 
 
+# --- rules the text states that no bug broke before (issue 22) --------------------------
+
+_OLDER = "        older = len(self._storage) - 1  # the newest is self._storage[-1]\n"
+
+KEEPS_EVERY_TRANSITION = _buffer_edit(
+    ("    def sample(self, batch_size):\n",
+     "    def add(self, *transition):\n"
+     "        super().add(*transition)\n"
+     "        # every transition seen, for sampling (the deque forgets the old ones)\n"
+     "        self._history = getattr(self, \"_history\", []) + [self._storage[-1]]\n"
+     "\n"
+     "    def sample(self, batch_size):\n"),
+    ("if not self._storage:", "if not getattr(self, \"_history\", []):"),
+    (_OLDER, "        older = len(self._history) - 1\n"),
+    ("rows = [self._storage[-1]]", "rows = [self._history[-1]]"),
+    (_REST, "rows += [self._history[i] for i in self.rng.integers(older, size=batch_size - 1)]"))
+
+PUTS_THE_NEWEST_BACK_FIRST = _edit("cer_buffer", (
+    "self._storage.append(newest)  # back in its place, whatever happened",
+    "self._storage.appendleft(newest)  # back in the deque"))
+
+REST_WITHOUT_REPLACEMENT = _buffer_edit((
+    "self.rng.integers(older, size=batch_size - 1)",
+    "self.rng.choice(older, size=batch_size - 1, replace=False)"))
+
+REST_FROM_THE_GLOBAL_GENERATOR = _buffer_edit((
+    "self.rng.integers(older, size=batch_size - 1)",
+    "np.random.randint(older, size=batch_size - 1)"))
+
+BATCH_OF_ONE_AS_VIEWS = _buffer_edit((
+    _OLDER, """        if batch_size == 1:  # just the newest: no stacking needed
+            return tuple(np.expand_dims(field, 0) for field in self._storage[-1])
+""" + _OLDER))
+
+NO_EMPTY_CHECK = _buffer_edit((
+    """        if not self._storage:
+            raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+""", ""))
+
+NO_BATCH_SIZE_CHECK = _buffer_edit((
+    """        if batch_size <= 0:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+""", ""))
+
+_STORE = "        replay.add(state, action, reward, next_state, terminated)\n"
+_LEARN = """        for transition in zip(*replay.sample(batch_size)):
+            agent.update(*transition)
+"""
+
+REPLAY_ONLY_LOOP_ONE_STEP_PAST_T_MAX = _loop_edit((
+    "for _ in range(t_max):", "for _ in range(t_max + 1):"))
+
+LOOP_STORES_ONLY_NON_TERMINAL = _loop_edit((
+    _STORE, "        if not terminated:  # nothing follows the last step\n    " + _STORE))
+
+REPLAY_ONLY_LOOP_STORES_TRUNCATION_AS_DONE = _loop_edit((
+    "replay.add(state, action, reward, next_state, terminated)",
+    "replay.add(state, action, reward, next_state, terminated or truncated)"))
+
+LOOP_SAMPLES_BEFORE_STORING = _loop_edit((_STORE + _LEARN, _LEARN + _STORE))
+
+LOOP_WAITS_FOR_A_FULL_BATCH = _loop_edit((
+    _LEARN, "        if len(replay) >= batch_size:  # warm up first, as DQN does\n"
+            "            for transition in zip(*replay.sample(batch_size)):\n"
+            "                agent.update(*transition)\n"))
+
+DISCRETIZE_EDGE_TO_THE_BIN_BELOW = _edit("discretize", (
+    "cells = np.minimum((fractions * bins).astype(np.int64), bins - 1)",
+    "cells = np.maximum(np.ceil(fractions * bins).astype(np.int64) - 1, 0)"))
+
+DISCRETIZE_RETURNS_THE_CELLS = _edit("discretize", (
+    "return int(np.ravel_multi_index(cells, bins))", "return tuple(int(c) for c in cells)"))
+
+
 BUGS = [
     Bug("cer_newest_can_come_twice", LESSON, "test_cer_newest_exactly_once",
         {"cer_buffer": NEWEST_CAN_COME_TWICE}, also_fails=("test_cer_rest_uniform",),
+        rule="newest-exactly-once", kind="replacement",
         description="the rest of the batch is drawn from all transitions, the newest included"),
     Bug("cer_is_plain_uniform", LESSON, "test_cer_learning", {"cer_buffer": PLAIN_UNIFORM},
         also_fails=("test_cer_newest_exactly_once", "test_cer_rest_uniform",
                     "test_cer_single_transition"),
+        rule="cer-beats-uniform", kind="wrong-distribution",
         description="no newest transition: uniform replay, which collapses with a big buffer"),
     Bug("cer_one_row_too_many", LESSON, "test_cer_newest_exactly_once",
         {"cer_buffer": ONE_ROW_TOO_MANY},
         also_fails=("test_cer_single_transition",),  # sample(1) returns two rows
+        rule="batch-size-rows", kind="boundary",
         description="the newest plus batch_size others: batches one row too big"),
     Bug("cer_rest_from_the_recent_half", LESSON, "test_cer_rest_uniform",
         {"cer_buffer": REST_FROM_THE_RECENT_HALF},
+        rule="rest-uniform-over-older", kind="wrong-distribution",
         description="the other rows come from the newer half only"),
     Bug("cer_copies_the_only_transition", LESSON, "test_cer_single_transition",
         {"cer_buffer": COPIES_THE_ONLY_TRANSITION},
+        rule="only-newest-stored", kind="boundary",
         description="with one transition stored, the batch is batch_size copies of it"),
     Bug("loop_also_learns_online", LESSON, "test_replay_only_loop",
         {"play_and_train_from_replay": LOOP_ALSO_LEARNS_ONLINE},
+        rule="learn-only-from-batch", kind="protocol",
         description="an extra update on each new transition besides the batch"),
     Bug("reused_loop_also_learns_online", LESSON, "test_replay_only_loop",
         {"play_and_train_from_replay": REUSED_LOOP_ALSO_LEARNS_ONLINE},
+        rule="learn-only-from-batch", kind="protocol",
         description="lesson 01's loop reused, with a learning step that also updates on "
                     "the new transition"),
     Bug("discretize_without_clipping", LESSON, "test_discretize_clipping",
         {"discretize": DISCRETIZE_WITHOUT_CLIPPING}, also_fails=("test_discretize_bins",),
+        rule="clip-into-range", kind="boundary",
         description="values past the bounds are binned as if the range went on"),
     Bug("discretize_top_edge_overflows", LESSON, "test_discretize_edges",
         {"discretize": DISCRETIZE_TOP_EDGE_OVERFLOWS},
         also_fails=("test_discretize_clipping", "test_discretize_bins"),
+        rule="upper-bound-last-bin", kind="boundary",
         description="the upper bound falls into a bin past the last"),
     Bug("discretize_column_major", LESSON, "test_discretize_bins",
         {"discretize": DISCRETIZE_COLUMN_MAJOR},
         also_fails=("test_discretize_edges", "test_discretize_clipping"),
+        rule="row-major-cells", kind="wrong-formula",
         description="cells numbered with the first dimension fastest"),
     Bug("discretize_rounds", LESSON, "test_discretize_bins", {"discretize": DISCRETIZE_ROUNDS},
         also_fails=("test_discretize_clipping",),
+        rule="equal-bins", kind="wrong-formula",
         description="rounds to the nearest bin instead of flooring"),
     Bug("cer_rejects_batch_of_one", LESSON, "test_cer_single_transition",
         {"cer_buffer": CER_REJECTS_BATCH_OF_ONE},
+        rule="batch-of-one-is-newest", kind="boundary",
         description="the error guard is off by one: sample(1) raises ValueError"),
     Bug("replay_only_loop_never_stops_unless_terminated", LESSON, "test_replay_only_loop",
         {"play_and_train_from_replay": REPLAY_ONLY_LOOP_NEVER_STOPS_UNLESS_TERMINATED},
+        rule="ends-with-episode", kind="past-terminal",
         description="while True, stopping only when terminated: an episode that is "
                     "truncated never ends (the corridor stops it past its time limit)"),
     Bug("replay_only_loop_ignores_truncation", LESSON, "test_replay_only_loop",
         {"play_and_train_from_replay": REPLAY_ONLY_LOOP_IGNORES_TRUNCATION},
+        rule="ends-with-episode", kind="past-terminal",
         description="stops only when terminated: a truncated episode runs on to t_max"),
     Bug("replay_only_loop_returns_the_last_reward", LESSON, "test_replay_only_loop",
         {"play_and_train_from_replay": REPLAY_ONLY_LOOP_RETURNS_THE_LAST_REWARD},
+        rule="returns-total-reward", kind="wrong-formula",
         description="total_reward = reward: returns the last step's reward, not the sum"),
+    Bug("cer_keeps_every_transition", LESSON, "test_cer_newest_exactly_once",
+        {"cer_buffer": KEEPS_EVERY_TRANSITION}, rule="only-stored", kind="after-wrap",
+        also_fails=("test_cer_single_transition",),  # CombinedReplayBuffer(1) too
+        description="add also keeps its own list of every transition, which sample draws "
+                    "from: evicted transitions come back once the buffer is full"),
+    Bug("cer_puts_the_newest_back_first", LESSON, "test_cer_newest_exactly_once",
+        {"cer_buffer": PUTS_THE_NEWEST_BACK_FIRST}, rule="sample-leaves-buffer",
+        kind="mutates-input",
+        also_fails=("test_cer_rest_uniform", "test_cer_single_transition"),
+        description="the newest is set aside and put back with appendleft: it becomes the "
+                    "oldest, and the next batch's newest is the one before"),
+    Bug("cer_rest_without_replacement", LESSON, "test_cer_rest_uniform",
+        {"cer_buffer": REST_WITHOUT_REPLACEMENT}, rule="rest-with-replacement",
+        kind="replacement", also_fails=("test_cer_newest_exactly_once",),
+        description="the other rows drawn with rng.choice(..., replace=False): no repeats, "
+                    "and a batch larger than the buffer raises"),
+    Bug("cer_rest_from_the_global_generator", LESSON, "test_cer_rest_uniform",
+        {"cer_buffer": REST_FROM_THE_GLOBAL_GENERATOR}, rule="own-generator",
+        kind="global-generator",
+        description="np.random.randint for the other rows, not the buffer's self.rng"),
+    Bug("cer_batch_of_one_as_views", LESSON, "test_cer_single_transition",
+        {"cer_buffer": BATCH_OF_ONE_AS_VIEWS}, rule="sample-new-arrays",
+        kind="mutates-input",
+        description="sample(1) returns np.expand_dims of the stored arrays: views, so a "
+                    "learner changing its batch changes the buffer"),
+    Bug("cer_empty_raises_index_error", LESSON, "test_cer_single_transition",
+        {"cer_buffer": NO_EMPTY_CHECK}, rule="empty-sample-raises", kind="accidental-refusal",
+        description="no check for an empty buffer: IndexError from self._storage[-1]"),
+    Bug("cer_accepts_bad_batch_sizes", LESSON, "test_cer_single_transition",
+        {"cer_buffer": NO_BATCH_SIZE_CHECK}, rule="batch-size-positive", kind="boundary",
+        description="no check of batch_size: with one transition stored, sample(0) returns "
+                    "the newest"),
+    Bug("replay_only_loop_one_step_past_t_max", LESSON, "test_replay_only_loop",
+        {"play_and_train_from_replay": REPLAY_ONLY_LOOP_ONE_STEP_PAST_T_MAX},
+        rule="at-most-t-max", kind="boundary",
+        description="range(t_max + 1): one step more than t_max allows"),
+    Bug("replay_only_loop_stores_only_non_terminal", LESSON, "test_replay_only_loop",
+        {"play_and_train_from_replay": LOOP_STORES_ONLY_NON_TERMINAL},
+        rule="store-every-step", kind="past-terminal",
+        description="the terminal transition is not stored, so its reward is never learned"),
+    Bug("replay_only_loop_stores_truncation_as_done", LESSON, "test_replay_only_loop",
+        {"play_and_train_from_replay": REPLAY_ONLY_LOOP_STORES_TRUNCATION_AS_DONE},
+        rule="done-is-terminated", kind="past-terminal",
+        description="replay.add gets terminated or truncated"),
+    Bug("replay_only_loop_samples_before_storing", LESSON, "test_replay_only_loop",
+        {"play_and_train_from_replay": LOOP_SAMPLES_BEFORE_STORING},
+        rule="store-then-sample", kind="protocol",
+        description="samples before adding: the first step samples an empty buffer"),
+    Bug("replay_only_loop_waits_for_a_full_batch", LESSON, "test_replay_only_loop",
+        {"play_and_train_from_replay": LOOP_WAITS_FOR_A_FULL_BATCH},
+        rule="one-batch-per-step", kind="boundary",
+        description="no sample until the buffer holds batch_size transitions: the first "
+                    "steps learn nothing"),
+    Bug("discretize_edge_to_the_bin_below", LESSON, "test_discretize_edges",
+        {"discretize": DISCRETIZE_EDGE_TO_THE_BIN_BELOW}, rule="inner-edge-bin-above",
+        kind="boundary",
+        description="ceil - 1: a value on an inner edge lands in the bin below it"),
+    Bug("discretize_returns_the_cells", LESSON, "test_discretize_bins",
+        {"discretize": DISCRETIZE_RETURNS_THE_CELLS}, rule="returns-one-int", kind="protocol",
+        also_fails=("test_discretize_edges", "test_discretize_clipping"),
+        description="returns each dimension's bin as a tuple, not the cell's number"),
 ]
