@@ -258,9 +258,11 @@ def grade_class(jobs, salt, store, cluster, quiet=True, grade=None, stream=sys.s
     something to grade): a :class:`ClassRun`. ``options`` go to
     :func:`~grader.grade_notebook.grade_notebook` (memory_mb, disk_mb, isolate, only,
     ...); ``grade`` replaces that function (tests inject faults with it)."""
+    from grader.sandbox import remove_stale_scratch
     from grader.sandbox_resources import remove_stale_groups
 
     remove_stale_groups()  # what a grader killed with SIGKILL could not remove itself
+    remove_stale_scratch()
     grading = ClassGrading(jobs, salt, store, options, grade)
     grading.progress = ClassProgress(
         len(jobs), grading.run.reused, len(grading.untrained), quiet=quiet, stream=stream,

@@ -80,8 +80,13 @@ def out_of_reach(lesson):
     return ignore
 
 
+# a scratch folder's name says which process made it, so a grader that finds one whose
+# maker no longer runs (a worker or grader killed with SIGKILL) can remove it
+SCRATCH_NAME = re.compile(r"grade-\d\d_[a-z0-9_]+-(\d+)-[^/]+")
+
+
 def make_scratch(lesson):
-    root = Path(tempfile.mkdtemp(prefix=f"grade-{lesson.name}-"))
+    root = Path(tempfile.mkdtemp(prefix=f"grade-{lesson.name}-{os.getpid()}-"))
     lib, new_root, workdir = root / "lib", root / "root", root / "work"
     for folder in (lib, new_root, workdir, workdir / "home"):
         folder.mkdir()
@@ -96,6 +101,27 @@ def make_scratch(lesson):
 
 def remove_scratch(scratch):
     shutil.rmtree(scratch.root, ignore_errors=True)
+
+
+def stale_scratch_folders(folder=None):
+    """Scratch folders in ``folder`` (the temporary folder) whose maker no longer runs."""
+    folder = Path(folder or tempfile.gettempdir())
+    stale = []
+    for entry in os.scandir(folder):
+        named = SCRATCH_NAME.fullmatch(entry.name)
+        if named and entry.is_dir(follow_symlinks=False) and not os.path.exists(
+                f"/proc/{named.group(1)}"):
+            stale.append(Path(entry.path))
+    return stale
+
+
+def remove_stale_scratch(folder=None):
+    """Remove the scratch folders of graders that no longer run: a process killed with
+    SIGKILL cannot remove its own (its sandbox's processes die with it)."""
+    if not os.path.isdir("/proc"):
+        return  # no way to tell a live maker from a dead one: leave them
+    for stale in stale_scratch_folders(folder):
+        shutil.rmtree(stale, ignore_errors=True)
 
 
 @functools.lru_cache(maxsize=1)

@@ -28,6 +28,7 @@ from grader.lessons import all_lessons
 from grader import rebuild
 from grader.report import graded_content, lesson_maxima, submissions_report
 from grader.result_store import ResultStore
+from grader.sandbox import SCRATCH_NAME, remove_stale_scratch, stale_scratch_folders
 from grader.sandbox_resources import sandbox_groups
 from grader.submissions import find_jobs
 from submission_factory import QUICK_CHECKS, REPOSITORY, write_submission
@@ -251,6 +252,9 @@ def test_a_grader_killed_mid_class_resumes_where_it_stopped(undisturbed, subreap
     assert sandboxes_left() == []
     gone, alive = psutil.wait_procs(helpers, timeout=20)
     assert alive == []  # the workers went with the grader
+    killed = {process.pid for process in helpers}
+    orphaned = [folder for folder in stale_scratch_folders()
+                if int(SCRATCH_NAME.fullmatch(folder.name).group(1)) in killed]
 
     completed = subprocess.run([*command, "--resume", "--json", str(tmp_path / "report.json")],
                                cwd=REPOSITORY, capture_output=True, text=True, timeout=600)
@@ -261,8 +265,9 @@ def test_a_grader_killed_mid_class_resumes_where_it_stopped(undisturbed, subreap
     report = graded_content(json.loads((tmp_path / "report.json").read_text()))
     assert report == undisturbed, differences(report, undisturbed)
     assert sandboxes_left() == []
-    killed = {process.pid for process in helpers}  # their cgroups went with the resume
+    # their cgroups went with the resume
     assert [folder for folder, maker in sandbox_groups() if maker in killed] == []
+    assert [folder for folder in orphaned if folder.exists()] == []  # and their scratch
 
 
 def test_an_existing_cluster_grades_through_the_same_code(client, undisturbed, tmp_path):
@@ -281,3 +286,16 @@ def test_an_existing_cluster_grades_through_the_same_code(client, undisturbed, t
     (mine,) = report_of(run.results)["submissions"]
     theirs = next(s for s in undisturbed["submissions"] if s["student"] == EXAMPLES[0])
     assert mine == theirs, differences({"submissions": [mine]}, {"submissions": [theirs]})
+
+
+def test_a_scratch_folder_whose_maker_is_gone_is_removed_and_a_live_ones_kept(tmp_path):
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()  # its pid now names no process (Linux hands out pids in turn)
+    dead = tmp_path / f"grade-02_replay_buffer-{ended.pid}-abc123"
+    live = tmp_path / f"grade-02_replay_buffer-{os.getpid()}-def456"
+    other = tmp_path / "grade-notes"  # not a scratch folder's name: never touched
+    for folder in (dead, live, other):
+        (folder / "lib").mkdir(parents=True)
+    assert not psutil.pid_exists(ended.pid)
+    remove_stale_scratch(tmp_path)
+    assert not dead.exists() and live.exists() and other.exists()
