@@ -1458,8 +1458,11 @@ def _weighted_probe(inputs, prioritized_q_update):
                      seed=inputs["seed"], logged=AGENT_WRITES)
     results = []
     for state, action, reward, next_state, done, weight in inputs["transitions"]:
-        # what the agent held before: names the rule a wrong TD error breaks
-        before = [float(agent.get_qvalue(state, action)), float(agent.get_value(next_state))]
+        # what the agent held before: names the rule a wrong TD error breaks (read with
+        # get_qvalue alone: a student's own get_value is lesson 01's work, maybe unwritten)
+        before = [float(agent.get_qvalue(state, action)),
+                  max(float(agent.get_qvalue(next_state, other))
+                      for other in range(inputs["n_actions"]))]
         td_error = call_student("prioritized_q_update(agent, ...)", prioritized_q_update,
                                 agent, state, action, reward, next_state, done, weight)
         results.append([_numbers(td_error, "prioritized_q_update", 1)[0],

@@ -517,7 +517,7 @@ BUGS = [
         also_fails=("test_importance_weights", "test_wraparound"),
         description="returns (..., slots, weights) instead of (..., weights, slots)",
         rule="sample-returns", kind="protocol"),
-    Bug("sample_from_the_global_generator", LESSON, "test_stratified_sampling",
+    Bug("stratify_from_the_global_generator", LESSON, "test_stratified_sampling",
         {"per_sample": SAMPLE_FROM_THE_GLOBAL_GENERATOR},
         description="the strata's offsets from np.random, not self.rng",
         rule="own-generator", kind="global-generator"),
