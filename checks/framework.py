@@ -573,6 +573,18 @@ def outcome_of(function, *args):
     return {"raised": None}
 
 
+def attempted(function, *args):
+    """``{"value": function(*args)}``, or ``{"raised": what}`` when the student's code raised
+    (a ProbeError's words), so that a verdict can name the rule a refusal breaks (a valid
+    call refused); work not written yet still stops the check."""
+    try:
+        return {"value": function(*args)}
+    except NotWrittenYet:
+        raise
+    except ProbeError as error:
+        return {"raised": str(error)}
+
+
 def value_error_problem(call, outcome, why="", *, rule):
     """A failed verdict (breaking ``rule``) unless ``outcome`` (from :func:`outcome_of`) is
     a ValueError with a message; None when it is. ``why`` says what the error protects

@@ -2,19 +2,20 @@
 
 import numpy as np
 
-from checks.framework import (Callee, Check, LessonChecks, NotWrittenYet, ProbeError,
-                              call_student, call_student_repeatedly, comparison,
-                              failed, fill_in_place, kept_with, outcome_of, parts_of, passed,
-                              reseed_global_generators, result_by_reference,
-                              value_error_problem, wrong_amount)
 from checks.expected import expected as reference
+from checks.framework import (Callee, Check, LessonChecks, attempted, call_student, comparison,
+                              failed, fill_in_place, kept_with, outcome_of, parts_of, passed,
+                              result_by_reference, value_error_problem, wrong_amount)
 from checks.lesson01_qlearning import AGENT
-from checks.lending import STAND_IN_BATCH, Served
-from checks.records import Record
+from checks.numbered_transitions import (GENERATOR_STORED, MARKER, batch_fields, draws_by_seed,
+                                         generator_inputs, generator_problem,
+                                         probability_of_a_repeat, sampled_fields,
+                                         sampled_id_batches, sampled_ids, transition)
+from checks.replay_loops import (RecordingBuffer, call_replay_loop, driven_by,
+                                 replay_loop_inputs, sampled_before_storing)
 from checks.requirements import Rule
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
-from checks.stub_envs import (call_training_loop, episode_ends, episode_ends_problem,
-                              lent_corridor, scripted_agent)
+from checks.stub_envs import episode_ends, episode_ends_problem, lent_corridor, scripted_agent
 
 LESSON = "02_replay_buffer"
 FIELDS = ("obs_t", "action", "reward", "obs_tp1", "done")
@@ -90,12 +91,6 @@ REPLAY_LEARNS_FASTER = Rule("replay-learns-faster", "Driven by the course's loop
                             "early than without replay, and no fewer at the end.")
 
 
-# Transition number k is (k, k % 5, k / 2, k + 1, k % 3 == 0): every field can be traced
-# back to k, so a sampled row tells which transition it is and whether it is intact.
-def transition(k):
-    return k, k % 5, k / 2, k + 1, k % 3 == 0
-
-
 def _new_buffer(ReplayBuffer, capacity, seed):
     return call_student(f"ReplayBuffer({capacity})", ReplayBuffer, capacity,
                         seed=seed)
@@ -105,64 +100,8 @@ def _add(buffer, *fields):
     call_student("add(obs_t, action, reward, obs_tp1, done)", buffer.add, *fields)
 
 
-def _sample(buffer, batch_size):
-    return _sample_from(call_student(f"sample({batch_size})", buffer.sample, batch_size),
-                        batch_size)
-
-
-def _sample_from(batch, batch_size):
-    """The five fields of what sample returned (a proxy's are read across)."""
-    try:
-        fields = list(batch)
-    except TypeError:
-        raise ProbeError(f"sample({batch_size}) returned {type(batch).__name__}, not the five "
-                         "arrays (obs_t, action, reward, obs_tp1, done).") from None
-    if len(fields) != 5:
-        raise ProbeError(f"sample({batch_size}) returned {len(fields)} items; expected five "
-                         "arrays (obs_t, action, reward, obs_tp1, done).")
-    return fields
-
-
-def transition_ids(fields):
-    """The numbers of the transitions in a batch's five fields (-1 for a row whose
-    fields disagree, which means the buffer mixed up transitions)."""
-    obs, action, reward, obs_next, done = (np.asarray(f) for f in fields)
-    ids = np.asarray(obs, dtype=np.int64).reshape(-1)
-    intact = ((np.asarray(action).reshape(-1) == ids % 5)
-              & (np.asarray(reward, dtype=np.float64).reshape(-1) == ids / 2)
-              & (np.asarray(obs_next).reshape(-1) == ids + 1)
-              & (np.asarray(done).reshape(-1).astype(bool) == (ids % 3 == 0)))
-    return np.where(intact, ids, -1).tolist()
-
-
-def sampled_ids(buffer, batch_size):
-    """The transition numbers in one batch sampled from ``buffer`` (lesson 05's combined
-    buffer is sampled the same way)."""
-    return transition_ids(_sample(buffer, batch_size))
-
-
-def sampled_id_batches(buffer, batch_size, count):
-    """:func:`sampled_ids` of ``count`` batches, sampled one after another (in the grader,
-    in one round trip)."""
-    return [transition_ids(_sample_from(batch, batch_size))
-            for batch in call_student_repeatedly(f"sample({batch_size})", buffer.sample,
-                                                 count, batch_size)]
-
-
 def _len(buffer):
     return call_student("len(buffer)", len, buffer)
-
-
-def attempted(function, *args):
-    """``{"value": function(*args)}``, or ``{"raised": what}`` when the student's code raised
-    (a ProbeError's words), so that a verdict can name the rule a refusal breaks (a valid
-    call refused); work not written yet still stops the check."""
-    try:
-        return {"value": function(*args)}
-    except NotWrittenYet:
-        raise
-    except ProbeError as error:
-        return {"raised": str(error)}
 
 
 # --- length and FIFO eviction ----------------------------------------------------------
@@ -298,7 +237,7 @@ def _types_probe(inputs, ReplayBuffer):
         for k in range(inputs["stored"]):
             _, action, reward, _, done = transition(k)
             _add(buffer, make_obs(k), action, reward, make_obs(k + 1), done)
-        described[kind] = [_describe_array(f) for f in _sample(buffer, inputs["batch_size"])]
+        described[kind] = [_describe_array(f) for f in sampled_fields(buffer, inputs["batch_size"])]
     return described
 
 
@@ -335,7 +274,6 @@ def _aliasing_inputs(rng):
     return {"stored": int(rng.integers(3, 12)), "seed": int(rng.integers(2**31))}
 
 
-MARKER = -7.0  # no stored observation holds this value
 AFTER_MUTATION_BATCHES = 10
 
 
@@ -352,7 +290,7 @@ def _aliasing_probe(inputs, ReplayBuffer):
         fill_in_place(obs, MARKER)
         fill_in_place(obs_next, MARKER)
     first = call_student("sample(64)", result_by_reference, buffer.sample, 64)
-    after_caller_mutation = np.asarray(_sample_from(first, 64)[0]).tolist()
+    after_caller_mutation = np.asarray(batch_fields(first, 64)[0]).tolist()
     for field in parts_of(first):  # a learner may normalise a batch in place
         try:
             fill_in_place(field, MARKER)
@@ -360,7 +298,7 @@ def _aliasing_probe(inputs, ReplayBuffer):
             pass
     # many draws afterwards, so an overwritten stored transition is sure to come up
     after = [row for _ in range(AFTER_MUTATION_BATCHES)
-             for row in np.asarray(_sample(buffer, 64)[0]).tolist()]
+             for row in np.asarray(sampled_fields(buffer, 64)[0]).tolist()]
     return {"after_caller_mutation": after_caller_mutation, "after_batch_mutation": after}
 
 
@@ -429,63 +367,6 @@ def _uniform_probe(inputs, ReplayBuffer):
                             inputs)}
 
 
-# The buffer's own generator: buffers filled alike, made with the same seed after the global
-# generators were seeded differently, must draw the same batches; made with another seed,
-# other batches (3 batches of 16 from 20 transitions agree by chance with probability 20^-48).
-GENERATOR_STORED, GENERATOR_BATCH, GENERATOR_BATCHES = 20, 16, 3
-
-
-def generator_inputs(rng):
-    # seed 0 first: a seed like any other, which `if seed:` takes for no seed at all
-    return {"generator_seeds": [0, 1 + int(rng.integers(2**31 - 1))],
-            "global_seeds": rng.integers(2**31, size=2).tolist()}
-
-
-def draws_by_seed(new_buffer, add, near, inputs):
-    """The transitions sampled from buffers holding transitions 0..GENERATOR_STORED - 1:
-    made with the first of ``inputs["generator_seeds"]`` after the global generators (where
-    ``near`` runs) were seeded with each of ``inputs["global_seeds"]``, and made with the
-    second seed. ``new_buffer(seed)`` makes one, ``add(buffer, k)`` adds transition k
-    (lesson 05's combined buffer is held to it too)."""
-    def draws(buffer_seed, global_seed):
-        reseed_global_generators(global_seed, near=near)
-        buffer = new_buffer(buffer_seed)
-        for k in range(GENERATOR_STORED):
-            add(buffer, k)
-        return [i for ids in sampled_id_batches(buffer, GENERATOR_BATCH, GENERATOR_BATCHES)
-                for i in ids]
-
-    seed, other_seed = inputs["generator_seeds"]
-    return {"same_seed": [draws(seed, global_seed) for global_seed in inputs["global_seeds"]],
-            "other_seed": draws(other_seed, inputs["global_seeds"][0])}
-
-
-def generator_problem(inputs, data, buffer_class, rule):
-    """A failed verdict (breaking ``rule``) when :func:`draws_by_seed`'s data show batches
-    that do not come from the buffer's own generator, seeded by its seed; else None."""
-    rows = GENERATOR_BATCH * GENERATOR_BATCHES
-    runs = [*(data.get("same_seed") or []), data.get("other_seed")]
-    # how many rows each batch holds is other checks' to judge: here only whether they agree
-    problem = wrong_amount("sampling runs with a seed", runs, 3, rule=rule)
-    if problem:
-        return problem
-    first, again, other = runs
-    seed, other_seed = inputs["generator_seeds"]
-    made = (f"two {buffer_class}({GENERATOR_STORED}, seed={seed}) holding transitions "
-            f"0..{GENERATOR_STORED - 1}")
-    if first != again:
-        return failed(f"{made}, made after numpy's and Python's global generators were seeded "
-                      f"differently, sampled different batches ({first[:5]}... and "
-                      f"{again[:5]}...): sample must draw from the buffer's own generator, "
-                      "self.rng = np.random.default_rng(seed), not from np.random, random or "
-                      "a generator made without the seed (0 is a seed too).", rule=rule)
-    if first == other:
-        return failed(f"{made} and one with seed={other_seed} sampled the same {rows} "
-                      "transitions: the seed argument must seed the buffer's generator "
-                      "(np.random.default_rng(seed)).", rule=rule)
-    return None
-
-
 def _uniform_verdict(inputs, data):
     problem = wrong_amount("sampling runs", data["ids"], len(inputs["cases"]),
                            rule=SAMPLE_UNIFORM)
@@ -545,11 +426,6 @@ def _replacement_probe(inputs, ReplayBuffer):
         _add(buffer, *transition(k))
     batches = sampled_id_batches(buffer, inputs["batch_size"], inputs["batches"])
     return {"oversized": oversized, "batches": batches}
-
-
-def probability_of_a_repeat(stored, batch_size):
-    """P(a batch drawn with replacement holds some transition twice): the birthday problem."""
-    return 1 - np.prod(1 - np.arange(batch_size) / stored)
 
 
 def _replacement_verdict(inputs, data):
@@ -635,80 +511,8 @@ def _errors_verdict(inputs, data):
 
 # --- the training loop with replay -----------------------------------------------------
 
-class RecordingBuffer:
-    """Stands in for a replay buffer: records adds, and hands out older transitions, in a
-    pattern, so the verdict can tell replayed updates from updates on the new step.
-    Served to the student's loop: ``sample`` and ``len`` answer across, ``add`` is queued.
-    """
-
-    __lending__ = Served(remote=("sample", "__len__"), deferred=("add",),
-                         limits={"sample": {"batch_size": STAND_IN_BATCH}})
-
-    def __init__(self):
-        self.added = Record("add")
-        self.returned = Record("sample")  # the rows of each sampled batch
-        self.held_when_sampled = Record("sample")  # len(self) at each sample call
-
-    @property
-    def sampled_empty(self):
-        """Whether the last sample call found nothing stored (and refused it)."""
-        return bool(self.held_when_sampled) and self.held_when_sampled[-1] == 0
-
-    def __len__(self):
-        return len(self.added)
-
-    def add(self, obs_t, action, reward, obs_tp1, done):
-        self.added.append([int(obs_t), int(action), float(reward), int(obs_tp1), bool(done)])
-
-    def sample(self, batch_size):
-        self.held_when_sampled.append(len(self.added))
-        if not self.added:
-            raise ValueError("sample() on an empty buffer: add the transition first")
-        start = 3 * len(self.returned)
-        rows = [self.added[(start + j) % len(self.added)] for j in range(batch_size)]
-        self.returned.append(rows)
-        return tuple(np.array(column) for column in zip(*rows))
-
-
-def replay_loop_inputs(rng):
-    """A corridor, its time limit and a batch size: for this lesson's loop and for lesson
-    05's, which learns only from replay."""
-    length = int(rng.integers(3, 7))
-    return {"length": length, "time_limit": int(rng.integers(length + 2, length + 8)),
-            "batch_size": int(rng.integers(2, 9))}
-
 
 DEFAULT_BATCH_SIZE, DEFAULT_T_MAX = 32, 10_000  # the defaults the signature gives
-
-
-def call_replay_loop(description, loop, env, agent, buffer, *args, **kwargs):
-    """:func:`~checks.stub_envs.call_training_loop` for a loop lent a
-    :class:`RecordingBuffer`: a loop that samples before it stores fails on the first
-    step, when the buffer refuses to sample nothing; that returns ``{"sampled_empty":
-    what}``, for the verdict to name the rule, instead of stopping the check."""
-    try:
-        return call_training_loop(description, loop, env, agent, buffer, *args, **kwargs)
-    except NotWrittenYet:
-        raise
-    except ProbeError as error:
-        if not (isinstance(buffer, RecordingBuffer) and buffer.sampled_empty):
-            raise
-        return {"sampled_empty": str(error)}
-
-
-def sampled_before_storing(run, steps, returned="returned"):
-    """Feedback when a loop's run (a :class:`RecordingBuffer`'s ``held_when_sampled``, and
-    what :func:`call_replay_loop` returned under ``returned``) sampled before storing the
-    step's transition; None if it never did."""
-    if isinstance(run.get(returned), dict) and "sampled_empty" in run[returned]:
-        return (f"{run[returned]['sampled_empty']}: the first step sampled the buffer "
-                "before storing its transition. Store the step's transition, then sample.")
-    for step, held in enumerate(run.get("held_when_sampled", [])[:steps], start=1):
-        if held < step:
-            return (f"step {step} sampled the buffer while it held {held} transition(s), "
-                    f"before storing the step's own: store the step's transition, then "
-                    "sample.")
-    return None
 
 
 def episode_end_rule(runs, expected):
@@ -861,12 +665,6 @@ def _learning_probe(inputs, ReplayBuffer, play_and_train_with_replay=None):
 def _no_replay_baseline(inputs):
     return reference(LESSON, "no_replay_success", inputs["seeds"],
                      [inputs["early"], inputs["total"]], {k: inputs[k] for k in LEARNING})
-
-
-def driven_by(data):
-    """Whose loop drove the buffer, as the feedback and the figure say it."""
-    return ("your buffer, driven by your own loop" if data.get("loop") == "yours"
-            else "your buffer, driven by the course's loop")
 
 
 def _learning_verdict(inputs, data):

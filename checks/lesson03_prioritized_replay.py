@@ -11,7 +11,7 @@ from checks.framework import (Callee, Check, LessonChecks, NotWrittenYet, ProbeE
                               reseed_global_generators, value_error_problem, wrong_amount)
 from checks.lending import STAND_IN_BATCH, STAND_IN_PRIORITIES, AtMost, Served, mirrored
 from checks.lesson01_qlearning import AGENT
-from checks.lesson02_replay_buffer import transition, transition_ids
+from checks.numbered_transitions import transition, transition_ids
 from checks.records import Record
 from checks.requirements import Rule
 from checks.statistics import FALSE_FAILURE_RATE, chi_square_pvalue, describe_counts, fits

@@ -4,17 +4,20 @@
 import numpy as np
 
 from checks.expected import expected as reference
-from checks.framework import (Callee, Check, LessonChecks, call_student, comparison, failed,
-                              fill_in_place, outcome_of, parts_of, passed, result_by_reference,
-                              value_error_problem, wrong_amount)
+from checks.framework import (Callee, Check, LessonChecks, attempted, call_student, comparison,
+                              failed, fill_in_place, outcome_of, parts_of, passed,
+                              result_by_reference, value_error_problem, wrong_amount)
 from checks.lesson01_qlearning import AGENT
 from checks.lesson02_replay_buffer import (
     AT_MOST_T_MAX, BATCH_SIZE_POSITIVE, BUFFER, DONE_IS_TERMINATED, EMPTY_SAMPLE_RAISES,
-    ENDS_WITH_EPISODE, MARKER, RETURNS_TOTAL, SAMPLE_NEW_ARRAYS, STORE_EVERY_STEP,
-    STORE_THEN_SAMPLE, RecordingBuffer, attempted, call_replay_loop, draws_by_seed, driven_by,
-    episode_end_rule, generator_inputs, generator_problem, probability_of_a_repeat,
-    replay_loop_inputs, sampled_before_storing, sampled_id_batches, sampled_ids, transition,
-    transition_ids)
+    ENDS_WITH_EPISODE, RETURNS_TOTAL, SAMPLE_NEW_ARRAYS, STORE_EVERY_STEP, STORE_THEN_SAMPLE,
+    episode_end_rule)
+from checks.numbered_transitions import (MARKER, draws_by_seed, generator_inputs,
+                                         generator_problem, probability_of_a_repeat,
+                                         sampled_id_batches, sampled_ids, transition,
+                                         transition_ids)
+from checks.replay_loops import (RecordingBuffer, call_replay_loop, driven_by,
+                                 replay_loop_inputs, sampled_before_storing)
 from checks.requirements import Rule
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
 from checks.stub_envs import (counting_buffer, episode_cases, episode_ends,

@@ -61,7 +61,7 @@ def test_limits_name_arguments_the_methods_have(name):
 # --- the largest allowed calls are cheap; one more is refused -------------------------------
 
 def _objects():
-    from checks.lesson02_replay_buffer import RecordingBuffer
+    from checks.replay_loops import RecordingBuffer
     from checks.lesson03_prioritized_replay import RecordingPrioritizedBuffer, TopOfTheRange
     from checks.lesson04_hindsight_replay import RecordingHindsightBuffer
     from checks.lesson07_neural_replay import (FixedBatches, RecordingAdam, ServedNetwork,
@@ -118,7 +118,7 @@ def test_the_largest_allowed_call_is_cheap_and_one_more_is_refused(case):
 
 
 def test_refusals_name_the_method_the_argument_and_the_limit():
-    from checks.lesson02_replay_buffer import RecordingBuffer
+    from checks.replay_loops import RecordingBuffer
     from checks.lesson03_prioritized_replay import TopOfTheRange
 
     buffer = RecordingBuffer()
@@ -170,7 +170,7 @@ def test_a_record_refuses_to_grow_past_its_bounds():
 
 
 def test_the_recorders_keep_their_calls_in_records():
-    from checks.lesson02_replay_buffer import RecordingBuffer
+    from checks.replay_loops import RecordingBuffer
     from checks.lesson07_neural_replay import RecordingAdam, ServedNetwork
     from checks.stub_envs import ScriptedAgent
     from checks.witness import WitnessedEnv
@@ -186,7 +186,7 @@ def test_the_recorders_keep_their_calls_in_records():
 
 def _process_with_a_lent_buffer(monkeypatch):
     """A process that was never started, lending a buffer, and a CPU clock the test sets."""
-    from checks.lesson02_replay_buffer import RecordingBuffer
+    from checks.replay_loops import RecordingBuffer
 
     process = StudentProcess(None, memory_mb=1024, disk_mb=16)
     buffer = RecordingBuffer()

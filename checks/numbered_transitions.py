@@ -1,0 +1,126 @@
+"""What the replay-buffer checks of lessons 02, 03 and 05 store, and how they read it back.
+
+They store numbered transitions (:func:`transition`), whose every field tells which one it
+is, read a sampled batch back as those numbers (:func:`sampled_ids`), and ask whether a
+buffer draws its batches from its own seeded generator (:func:`draws_by_seed`).
+"""
+
+import numpy as np
+
+from checks.framework import (ProbeError, call_student, call_student_repeatedly, failed,
+                              reseed_global_generators, wrong_amount)
+
+
+# Transition number k is (k, k % 5, k / 2, k + 1, k % 3 == 0): every field can be traced
+# back to k, so a sampled row tells which transition it is and whether it is intact.
+def transition(k):
+    return k, k % 5, k / 2, k + 1, k % 3 == 0
+
+
+MARKER = -7.0  # no stored observation holds this value
+
+
+def sampled_fields(buffer, batch_size):
+    return batch_fields(call_student(f"sample({batch_size})", buffer.sample, batch_size),
+                        batch_size)
+
+
+def batch_fields(batch, batch_size):
+    """The five fields of what sample returned (a proxy's are read across)."""
+    try:
+        fields = list(batch)
+    except TypeError:
+        raise ProbeError(f"sample({batch_size}) returned {type(batch).__name__}, not the five "
+                         "arrays (obs_t, action, reward, obs_tp1, done).") from None
+    if len(fields) != 5:
+        raise ProbeError(f"sample({batch_size}) returned {len(fields)} items; expected five "
+                         "arrays (obs_t, action, reward, obs_tp1, done).")
+    return fields
+
+
+def transition_ids(fields):
+    """The numbers of the transitions in a batch's five fields (-1 for a row whose
+    fields disagree, which means the buffer mixed up transitions)."""
+    obs, action, reward, obs_next, done = (np.asarray(f) for f in fields)
+    ids = np.asarray(obs, dtype=np.int64).reshape(-1)
+    intact = ((np.asarray(action).reshape(-1) == ids % 5)
+              & (np.asarray(reward, dtype=np.float64).reshape(-1) == ids / 2)
+              & (np.asarray(obs_next).reshape(-1) == ids + 1)
+              & (np.asarray(done).reshape(-1).astype(bool) == (ids % 3 == 0)))
+    return np.where(intact, ids, -1).tolist()
+
+
+def sampled_ids(buffer, batch_size):
+    """The transition numbers in one batch sampled from ``buffer`` (lesson 05's combined
+    buffer is sampled the same way)."""
+    return transition_ids(sampled_fields(buffer, batch_size))
+
+
+def sampled_id_batches(buffer, batch_size, count):
+    """:func:`sampled_ids` of ``count`` batches, sampled one after another (in the grader,
+    in one round trip)."""
+    return [transition_ids(batch_fields(batch, batch_size))
+            for batch in call_student_repeatedly(f"sample({batch_size})", buffer.sample,
+                                                 count, batch_size)]
+
+
+# The buffer's own generator: buffers filled alike, made with the same seed after the global
+# generators were seeded differently, must draw the same batches; made with another seed,
+# other batches (3 batches of 16 from 20 transitions agree by chance with probability 20^-48).
+GENERATOR_STORED, GENERATOR_BATCH, GENERATOR_BATCHES = 20, 16, 3
+
+
+def generator_inputs(rng):
+    # seed 0 first: a seed like any other, which `if seed:` takes for no seed at all
+    return {"generator_seeds": [0, 1 + int(rng.integers(2**31 - 1))],
+            "global_seeds": rng.integers(2**31, size=2).tolist()}
+
+
+def draws_by_seed(new_buffer, add, near, inputs):
+    """The transitions sampled from buffers holding transitions 0..GENERATOR_STORED - 1:
+    made with the first of ``inputs["generator_seeds"]`` after the global generators (where
+    ``near`` runs) were seeded with each of ``inputs["global_seeds"]``, and made with the
+    second seed. ``new_buffer(seed)`` makes one, ``add(buffer, k)`` adds transition k
+    (lesson 05's combined buffer is held to it too)."""
+    def draws(buffer_seed, global_seed):
+        reseed_global_generators(global_seed, near=near)
+        buffer = new_buffer(buffer_seed)
+        for k in range(GENERATOR_STORED):
+            add(buffer, k)
+        return [i for ids in sampled_id_batches(buffer, GENERATOR_BATCH, GENERATOR_BATCHES)
+                for i in ids]
+
+    seed, other_seed = inputs["generator_seeds"]
+    return {"same_seed": [draws(seed, global_seed) for global_seed in inputs["global_seeds"]],
+            "other_seed": draws(other_seed, inputs["global_seeds"][0])}
+
+
+def generator_problem(inputs, data, buffer_class, rule):
+    """A failed verdict (breaking ``rule``) when :func:`draws_by_seed`'s data show batches
+    that do not come from the buffer's own generator, seeded by its seed; else None."""
+    rows = GENERATOR_BATCH * GENERATOR_BATCHES
+    runs = [*(data.get("same_seed") or []), data.get("other_seed")]
+    # how many rows each batch holds is other checks' to judge: here only whether they agree
+    problem = wrong_amount("sampling runs with a seed", runs, 3, rule=rule)
+    if problem:
+        return problem
+    first, again, other = runs
+    seed, other_seed = inputs["generator_seeds"]
+    made = (f"two {buffer_class}({GENERATOR_STORED}, seed={seed}) holding transitions "
+            f"0..{GENERATOR_STORED - 1}")
+    if first != again:
+        return failed(f"{made}, made after numpy's and Python's global generators were seeded "
+                      f"differently, sampled different batches ({first[:5]}... and "
+                      f"{again[:5]}...): sample must draw from the buffer's own generator, "
+                      "self.rng = np.random.default_rng(seed), not from np.random, random or "
+                      "a generator made without the seed (0 is a seed too).", rule=rule)
+    if first == other:
+        return failed(f"{made} and one with seed={other_seed} sampled the same {rows} "
+                      "transitions: the seed argument must seed the buffer's generator "
+                      "(np.random.default_rng(seed)).", rule=rule)
+    return None
+
+
+def probability_of_a_repeat(stored, batch_size):
+    """P(a batch drawn with replacement holds some transition twice): the birthday problem."""
+    return 1 - np.prod(1 - np.arange(batch_size) / stored)
