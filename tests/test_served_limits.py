@@ -10,7 +10,9 @@ objects, and how much of the grader's memory and time it may take.
 - Dask workers of a LocalCluster run with a memory limit.
 """
 
+import importlib
 import inspect
+import pkgutil
 import sys
 import time
 
@@ -33,9 +35,11 @@ from make_submissions import solution_with  # noqa: E402
 
 
 def served_classes():
+    """Every class with a ``Served`` declaration in a module of ``checks`` (a lesson's checks
+    may be a package of modules)."""
     found = {}
-    for module_name in [*checks.LESSON_MODULES.values(), "checks.stub_envs", "checks.witness"]:
-        module = __import__(module_name, fromlist=["_"])
+    for module_info in pkgutil.walk_packages(checks.__path__, "checks."):
+        module = importlib.import_module(module_info.name)
         for value in vars(module).values():
             if isinstance(value, type) and isinstance(vars(value).get("__lending__"), Served):
                 found[value.__name__] = value
@@ -61,11 +65,12 @@ def test_limits_name_arguments_the_methods_have(name):
 # --- the largest allowed calls are cheap; one more is refused -------------------------------
 
 def _objects():
-    from checks.replay_loops import RecordingBuffer
-    from checks.lesson03_prioritized_replay import RecordingPrioritizedBuffer, TopOfTheRange
+    from checks.lesson03_prioritized_replay.buffer import TopOfTheRange
+    from checks.lesson03_prioritized_replay.training_loop import RecordingPrioritizedBuffer
     from checks.lesson04_hindsight_replay import RecordingHindsightBuffer
     from checks.lesson07_neural_replay import (FixedBatches, RecordingAdam, ServedNetwork,
                                                ServedUniformReplay, batch_rows, served_batch)
+    from checks.replay_loops import RecordingBuffer
     from course.bit_flipping import BitFlippingEnv
 
     recording = RecordingBuffer()
@@ -118,8 +123,8 @@ def test_the_largest_allowed_call_is_cheap_and_one_more_is_refused(case):
 
 
 def test_refusals_name_the_method_the_argument_and_the_limit():
+    from checks.lesson03_prioritized_replay.buffer import TopOfTheRange
     from checks.replay_loops import RecordingBuffer
-    from checks.lesson03_prioritized_replay import TopOfTheRange
 
     buffer = RecordingBuffer()
     assert oversized(lending_of(buffer), buffer, "sample", [], {"batch_size": 10_000_000}) == (
@@ -141,7 +146,7 @@ def test_refusals_name_the_method_the_argument_and_the_limit():
     assert "serves at most 65,536" in oversized(lending_of(replay), replay, "sample",
                                                 [np.array([10**8])], {})
     # slots are indices, not a shape
-    from checks.lesson03_prioritized_replay import RecordingPrioritizedBuffer
+    from checks.lesson03_prioritized_replay.training_loop import RecordingPrioritizedBuffer
     prioritized = RecordingPrioritizedBuffer()
     assert oversized(lending_of(prioritized), prioritized, "update_priorities",
                      [[900, 901, 902], [0.1, 0.2, 0.3]], {}) is None
@@ -170,8 +175,8 @@ def test_a_record_refuses_to_grow_past_its_bounds():
 
 
 def test_the_recorders_keep_their_calls_in_records():
-    from checks.replay_loops import RecordingBuffer
     from checks.lesson07_neural_replay import RecordingAdam, ServedNetwork
+    from checks.replay_loops import RecordingBuffer
     from checks.stub_envs import ScriptedAgent
     from checks.witness import WitnessedEnv
     from course.taxi import make_taxi

@@ -10,8 +10,9 @@ import math
 
 import numpy as np
 
-from checks.lesson03_prioritized_replay import (CLIFFWALK_BUDGET, EPSILON,
-                                                INITIAL_MAX_PRIORITY, update_batches)
+from checks.lesson03_prioritized_replay.buffer import EPSILON, INITIAL_MAX_PRIORITY
+from checks.lesson03_prioritized_replay.cliffwalk_learning import CLIFFWALK_BUDGET
+from checks.lesson03_prioritized_replay.sum_tree import update_batches
 
 
 def _priority(td_error, alpha):

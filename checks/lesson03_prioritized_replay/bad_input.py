@@ -1,0 +1,82 @@
+"""Lesson 03's check of bad input: the errors sample, update_priorities and SumTree.update
+raise."""
+
+import numpy as np
+
+from checks.framework import outcome_of, passed, value_error_problem, wrong_amount
+from checks.lesson03_prioritized_replay.driving import _fill, _new_buffer, _new_tree
+from checks.requirements import Rule
+
+
+# --- the rules: what the lesson tells a student, as its checks test it ---------------------
+
+# test_errors
+SAMPLE_REFUSES = Rule("sample-refuses-bad-input", "sample raises ValueError with a message on "
+                      "an empty buffer and for a batch_size <= 0.")
+UPDATE_REFUSES = Rule("update-refuses-bad-input", "update_priorities raises ValueError with a "
+                      "message for NaN or infinite TD errors and for slots outside "
+                      "[0, len(self)), not only outside the capacity.")
+TREE_REFUSES = Rule("tree-refuses-bad-input", "SumTree.update raises ValueError with a message "
+                    "for slots outside [0, capacity) and for negative or NaN priorities.")
+
+
+# --- errors ---------------------------------------------------------------------------------
+
+def _errors_inputs(rng):
+    return {"capacity": int(rng.integers(8, 20)), "stored": int(rng.integers(2, 6)),
+            "bad_batch": -int(rng.integers(1, 10)), "seed": int(rng.integers(2**31))}
+
+
+def _errors_probe(inputs, PrioritizedReplayBuffer, SumTree):
+    capacity, stored = inputs["capacity"], inputs["stored"]
+    empty = _new_buffer(PrioritizedReplayBuffer, capacity, 0.6, inputs["seed"])
+    filled = _new_buffer(PrioritizedReplayBuffer, capacity, 0.6, inputs["seed"])
+    _fill(filled, range(stored))
+    tree = _new_tree(SumTree, capacity)
+    return {"outcomes": list({
+        "sample(1, 0.4) on an empty buffer": outcome_of(empty.sample, 1, 0.4),
+        "sample(0, 0.4)": outcome_of(filled.sample, 0, 0.4),
+        f"sample({inputs['bad_batch']}, 0.4)": outcome_of(filled.sample,
+                                                          inputs["bad_batch"], 0.4),
+        "update_priorities([0], [nan])": outcome_of(filled.update_priorities,
+                                                     np.array([0]), np.array([np.nan])),
+        f"update_priorities([{stored}], [1.0]) with {stored} transitions stored":
+            outcome_of(filled.update_priorities, np.array([stored]), np.array([1.0])),
+        "update_priorities([-1], [1.0])": outcome_of(filled.update_priorities,
+                                                      np.array([-1]), np.array([1.0])),
+        f"update_priorities([{stored + 1}], [1.0]) with {stored} transitions stored "
+        f"(capacity {capacity})": outcome_of(filled.update_priorities, np.array([stored + 1]),
+                                             np.array([1.0])),
+        "SumTree.update([0], [-1.0])": outcome_of(tree.update, np.array([0]),
+                                                  np.array([-1.0])),
+        "SumTree.update([0], [nan])": outcome_of(tree.update, np.array([0]),
+                                                 np.array([np.nan])),
+        "update_priorities([0], [inf])": outcome_of(filled.update_priorities,
+                                                     np.array([0]), np.array([np.inf])),
+        f"SumTree({capacity}).update([{capacity}], [1.0])": outcome_of(
+            tree.update, np.array([capacity]), np.array([1.0])),
+    }.items())}
+
+
+ERROR_CASES = 11
+
+
+def _refusal_rule(call):
+    """The rule a bad-input case of :func:`_errors_probe` tests, read from its call."""
+    if str(call).startswith("SumTree"):
+        return TREE_REFUSES
+    return UPDATE_REFUSES if str(call).startswith("update_priorities") else SAMPLE_REFUSES
+
+
+def _errors_verdict(inputs, data):
+    problem = wrong_amount("outcomes", data["outcomes"], ERROR_CASES, rule=SAMPLE_REFUSES)
+    if problem:
+        return problem
+    for call, outcome in data["outcomes"]:
+        problem = value_error_problem(call, outcome, " (a NaN or an index out of range in "
+                                      "the tree corrupts every later sample, silently)",
+                                      rule=_refusal_rule(call))
+        if problem:
+            return problem
+    return passed("empty buffers, bad batch sizes, NaN and infinite TD errors, slots out of "
+                  "range and negative or NaN priorities raise ValueError.")

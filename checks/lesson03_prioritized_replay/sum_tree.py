@@ -1,0 +1,278 @@
+"""Lesson 03's checks of SumTree: its totals and layout after batched updates, and its
+prefix-sum search."""
+
+import math
+
+import numpy as np
+
+from checks.expected import expected as reference
+from checks.framework import call_student, failed, kept_with, passed, wrong_amount
+from checks.lesson03_prioritized_replay.driving import (
+    LESSON, _close, _new_tree, _numbers, _tree_find, _tree_get, _tree_total, _tree_update)
+from checks.requirements import Rule
+
+
+# --- the rules: what the lesson tells a student, as its checks test it ---------------------
+
+# test_sumtree_totals
+TREE_TOTAL = Rule("tree-total", "tree.total is the sum of the priorities the tree holds after "
+                  "any batches of updates, a slot given twice or two slots under one parent "
+                  "in one batch included: each parent is recomputed from its two children.")
+TREE_FLOAT64 = Rule("tree-float64", "The tree holds priorities and sums in float64: get returns "
+                    "exactly what update set, and sums do not drift.")
+TREE_LAYOUT = Rule("tree-layout", "nodes is one float64 array of length 2L, L the smallest power "
+                   "of two >= capacity, with the root at node 1 and slot i at node L + i.")
+# test_sumtree_prefix_sum
+SEARCH_INTERVAL = Rule("search-interval", "find_prefix_sum(m) returns the slot i with "
+                       "p_0 + ... + p_(i-1) <= m < p_0 + ... + p_i.")
+SEARCH_TIE_GOES_RIGHT = Rule("search-tie-goes-right", "A mass equal to a running sum "
+                             "p_0 + ... + p_i belongs to the next slot: go right when m >= "
+                             "the left child's sum, which also skips slots of priority 0.")
+SEARCH_CLAMPED = Rule("search-clamped", "Masses are clamped into [0, total) and slots to "
+                      "capacity - 1, so every search returns a slot that exists, even for a "
+                      "mass a hair below the total.")
+SEARCH_LEAVES_MASSES = Rule("search-leaves-masses", "find_prefix_sum does not change the array "
+                            "of masses it is given.")
+
+
+# --- the sum tree: totals ----------------------------------------------------------------
+
+def _totals_inputs(rng):
+    power = 2 ** int(rng.integers(7, 12))
+    return {"capacity": power + int(rng.integers(1, power)),  # never a power of two
+            "batches": 300, "seed": int(rng.integers(2**31))}
+
+
+def update_batches(inputs):
+    """The batches of (slots, priorities) both the probe and the verdict replay: slots
+    repeat within a batch (with one priority each) and share parents; priorities span
+    twelve orders of magnitude, where float32 sums drift."""
+    rng = np.random.default_rng(inputs["seed"])
+    batches = []
+    for _ in range(inputs["batches"]):
+        size = int(rng.integers(1, 65))
+        base = int(rng.integers(inputs["capacity"]))
+        slots = (base + rng.integers(0, 8, size=size)) % inputs["capacity"]  # neighbours
+        values = np.exp(rng.uniform(-14, 14, size=inputs["capacity"]))
+        batches.append((slots, values[slots]))  # a repeated slot gets one priority
+    return batches
+
+
+def _totals_probe(inputs, SumTree):
+    tree = _new_tree(SumTree, inputs["capacity"])
+    totals = []
+    for slots, priorities in update_batches(inputs):
+        _tree_update(tree, slots, priorities)
+        totals.append(_tree_total(tree))
+    # the layout the lesson prescribes: one float64 array `nodes` of length 2L, also
+    # when the capacity is itself a power of two (then L = capacity)
+    exact = _new_tree(SumTree, LAYOUT_POWER)
+    exact_nodes = getattr(exact, "nodes", None)
+    nodes = getattr(tree, "nodes", None)
+    layout = (None if nodes is None else
+              {"length": int(np.size(nodes)), "dtype": str(np.asarray(nodes).dtype),
+               "leaves": np.asarray(nodes, dtype=np.float64).reshape(-1)[
+                   _power_of_two(inputs["capacity"]):][:inputs["capacity"]].tolist(),
+               "root": float(np.asarray(nodes, dtype=np.float64).reshape(-1)[1])})
+    return {"totals": totals, "leaves": _tree_get(tree, list(range(inputs["capacity"]))),
+            "layout": layout, "power_length": None if exact_nodes is None
+            else int(np.size(exact_nodes))}
+
+
+LAYOUT_POWER = 16
+
+
+def _power_of_two(capacity):
+    """L, the smallest power of two >= capacity: the number of leaves."""
+    return 1 << (capacity - 1).bit_length()
+
+
+def _totals_verdict(inputs, data):
+    batches = inputs["batches"]
+    problem = (wrong_amount("totals", data["totals"], batches, rule=TREE_TOTAL)
+               or wrong_amount("priorities from get()", data["leaves"], inputs["capacity"],
+                               rule=TREE_FLOAT64))
+    if problem:
+        return problem
+    expected = reference(LESSON, "tree_totals", inputs)
+    for number, (got, want) in enumerate(zip(data["totals"], expected["totals"]), 1):
+        if not _close(got, want):
+            error = abs(got - want) / want if isinstance(got, (int, float)) else float("nan")
+            drifts = 1e-9 < error < 1e-5
+            return failed(
+                f"in a SumTree({inputs['capacity']}), after {number} batch(es) of updates "
+                f"total is {got!r} but the priorities it holds sum to {want!r} (relative "
+                f"error {error:.1e}; float64 sums stay within 1e-9). "
+                + ("A float32 tree drifts like this: keep the nodes in float64."
+                   if drifts else
+                   "When one batch updates two slots under the same parent, or one slot "
+                   "twice, `nodes[parents] += change` applies only one change per node: "
+                   "recompute each parent from its two children instead."),
+                rule=TREE_FLOAT64 if drifts else TREE_TOTAL)
+    for slot, (got, want) in enumerate(zip(data["leaves"], expected["leaves"])):
+        if got != want:
+            return failed(f"tree.get([{slot}]) returned {got!r} but the last update set it to "
+                          f"{want!r}: store priorities exactly (float64).", rule=TREE_FLOAT64)
+    capacity, leaves = inputs["capacity"], _power_of_two(inputs["capacity"])
+    layout = data.get("layout")
+    want = f"a float64 array of length 2L = {2 * leaves}"
+    if not layout:
+        return failed(f"SumTree({capacity}) has no attribute `nodes`: keep the tree in one "
+                      f"array, {want}, as the lesson's Layout paragraph says.", rule=TREE_LAYOUT)
+    if layout["length"] != 2 * leaves or layout["dtype"] != "float64":
+        return failed(f"SumTree({capacity}).nodes is a {layout['dtype']} array of length "
+                      f"{layout['length']}; the layout is {want} (L = {leaves}, the smallest "
+                      f"power of two >= {capacity}).", rule=TREE_LAYOUT)
+    if layout["leaves"] != expected["leaves"] or not _close(layout["root"], data["totals"][-1]):
+        return failed(f"in SumTree({capacity}).nodes, slot i should be node L + i = {leaves} "
+                      "+ i and the root node 1 (the total), but the priorities set by update "
+                      "are not there.", rule=TREE_LAYOUT)
+    if data.get("power_length") != 2 * LAYOUT_POWER:
+        return failed(f"SumTree({LAYOUT_POWER}).nodes has length {data.get('power_length')}; "
+                      f"with a capacity that is a power of two, L = {LAYOUT_POWER} and nodes "
+                      f"has length 2L = {2 * LAYOUT_POWER}.", rule=TREE_LAYOUT)
+    return passed(f"the total matches the sum of {inputs['capacity']} priorities after "
+                  f"{batches} batches of updates spanning 28 orders of magnitude, "
+                  "repeated slots included; nodes has the lesson's layout.")
+
+
+# --- the sum tree: prefix-sum search -------------------------------------------------------
+
+# Floating-point mass at the very top of the tree: with these priorities (found by search)
+# a float64 sum tree laid out as the class docstring says sums its nodes so that a mass
+# just below the total, searched top-down, runs past the last slot into the padding
+# leaves (to slot 15 of 16): only clamping the slot to capacity - 1 keeps it in range.
+TOP_OF_THE_TREE = [0.000934, 0.000973, 0.010482, 0.032462, 0.00067, 1e-06, 0.763872, 8e-06,
+                   6.827131]
+# the same with an even capacity (22: the search runs to slot 31 of 32)
+TOP_OF_THE_EVEN_TREE = [0.039947, 5.5e-05, 4.723152, 0.00069, 1.460463, 0.006306, 0.003843,
+                        0.49863, 0.000533, 1.281473, 0.003625, 0.840088, 0.380518, 36.526451,
+                        0.001858, 0.000619, 90.915626, 0.013514, 0.002227, 0.403507, 0.0001,
+                        45.920424]
+
+
+def _search_inputs(rng):
+    cases = []
+    for capacity in (int(rng.integers(3, 8)) * 2 + 1, int(rng.integers(20, 60)),
+                     int(rng.integers(100, 250))):
+        priorities = rng.integers(0, 7, size=capacity).astype(float)
+        priorities[rng.random(capacity) < 0.2] = 0.0  # runs of empty slots
+        priorities[int(rng.integers(capacity))] = float(rng.integers(1, 7))
+        if rng.random() < 0.5:
+            priorities[-1] = 0.0  # an empty last slot: where clamping must not land
+        cumulative = np.cumsum(priorities)
+        total = float(cumulative[-1])
+        masses = [0.0, *cumulative[:-1].tolist(),  # every boundary: belongs to the next slot
+                  *(rng.random(40) * total).tolist(),
+                  -1.0, total, total + 3.0, float(np.nextafter(total, 0.0))]
+        cases.append({"priorities": priorities.tolist(), "masses": masses})
+    # the first case scaled by 1/64 (exact in binary): a total below 1, where "the largest
+    # float below the total" is not the largest float below 1
+    small = cases[0]
+    cases.append({"priorities": [p / 64 for p in small["priorities"]],
+                  "masses": [m / 64 for m in small["masses"]]})
+    for top in (TOP_OF_THE_TREE, TOP_OF_THE_EVEN_TREE):
+        total = math.fsum(top)
+        cases.append({"priorities": top,
+                      "masses": [total, float(np.nextafter(total, 0.0)), total * (1 - 1e-16),
+                                 float(np.nextafter(np.nextafter(total, 0.0), 0.0)),
+                                 2 * total]})
+    return {"cases": cases}
+
+
+def _search_probe(inputs, SumTree):
+    found = []
+    for case in inputs["cases"]:
+        tree = _new_tree(SumTree, len(case["priorities"]))
+        _tree_update(tree, list(range(len(case["priorities"]))), case["priorities"])
+        found.append(_tree_find(tree, case["masses"]))
+    return {"found": found, "kept": _masses_kept(SumTree, inputs["cases"][1])}
+
+
+def _masses_kept(SumTree, case):
+    """The masses of ``case`` searched twice from one float64 array the caller keeps (the
+    array where the student's code runs): what the array holds afterwards, and the slots
+    of the second search."""
+    tree = _new_tree(SumTree, len(case["priorities"]))
+    _tree_update(tree, list(range(len(case["priorities"]))), case["priorities"])
+    masses = kept_with(np.asarray(case["masses"], dtype=np.float64), near=tree)
+    call_student("tree.find_prefix_sum(masses)", tree.find_prefix_sum, masses)
+    second = _numbers(call_student("tree.find_prefix_sum(masses)", tree.find_prefix_sum,
+                                   masses), "tree.find_prefix_sum(masses)",
+                      len(case["masses"]), integers=True)
+    return {"masses": masses.tolist(), "second": second}
+
+
+def _search_verdict(inputs, data):
+    problem = wrong_amount("searches", data["found"], len(inputs["cases"]),
+                           rule=SEARCH_INTERVAL)
+    if problem:
+        return problem
+    wrong = {SEARCH_INTERVAL: [], SEARCH_TIE_GOES_RIGHT: [], SEARCH_CLAMPED: []}
+    for case, found in zip(inputs["cases"], data["found"]):
+        priorities, masses = case["priorities"], case["masses"]
+        problem = wrong_amount("slots", found, len(masses), rule=SEARCH_INTERVAL)
+        if problem:
+            return problem
+        expected = reference(LESSON, "brute_force_prefix_search", priorities, masses)
+        cumulative = np.concatenate([[0.0], np.cumsum(priorities)])  # for the feedback only
+        for mass, got, want in zip(masses, found, expected):
+            if got != want:
+                wrong[_search_rule(mass, got, priorities, cumulative)].append(
+                    (priorities, cumulative, mass, got, want))
+    # the most basic requirement broken first: a mass inside a slot's interval, then one
+    # on a boundary, then masses and slots out of range
+    for rule, mistakes in wrong.items():
+        if mistakes:
+            return _search_failure(rule, *mistakes[0])
+    kept, case = data.get("kept") or {}, inputs["cases"][1]
+    if kept.get("masses") != case["masses"]:
+        changed = next((i for i, (got, mass) in enumerate(zip(kept.get("masses") or [],
+                                                               case["masses"]))
+                        if got != mass), 0)
+        return failed(f"tree.find_prefix_sum(masses) changed the caller's array of masses: "
+                      f"mass #{changed} was {case['masses'][changed]:g} before the search and "
+                      f"{(kept.get('masses') or [None] * (changed + 1))[changed]!r} after. Work "
+                      "on a copy (np.clip returns one; `masses -= ...` on the array you were "
+                      "given does not).", rule=SEARCH_LEAVES_MASSES)
+    if kept.get("second") != data["found"][1]:
+        return failed("searching the same masses twice from one array gave different slots "
+                      "the second time: find_prefix_sum must leave the masses it is given as "
+                      "they were.", rule=SEARCH_LEAVES_MASSES)
+    sizes = ", ".join(str(len(case["priorities"])) for case in inputs["cases"])
+    return passed(f"every search agrees with a brute-force running sum, boundaries, empty "
+                  f"slots and out-of-range masses included (capacities {sizes}), and leaves "
+                  "the masses it is given unchanged.")
+
+
+def _search_rule(mass, got, priorities, cumulative):
+    """The rule a wrong slot for ``mass`` breaks (see _search_verdict)."""
+    if not isinstance(got, int) or not 0 <= got < len(priorities) or not \
+            0 <= mass < cumulative[-1]:
+        return SEARCH_CLAMPED
+    return SEARCH_TIE_GOES_RIGHT if mass in cumulative[1:-1] else SEARCH_INTERVAL
+
+
+def _search_failure(rule, priorities, cumulative, mass, got, want):
+    total = cumulative[-1]
+    shown = ", ".join(f"{p:g}" for p in priorities[:12])
+    more = ", ..." if len(priorities) > 12 else ""
+    where = (f"in a SumTree({len(priorities)}) holding priorities [{shown}{more}] "
+             f"(total {total:g}), find_prefix_sum({mass:g}) returned slot {got}")
+    if not isinstance(got, int) or not 0 <= got < len(priorities):
+        hint = ("which does not exist. Masses at or past the total must be clamped to just "
+                "below it, and slots to capacity - 1." if mass >= total else
+                "which does not exist: clamp the slot to capacity - 1 (and masses into "
+                "[0, total)).")
+        return failed(f"{where}, {hint}", rule=rule)
+    hint = {SEARCH_TIE_GOES_RIGHT: " A mass equal to a running sum p_0 + ... + p_i belongs "
+                                   "to the next slot: go right when mass >= the left child's "
+                                   "sum (which also skips slots of priority 0).",
+            SEARCH_CLAMPED: " Masses outside [0, total) must be clamped into it first.",
+            SEARCH_INTERVAL: ""}[rule]
+    if priorities[got] == 0:
+        return failed(f"{where}, whose priority is 0: the search must never land on an empty "
+                      f"slot. The mass belongs to slot {want}.{hint}", rule=rule)
+    return failed(f"{where} (priority {priorities[got]:g}, covering [{cumulative[got]:g}, "
+                  f"{cumulative[got + 1]:g})), but the mass lies in slot {want}'s interval "
+                  f"[{cumulative[want]:g}, {cumulative[want + 1]:g}).{hint}", rule=rule)

@@ -1,0 +1,179 @@
+"""Lesson 03's check of play_and_train_with_per, the training loop with prioritized
+replay."""
+
+import numpy as np
+
+from checks.expected import expected as reference
+from checks.framework import failed, passed
+from checks.lending import STAND_IN_BATCH, STAND_IN_PRIORITIES, Served, mirrored
+from checks.lesson03_prioritized_replay.driving import LESSON
+from checks.lesson03_prioritized_replay.weighted_update import AGENT_WRITES
+from checks.records import Record
+from checks.requirements import Rule
+from checks.stub_envs import (call_training_loop, counting_buffer, episode_cases, episode_ends,
+                              episode_ends_problem, lent_corridor)
+
+
+# --- the rules: what the lesson tells a student, as its checks test it ---------------------
+
+# test_per_loop
+LOOP_EPISODE_ENDS = Rule("loop-episode-ends", "play_and_train_with_per plays one episode, "
+                         "ending it when the environment terminates or truncates or after "
+                         "t_max steps (10,000 by default), and returns its total reward.")
+LOOP_STORES_EACH_STEP = Rule("loop-stores-each-step", "Each step's transition is stored once, "
+                             "after the online update.")
+LOOP_STORES_TERMINATED = Rule("loop-stores-terminated", "A transition is stored with "
+                              "done = terminated, not terminated or truncated.")
+LOOP_ONE_BATCH_PER_STEP = Rule("loop-one-batch-per-step", "Each step samples one batch, after "
+                               "storing its transition, with the batch_size and beta the loop "
+                               "is given (beta = 0 included).")
+LOOP_FEEDS_BACK_TD_ERRORS = Rule("loop-feeds-back-td-errors", "After each batch the loop "
+                                 "applies prioritized_q_update to each replayed transition in "
+                                 "order, with its weight, and passes the TD errors it returns "
+                                 "to update_priorities with the batch's slots.")
+LOOP_ONLINE_THEN_REPLAY = Rule("loop-online-then-replay", "The agent's Q-values are those of "
+                               "an online update per step followed by the weighted updates of "
+                               "its replayed batch.")
+
+
+# --- the training loop with prioritized replay -----------------------------------------------
+
+class RecordingPrioritizedBuffer:
+    """Stands in for a prioritized buffer: records adds, samples and priority updates,
+    and hands out older transitions with known weights, so the verdict can replay it.
+    Served to the student's loop (``sample`` and ``len`` across, the rest queued)."""
+
+    __lending__ = Served(remote=("sample", "__len__"), deferred=("add", "update_priorities"),
+                         limits={"sample": {"batch_size": STAND_IN_BATCH},
+                                 "update_priorities": {"slots": STAND_IN_PRIORITIES,
+                                                       "td_errors": STAND_IN_PRIORITIES}})
+
+    def __init__(self):
+        self.added, self.samples = Record("add"), Record("sample")
+        self.priority_updates = Record("update_priorities")
+
+    def __len__(self):
+        return len(self.added)
+
+    def add(self, obs_t, action, reward, obs_tp1, done):
+        self.added.append([int(obs_t), int(action), float(reward), int(obs_tp1), bool(done)])
+
+    def sample(self, batch_size, beta):
+        if not self.added:
+            raise ValueError("sample() on an empty buffer: add the transition first")
+        start = 2 * len(self.samples)
+        slots = [(start + j) % len(self.added) for j in range(batch_size)]
+        weights = [round(0.25 + 0.75 * ((start + 3 * j) % 5) / 4, 4) for j in range(batch_size)]
+        self.samples.append({"batch_size": batch_size, "beta": float(beta), "slots": slots,
+                             "weights": weights})
+        rows = [self.added[slot] for slot in slots]
+        fields = [np.array(column) for column in zip(*rows)]
+        return (*fields, np.array(weights), np.array(slots))
+
+    def update_priorities(self, slots, td_errors):
+        self.priority_updates.append({"slots": np.asarray(slots).astype(int).tolist(),
+                                      "td_errors": np.asarray(td_errors, float).tolist()})
+
+
+DEFAULT_T_MAX = 10_000  # the default the signature gives
+
+
+def _loop_inputs(rng):
+    length = int(rng.integers(3, 7))
+    return {"length": length, "time_limit": int(rng.integers(length + 2, length + 6)),
+            "batch_size": int(rng.integers(2, 7)), "beta": round(float(rng.uniform(0.3, 1)), 2),
+            "alpha": 0.5, "discount": 0.9, "seed": int(rng.integers(2**31))}
+
+
+def _loop_probe(inputs, play_and_train_with_per):
+    from course.legal_actions import AllActions
+    from course.scripted_agents import scripted_q_agent
+
+    outcome = {}
+    limit = inputs["time_limit"]
+    for case, (action, time_limit, t_max) in episode_cases(limit, DEFAULT_T_MAX).items():
+        env = lent_corridor(inputs["length"], time_limit)
+        agent = mirrored(scripted_q_agent, action, alpha=inputs["alpha"], epsilon=0.0,
+                         discount=inputs["discount"],
+                         get_legal_actions=mirrored(AllActions, 2), seed=inputs["seed"],
+                         logged=AGENT_WRITES, settable=("epsilon",))
+        long_run = case == "default_t_max"
+        buffer = counting_buffer(prioritized=True) if long_run else RecordingPrioritizedBuffer()
+        batch_size = 1 if long_run else inputs["batch_size"]
+        extra = {} if t_max is None else {"t_max": t_max}
+        beta = _loop_beta(inputs, case)
+        total = call_training_loop(
+            f"play_and_train_with_per(env, agent, replay, {batch_size}, beta={beta}"
+            + ("" if t_max is None else f", t_max={t_max}") + ")",
+            play_and_train_with_per, env, agent, buffer, batch_size, beta, **extra)
+        total = float(total) if isinstance(total, (int, float, np.floating)) else repr(total)[:60]
+        if long_run:  # 10,000 steps: only how many
+            outcome[case] = {"steps": env.unwrapped.steps_taken}
+            continue
+        outcome[case] = {
+            "total": total, "steps": env.unwrapped.steps_taken, "added": buffer.added,
+            "samples": buffer.samples, "priority_updates": buffer.priority_updates,
+            "qtable": [[float(agent.get_qvalue(s, a)) for a in (0, 1)]
+                       for s in range(inputs["length"] + 1)]}
+    return outcome
+
+
+def _loop_beta(inputs, case):
+    """The beta a case's run is given: 0 (no correction, PER without weights, as the
+    lesson's Taxi runs use it) when the time limit ends the episode."""
+    return 0.0 if case == "runs_out_of_time" else inputs["beta"]
+
+
+def _loop_verdict(inputs, data):
+    length, limit = inputs["length"], inputs["time_limit"]
+    problem = episode_ends_problem(length, data, episode_ends(length, limit, DEFAULT_T_MAX))
+    if problem:
+        return failed(problem, rule=LOOP_EPISODE_ENDS)
+    for case in ("reaches_goal", "runs_out_of_time", "stopped_by_t_max"):
+        run = data[case]
+        steps = run["steps"]
+        if len(run["added"]) != steps:
+            return failed(f"the episode took {steps} steps but replay.add was called "
+                          f"{len(run['added'])} times: store every transition once.",
+                          rule=LOOP_STORES_EACH_STEP)
+        calls = [(s["batch_size"], s["beta"]) for s in run["samples"]]
+        beta = _loop_beta(inputs, case)
+        if calls != [(inputs["batch_size"], beta)] * steps:
+            zero = (" beta = 0 is a value (no importance correction), not a missing one."
+                    if beta == 0 else "")
+            return failed(f"play_and_train_with_per(env, agent, replay, {inputs['batch_size']}"
+                          f", beta={beta}): expected one replay.sample({inputs['batch_size']}, "
+                          f"beta={beta}) per step, after storing the step's transition; "
+                          f"got {calls[:4]}...{zero}", rule=LOOP_ONE_BATCH_PER_STEP)
+        if [u["slots"] for u in run["priority_updates"]] != [s["slots"]
+                                                           for s in run["samples"]]:
+            return failed("after each batch, call replay.update_priorities once with the "
+                          "slots that sample returned (in the same order).",
+                          rule=LOOP_FEEDS_BACK_TD_ERRORS)
+        # the grader's recording of what its buffer handed out, not the student's results
+        recorded = {"added": run["added"], "samples": run["samples"]}
+        expected = reference(LESSON, "per_loop_expectation", inputs, recorded)
+        expected_errors, expected_q = expected["td_errors"], expected["qtable"]
+        # the learning first: TD errors follow from it (a loop that skips the online update
+        # feeds back other errors too)
+        if not np.allclose(run["qtable"], expected_q, rtol=1e-7, atol=1e-9):
+            return failed("the agent's final Q-values differ from an online update per step "
+                          "followed by weighted updates on each replayed batch.",
+                          rule=LOOP_ONLINE_THEN_REPLAY)
+        for number, (update, want) in enumerate(zip(run["priority_updates"], expected_errors)):
+            if not np.allclose(update["td_errors"], want, rtol=1e-7, atol=1e-9):
+                return failed(f"at step {number + 1} update_priorities got TD errors "
+                              f"{np.round(update['td_errors'], 4).tolist()}, expected "
+                              f"{np.round(want, 4).tolist()}: after the online update, apply "
+                              "prioritized_q_update to each replayed transition in order, "
+                              "with its weight, and pass the TD errors it returns.",
+                              rule=LOOP_FEEDS_BACK_TD_ERRORS)
+    if not data["reaches_goal"]["added"][-1][4]:
+        return failed("the last transition reached the goal (terminated=True) but was stored "
+                      "with done=False.", rule=LOOP_STORES_TERMINATED)
+    if any(row[4] for row in data["runs_out_of_time"]["added"]):
+        return failed("an episode cut by the time limit was stored with done=True: store "
+                      "`terminated`, not `terminated or truncated`.",
+                      rule=LOOP_STORES_TERMINATED)
+    return passed("each step updates online, stores the transition, replays one weighted "
+                  "batch and feeds its TD errors back as priorities.")
