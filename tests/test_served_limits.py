@@ -67,7 +67,7 @@ def test_limits_name_arguments_the_methods_have(name):
 def _objects():
     from checks.lesson03_prioritized_replay.buffer import TopOfTheRange
     from checks.lesson03_prioritized_replay.training_loop import RecordingPrioritizedBuffer
-    from checks.lesson04_hindsight_replay import RecordingHindsightBuffer
+    from checks.lesson04_hindsight_replay.training_loop import RecordingHindsightBuffer
     from checks.lesson07_neural_replay import (FixedBatches, RecordingAdam, ServedNetwork,
                                                ServedUniformReplay, batch_rows, served_batch)
     from checks.replay_loops import RecordingBuffer

@@ -1,0 +1,677 @@
+"""Lesson 04's checks of HindsightReplayBuffer: storing episodes, substitute goals from the
+transition's own episode, recomputed rewards, the share of relabelled transitions, uniform
+draws, wrap-around, and its errors for bad input."""
+
+import numpy as np
+
+from checks.framework import (NotWrittenYet, ProbeError, call_student, call_student_repeatedly,
+                              failed, fill_in_place, kept_with, outcome_of, passed,
+                              reseed_global_generators, value_error_problem, wrong_amount)
+from checks.lesson04_hindsight_replay.driving import (
+    DESIRED_OFFSET, STEPS_PER_CODE, STRATEGIES, SampleProtocolError, _decoded, _decoded_sample,
+    _new_buffer, _store, action_of, describe_goal, goal_env, synthetic_episode)
+from checks.lesson04_hindsight_replay.goal_steps import FUTURE_GOAL_STEPS, _allowed
+from checks.requirements import Rule
+from checks.statistics import FALSE_FAILURE_RATE, fits
+
+
+# --- the rules the checks test, grouped by check (the lesson's text tags each one) -------------
+
+# test_store_episode
+LEN_COUNTS_TRANSITIONS = Rule("len-counts-transitions", "len(buffer) is the number of "
+                              "transitions stored, 0 for an empty buffer.")
+LEN_AFTER_WRAP = Rule("len-after-wrap", "len(buffer) counts the transitions the buffer holds "
+                      "now, not the ones of episodes it overwrote.")
+EPISODE_LENGTHS_ACCEPTED = Rule("episode-lengths-accepted", "store_episode accepts every "
+                                "episode of 1 to max_episode_steps steps.")
+EPISODE_COPIED = Rule("episode-copied", "store_episode copies the arrays it is given: a "
+                      "caller that reuses them afterwards changes nothing stored.")
+TRANSITION_AS_STORED = Rule("transition-as-stored", "Sampled transition t of an episode is its "
+                            "observation t, action t and observation t + 1.")
+SAMPLE_RETURNS = Rule("sample-returns", "sample(batch_size) returns (obs, actions, rewards, "
+                      "next_obs, terminated, goals), one row per transition.")
+
+
+# test_goals_from_own_episode
+GOALS_FROM_OWN_EPISODE = Rule("goals-from-own-episode", "A transition's goal is its own "
+                              "episode's desired goal or a goal achieved in that episode, at a "
+                              "step 1 .. T it reached.")
+BUFFER_STRATEGY = Rule("buffer-strategy", "The buffer picks substitute goal steps by its own "
+                       "strategy (hindsight_goal_steps' rule).")
+# test_rewards_recomputed
+REWARD_RECOMPUTED = Rule("reward-recomputed", "Every reward, for the original goal and a "
+                         "substitute alike, is env.compute_reward(achieved_goals[t + 1], goal).")
+TERMINATED_RECOMPUTED = Rule("terminated-recomputed", "Every terminated flag is "
+                             "env.compute_terminated(achieved_goals[t + 1], goal) for the "
+                             "transition's goal.")
+# test_relabel_fraction
+RELABEL_SHARE = Rule("relabel-share", "Each sampled transition is relabelled independently "
+                     "with probability k/(k+1).")
+K_ZERO_PLAIN_REPLAY = Rule("k-zero-plain-replay", "k = 0 is allowed and relabels nothing: "
+                           "plain replay of the original goals.")
+BUFFER_DEFAULTS = Rule("buffer-defaults", "HindsightReplayBuffer defaults to strategy='future' "
+                       "and k=4.")
+# test_uniform_transitions
+UNIFORM_TRANSITIONS = Rule("uniform-transitions", "sample draws among all stored transitions "
+                           "uniformly, whatever the length of their episodes.")
+BUFFER_OWN_GENERATOR = Rule("buffer-own-generator", "The buffer draws everything with its own "
+                            "generator, seeded with seed: equal seeds give equal batches.")
+# test_wraparound
+REPLACES_OLDEST = Rule("replaces-oldest", "When the buffer is full, a new episode replaces "
+                       "the oldest.")
+DEAD_STEPS_UNUSED = Rule("dead-steps-unused", "Steps an overwritten longer episode left in a "
+                         "row are never sampled nor used as goals.")
+# test_errors
+UNKNOWN_STRATEGY_REFUSED = Rule("unknown-strategy-refused", "An unknown strategy raises "
+                                "ValueError.")
+NEGATIVE_K_REFUSED = Rule("negative-k-refused", "k < 0 raises ValueError.")
+EMPTY_SAMPLE_REFUSED = Rule("empty-sample-refused", "Sampling an empty buffer raises "
+                            "ValueError.")
+BATCH_SIZE_REFUSED = Rule("batch-size-refused", "sample(batch_size) with batch_size <= 0 "
+                          "raises ValueError.")
+LONG_EPISODE_REFUSED = Rule("long-episode-refused", "An episode of more than "
+                            "max_episode_steps steps raises ValueError.")
+MISMATCHED_EPISODE_REFUSED = Rule("mismatched-episode-refused", "An episode whose "
+                                  "observations or achieved goals are not one more than its "
+                                  "actions raises ValueError.")
+REFUSED_EPISODE_STORES_NOTHING = Rule("refused-episode-stores-nothing", "A refused episode "
+                                      "leaves the buffer as it was.")
+
+
+def sampling_protocol(probe):
+    """``probe``, with a batch ``sample`` returned in another form reported as data, so
+    that the verdict names the rule it breaks (see :func:`judging_protocol`)."""
+    def probe_reporting_protocol(inputs, **objects):
+        try:
+            return probe(inputs, **objects)
+        except SampleProtocolError as error:
+            return {"sample protocol": str(error)}
+    return probe_reporting_protocol
+
+
+def judging_protocol(verdict):
+    """``verdict``, first failing a probe that found ``sample``'s result malformed."""
+    def verdict_with_protocol(inputs, data):
+        if isinstance(data, dict) and data.get("sample protocol"):
+            return failed(str(data["sample protocol"]), rule=SAMPLE_RETURNS)
+        return verdict(inputs, data)
+    return verdict_with_protocol
+
+
+# --- storing episodes ----------------------------------------------------------------------
+
+STORE_MAX_STEPS = 11  # odd, and one episode is this long: a buffer one column short fails
+WRAP_CAPACITY = 3  # the buffer whose len is read as it wraps
+
+
+def _store_inputs(rng):
+    lengths = rng.integers(1, STORE_MAX_STEPS + 1, size=int(rng.integers(3, 7))).tolist()
+    lengths.insert(int(rng.integers(len(lengths) + 1)), STORE_MAX_STEPS)  # full length
+    # long episodes first, then shorter ones replace them: overwritten steps must not count
+    wrapping = (rng.integers(6, STORE_MAX_STEPS + 1, size=WRAP_CAPACITY).tolist()
+                + rng.integers(1, 6, size=int(rng.integers(2, 6))).tolist())
+    return {"lengths": lengths, "wrapping": wrapping, "seed": int(rng.integers(2**31))}
+
+
+def _stored_or_refused(buffer, episode, length, kept=False):
+    """Store synthetic episode ``episode``; None, or what refusing it raised (an episode
+    the lesson allows, refused, is a failure to name, not a crash). ``kept``: the
+    arrays are placed with the buffer, returned so the caller can overwrite them."""
+    arrays = synthetic_episode(episode, length)
+    if kept:
+        arrays = [kept_with(array, near=buffer) for array in arrays]
+    try:
+        call_student("store_episode", buffer.store_episode, *arrays)
+    except NotWrittenYet:
+        raise
+    except ProbeError as error:
+        return str(error), arrays
+    return None, arrays
+
+
+def _store_probe(inputs, HindsightReplayBuffer):
+    buffer = _new_buffer(HindsightReplayBuffer, 20, STORE_MAX_STEPS, "future", 4,
+                         inputs["seed"])
+    lengths = [call_student("len(buffer)", len, buffer)]
+    for episode, length in enumerate(inputs["lengths"]):
+        refused, arrays = _stored_or_refused(buffer, episode, length, kept=True)
+        if refused:
+            return {"refused": [length, STORE_MAX_STEPS, refused]}
+        for array in arrays:
+            fill_in_place(array, 0)  # the caller reuses its arrays: the buffer must have copied
+        lengths.append(call_student("len(buffer)", len, buffer))
+    rows = []
+    for _ in range(20):
+        rows.extend(_decoded_sample(buffer, 32))
+    # a long episode: lengths past 256 are not small cached ints (`is` is not `==`)
+    long = _new_buffer(HindsightReplayBuffer, 2, LONG_EPISODE, "future", 4, inputs["seed"])
+    refused, _ = _stored_or_refused(long, 0, LONG_EPISODE)
+    if refused:
+        return {"refused": [LONG_EPISODE, LONG_EPISODE, refused]}
+    wrapping = _new_buffer(HindsightReplayBuffer, WRAP_CAPACITY, STORE_MAX_STEPS, "future", 4,
+                           inputs["seed"])
+    after_wrap = []
+    for episode, length in enumerate(inputs["wrapping"]):
+        _store(wrapping, episode, length)
+        after_wrap.append(call_student("len(buffer)", len, wrapping))
+    return {"lengths": lengths, "rows": rows, "long": call_student("len(buffer)", len, long),
+            "one": _decoded_sample(buffer, 1), "after_wrap": after_wrap}
+
+
+LONG_EPISODE = 300
+
+
+def _store_verdict(inputs, data):
+    if data.get("refused"):
+        length, most, error = data["refused"]
+        return failed(f"storing an episode of {length} steps in a buffer with "
+                      f"max_episode_steps={most} failed: {error}. Every episode of 1 to "
+                      "max_episode_steps steps must be accepted.",
+                      rule=EPISODE_LENGTHS_ACCEPTED)
+    want = [0, *np.cumsum(inputs["lengths"]).tolist()]
+    if data["lengths"] != want:
+        return failed(f"after storing episodes of {inputs['lengths']} steps in a buffer with "
+                      f"max_episode_steps={STORE_MAX_STEPS}, len(buffer) "
+                      f"went {data['lengths']}; it counts transitions: {want}.",
+                      rule=LEN_COUNTS_TRANSITIONS)
+    problem = wrong_amount("rows", data["rows"], 640, rule=SAMPLE_RETURNS)
+    if problem:
+        return problem
+    for episode, step, action, _, next_episode, next_step, *_ in data["rows"]:
+        if not (0 <= episode < len(inputs["lengths"]) and 0 <= step < inputs["lengths"][episode]):
+            return failed("a sampled transition is not one that was stored (episode "
+                          f"{episode}, step {step}). Did the buffer keep references to the "
+                          "caller's arrays, which the caller then overwrote? Copy them.",
+                          rule=EPISODE_COPIED)
+        if action != action_of(episode, step):
+            return failed(f"the transition at step {step} of episode {episode} came back with "
+                          f"action {action}, not the {action_of(episode, step)} stored.",
+                          rule=TRANSITION_AS_STORED)
+        if (next_episode, next_step) != (episode, step + 1):
+            return failed(f"the transition at step {step} of episode {episode} "
+                          f"({inputs['lengths'][episode]} steps, max_episode_steps="
+                          f"{STORE_MAX_STEPS}) came back with the next observation of episode "
+                          f"{next_episode}, step {next_step}; expected step {step + 1}.",
+                          rule=TRANSITION_AS_STORED)
+    one = data.get("one") or []
+    if len(one) != 1 or not (0 <= one[0][0] < len(inputs["lengths"])
+                             and 0 <= one[0][1] < inputs["lengths"][one[0][0]]):
+        return failed(f"sample(1) should return one stored transition; it returned {one}.",
+                      rule=SAMPLE_RETURNS)
+    if data.get("long") != LONG_EPISODE:
+        return failed(f"after storing one episode of {LONG_EPISODE} steps in a "
+                      f"HindsightReplayBuffer(env, 2, {LONG_EPISODE}), len(buffer) is "
+                      f"{data.get('long')}; expected {LONG_EPISODE}.",
+                      rule=LEN_COUNTS_TRANSITIONS)
+    wrapping = inputs["wrapping"]
+    want = [sum(wrapping[max(0, n + 1 - WRAP_CAPACITY):n + 1]) for n in range(len(wrapping))]
+    if data.get("after_wrap") != want:
+        return failed(f"storing episodes of {wrapping} steps in a HindsightReplayBuffer(env, "
+                      f"{WRAP_CAPACITY}, {STORE_MAX_STEPS}), len(buffer) went "
+                      f"{data.get('after_wrap')}; expected {want}: once the buffer is full, "
+                      "each new episode replaces the oldest, and len counts the transitions "
+                      "held now, not those of the episodes overwritten.", rule=LEN_AFTER_WRAP)
+    return passed("len counts stored transitions (an episode of max_episode_steps "
+                  "included, one of 300 steps, and after the buffer wraps), and episodes "
+                  "are copied in.")
+
+
+# --- relabelled goals come from the transition's own episode --------------------------------------
+
+def _episodes_inputs(rng):
+    return {"lengths": rng.integers(2, 12, size=int(rng.integers(5, 9))).tolist(),
+            "batches": 30, "seed": int(rng.integers(2**31))}
+
+
+def _episodes_probe(inputs, HindsightReplayBuffer):
+    rows = {}
+    for strategy in STRATEGIES:
+        buffer = _new_buffer(HindsightReplayBuffer, 50, 12, strategy, 4, inputs["seed"])
+        for episode, length in enumerate(inputs["lengths"]):
+            _store(buffer, episode, length)
+        rows[strategy] = [row for _ in range(inputs["batches"])
+                          for row in _decoded_sample(buffer, 32)]
+    return rows
+
+
+def check_rows(rows, lengths, strategy, live=None):
+    """The first problem with decoded rows, as (feedback, the rule it breaks), or None.
+    ``live``: the episodes stored now, when the buffer wrapped (the others were
+    overwritten, some by shorter ones: what they left behind is dead)."""
+    wrapped = live is not None
+    live = set(range(len(lengths))) if live is None else live
+    if wrapped:  # a whole episode that should have been replaced comes first
+        for episode, step, *_ in rows:
+            if episode not in live and 0 <= episode < len(lengths) and 0 <= step < min(
+                    lengths[other] for other in live):
+                return (f"sample returned a transition of episode {episode} (step {step}), "
+                        "which a newer episode should have replaced: when the buffer is "
+                        "full, a new episode replaces the oldest.", REPLACES_OLDEST)
+    for episode, step, action, reward, next_episode, next_step, terminated, goal in rows:
+        if episode not in live or not 0 <= step < lengths[episode]:
+            if wrapped:
+                return (f"sample returned a transition (episode {episode}, step {step}) that "
+                        "is not stored any more: the buffer wrapped around, and a shorter "
+                        "episode replaced it; the steps it left in the row are dead.",
+                        DEAD_STEPS_UNUSED)
+            return (f"sample returned a transition (episode {episode}, step {step}) that is "
+                    "not stored.", TRANSITION_AS_STORED)
+        if (next_episode, next_step) != (episode, step + 1):
+            return (f"the transition at step {step} of episode {episode} came back with the "
+                    f"next observation of episode {next_episode}, step {next_step}: the next "
+                    "observation is the one right after, in the same episode.",
+                    TRANSITION_AS_STORED)
+        if goal >= DESIRED_OFFSET:
+            if goal - DESIRED_OFFSET != episode:
+                return (f"a transition of episode {episode} came with {describe_goal(goal)}: "
+                        "a transition keeps its own episode's desired goal.",
+                        GOALS_FROM_OWN_EPISODE)
+            continue
+        goal_episode, goal_step = divmod(goal, STEPS_PER_CODE)
+        if wrapped and goal_episode not in live and 0 <= goal_episode < len(lengths):
+            return (f"a transition of episode {episode} was relabelled with "
+                    f"{describe_goal(goal)}, an episode the buffer overwrote: the steps it "
+                    "left in the row are dead, never goals.", DEAD_STEPS_UNUSED)
+        if goal_episode != episode:
+            return (f"a transition of episode {episode} was relabelled with "
+                    f"{describe_goal(goal)}: substitute goals must come from the same "
+                    "episode, never across an episode boundary.", GOALS_FROM_OWN_EPISODE)
+        if not 1 <= goal_step <= lengths[episode]:
+            return (f"the transition at step {step} of episode {episode} "
+                    f"({lengths[episode]} steps) was relabelled with the goal of step "
+                    f"{goal_step}, which the episode never reached: goal steps are 1 .. T.",
+                    DEAD_STEPS_UNUSED if wrapped else GOALS_FROM_OWN_EPISODE)
+        if goal_step not in _allowed(strategy, step, lengths[episode]):
+            return (f"with strategy {strategy!r}, the transition at step {step} of episode "
+                    f"{episode} ({lengths[episode]} steps) was relabelled with the goal of "
+                    f"step {goal_step}; see test_goal_steps for the rule.", BUFFER_STRATEGY)
+    return None
+
+
+def _episodes_verdict(inputs, data):
+    for strategy in STRATEGIES:
+        problem = wrong_amount(f"rows for {strategy!r}", data.get(strategy, []),
+                               inputs["batches"] * 32, rule=SAMPLE_RETURNS)
+        if problem:
+            return problem
+        problem = check_rows(data[strategy], inputs["lengths"], strategy)
+        if problem:
+            feedback, rule = problem
+            return failed(feedback, rule=rule)
+    return passed("every substitute goal was achieved in the transition's own episode, at "
+                  "a step its strategy allows.")
+
+
+# --- rewards and termination are recomputed ----------------------------------------------------
+
+def _rewards_inputs(rng):
+    return {"lengths": rng.integers(2, 10, size=6).tolist(), "seed": int(rng.integers(2**31))}
+
+
+def _rewards_probe(inputs, HindsightReplayBuffer):
+    buffer = _new_buffer(HindsightReplayBuffer, 20, 10, "future", 4, inputs["seed"])
+    for episode, length in enumerate(inputs["lengths"]):
+        _store(buffer, episode, length)
+    # a one-step episode that reached its own desired goal: the original goal's reward
+    # must be recomputed too (0 and terminated, not the -1 of a miss)
+    reached = _new_buffer(HindsightReplayBuffer, 2, 4, "future", 4, inputs["seed"])
+    observations, achieved, _, actions = synthetic_episode(REACHED_EPISODE, 1)
+    call_student("store_episode(observations, achieved_goals, desired_goal, actions)",
+                 reached.store_episode, observations, achieved, achieved[1], actions)
+    return {"rows": [row for _ in range(20) for row in _decoded_sample(buffer, 32)],
+            "reached": _decoded_sample(reached, REACHED_ROWS)}
+
+
+REACHED_EPISODE = 7  # any episode number: its desired goal is what its one step achieved
+# Every goal of that one-step episode, original or substitute, is the one it achieved;
+# with k = 4, all of 96 rows relabelled (none judged by the original goal) once in 2e9.
+REACHED_ROWS = 96
+
+
+def _rewards_verdict(inputs, data):
+    problem = wrong_amount("rows", data["rows"], 640, rule=SAMPLE_RETURNS)
+    if problem:
+        return problem
+    problem = wrong_amount(f"rows of sample({REACHED_ROWS})", data.get("reached", []),
+                           REACHED_ROWS, rule=SAMPLE_RETURNS)
+    if problem:
+        return problem
+    achieved_by_row = 0
+    for episode, step, _, reward, _, _, terminated, goal in data["reached"] + data["rows"]:
+        reached = goal == episode * STEPS_PER_CODE + step + 1  # the goal this step achieved
+        achieved_by_row += reached and goal < DESIRED_OFFSET and episode != REACHED_EPISODE
+        want_reward, want_done = (0.0, True) if reached else (-1.0, False)
+        where = (f"the transition at step {step} of episode {episode} was paired with "
+                 f"{describe_goal(goal)}" if episode != REACHED_EPISODE else
+                 "the one transition of an episode that reached its own desired goal, "
+                 "sampled with that goal")
+        if reward != want_reward:
+            return failed(f"{where}, so its reward should be {want_reward:g}, but it came back "
+                          f"as {reward:g}. Recompute every reward, for original goals and "
+                          "substitutes alike, with env.compute_reward on the next achieved "
+                          "goal and the transition's goal.", rule=REWARD_RECOMPUTED)
+        if bool(terminated) != want_done:
+            return failed(f"{where}, so it should come back terminated={want_done}, but it "
+                          f"came back {bool(terminated)}. Recompute every terminated flag "
+                          "with env.compute_terminated on the next achieved goal and the "
+                          "transition's goal.", rule=TERMINATED_RECOMPUTED)
+    if not achieved_by_row:
+        return failed("no relabelled transition ever achieved its own substitute goal; with "
+                      "'future' the goal achieved at t + 1 must be a possible choice.",
+                      rule=FUTURE_GOAL_STEPS)
+    return passed("rewards and termination match each transition's (possibly new) goal, the "
+                  "original goal included.")
+
+
+# --- the share of relabelled transitions ---------------------------------------------------------
+
+def _fraction_inputs(rng):
+    return {"ks": [0, 1, 4, int(rng.integers(2, 9))], "draws": 2000,
+            "seed": int(rng.integers(2**31))}
+
+
+SINGLE_DRAWS = 400  # sample(1) calls: a share fixed per batch rounds to all or nothing
+
+
+def _fraction_probe(inputs, HindsightReplayBuffer):
+    relabelled = []
+    for k in inputs["ks"]:
+        try:
+            buffer = _new_buffer(HindsightReplayBuffer, 10, 8, "episode", k, inputs["seed"])
+        except NotWrittenYet:
+            raise
+        except ProbeError as error:
+            return {"refused": [k, str(error)]}
+        for episode in range(5):
+            _store(buffer, episode, 8)
+        rows = [row for _ in range(inputs["draws"] // 100) for row in _decoded_sample(buffer, 100)]
+        relabelled.append(sum(row[7] < DESIRED_OFFSET for row in rows))
+    # one transition at a time: each is relabelled on its own coin, not a quota per batch
+    single = _new_buffer(HindsightReplayBuffer, 10, 8, "episode", SINGLE_K, inputs["seed"])
+    for episode in range(5):
+        _store(single, episode, 8)
+    singles = sum(_decoded(batch, 1)[0][7] < DESIRED_OFFSET for batch in call_student_repeatedly(
+        "sample(1)", single.sample, SINGLE_DRAWS, 1))
+    # the signature's defaults: strategy="future", k=4
+    buffer = call_student("HindsightReplayBuffer(env, 10, 8) (strategy and k by default)",
+                          HindsightReplayBuffer, goal_env(), 10, 8, seed=inputs["seed"])
+    for episode in range(5):
+        _store(buffer, episode, 8)
+    defaults = [row for _ in range(inputs["draws"] // 100) for row in _decoded_sample(buffer, 100)]
+    return {"relabelled": relabelled, "singles": int(singles), "defaults": defaults}
+
+
+SINGLE_K = 1  # a share of 1/2: rounding per batch of one gives 0 or 1, never half
+
+
+def _binomial_misfit(count, draws, share):
+    """Whether ``count`` relabelled of ``draws`` is implausible at share ``share`` (two-sided
+    binomial test at the false-failure rate)."""
+    from scipy import stats  # here: scipy takes a second to import
+
+    low, high = stats.binom.cdf(count, draws, share), stats.binom.sf(count - 1, draws, share)
+    return not isinstance(count, int) or min(low, high) < FALSE_FAILURE_RATE / 2
+
+
+def _fraction_verdict(inputs, data):
+    if data.get("refused"):
+        k, error = data["refused"]
+        return failed(f"HindsightReplayBuffer(..., k={k}) failed: {error}. "
+                      + ("k = 0 is plain replay (no goal relabelled), not an error; only "
+                         "k < 0 is." if k == 0 else ""),
+                      rule=K_ZERO_PLAIN_REPLAY if k == 0 else RELABEL_SHARE)
+    problem = wrong_amount("counts", data["relabelled"], len(inputs["ks"]), rule=RELABEL_SHARE)
+    if problem:
+        return problem
+    draws = inputs["draws"]
+    # k > 0 first: a buffer that ignores k fails by the share, and one that takes k = 0
+    # for "not given" by k = 0's own rule
+    by_k = sorted(zip(inputs["ks"], data["relabelled"]), key=lambda pair: pair[0] == 0)
+    for k, count in by_k:
+        if k == 0 and count != 0:
+            return failed(f"with k=0, no sampled transition should get a substitute goal (plain "
+                          f"replay), but {count} of {draws} did.", rule=K_ZERO_PLAIN_REPLAY)
+        share = k / (k + 1)
+        if _binomial_misfit(count, draws, share):
+            return failed(f"with k={k}, a share k/(k+1) = {share:.3f} of sampled transitions "
+                          f"should get a substitute goal, but {count} of {draws} "
+                          f"({count / draws:.3f}) did.", rule=RELABEL_SHARE)
+    share = SINGLE_K / (SINGLE_K + 1)
+    if _binomial_misfit(data.get("singles"), SINGLE_DRAWS, share):
+        return failed(f"with k={SINGLE_K}, {SINGLE_DRAWS} calls of sample(1) relabelled "
+                      f"{data.get('singles')} transitions; each should be relabelled with "
+                      f"probability {share:g}, independently (about {share * SINGLE_DRAWS:.0f}), "
+                      "not by a number per batch.", rule=RELABEL_SHARE)
+    rows = data.get("defaults", [])
+    problem = wrong_amount("rows sampled with the default strategy and k", rows, draws,
+                           rule=BUFFER_DEFAULTS)
+    if problem:
+        return problem
+    # which strategy, judged only by what tells the three apart (test_goal_steps and
+    # test_goals_from_own_episode judge the rules themselves): 'episode' picks goals
+    # before the transition's step, 'final' only the last step, 'future' neither
+    count = sum(row[7] < DESIRED_OFFSET for row in rows)
+    own = [(row[1], row[7] % STEPS_PER_CODE) for row in rows
+           if row[7] < DESIRED_OFFSET and row[7] // STEPS_PER_CODE == row[0]]
+    earlier = sum(goal_step < step for step, goal_step in own)
+    before_the_end = sum(goal_step < 8 for _, goal_step in own)
+    if _binomial_misfit(count, draws, 0.8) or earlier or not before_the_end:
+        return failed("HindsightReplayBuffer(env, 10, 8) should default to strategy='future' "
+                      f"and k=4: 4/5 of sampled transitions relabelled, with goals from later "
+                      f"steps, not only the last; {count} of {draws} were relabelled, "
+                      f"{earlier} with a goal from before the transition's step and "
+                      f"{before_the_end} with one from before the episode's last step.",
+                      rule=BUFFER_DEFAULTS)
+    return passed(f"the share of relabelled transitions is k/(k+1) for k = "
+                  f"{', '.join(map(str, inputs['ks']))}, each transition on its own coin, "
+                  f"and 4/5 with the defaults, strategy='future' and k=4 (binomial tests, "
+                  f"rejection rate {FALSE_FAILURE_RATE:g} each).")
+
+
+# --- transitions are drawn uniformly ------------------------------------------------------------
+
+def _uniform_inputs(rng):
+    return {"lengths": rng.integers(1, 9, size=6).tolist(), "seed": int(rng.integers(2**31))}
+
+
+def _uniform_probe(inputs, HindsightReplayBuffer):
+    buffer = _new_buffer(HindsightReplayBuffer, 10, 8, "final", 4, inputs["seed"])
+    for episode, length in enumerate(inputs["lengths"]):
+        _store(buffer, episode, length)
+    total = sum(inputs["lengths"])
+    rows = [row for _ in range(total * 2) for row in _decoded_sample(buffer, 100)]
+    # two buffers of one seed, the global generators seeded apart before each samples:
+    # equal batches unless something other than the buffer's own generator draws
+    twins = []
+    for offset in (0, 1):
+        twin = _new_buffer(HindsightReplayBuffer, 10, 8, "future", 4, inputs["seed"] + 1)
+        for episode, length in enumerate(inputs["lengths"]):
+            _store(twin, episode, length)
+        reseed_global_generators(inputs["seed"] + offset, near=twin)
+        twins.append([row for _ in range(2) for row in _decoded_sample(twin, 32)])
+    return {"drawn": [[row[0], row[1]] for row in rows], "twins": twins}
+
+
+def _uniform_verdict(inputs, data):
+    lengths = inputs["lengths"]
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    total = int(offsets[-1])
+    problem = wrong_amount("draws", data["drawn"], total * 200, rule=SAMPLE_RETURNS)
+    if problem:
+        return problem
+    counts = np.zeros(total)
+    for episode, step in data["drawn"]:
+        if not (0 <= episode < len(lengths) and 0 <= step < lengths[episode]):
+            return failed(f"sample returned a transition that was not stored (episode "
+                          f"{episode}, step {step}).", rule=TRANSITION_AS_STORED)
+        counts[offsets[episode] + step] += 1
+    twins = data.get("twins") or []
+    problem = wrong_amount("batches of two buffers of one seed", twins, 2,
+                           rule=BUFFER_OWN_GENERATOR)
+    if problem:
+        return problem
+    if twins[0] != twins[1]:
+        return failed(f"two HindsightReplayBuffer(..., seed={inputs['seed'] + 1}) holding the "
+                      "same episodes sampled different batches (numpy's global generator "
+                      "seeded differently each time): draw everything, transitions, coins and "
+                      "goal steps, with the buffer's own np.random.default_rng(seed), made "
+                      "once in __init__.", rule=BUFFER_OWN_GENERATOR)
+    if fits(counts, np.full(total, 1 / total)):
+        return passed("every stored transition is equally likely, whatever the length of "
+                      f"its episode (chi-square, rejection rate {FALSE_FAILURE_RATE:g}), and "
+                      "equal seeds give equal batches.")
+    per_episode = counts.reshape(-1)
+    short = int(np.argmin(lengths))
+    share = per_episode[offsets[short]:offsets[short + 1]].sum() / counts.sum()
+    return failed(f"with episodes of {lengths} steps, transitions should be drawn uniformly "
+                  f"({total} equally likely), but the {lengths[short]}-step episode got "
+                  f"{share:.1%} of the draws against {lengths[short] / total:.1%} expected. "
+                  "Drawing an episode first and then a step favours short episodes: draw a "
+                  "transition among all stored ones.", rule=UNIFORM_TRANSITIONS)
+
+
+# --- wrap-around: a short episode replaces a long one -----------------------------------------------
+
+def _wrap_inputs(rng):
+    capacity = int(rng.integers(2, 5))
+    return {"capacity": capacity, "long": int(rng.integers(8, 12)),
+            "short": int(rng.integers(1, 4)), "episodes": capacity + int(rng.integers(1, 4)),
+            "seed": int(rng.integers(2**31))}
+
+
+def _wrap_probe(inputs, HindsightReplayBuffer):
+    rows = {}
+    for strategy in STRATEGIES:
+        buffer = _new_buffer(HindsightReplayBuffer, inputs["capacity"], 12, strategy, 4,
+                             inputs["seed"])
+        for episode in range(inputs["capacity"]):
+            _store(buffer, episode, inputs["long"])
+        for episode in range(inputs["capacity"], inputs["episodes"]):
+            _store(buffer, episode, inputs["short"])
+        rows[strategy] = [row for _ in range(20) for row in _decoded_sample(buffer, 32)]
+        # the smallest buffer: one episode of one step, replaced by the next one
+        tiny = _new_buffer(HindsightReplayBuffer, 1, 1, strategy, 4, inputs["seed"])
+        _store(tiny, 0, 1)
+        _store(tiny, 1, 1)
+        rows[f"tiny {strategy}"] = _decoded_sample(tiny, 16)
+    return rows
+
+
+def _wrap_verdict(inputs, data):
+    capacity, episodes = inputs["capacity"], inputs["episodes"]
+    lengths = [inputs["long"]] * capacity + [inputs["short"]] * (episodes - capacity)
+    live = set(range(episodes - capacity, episodes))
+    for strategy in STRATEGIES:
+        problem = wrong_amount(f"rows for {strategy!r}", data.get(strategy, []), 640,
+                               rule=SAMPLE_RETURNS)
+        if problem:
+            return problem
+        problem = check_rows(data[strategy], lengths, strategy, live)
+        if problem:
+            feedback, rule = problem
+            return failed(f"after {episodes} episodes in a buffer of {capacity} (long ones "
+                          f"replaced by {inputs['short']}-step ones): {feedback}", rule=rule)
+        tiny = data.get(f"tiny {strategy}", [])
+        problem = wrong_amount(f"rows of sample(16) from the one-episode buffer ({strategy!r})",
+                               tiny, 16, rule=SAMPLE_RETURNS)
+        if problem:
+            return problem
+        problem = check_rows(tiny, [1, 1], strategy, {1})
+        if problem:
+            feedback, rule = problem
+            return failed("HindsightReplayBuffer(env, max_episodes=1, max_episode_steps=1, "
+                          f"strategy={strategy!r}) after two 1-step episodes, 0 then 1: "
+                          f"{feedback}", rule=rule)
+    return passed("after the buffer wraps, only the live episodes are sampled, and no goal "
+                  "comes from the steps an overwritten longer episode left behind; a buffer "
+                  "of one 1-step episode keeps the newest.")
+
+
+# --- errors -----------------------------------------------------------------------------------------
+
+def _errors_inputs(rng):
+    return {"bad_k": -int(rng.integers(2, 6)), "seed": int(rng.integers(2**31))}
+
+
+def _error_cases(inputs):
+    """(call, the rule its ValueError keeps) of each bad input, in the probe's order."""
+    return [
+        ("HindsightReplayBuffer(..., strategy='futur')", UNKNOWN_STRATEGY_REFUSED),
+        (f"HindsightReplayBuffer(..., k={inputs['bad_k']})", NEGATIVE_K_REFUSED),
+        ("HindsightReplayBuffer(..., k=-1)", NEGATIVE_K_REFUSED),
+        ("sample(4) on an empty buffer", EMPTY_SAMPLE_REFUSED),
+        ("sample(0)", BATCH_SIZE_REFUSED),
+        ("store_episode of 7 steps when max_episode_steps is 6", LONG_EPISODE_REFUSED),
+        ("store_episode with 3 actions but 3 observations (not 4)", MISMATCHED_EPISODE_REFUSED),
+        ("store_episode with 3 actions and 4 observations but 3 achieved goals",
+         MISMATCHED_EPISODE_REFUSED),
+        ("store_episode with 3 actions but 5 observations and achieved goals",
+         MISMATCHED_EPISODE_REFUSED),
+        ("store_episode with 3 actions and 4 achieved goals but 5 observations",
+         MISMATCHED_EPISODE_REFUSED),
+    ]
+
+
+def _errors_probe(inputs, HindsightReplayBuffer):
+    env = goal_env()
+    empty = _new_buffer(HindsightReplayBuffer, 5, 6, "future", 4, inputs["seed"])
+    filled = _new_buffer(HindsightReplayBuffer, 5, 6, "future", 4, inputs["seed"])
+    _store(filled, 0, 3)
+    observations, achieved, desired, actions = synthetic_episode(1, 3)
+    cases = [
+        lambda: HindsightReplayBuffer(env, 5, 6, strategy="futur", k=4),
+        lambda: HindsightReplayBuffer(env, 5, 6, strategy="future", k=inputs["bad_k"]),
+        lambda: HindsightReplayBuffer(env, 5, 6, strategy="future", k=-1),
+        lambda: empty.sample(4),
+        lambda: filled.sample(0),
+        lambda: filled.store_episode(*synthetic_episode(2, 7)),
+        lambda: filled.store_episode(observations[:3], achieved[:3], desired, actions),
+        lambda: filled.store_episode(observations, achieved[:3], desired, actions),
+        lambda: filled.store_episode(*synthetic_episode(1, 4)[:3], actions),
+        lambda: filled.store_episode(synthetic_episode(1, 4)[0], achieved, desired, actions),
+    ]
+    outcomes = [[call, outcome_of(case)]
+                for (call, _), case in zip(_error_cases(inputs), cases)]
+    # a refused episode must leave the buffer as it was: here the row it would replace
+    # holds the only stored episode
+    single = _new_buffer(HindsightReplayBuffer, 1, 6, "future", 4, inputs["seed"])
+    _store(single, 0, 3)
+    refused = [outcome_of(single.store_episode, observations, goals, desired, actions)
+               for goals in (achieved[:3], synthetic_episode(1, 4)[1])]
+    return {"outcomes": outcomes, "refused": refused, "after": _decoded_sample(single, 32)}
+
+
+def _errors_verdict(inputs, data):
+    cases = _error_cases(inputs)
+    problem = wrong_amount("outcomes", data["outcomes"], len(cases),
+                           rule=UNKNOWN_STRATEGY_REFUSED)
+    if problem:
+        return problem
+    for (call, rule), (_, outcome) in zip(cases, data["outcomes"]):
+        problem = value_error_problem(call, outcome, rule=rule)
+        if problem:
+            return problem
+    call = ("store_episode with 3 actions and 4 observations but 3 (and then 5) achieved "
+            "goals, into a HindsightReplayBuffer(env, 1, 6) holding one 3-step episode")
+    for outcome in (data.get("refused") or [None, None])[:2]:
+        problem = value_error_problem(call, outcome, rule=MISMATCHED_EPISODE_REFUSED)
+        if problem:
+            return problem
+    problem = wrong_amount("rows of sample(32) after the refused episode", data.get("after", []),
+                           32, rule=SAMPLE_RETURNS)
+    if problem:
+        return problem
+    # only whether the stored episode is intact (the goal rules are other checks' business)
+    for episode, step, _, _, next_episode, next_step, _, goal in data["after"]:
+        goal_episode = goal - DESIRED_OFFSET if goal >= DESIRED_OFFSET else goal // STEPS_PER_CODE
+        if (episode, next_episode, goal_episode) != (0, 0, 0) or not 0 <= step < 3 \
+                or next_step != step + 1:
+            return failed(f"after {call} raised ValueError, the buffer should still hold "
+                          f"that episode unchanged, but sample returned a row with the "
+                          f"observation of episode {episode}, step {step}, the next one of "
+                          f"episode {next_episode}, step {next_step}, and "
+                          f"{describe_goal(goal)}. Check the whole episode before writing "
+                          "any of it.", rule=REFUSED_EPISODE_STORES_NOTHING)
+    return passed("unknown strategies, k < 0, empty buffers, bad batch sizes and malformed "
+                  "episodes raise ValueError, and a refused episode leaves the buffer as it "
+                  "was.")

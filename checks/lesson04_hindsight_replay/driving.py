@@ -1,0 +1,115 @@
+"""What every module of lesson 04's checks uses: the lesson's name and strategies, the
+synthetic episodes a probe stores in the student's HindsightReplayBuffer, and how it reads
+a sampled batch back as the episodes and steps its rows came from."""
+
+import numpy as np
+
+from checks.framework import ProbeError, call_student
+from checks.lending import mirrored
+
+
+LESSON = "04_hindsight_replay"
+STRATEGIES = ("future", "final", "episode")
+
+# Synthetic episodes whose every vector says where it came from: the achieved goal at
+# step t of episode e encodes e * STEPS_PER_CODE + t, the observation the same number
+# plus OBSERVATION_OFFSET (so goals taken from observations show), and the desired goal
+# DESIRED_OFFSET + e, which no step ever achieves.
+CODE_BITS = 16
+STEPS_PER_CODE = 64
+OBSERVATION_OFFSET = 1 << 15
+DESIRED_OFFSET = 30000
+
+
+def _bits(numbers):
+    from course.bit_flipping import int_to_bits
+
+    return int_to_bits(numbers, CODE_BITS)
+
+
+def _numbers_of(bits):
+    from course.bit_flipping import bits_to_int
+
+    return bits_to_int(bits)
+
+
+def action_of(episode, step, n_actions=5):
+    return (3 * episode + step) % n_actions
+
+
+def synthetic_episode(episode, length):
+    """(observations, achieved_goals, desired_goal, actions) of synthetic episode
+    ``episode`` with ``length`` steps."""
+    steps = np.arange(length + 1)
+    achieved = _bits(episode * STEPS_PER_CODE + steps)
+    observations = _bits(OBSERVATION_OFFSET + episode * STEPS_PER_CODE + steps)
+    actions = np.array([action_of(episode, t) for t in range(length)], dtype=np.int64)
+    return observations, achieved, _bits(DESIRED_OFFSET + episode), actions
+
+
+def goal_env():
+    """A goal environment whose rewards the buffer recomputes: the bit-flipping rules
+    (reward 0 and terminated where the goals are equal, else -1) on 16-bit codes. The
+    student's buffer gets a copy of it (nothing it does to the copy reaches the grader)."""
+    from course.bit_flipping import BitFlippingEnv
+
+    return mirrored(BitFlippingEnv, CODE_BITS)
+
+
+def _new_buffer(HindsightReplayBuffer, max_episodes, max_steps, strategy, k, seed):
+    return call_student(f"HindsightReplayBuffer(env, {max_episodes}, {max_steps}, "
+                        f"strategy={strategy!r}, k={k})", HindsightReplayBuffer, goal_env(),
+                        max_episodes, max_steps, strategy=strategy, k=k, seed=seed)
+
+
+def _store(buffer, episode, length):
+    call_student("store_episode(observations, achieved_goals, desired_goal, actions)",
+                 buffer.store_episode, *synthetic_episode(episode, length))
+
+
+def _decoded_sample(buffer, batch_size):
+    """One batch, each row decoded to (episode, step, action, reward, next episode, next
+    step, terminated, goal code)."""
+    return _decoded(call_student(f"sample({batch_size})", buffer.sample, batch_size),
+                    batch_size)
+
+
+class SampleProtocolError(ProbeError):
+    """sample returned something other than six arrays of one row per transition."""
+
+
+def _decoded(batch, batch_size):
+    """The rows of one batch ``sample(batch_size)`` returned, decoded (see _decoded_sample)."""
+    try:
+        fields = [np.asarray(field) for field in batch]
+    except TypeError:
+        raise SampleProtocolError(f"sample({batch_size}) returned {type(batch).__name__}, "
+                                  "not six arrays (obs, actions, rewards, next_obs, "
+                                  "terminated, goals).") from None
+    if len(fields) != 6:
+        raise SampleProtocolError(f"sample({batch_size}) returned {len(fields)} items; "
+                                  "expected six arrays (obs, actions, rewards, next_obs, "
+                                  "terminated, goals).")
+    obs, actions, rewards, next_obs, terminated, goals = fields
+    try:
+        here = _numbers_of(obs.reshape(batch_size, CODE_BITS)) - OBSERVATION_OFFSET
+        there = _numbers_of(next_obs.reshape(batch_size, CODE_BITS)) - OBSERVATION_OFFSET
+        goal_codes = _numbers_of(goals.reshape(batch_size, CODE_BITS))
+        columns = [here // STEPS_PER_CODE, here % STEPS_PER_CODE,
+                   actions.reshape(batch_size).astype(np.int64),
+                   rewards.reshape(batch_size).astype(np.float64),
+                   there // STEPS_PER_CODE, there % STEPS_PER_CODE,
+                   terminated.reshape(batch_size).astype(bool), goal_codes]
+    except (ValueError, TypeError) as error:
+        raise SampleProtocolError(f"sample({batch_size}) returned arrays of the wrong "
+                                  f"shape: {error}; expected (obs, actions, rewards, "
+                                  "next_obs, terminated, goals), one row per "
+                                  "transition.") from None
+    return [list(row) for row in zip(*(column.tolist() for column in columns))]
+
+
+def describe_goal(code):
+    if code >= DESIRED_OFFSET:
+        return f"the desired goal of episode {code - DESIRED_OFFSET}"
+    return f"the goal achieved at step {code % STEPS_PER_CODE} of episode " \
+           f"{code // STEPS_PER_CODE}"

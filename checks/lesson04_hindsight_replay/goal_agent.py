@@ -1,0 +1,149 @@
+"""Lesson 04's check of GoalConditionedAgent: its legal actions, initial values, update
+and seeded exploration."""
+
+import math
+
+import numpy as np
+
+from checks.expected import expected as reference
+from checks.framework import (call_student, call_student_repeatedly, failed, passed,
+                              reseed_global_generators, wrong_amount)
+from checks.lesson04_hindsight_replay.driving import LESSON
+from checks.requirements import Rule
+
+
+# --- the rules the checks test, grouped by check (the lesson's text tags each one) -------------
+
+# test_goal_agent
+AGENT_LEGAL_ACTIONS = Rule("agent-legal-actions", "The legal actions of every (state, goal) "
+                           "pair are the n_bits flips 0 .. n_bits - 1.")
+AGENT_INITIAL_VALUE = Rule("agent-initial-value", "A Q-value never set is initial_value.")
+INITIAL_VALUE_ZERO = Rule("initial-value-zero", "initial_value=0.0 is a value like any "
+                          "other: unseen Q-values then start at 0.0, not at the default.")
+AGENT_DEFAULT_INITIAL_VALUE = Rule("agent-default-initial-value", "Without initial_value, "
+                                   "unseen Q-values start at -10.0.")
+AGENT_UPDATE = Rule("agent-update", "update follows lesson 01's rule and changes only the "
+                    "Q-value of the pair and action it updates.")
+AGENT_SEEDED = Rule("agent-seeded", "The agent's random choices come from lesson 01's agent's "
+                    "own generator, seeded with seed: equal seeds give equal actions.")
+
+
+# --- the goal-conditioned agent --------------------------------------------------------------
+
+def _agent_inputs(rng):
+    n_bits = int(rng.integers(3, 7))
+    pairs = [[int(rng.integers(2 ** n_bits)), int(rng.integers(2 ** n_bits))] for _ in range(6)]
+    return {"n_bits": n_bits, "initial_value": -float(rng.integers(2, 20)),
+            "alpha": round(float(rng.uniform(0.2, 0.8)), 2), "discount": 0.9,
+            "pairs": pairs, "updates": [[p, int(rng.integers(n_bits)), -1.0, q, False]
+                                        for p, q in zip(pairs, pairs[1:])],
+            "seed": int(rng.integers(2**31))}
+
+
+def _agent_probe(inputs, GoalConditionedAgent):
+    n_bits = inputs["n_bits"]
+    agent = call_student("GoalConditionedAgent(...)", GoalConditionedAgent, n_bits,
+                         alpha=inputs["alpha"], epsilon=0.0, discount=inputs["discount"],
+                         initial_value=inputs["initial_value"], seed=inputs["seed"])
+    pairs = [tuple(pair) for pair in inputs["pairs"]]
+    initial = [[float(call_student("get_qvalue", agent.get_qvalue, pair, action))
+                for action in range(n_bits)] for pair in pairs]
+    legal = sorted(int(a) for a in call_student("get_legal_actions", agent.get_legal_actions,
+                                                pairs[0]))
+    after = []
+    for pair, action, reward, next_pair, done in inputs["updates"]:
+        call_student("update", agent.update, tuple(pair), action, reward, tuple(next_pair), done)
+        after.append(float(call_student("get_qvalue", agent.get_qvalue, tuple(pair), action)))
+    # every Q-value of each updated pair: an update changes its own action's only
+    rows = [[float(call_student("get_qvalue", agent.get_qvalue, tuple(pair), action))
+             for action in range(n_bits)] for pair, *_ in inputs["updates"]]
+    default = call_student("GoalConditionedAgent(n_bits, alpha, epsilon, discount)",
+                           GoalConditionedAgent, n_bits, alpha=inputs["alpha"], epsilon=0.0,
+                           discount=inputs["discount"], seed=inputs["seed"])
+    by_default = float(call_student("get_qvalue", default.get_qvalue, pairs[0], 0))
+    zero = call_student("GoalConditionedAgent(..., initial_value=0.0)", GoalConditionedAgent,
+                        n_bits, alpha=inputs["alpha"], epsilon=0.0,
+                        discount=inputs["discount"], initial_value=0.0, seed=inputs["seed"])
+    from_zero = float(call_student("get_qvalue", zero.get_qvalue, pairs[0], 0))
+    # two agents of one seed, exploring, with the global generators seeded apart: equal
+    # actions unless the draws come from somewhere other than the agent's own generator
+    explored = []
+    for offset in (0, 1):
+        explorer = call_student(f"GoalConditionedAgent(..., epsilon=1.0, seed={inputs['seed']})",
+                                GoalConditionedAgent, n_bits, alpha=inputs["alpha"],
+                                epsilon=1.0, discount=inputs["discount"],
+                                initial_value=inputs["initial_value"], seed=inputs["seed"])
+        reseed_global_generators(inputs["seed"] + offset, near=explorer)
+        explored.append([int(action) for action in call_student_repeatedly(
+            f"get_action({pairs[0]})", explorer.get_action, EXPLORING_DRAWS, pairs[0])])
+    return {"initial": initial, "legal": legal, "after": after, "rows": rows,
+            "by_default": by_default, "from_zero": from_zero, "explored": explored}
+
+
+EXPLORING_DRAWS = 40  # two honest agents agree on all; two independent ones on 3**-40 of runs
+
+
+def _agent_verdict(inputs, data):
+    n_bits, start = inputs["n_bits"], inputs["initial_value"]
+    problem = wrong_amount("rows of Q-values", data["initial"], len(inputs["pairs"]),
+                           rule=AGENT_INITIAL_VALUE)
+    if problem:
+        return problem
+    if data["legal"] != list(range(n_bits)):
+        return failed(f"with {n_bits} bits the legal actions of every (state, goal) pair "
+                      f"are the flips 0..{n_bits - 1}; get_legal_actions gave {data['legal']}.",
+                      rule=AGENT_LEGAL_ACTIONS)
+    for pair, row in zip(inputs["pairs"], data["initial"]):
+        if row != [start] * n_bits:
+            return failed(f"a new GoalConditionedAgent(initial_value={start}) should give "
+                          f"every Q-value of pair {tuple(pair)} as {start}; it gave {row}.",
+                          rule=AGENT_INITIAL_VALUE)
+    if data.get("from_zero") != 0.0:
+        return failed("GoalConditionedAgent(..., initial_value=0.0) should start every "
+                      f"Q-value at 0.0; get_qvalue({tuple(inputs['pairs'][0])}, 0) gave "
+                      f"{data.get('from_zero')!r}. 0.0 is a value, not a missing one: keep "
+                      "initial_value as given (`initial_value or -10.0` makes 0.0 -10.0).",
+                      rule=INITIAL_VALUE_ZERO)
+    if data["by_default"] != -10.0:
+        return failed("GoalConditionedAgent(n_bits, alpha, epsilon, discount) without "
+                      "initial_value should start every Q-value at the default -10.0; "
+                      f"get_qvalue({tuple(inputs['pairs'][0])}, 0) gave {data['by_default']!r}.",
+                      rule=AGENT_DEFAULT_INITIAL_VALUE)
+    problem = wrong_amount("updates", data["after"], len(inputs["updates"]), rule=AGENT_UPDATE)
+    if problem:
+        return problem
+    history = reference(LESSON, "goal_qvalues_after_updates", inputs)
+    for (pair, action, reward, next_pair, done), got, want in zip(
+            inputs["updates"], data["after"], history):
+        if not math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-9):
+            return failed(f"after update({tuple(pair)}, {action}, {reward}, "
+                          f"{tuple(next_pair)}, False) Q = {got!r}; expected {want:.6g}. The "
+                          "update is lesson 01's, with unseen Q-values at initial_value.",
+                          rule=AGENT_UPDATE)
+    final = {}  # (pair, action) -> its value after all the updates
+    for (pair, action, *_), value in zip(inputs["updates"], history):
+        final[(tuple(pair), action)] = value
+    problem = wrong_amount("rows of updated pairs", data.get("rows", []),
+                           len(inputs["updates"]), rule=AGENT_UPDATE)
+    if problem:
+        return problem
+    for (pair, *_), row in zip(inputs["updates"], data["rows"]):
+        want = [final.get((tuple(pair), action), start) for action in range(n_bits)]
+        if not np.allclose(row, want, rtol=1e-9, atol=1e-9):
+            return failed(f"after the updates, the Q-values of pair {tuple(pair)} are {row}; "
+                          f"expected {[round(v, 6) for v in want]}: setting one action's "
+                          "Q-value leaves the pair's other actions as they were.",
+                          rule=AGENT_UPDATE)
+    explored = data.get("explored") or []
+    problem = wrong_amount("runs of exploring actions", explored, 2, rule=AGENT_SEEDED)
+    if problem:
+        return problem
+    if explored[0] != explored[1]:
+        return failed(f"two GoalConditionedAgent(..., epsilon=1.0, seed={inputs['seed']}) "
+                      f"explored differently: {explored[0][:8]}... and {explored[1][:8]}... "
+                      "Pass seed on to lesson 01's agent, whose own generator makes every "
+                      "random choice (not numpy's global one, nor a new unseeded one).",
+                      rule=AGENT_SEEDED)
+    return passed(f"unseen pairs start at {start} (0.0 and the default -10.0 too), actions "
+                  f"are the {n_bits} flips, updates follow lesson 01's rule, and equal seeds "
+                  "explore alike.")

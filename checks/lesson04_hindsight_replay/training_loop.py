@@ -1,0 +1,177 @@
+"""Lesson 04's check of play_and_learn_with_her, the episode loop with hindsight replay."""
+
+import numpy as np
+
+from checks.framework import call_student, failed, passed
+from checks.lending import AtMost, Served, mirrored
+from checks.records import Record
+from checks.requirements import Rule
+
+
+# --- the rules the checks test, grouped by check (the lesson's text tags each one) -------------
+
+# test_her_loop
+LOOP_PLAYS_TO_END = Rule("loop-plays-to-end", "The loop plays until terminated or truncated.")
+LOOP_STORES_EPISODE = Rule("loop-stores-episode", "The loop stores the episode once, at its "
+                           "end, whole: T actions and T + 1 observations and achieved goals.")
+LOOP_ONE_BATCH = Rule("loop-one-batch", "After storing, the loop samples one batch of "
+                      "batch_size.")
+LOOP_BATCH_GOALS = Rule("loop-batch-goals", "The loop updates the agent on each sampled "
+                        "transition, in order, with the batch's own goal, as bits_to_int "
+                        "numbers.")
+LOOP_RETURNS_SUCCESS = Rule("loop-returns-success", "The loop returns True if the episode "
+                            "reached its goal, else False.")
+
+
+# --- the episode loop ---------------------------------------------------------------------------
+
+class ScriptedGoalAgent:
+    """Flips a bit that differs from the goal (``solves``), or one that already agrees
+    with it, which never reaches the goal; records every update. Served to the loop."""
+
+    # a pair is two ints; arrays in it would be broadcast together: 64 numbers at most
+    __lending__ = Served(remote=("get_action",), deferred=("update",),
+                         readable=("epsilon", "n_bits"), settable=("epsilon",),
+                         limits={"get_action": {"pair": AtMost(
+                             64, "takes a (state, goal) pair of at most {limit} numbers")}})
+
+    def __init__(self, n_bits, solves):
+        self.n_bits, self.solves, self.epsilon = n_bits, solves, 0.0
+        self.updates = Record("update")
+
+    def get_action(self, pair):
+        state, goal = pair
+        differing = state ^ goal
+        bits = differing if self.solves else ~differing & ((1 << self.n_bits) - 1)
+        if not bits:  # every bit differs: flipping the first one cannot reach the goal
+            return 0
+        return self.n_bits - bits.bit_length()  # the most significant such bit
+
+    def update(self, pair, action, reward, next_pair, terminated):
+        self.updates.append([[int(pair[0]), int(pair[1])], int(action), float(reward),
+                             [int(next_pair[0]), int(next_pair[1])], bool(terminated)])
+
+
+# The loop check's episodes have at most 6 steps of 6 bits, 42 numbers an array, and it
+# samples batches of at most 11 rows; these limits are more than 20 times that. A
+# sample's cost grows with its rows times the stored episode's width: 0.1 s at most.
+EPISODE_ARRAY = AtMost(1_024, "takes at most {limit:,} numbers in each array of an episode")
+HINDSIGHT_BATCH = AtMost(256, "serves at most {limit:,} transitions per call", shape=True)
+
+
+class RecordingHindsightBuffer:
+    """Records stored episodes and sample calls; hands out the last episode's transitions
+    with the final goal substituted in every other row. Served to the loop."""
+
+    __lending__ = Served(remote=("sample", "__len__"), deferred=("store_episode",),
+                         limits={"sample": {"batch_size": HINDSIGHT_BATCH},
+                                 "store_episode": dict.fromkeys(
+                                     ("observations", "achieved_goals", "desired_goal",
+                                      "actions"), EPISODE_ARRAY)})
+
+    def __len__(self):
+        return sum(len(episode["actions"]) for episode in self.episodes)
+
+    def __init__(self, env):
+        self.env, self.episodes, self.samples = env, Record("store_episode"), Record("sample")
+
+    def store_episode(self, observations, achieved_goals, desired_goal, actions):
+        self.episodes.append({"observations": np.asarray(observations).tolist(),
+                              "achieved_goals": np.asarray(achieved_goals).tolist(),
+                              "desired_goal": np.asarray(desired_goal).tolist(),
+                              "actions": np.asarray(actions).tolist()})
+
+    def sample(self, batch_size):
+        if not self.episodes:
+            raise ValueError("sample() before any episode was stored")
+        episode = self.episodes[-1]
+        # the transitions the episode holds whole: a loop that stored one observation too
+        # few is told so by the verdict, not by an IndexError here
+        length = min(len(episode["actions"]), len(episode["observations"]) - 1,
+                     len(episode["achieved_goals"]) - 1)
+        if length < 1:
+            raise ValueError("sample() after storing an episode with no whole transition "
+                             "(T actions need T + 1 observations and achieved goals)")
+        steps = [j % length for j in range(batch_size)]
+        goals = [episode["achieved_goals"][length] if j % 2 else episode["desired_goal"]
+                 for j in range(batch_size)]
+        next_achieved = np.array([episode["achieved_goals"][t + 1] for t in steps])
+        rows = {"obs": np.array([episode["observations"][t] for t in steps]),
+                "actions": np.array([episode["actions"][t] for t in steps]),
+                "rewards": self.env.compute_reward(next_achieved, np.array(goals), {}),
+                "next_obs": np.array([episode["observations"][t + 1] for t in steps]),
+                "terminated": self.env.compute_terminated(next_achieved, np.array(goals), {}),
+                "goals": np.array(goals)}
+        self.samples.append({"batch_size": batch_size,
+                             **{name: np.asarray(value).tolist() for name, value in rows.items()}})
+        return tuple(rows.values())
+
+
+def _loop_inputs(rng):
+    return {"n_bits": int(rng.integers(3, 7)), "batch_size": int(rng.integers(4, 12)),
+            "seeds": rng.integers(2**31, size=2).tolist()}
+
+
+def _loop_probe(inputs, play_and_learn_with_her):
+    from course.bit_flipping import make_bit_flipping
+
+    outcome = {}
+    for case, solves, seed in (("solves", True, inputs["seeds"][0]),
+                               ("fails", False, inputs["seeds"][1])):
+        env = mirrored(make_bit_flipping, inputs["n_bits"], seed, logged=("reset", "step"))
+        agent = ScriptedGoalAgent(inputs["n_bits"], solves)
+        buffer = RecordingHindsightBuffer(env)
+        result = call_student("play_and_learn_with_her(env, agent, replay, batch_size)",
+                              play_and_learn_with_her, env, agent, buffer, inputs["batch_size"])
+        outcome[case] = {"returned": bool(result) if isinstance(result, (bool, np.bool_))
+                         else repr(result)[:50], "steps": int(env.steps),
+                         "episodes": buffer.episodes, "samples": buffer.samples,
+                         "updates": agent.updates}
+    return outcome
+
+
+def _loop_verdict(inputs, data):
+    from course.bit_flipping import bits_to_int
+
+    n_bits, batch = inputs["n_bits"], inputs["batch_size"]
+    for case in ("solves", "fails"):
+        run = data[case]
+        if len(run["episodes"]) != 1:
+            return failed(f"one episode should be stored with replay.store_episode, once, at "
+                          f"its end; it was called {len(run['episodes'])} times.",
+                          rule=LOOP_STORES_EPISODE)
+        episode = run["episodes"][0]
+        steps = run["steps"]
+        if case == "fails" and steps != n_bits:
+            return failed(f"an episode that never reaches its goal should run until truncated "
+                          f"after {n_bits} steps; it ran {steps}.", rule=LOOP_PLAYS_TO_END)
+        if (len(episode["actions"]) != steps or len(episode["observations"]) != steps + 1
+                or len(episode["achieved_goals"]) != steps + 1):
+            return failed(f"the episode took {steps} steps, so store {steps} actions and "
+                          f"{steps + 1} observations and achieved goals (the first, from "
+                          "reset, included); got "
+                          f"{len(episode['actions'])}, {len(episode['observations'])} and "
+                          f"{len(episode['achieved_goals'])}.", rule=LOOP_STORES_EPISODE)
+        if [s["batch_size"] for s in run["samples"]] != [batch]:
+            return failed(f"after storing the episode, sample one batch of {batch} "
+                          f"(batch_size); got sample calls {[s['batch_size'] for s in run['samples']]}.",
+                          rule=LOOP_ONE_BATCH)
+        sample = run["samples"][0]
+        want = [[[int(bits_to_int(o)), int(bits_to_int(g))], int(a), float(r),
+                 [int(bits_to_int(o2)), int(bits_to_int(g))], bool(d)]
+                for o, a, r, o2, d, g in zip(sample["obs"], sample["actions"],
+                                             sample["rewards"], sample["next_obs"],
+                                             sample["terminated"], sample["goals"])]
+        if run["updates"] != want:
+            shown = run["updates"][:1] or "no update"
+            return failed("the agent should be updated once on each sampled transition, in "
+                          "order, as agent.update((state, goal), action, reward, (next_state, "
+                          "goal), terminated) with states and goals as bits_to_int numbers and "
+                          "the batch's own goal; first update was "
+                          f"{shown}, expected {want[:1]}.", rule=LOOP_BATCH_GOALS)
+    if data["solves"]["returned"] is not True or data["fails"]["returned"] is not False:
+        return failed("play_and_learn_with_her should return True when the episode reached "
+                      f"its goal and False otherwise; it returned {data['solves']['returned']} "
+                      f"and {data['fails']['returned']}.", rule=LOOP_RETURNS_SUCCESS)
+    return passed("each episode is played to its end, stored whole, then one batch is "
+                  "replayed into the agent with the batch's goals.")
