@@ -154,9 +154,10 @@ def shipped_to_every_edition():
     checks, and the student notebooks (of any lesson an edition may publish)."""
     texts = {f"notebooks/{other}.ipynb": notebook_text(student_notebook(other))
              for other in LESSONS}
-    for folder in ("course", "checks"):
-        texts.update({f"{folder}/{path.name}": path.read_text()
-                      for path in sorted((REPO / folder).glob("*.py"))})
+    for folder in ("course", "checks"):  # a lesson's checks may be a package: every module
+        texts.update({str(path.relative_to(REPO)): path.read_text()
+                      for path in sorted((REPO / folder).rglob("*.py"))
+                      if "__pycache__" not in path.parts})
     return {path: runs_of(text) for path, text in texts.items()}
 
 

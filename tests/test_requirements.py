@@ -48,9 +48,16 @@ def tags_of(lesson):
             if cell.cell_type == "markdown" for name in tags_in(cell.source)]
 
 
+CHECK_FOLDER = REPOSITORY / "checks"
+
+
 def check_sources():
-    folder = REPOSITORY / "checks"
-    return sorted(folder.glob("*.py")) + sorted(folder.glob("*/*.py"))
+    """Every module of checks/, those of a lesson's package included."""
+    return sorted(path for path in CHECK_FOLDER.rglob("*.py") if "__pycache__" not in path.parts)
+
+
+def relative(path):
+    return str(path.relative_to(CHECK_FOLDER))
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
@@ -61,13 +68,13 @@ def test_each_check_says_what_it_asks_and_names_its_rules(lesson):
     rules_of(lesson)
 
 
-@pytest.mark.parametrize("path", check_sources(), ids=lambda path: path.name)
+@pytest.mark.parametrize("path", check_sources(), ids=relative)
 def test_every_failed_verdict_names_a_rule(path):
     tree = ast.parse(path.read_text())
     unnamed = [node.lineno for node in ast.walk(tree)
                if isinstance(node, ast.Call) and getattr(node.func, "id", None) in FAILING
                and not any(keyword.arg == "rule" for keyword in node.keywords)]
-    assert not unnamed, f"{path.name}: failures without rule= on lines {unnamed}"
+    assert not unnamed, f"{relative(path)}: failures without rule= on lines {unnamed}"
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
