@@ -9,6 +9,7 @@ import time
 # Only light modules here: every command, --help and argument errors included, pays for
 # what this module imports (nbformat alone costs ~1.5 s of CPU through jsonschema), so each
 # command imports what it needs when it runs.
+from grader.class_cpu_share import DEFAULT_CPU_WEIGHT, MAX_CPU_WEIGHT
 from grader.sandbox_resources import DEFAULT_DISK_MB, DEFAULT_MEMORY_MB
 
 
@@ -209,6 +210,9 @@ def _grade_on_dask(args, jobs, salt, only):
     if args.scheduler and args.workers != 1:
         print("grader: --workers is ignored with --scheduler: the cluster's workers grade",
               file=sys.stderr)
+    if args.scheduler and args.cpu_weight != DEFAULT_CPU_WEIGHT:
+        print("grader: --cpu-weight is ignored with --scheduler: the cluster's workers run "
+              "where they were started", file=sys.stderr)
 
     def kept():
         count = len(store.manifest_lines())
@@ -220,7 +224,8 @@ def _grade_on_dask(args, jobs, salt, only):
         run = grade_class(
             jobs, salt, store,
             lambda: grading_cluster(args.workers, args.scheduler, not args.no_sandbox,
-                                    note=lambda line: print(line, file=sys.stderr)),
+                                    note=lambda line: print(line, file=sys.stderr),
+                                    cpu_weight=args.cpu_weight),
             quiet=args.quiet, memory_mb=args.memory_mb, disk_mb=args.disk_mb,
             isolate=not args.no_sandbox, only=only)
     except ClusterError as error:
@@ -418,6 +423,11 @@ def build_parser():
                        help="notebooks graded at once, on a Dask LocalCluster started here")
     grade.add_argument("--scheduler", metavar="ADDRESS",
                        help="grade on an existing Dask cluster (tcp://host:8786) instead")
+    grade.add_argument("--cpu-weight", type=int, default=DEFAULT_CPU_WEIGHT, metavar="N",
+                       help="on a busy machine, the class (grader, workers, sandboxes) "
+                            "gets the CPU share of N ordinary processes (a cgroup; "
+                            f"default {DEFAULT_CPU_WEIGHT}, 1 to be one of them); grades "
+                            "never depend on it, only how long a class takes")
     grade.add_argument("--out", metavar="DIR",
                        help="keep each notebook's result here as soon as it is graded")
     grade.add_argument("--resume", action="store_true",
@@ -511,6 +521,9 @@ def _argument_problem(args):
         return "--only names no check: give test ids, comma-separated (--only test_update)"
     if args.workers < 1:
         return f"--workers {args.workers}: at least 1 worker is needed"
+    if not 1 <= args.cpu_weight <= MAX_CPU_WEIGHT:
+        return (f"--cpu-weight {args.cpu_weight}: give a whole number of ordinary processes "
+                f"from 1 to {MAX_CPU_WEIGHT} (the default is {DEFAULT_CPU_WEIGHT})")
     from grader.sandbox_resources import MAX_BUDGET_MB, MIN_DISK_MB, MIN_MEMORY_MB
 
     if args.memory_mb < MIN_MEMORY_MB:

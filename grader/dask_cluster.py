@@ -23,6 +23,7 @@ import dask
 from distributed import Client, LocalCluster, WorkerPlugin
 from distributed.system import MEMORY_LIMIT  # the machine's memory (or its cgroup's)
 
+from grader.class_cpu_share import DEFAULT_CPU_WEIGHT, class_cpu_group
 from grader.course_version import course_version
 from grader.sandbox import isolation_level
 
@@ -58,8 +59,11 @@ def _quiet_dask():
 
 
 @contextlib.contextmanager
-def grading_cluster(workers=1, scheduler=None, isolate=True, note=print):
-    """A connected :class:`distributed.Client`; ``note(line)`` tells about the cluster."""
+def grading_cluster(workers=1, scheduler=None, isolate=True, note=print,
+                    cpu_weight=DEFAULT_CPU_WEIGHT):
+    """A connected :class:`distributed.Client`; ``note(line)`` tells about the cluster.
+    A LocalCluster runs in a cgroup of its own weighing ``cpu_weight`` ordinary processes
+    (:mod:`grader.class_cpu_share`), where the machine allows it."""
     _quiet_dask()
     settings = {"distributed.scheduler.allowed-failures": RETRIES,
                 "logging.distributed": "critical", **MEMORY_SETTINGS}
@@ -69,12 +73,17 @@ def grading_cluster(workers=1, scheduler=None, isolate=True, note=print):
         settings["distributed.worker.multiprocessing-method"] = "fork"
     with dask.config.set(settings):
         if scheduler is None:
-            with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                              memory_limit=worker_memory_limit(workers),
-                              dashboard_address=":0") as cluster, \
+            with class_cpu_group(cpu_weight) as share, \
+                    LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                 memory_limit=worker_memory_limit(workers),
+                                 dashboard_address=":0") as cluster, \
                     Client(cluster) as client:
                 client.register_plugin(DieWithGrader(os.getpid()), name="die-with-grader")
                 check_workers(client, isolate)
+                if share is None:
+                    note("grader: no cgroup for the class (the cpu controller is not "
+                         "writable here): on a busy machine it gets an ordinary process's "
+                         "share of the CPU, and takes longer (grades do not change)")
                 yield client
             return
         try:

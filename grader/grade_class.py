@@ -258,10 +258,12 @@ def grade_class(jobs, salt, store, cluster, quiet=True, grade=None, stream=sys.s
     something to grade): a :class:`ClassRun`. ``options`` go to
     :func:`~grader.grade_notebook.grade_notebook` (memory_mb, disk_mb, isolate, only,
     ...); ``grade`` replaces that function (tests inject faults with it)."""
+    from grader.class_cpu_share import remove_stale_class_groups
     from grader.sandbox import remove_stale_scratch
     from grader.sandbox_resources import remove_stale_groups
 
     remove_stale_groups()  # what a grader killed with SIGKILL could not remove itself
+    remove_stale_class_groups()
     remove_stale_scratch()
     grading = ClassGrading(jobs, salt, store, options, grade)
     grading.progress = ClassProgress(

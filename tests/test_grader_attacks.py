@@ -33,6 +33,7 @@ from attacks import (BUDGET_ATTACKS, DQN_STEP_TRICKS, ESCAPE, ESCAPE_MARKER,
                      LEAVER_MARKER, LOOP_TRICK_REFUSALS, LOOP_TRICKS,
                      SERVED_AGENT_TAUGHT_THE_MODEL, SHARED_MEMORY_KEY,
                      SHARED_MEMORY_WRITER, loop_trick, wrong_buffer_answers)
+from grader.class_cpu_share import CLASS_PREFIX
 from grader.release import REPOSITORY
 from grader.sandbox import namespaces_available
 from grader.sandbox_resources import GROUP_PREFIX
@@ -133,9 +134,11 @@ def attacked_class(tmp_path_factory):
             cwd=REPOSITORY, capture_output=True, text=True, timeout=900)
         seconds = time.monotonic() - started
         time.sleep(1)  # the kernel ends a sandbox's processes as its init exits
-        # the grader makes its sandboxes' cgroups beside its own: inside the confinement
+        # the grader makes its class's cgroup inside its own, and the sandboxes' inside
+        # that (beside its own where there is no class group): inside the confinement
         groups_left = [os.path.join(folder, name) for folder in confinement.folders
-                       for name in os.listdir(folder) if name.startswith(GROUP_PREFIX)]
+                       for name in os.listdir(folder)
+                       if name.startswith((GROUP_PREFIX, CLASS_PREFIX))]
     return {"completed": completed, "before": before, "after": host_fingerprint(),
             "report": json.loads(report.read_text()) if report.exists() else None,
             "leftovers": processes_running(LEAVER_MARKER), "seconds": seconds,

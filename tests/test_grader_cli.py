@@ -396,6 +396,9 @@ def test_a_renamed_notebook_given_alone_is_graded_as_its_lesson(tmp_path):
     ("--disk-mb", "-5", "needs a budget of at least 1 MB"),
     ("--workers", "0", "at least 1 worker is needed"),
     ("--workers", "100000", "each local worker needs at least"),
+    ("--cpu-weight", "0", "--cpu-weight 0: give a whole number of ordinary processes from 1 "
+                          "to 256"),
+    ("--cpu-weight", "257", "from 1 to 256"),
     ("--salt", "", "--salt is empty"),
     ("--only", ",", "--only names no check"),
 ])
