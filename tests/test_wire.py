@@ -117,6 +117,69 @@ def test_arrays_cross_as_raw_bytes_not_base64():
     assert array.tobytes() in packed and len(packed) < array.nbytes + 200
 
 
+LISTS_OF_NUMPY_VALUES = [
+    [np.int64(3), np.int64(-4), np.int64(2**62)],
+    [np.float32(0.1), np.float32(np.nan), np.float32(-np.inf)],
+    [np.True_, np.False_, np.True_],
+    [np.array(3), np.array(4)],  # a buffer's 0-d fields, as list(field) gives them
+    [np.zeros((2, 3), np.float32), np.arange(6, dtype=np.float32).reshape(2, 3)],
+    [np.zeros(0), np.zeros(0)],  # empty rows: item by item
+    [np.int64(1), np.int32(2)],  # two dtypes: item by item
+    [np.array(1), np.array(1.0)],
+    [np.array([1, 2]), np.array([3])],  # two shapes
+    [np.float64(2.5)],
+]
+
+
+@pytest.mark.parametrize("values", LISTS_OF_NUMPY_VALUES, ids=lambda values: repr(values)[:40])
+def test_a_list_of_numpy_values_comes_back_as_the_same_list(values):
+    back = round_trip(values)
+    assert type(back) is list and len(back) == len(values)
+    for sent, got in zip(values, back):
+        assert type(got) is type(sent) and got.dtype == sent.dtype
+        assert np.shape(got) == np.shape(sent)
+        assert np.array_equal(got, sent, equal_nan=sent.dtype.kind == "f")
+
+
+def test_a_list_of_numpy_values_of_one_kind_crosses_as_raw_bytes():
+    scalars = list(np.arange(10_000, dtype=np.int64))
+    rows = [np.array(value) for value in scalars]
+    for values in (scalars, rows):
+        packed = wire.pack({"op": "reply", "value": wire.encode(values, no_objects)},
+                           wire.FROM_SANDBOX)
+        assert np.arange(10_000, dtype=np.int64).tobytes() in packed
+        assert len(packed) < 10_000 * 8 + 200
+
+
+@pytest.mark.parametrize("node, blob", [
+    ({"$": "scalars", "dtype": "<i8"}, bytes(12)),  # not whole numbers
+    ({"$": "scalars", "dtype": "?"}, bytes([0, 1, 2])),  # a boolean that is neither
+    ({"$": "scalars", "dtype": "|O"}, bytes(16)),
+    ({"$": "scalars", "dtype": "<c16"}, bytes(16)),
+    ({"$": "arrays", "dtype": "<f8", "shape": [3]}, bytes(16)),  # not whole rows
+    ({"$": "arrays", "dtype": "<f8", "shape": [0]}, bytes(0)),
+    ({"$": "arrays", "dtype": "<f8", "shape": [2.0]}, bytes(16)),
+    ({"$": "arrays", "dtype": "<f8", "shape": [-1]}, bytes(16)),
+])
+def test_a_list_whose_blob_does_not_fit_its_dtype_or_rows_is_refused(node, blob):
+    text = json.dumps({"op": "reply", "value": {**node, "data": 0}})
+    with pytest.raises(wire.WireError):
+        decoded_value(frame(text, [blob]))
+
+
+def test_numbers_in_blobs_count_against_a_messages_items():
+    """A list of numpy values becomes an object per number: a frame may not make more
+    of them than its text could."""
+    count = wire.FROM_SANDBOX.items // 2 + 1
+    node = {"$": "scalars", "dtype": "|i1", "data": 0}
+    text = json.dumps({"op": "reply", "value": [node, {**node, "data": 1}]})
+    blobs = [bytes(count), bytes(count)]
+    assert len(frame(text, blobs)) < wire.FROM_SANDBOX.bytes
+    with pytest.raises(wire.WireError, match="more items"):
+        decoded_value(frame(text, blobs))
+    assert len(decoded_value(frame(text, [bytes(count), bytes(10)]))[0]) == count
+
+
 # --- malformed arrays --------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, blobs", [

@@ -30,6 +30,12 @@ structure:
   boolean or numeric dtype, rebuilt from blob ``i`` of its frame (never pickle);
 - ``{"$": "scalar", "dtype": "<i8", "value": 3}``: a numpy scalar (its value as a JSON
   number or boolean; complex ones as ``"data": i``, a blob, as arrays are);
+- ``{"$": "scalars", "dtype": "<i8", "data": i}``: a list of two or more numpy scalars of
+  one dtype (a student's ``list(field)`` of a batch), from blob ``i``: the same list back,
+  at an array's cost rather than a tagged object per number;
+- ``{"$": "arrays", "dtype": "<f8", "shape": [...], "data": i}``: a list of two or more
+  numpy arrays of one dtype and one shape (``list(field)`` of a buffer that stores
+  arrays), each rebuilt from its slice of blob ``i``;
 - ``{"$": "ref", "id": n, ...}``: an object that stays in the process that holds it;
 - ``{"$": "lend", "id": n, ...}``: an object the grader lends to student code.
 
@@ -119,6 +125,13 @@ def encode(value, other, depth=0, numbers=False):
         raise WireError(f"a {kind.__name__} of {len(value)} items is too large to send "
                         f"(the limit is {FROM_SANDBOX.items})")
     if kind is list:
+        if len(value) > 1 and not numbers and _one_numpy_type(value):
+            return {"$": "scalars", "dtype": value[0].dtype.str,
+                    "data": np.array(value, dtype=value[0].dtype).tobytes()}
+        if len(value) > 1 and _alike_arrays(value):
+            return {"$": "arrays", "dtype": value[0].dtype.str, "shape": list(value[0].shape),
+                    # stacking may change the byte order; the dtype sent names the bytes
+                    "data": np.stack(value).astype(value[0].dtype, copy=False).tobytes()}
         return [item if type(item) in SCALARS else encode(item, other, depth + 1, numbers)
                 for item in value]
     if kind is tuple or _is_namedtuple(value):
@@ -140,6 +153,21 @@ def encode(value, other, depth=0, numbers=False):
         if dtype.kind == "c":
             return {"$": "scalar", "dtype": dtype.str, "data": value.tobytes()}
     return other(value)
+
+
+def _one_numpy_type(values):
+    """Whether ``values`` are all numpy numbers (bool, int, float) of one type."""
+    first = type(values[0])
+    return first in NUMPY_NUMBERS and all(type(item) is first for item in values)
+
+
+def _alike_arrays(values):
+    """Whether ``values`` are all numpy arrays of one dtype (of the kinds arrays may have)
+    and one shape, not empty (a blob of empty rows could not say how many there are)."""
+    first = values[0]
+    return (type(first) is np.ndarray and first.dtype.kind in ARRAY_KINDS and first.size > 0
+            and all(type(item) is np.ndarray and item.dtype == first.dtype
+                    and item.shape == first.shape for item in values))
 
 
 def _is_namedtuple(value):
@@ -177,6 +205,10 @@ def decode(node, ref, lend, depth=0):
         return _array(node)
     if tag == "scalar":
         return _scalar(node)
+    if tag == "scalars":
+        return _scalars(node)
+    if tag == "arrays":
+        return _arrays(node)
     if tag == "ref":
         return ref(node)
     if tag == "lend":
@@ -233,6 +265,37 @@ def _scalar(node):
         return dtype.type(value)
     except (OverflowError, ValueError):
         raise WireError(f"{value!r} does not fit a {dtype} scalar") from None
+
+
+def _scalars(node):
+    dtype, data = _dtype(node.get("dtype"), "biuf"), node.get("data")
+    if not isinstance(data, (bytes, memoryview)):
+        raise WireError("a list of scalars without its blob")
+    count, left = divmod(len(data), dtype.itemsize)
+    # as many numbers as a message's items may make (a blob costs no brackets or commas)
+    if left or count > FROM_SANDBOX.items:
+        raise WireError(f"a list of {dtype} scalars cannot hold {len(data)} bytes")
+    values = np.frombuffer(data, dtype=dtype)
+    if dtype.kind == "b" and bytes(data).strip(b"\x00\x01"):
+        raise WireError("a list of booleans holds a byte that is neither 0 nor 1")
+    return list(values.copy())  # numpy scalars of the dtype, as the list held
+
+
+def _arrays(node):
+    shape = node.get("shape")
+    if type(shape) is not list or len(shape) > 31:
+        raise WireError("a list of arrays has an impossible shape")
+    data = node.get("data")
+    each = math.prod(shape) if all(type(size) is int and size > 0 for size in shape) else 0
+    dtype = _dtype(node.get("dtype"), ARRAY_KINDS)
+    if not each or not isinstance(data, (bytes, memoryview)) \
+            or len(data) % (each * dtype.itemsize):
+        raise WireError("a list of arrays whose blob does not fit its shape")
+    count = len(data) // (each * dtype.itemsize)
+    if count > FROM_SANDBOX.items:
+        raise WireError(f"a list of {count} arrays is too long")
+    stacked = _array({**node, "shape": [count, *shape]})
+    return [stacked[row, ...] for row in range(count)]  # arrays, 0-d ones too
 
 
 def _array(node):
@@ -353,13 +416,14 @@ def _check_items(text, limit, refusal):
     if items > limit.items:
         raise WireError(f"a message of {items} items (lists, dicts and their elements) "
                         f"{refusal} (the limit is {limit.items})")
+    return items
 
 
 def unpack(frame, limit):
     """The message of a complete ``frame`` (bytes), its array nodes holding their blobs;
     a text of more items than ``limit`` allows is refused unparsed."""
     text, blobs = _split(frame)
-    _check_items(text, limit, "is refused unparsed")
+    blobs.items_left = limit.items - _check_items(text, limit, "is refused unparsed")
     try:
         message = json.loads(text.decode(), object_hook=blobs.take if blobs.count else None)
     except WireError:
@@ -399,17 +463,32 @@ class _Blobs:
         self.frame, self.bounds = memoryview(frame), bounds  # blob i: bounds[i:i + 2]
         self.count = len(bounds) - 1
         self.taken = bytearray(self.count)  # a byte per blob, not an object per blob
+        self.items_left = math.inf  # set by unpack: what the text's items leave
 
     def take(self, node):
         """``node`` with its blob as ``"data"``, if it is an array or scalar that names
         one (json.loads calls this for every JSON object, innermost first)."""
-        if node.get("$") in ("array", "scalar") and "data" in node:
+        if node.get("$") in ("array", "arrays", "scalar", "scalars") and "data" in node:
             index = node["data"]
             if type(index) is not int or not 0 <= index < self.count or self.taken[index]:
                 raise WireError("an array names a blob that is missing or already taken")
             self.taken[index] = 1  # so decoding makes no more array bytes than came
             node["data"] = self.frame[self.bounds[index]:self.bounds[index + 1]]
+            if node["$"] in ("scalars", "arrays"):  # an object per number or row
+                self._count_items(node, len(node["data"]))
         return node
+
+    def _count_items(self, node, size):
+        """Count a list's numbers or rows as the text's items are counted (the message's
+        limit holds for both together)."""
+        per_item = _dtype(node.get("dtype"), ARRAY_KINDS).itemsize
+        shape = node.get("shape") if node["$"] == "arrays" else []
+        if type(shape) is list and all(type(length) is int and length > 0 for length in shape):
+            per_item *= math.prod(shape)  # else refused when decoded; counted high here
+        self.items_left -= size // max(per_item, 1)
+        if self.items_left < 0:
+            raise WireError("a message of more items (lists, dicts, their elements and the "
+                            "numbers of lists of numpy values) than its limit is refused")
 
     def check_all_taken(self):
         if self.taken.count(0):
