@@ -46,7 +46,10 @@ def feedback_if_failed(lesson, check, namespace, salt, monkeypatch):
     test: checks must turn every fault of the student's code into feedback.
     """
     checks = checks_for_lesson(lesson)
-    monkeypatch.setenv("GRADER_SALT", salt)
+    if salt == VISIBLE_SALT:  # the public inputs only (with GRADER_SALT set, run() would
+        monkeypatch.delenv("GRADER_SALT", raising=False)  # run them twice)
+    else:
+        monkeypatch.setenv("GRADER_SALT", salt)
     try:
         checks.run(check, namespace, hidden=salt != VISIBLE_SALT)
     except AssertionError as failure:
