@@ -14,19 +14,17 @@ the reference is compared on every quick check. Learning checks (seconds to minu
 are left to ``test_bugs_in_process.py`` and the graded example class.
 """
 
-import ast
-
 import pytest
 
 from bugs import ALL_BUGS, LESSONS, edited
 from bugs.correct_variants import CORRECT_VARIANTS
 from checks import checks_for_lesson
 from grader.grade_notebook import NotebookGrading
-from grader.lessons import all_lessons
+from grader.lessons import all_lessons, answer_stubs
 from grader.rebuild import nbgrader_meta, rebuild
 from grader.rebuild import test_cells as graded_cells  # not a test of this module
 from grader.sandbox import DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, make_scratch, remove_scratch
-from support.in_process import fake_submission, namespace_for
+from support.in_process import checks_running, fake_submission, namespace_for
 from test_bugs_in_process import BUG_SUITE_SALT
 
 TIME_LIMIT = 10.0  # CPU seconds per cell and per check, as the other grading tests allow
@@ -56,34 +54,6 @@ def versions(lesson):
             *BEYOND_THE_LENDING.get(lesson, {}).items()]
 
 
-def defined_names(source):
-    """The names a cell defines: its functions, classes, assignments and imports, and the
-    classes it adds methods to with ``@add_to_class``."""
-    names = set()
-    for node in ast.parse(source).body:
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            names.add(node.name)
-            names.update(decorator.args[0].id for decorator in node.decorator_list
-                         if isinstance(decorator, ast.Call) and decorator.args
-                         and isinstance(decorator.args[0], ast.Name))
-        elif isinstance(node, ast.Assign):
-            names.update(target.id for target in node.targets if isinstance(target, ast.Name))
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
-    return names
-
-
-def compared_checks(lesson, answers):
-    """The quick checks whose code runs the cells ``answers`` changes (all for none)."""
-    quick = [check for check in checks_for_lesson(lesson) if not check.learning]
-    if not answers:
-        return [check.name for check in quick]
-    changed = set().union(*map(defined_names, answers.values()))
-    return [check.name for check in quick
-            if changed & {*check.needs, *check.stand_ins,
-                          *(callee.defined_as for callee in check.calls)}]
-
-
 def in_the_notebook(lesson, answers, names):
     lesson_checks, namespace = checks_for_lesson(lesson), namespace_for(lesson, answers)
     points = {nbgrader_meta(cell)["grade_id"]: float(nbgrader_meta(cell).get("points", 0))
@@ -107,14 +77,15 @@ def test_the_notebook_and_the_grader_agree_on_every_version(lesson):
     info = all_lessons()[lesson]
     source = info.source()
     scratch = make_scratch(info)
-    grading = NotebookGrading(info, rebuild(source, None), scratch, BUG_SUITE_SALT,
+    stubs = answer_stubs(lesson)  # as released: made once, not for every version
+    grading = NotebookGrading(info, rebuild(source, None, stubs), scratch, BUG_SUITE_SALT,
                               DEFAULT_MEMORY_MB, DEFAULT_DISK_MB, True,
                               cell_time_limit=TIME_LIMIT, check_time_limit=TIME_LIMIT)
     disagreements, compared = {}, 0
     try:
         for name, answers in versions(lesson):
-            names = compared_checks(lesson, answers)
-            rebuilt = rebuild(source, fake_submission(source, answers))
+            names = checks_running(lesson, answers)
+            rebuilt = rebuild(source, fake_submission(source, answers), stubs)
             graded = in_the_grader(grading, rebuilt, names)
             judged = in_the_notebook(lesson, answers, names)
             compared += len(names)
@@ -131,5 +102,5 @@ def test_the_notebook_and_the_grader_agree_on_every_version(lesson):
 def test_what_a_lent_object_does_not_offer_fails_in_the_notebook_too():
     lesson = "07_neural_replay"
     for name, answers in BEYOND_THE_LENDING[lesson].items():
-        judged = in_the_notebook(lesson, answers, compared_checks(lesson, answers))
+        judged = in_the_notebook(lesson, answers, checks_running(lesson, answers))
         assert {status for status, _ in judged.values()} == {"error"}, (name, judged)
