@@ -4,9 +4,10 @@
   stderr: nbgrader scores a graded cell that writes to stderr as zero. Every figure it
   shows shows all its data: no legend over it, no line hidden under another, no empty
   axes (measured by tests/support/figures.py as the kernel displays it). Its experiments
-  run with two seeds each (``SEEDS = range(10)`` becomes ``range(2)``): the same code,
-  a fifth of the time. What the full runs show is measured on the notebooks' own seeds
-  by ``tests/test_claims_*.py``, and ``benchmarks/notebook_runtime.py`` runs them whole.
+  run small: two seeds each (``SEEDS = range(10)`` becomes ``range(2)``) and, in the
+  slowest, fewer episodes or steps (``SMOKE_SIZES``): the same code, a fraction of the
+  time. What the full runs show is measured on the notebooks' own seeds by
+  ``tests/test_claims_*.py``, and ``benchmarks/notebook_runtime.py`` runs them whole.
   Its last cell, the self-check, is left out: it grades these same answers as the
   example class's ``ada_complete``, which other tests grade and self-check.
 - A student notebook (``notebooks/``), untouched, runs to its last cell as "Run All" would
@@ -46,6 +47,17 @@ EXPERIMENT_TAG = "experiment"
 SELF_CHECK_ID = "self-check"
 SMOKE_SEEDS = 2
 SEEDS_LINE = re.compile(r"^(\s*\w*SEEDS = range\()(\d+)(\))", re.MULTILINE)
+# The slowest experiments' sizes in the smoke run: {lesson: {text: replacement}}, each
+# text found exactly once in the lesson's experiment cells (a test says so)
+SMOKE_SIZES = {
+    "04_hindsight_replay": {"BITS = {4: 1000, 6: 3000, 8: 4000}": "BITS = {4: 500, 6: 600, 8: 600}",
+                            "RELATIVE_EPISODES = 2000": "RELATIVE_EPISODES = 500"},
+    "05_combined_replay": {"EPISODES, BATCH, EARLY = 200, 8, 50":
+                           "EPISODES, BATCH, EARLY = 60, 8, 50",
+                           "def cartpole_run(seed, episodes=300)":
+                           "def cartpole_run(seed, episodes=150)"},
+    "07_neural_replay": {"SETTINGS = DQNSettings()": "SETTINGS = DQNSettings(steps=3000)"},
+}
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 FIGURE_CHECKS = REPO / "tests" / "support" / "figures.py"
 NOT_RUN = ("Skipped:", "Stopped:")  # how an experiment that did not finish begins to say so
@@ -124,12 +136,15 @@ def is_experiment(cell):
     return EXPERIMENT_TAG in cell.metadata.get("tags", [])
 
 
-def with_fewer_seeds(notebook):
-    """``notebook`` with each experiment's ``...SEEDS = range(n)`` cut to SMOKE_SEEDS."""
+def smoke_sized(notebook, lesson):
+    """``notebook`` with each experiment's ``...SEEDS = range(n)`` cut to SMOKE_SEEDS, and
+    the sizes of ``SMOKE_SIZES[lesson]`` put in."""
     for cell in code_cells(notebook):
         if is_experiment(cell):
             cell.source = SEEDS_LINE.sub(
                 lambda line: f"{line[1]}{min(int(line[2]), SMOKE_SEEDS)}{line[3]}", cell.source)
+            for text, smaller in SMOKE_SIZES.get(lesson, {}).items():
+                cell.source = cell.source.replace(text, smaller)
     return notebook
 
 
@@ -148,18 +163,27 @@ def with_figure_checks(notebook):
     return notebook
 
 
-def test_the_smoke_run_cuts_the_seeds_of_the_slow_experiments():
+def experiment_sources(notebook):
+    return "\n".join(cell.source for cell in code_cells(notebook) if is_experiment(cell))
+
+
+def test_the_smoke_run_cuts_the_seeds_and_sizes_of_the_slow_experiments():
     for lesson in ("03_prioritized_replay", "06_capstone", "07_neural_replay"):
-        notebook = with_fewer_seeds(nbformat.read(REPO / "solutions" / f"{lesson}.ipynb",
-                                                  as_version=4))
-        sources = "\n".join(cell.source for cell in code_cells(notebook) if is_experiment(cell))
+        sources = experiment_sources(smoke_sized(
+            nbformat.read(REPO / "solutions" / f"{lesson}.ipynb", as_version=4), lesson))
         assert f"SEEDS = range({SMOKE_SEEDS})" in sources, lesson
         assert not re.search(rf"SEEDS = range\((?!{SMOKE_SEEDS}\))", sources), lesson
+    for lesson, sizes in SMOKE_SIZES.items():
+        notebook = nbformat.read(REPO / "solutions" / f"{lesson}.ipynb", as_version=4)
+        full = experiment_sources(notebook)
+        assert all(full.count(text) == 1 for text in sizes), (lesson, sizes)
+        small = experiment_sources(smoke_sized(notebook, lesson))
+        assert not any(text in small for text in sizes), lesson
 
 
 @pytest.mark.parametrize("path", SOLUTIONS, ids=lambda p: p.stem)
 def test_solution_notebook_runs_cleanly_and_its_figures_show_all_their_data(path):
-    notebook = with_figure_checks(with_fewer_seeds(nbformat.read(path, as_version=4)))
+    notebook = with_figure_checks(smoke_sized(nbformat.read(path, as_version=4), path.stem))
     # Its last cell, the self-check, grades the saved notebook in a sandbox: the example
     # class's ada_complete (these answers) is graded so by tests/test_grader_cli.py, and
     # tests/test_self_check.py runs the self-check on it.
@@ -318,7 +342,7 @@ WRONG_ANSWERS = [
 
 @pytest.mark.parametrize("wrong", WRONG_ANSWERS, ids=lambda wrong: wrong.lesson)
 def test_run_all_with_a_wrong_answer_says_in_one_line_what_did_not_run_and_why(wrong):
-    notebook = with_figure_checks(with_fewer_seeds(wrong.notebook()))
+    notebook = with_figure_checks(smoke_sized(wrong.notebook(), wrong.lesson))
     # the self-check would grade the untouched notebook saved in notebooks/, not this one
     assert name_of(code_cells(notebook)[-1]) == SELF_CHECK_ID
     notebook.cells.remove(code_cells(notebook)[-1])
