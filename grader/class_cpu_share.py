@@ -23,8 +23,8 @@ import contextlib
 import os
 import time
 
-from grader.sandbox_resources import (REMOVE_TIMEOUT, _mounts, _own_groups, _read, _write,
-                                      best_mechanism, remove_group)
+from grader.sandbox_resources import (REMOVE_TIMEOUT, _inside, _mounts, _own_groups, _read,
+                                      _write, best_mechanism, process_runs, remove_group)
 
 CLASS_PREFIX = "course-grader-class"  # <prefix>-<grader pid>
 DEFAULT_CPU_WEIGHT = 16  # ordinary processes the whole class weighs as, against other work
@@ -39,28 +39,27 @@ def own_cpu_folder(mountinfo="/proc/self/mountinfo", proc_cgroup="/proc/self/cgr
         return None
     for point, root, kind, options in _mounts(mountinfo):
         if kind == "cgroup" and "cpu" in options:
-            relative = os.path.relpath(group, root)
-            if relative.startswith(".."):
-                return None
-            folder = os.path.normpath(os.path.join(point, relative))
-            return folder if os.path.isdir(folder) else None
+            folder = _inside(point, root, group)
+            return folder if folder is not None and os.path.isdir(folder) else None
     return None
 
 
 @contextlib.contextmanager
 def class_cpu_group(weight=DEFAULT_CPU_WEIGHT, parent=None):
     """While the block runs, this process (and whatever it starts) is in a cgroup of its
-    own with the CPU weight of ``weight`` ordinary processes. Yields the words the report
-    uses for it, or None where no cgroup could be had."""
+    own with the CPU weight of ``weight`` ordinary processes. Yields a line saying what
+    holds that share, or None where no cgroup could be had."""
     parent = parent or own_cpu_folder()
-    folder = os.path.join(parent, f"{CLASS_PREFIX}-{os.getpid()}") if parent else None
+    if parent is None:  # no cgroup v1 cpu controller here
+        yield None
+        return
+    folder = os.path.join(parent, f"{CLASS_PREFIX}-{os.getpid()}")
     try:
         os.mkdir(folder)
         _write(folder, "cpu.shares", str(weight * SHARES_PER_PROCESS))
         _write(folder, "cgroup.procs", str(os.getpid()))  # every thread of the grader
-    except (OSError, TypeError):  # no parent, a read-only tree, not root
-        if folder is not None:
-            _remove_tree(folder)
+    except OSError:  # a read-only tree, not root
+        _remove_tree(folder)
         yield None
         return
     best_mechanism.cache_clear()  # sandboxes made here now go inside
@@ -106,5 +105,5 @@ def remove_stale_class_groups(parent=None):
     """Remove the class groups of graders that no longer run (one killed with SIGKILL
     leaves its group, and its sandboxes' groups inside it)."""
     for folder, maker in class_groups(parent):
-        if not os.path.exists(f"/proc/{maker}"):
+        if not process_runs(maker):
             _remove_tree(folder)

@@ -31,7 +31,7 @@ from grader.lessons import earlier_reference_modules
 from grader.release import REPOSITORY
 from grader.sandbox_launcher import RUNTIME_FOLDER
 from grader.sandbox_resources import (DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, MAX_TASKS,  # noqa: F401
-                                      budget_mechanisms)
+                                      budget_mechanisms, process_runs)
 
 PUBLIC_PACKAGES = ("course",)  # what a lesson's own cells import; the checks stay out
 RUNTIME_SOURCE = Path(__file__).with_name("sandbox_runtime")
@@ -109,8 +109,8 @@ def stale_scratch_folders(folder=None):
     stale = []
     for entry in os.scandir(folder):
         named = SCRATCH_NAME.fullmatch(entry.name)
-        if named and entry.is_dir(follow_symlinks=False) and not os.path.exists(
-                f"/proc/{named.group(1)}"):
+        if named and entry.is_dir(follow_symlinks=False) and not process_runs(
+                int(named.group(1))):
             stale.append(Path(entry.path))
     return stale
 

@@ -465,9 +465,15 @@ def sandbox_groups():
     return found
 
 
+def process_runs(pid):
+    """Whether process ``pid`` still runs: what tells a grader's leftovers (cgroups,
+    scratch folders, named by the process that made them) from those in use."""
+    return os.path.exists(f"/proc/{pid}")
+
+
 def remove_stale_groups():
     """Remove sandbox cgroups left by graders that no longer run (a SIGKILLed grader
     cannot clean up after itself)."""
     for folder, maker in sandbox_groups():
-        if not os.path.exists(f"/proc/{maker}"):  # its grader no longer runs
+        if not process_runs(maker):  # its grader no longer runs
             remove_group(folder, time.monotonic() + REMOVE_TIMEOUT)
