@@ -48,7 +48,8 @@ SELF_CHECK_ID = "self-check"
 SMOKE_SEEDS = 2
 SEEDS_LINE = re.compile(r"^(\s*\w*SEEDS = range\()(\d+)(\))", re.MULTILINE)
 # The slowest experiments' sizes in the smoke run: {lesson: {text: replacement}}, each
-# text found exactly once in the lesson's experiment cells (a test says so)
+# text found exactly once in the lesson's experiment cells or the course's cells that set
+# them up (never an answer or a test; a test says so)
 SMOKE_SIZES = {
     "04_hindsight_replay": {"BITS = {4: 1000, 6: 3000, 8: 4000}": "BITS = {4: 500, 6: 600, 8: 600}",
                             "RELATIVE_EPISODES = 2000": "RELATIVE_EPISODES = 500"},
@@ -56,6 +57,10 @@ SMOKE_SIZES = {
                            "EPISODES, BATCH, EARLY = 60, 8, 50",
                            "def cartpole_run(seed, episodes=300)":
                            "def cartpole_run(seed, episodes=150)"},
+    "06_capstone": {"episodes=300, early=(1, 50), late=(201, 300), threshold=0.0":
+                    "episodes=100, early=(1, 50), late=(51, 100), threshold=0.0",
+                    "episodes=300, early=(1, 150), late=(201, 300), threshold=195.0":
+                    "episodes=100, early=(1, 50), late=(51, 100), threshold=195.0"},
     "07_neural_replay": {"SETTINGS = DQNSettings()": "SETTINGS = DQNSettings(steps=3000)"},
 }
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
@@ -143,6 +148,7 @@ def smoke_sized(notebook, lesson):
         if is_experiment(cell):
             cell.source = SEEDS_LINE.sub(
                 lambda line: f"{line[1]}{min(int(line[2]), SMOKE_SEEDS)}{line[3]}", cell.source)
+        if not (is_answer(cell) or is_test(cell)):
             for text, smaller in SMOKE_SIZES.get(lesson, {}).items():
                 cell.source = cell.source.replace(text, smaller)
     return notebook
@@ -167,6 +173,12 @@ def experiment_sources(notebook):
     return "\n".join(cell.source for cell in code_cells(notebook) if is_experiment(cell))
 
 
+def course_sources(notebook):
+    """The code of the cells the smoke run may resize: neither answers nor tests."""
+    return "\n".join(cell.source for cell in code_cells(notebook)
+                     if not (is_answer(cell) or is_test(cell)))
+
+
 def test_the_smoke_run_cuts_the_seeds_and_sizes_of_the_slow_experiments():
     for lesson in ("03_prioritized_replay", "06_capstone", "07_neural_replay"):
         sources = experiment_sources(smoke_sized(
@@ -175,9 +187,9 @@ def test_the_smoke_run_cuts_the_seeds_and_sizes_of_the_slow_experiments():
         assert not re.search(rf"SEEDS = range\((?!{SMOKE_SEEDS}\))", sources), lesson
     for lesson, sizes in SMOKE_SIZES.items():
         notebook = nbformat.read(REPO / "solutions" / f"{lesson}.ipynb", as_version=4)
-        full = experiment_sources(notebook)
+        full = course_sources(notebook)
         assert all(full.count(text) == 1 for text in sizes), (lesson, sizes)
-        small = experiment_sources(smoke_sized(notebook, lesson))
+        small = course_sources(smoke_sized(notebook, lesson))
         assert not any(text in small for text in sizes), lesson
 
 
