@@ -1,0 +1,80 @@
+"""course/many_seeds_dqn.py trains each seed exactly as the one-seed loop does.
+
+The one-seed loop is ``course.dqn.train_dqn`` driven by lesson 07's reference answers
+(``dqn_step`` and ``sync_target``, from the solution notebook), or, for the squared-error
+loss, by the same step with the error itself as the loss's gradient. Runs of 1,200 steps
+(700 learning steps, a target sync at step 1,000) on a few seeds: the same episodes, end
+for end, and the same parameters (equal to 1e-9; on this machine they are equal bit for
+bit, the stacked products computing each seed's slice as the one-seed product does).
+"""
+
+import numpy as np
+import pytest
+
+from course.dqn import DQNSettings, RecentTransitions, UniformReplay, train_dqn
+from course.many_seeds_dqn import LOSSES, REPLAYS, train_dqn_on_seeds
+from tests.support.in_process import namespace_for
+
+SEEDS = (3, 11, 12)
+SETTINGS = DQNSettings(steps=1200)
+
+
+@pytest.fixture(scope="module")
+def lesson():
+    return namespace_for("07_neural_replay")
+
+
+def squared_error_step(lesson):
+    """The reference dqn_step with half the squared error as its loss (uniform replay)."""
+    def step(online, target, optimizer, replay, batch_size, discount, beta=None):
+        observations, actions, rewards, next_observations, terminated = \
+            replay.sample(batch_size)
+        actions = np.asarray(actions, dtype=np.int64)
+        targets = lesson["td_targets"](target, rewards, next_observations, terminated,
+                                       discount)
+        q_values = online.predict(observations)
+        rows = np.arange(len(actions))
+        gradient = np.zeros_like(q_values)
+        gradient[rows, actions] = (q_values[rows, actions] - targets) / len(rows)
+        optimizer.step(online.gradients(observations, gradient))
+    return step
+
+
+def one_seed_runs(lesson, replay, loss):
+    learn = lesson["dqn_step"] if loss == "huber" else squared_error_step(lesson)
+    buffers = {"uniform": lambda seed: UniformReplay(SETTINGS.capacity, seed),
+               "recent": lambda seed: RecentTransitions(SETTINGS.batch_size, seed)}
+    return [train_dqn(learn, lesson["sync_target"], buffers[replay](seed), seed, SETTINGS)
+            for seed in SEEDS]
+
+
+@pytest.mark.parametrize("replay, loss", [("uniform", "huber"), ("recent", "huber"),
+                                          ("uniform", "squared")])
+def test_each_seed_learns_as_the_one_seed_loop_does(lesson, replay, loss):
+    many = train_dqn_on_seeds(SEEDS, SETTINGS, replay=replay, loss=loss)
+    for seed, alone, together in zip(SEEDS, one_seed_runs(lesson, replay, loss), many):
+        assert together.episode_ends == alone.episode_ends, seed
+        assert together.episode_returns == alone.episode_returns, seed
+        for network in ("online", "target"):
+            for mine, theirs in zip(getattr(together, network).parameters(),
+                                    getattr(alone, network).parameters()):
+                np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-9)
+
+
+def test_the_loss_and_the_replay_change_the_runs():
+    # the options are not ignored: each changes what is learned
+    runs = {(replay, loss): train_dqn_on_seeds(SEEDS[:1], SETTINGS, replay=replay,
+                                                 loss=loss)[0].online.parameters()[0]
+            for replay in REPLAYS for loss in LOSSES}
+    firsts = list(runs.values())
+    assert all(not np.array_equal(a, b) for i, a in enumerate(firsts) for b in firsts[i + 1:])
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (dict(seeds=[]), "give at least one seed"),
+    (dict(seeds=[1], replay="prioritized"), "replay must be one of ('uniform', 'recent')"),
+    (dict(seeds=[1], loss="l1"), "loss must be one of ('huber', 'squared')"),
+])
+def test_a_wrong_argument_is_refused_in_one_line(arguments, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        train_dqn_on_seeds(settings=SETTINGS, **arguments)
