@@ -12,7 +12,10 @@ Replay (``replay``):
 - ``"uniform"``: ``course.dqn.UniformReplay`` (``settings.capacity``, batches drawn with
   replacement from the seed's generator);
 - ``"recent"``: ``course.dqn.RecentTransitions`` (no replay: every batch is the
-  ``settings.batch_size`` newest transitions, each used as often as in uniform replay).
+  ``settings.batch_size`` newest transitions, each used as often as in uniform replay);
+- ``"cer"``: lesson 05's ``CombinedReplayBuffer`` (``settings.capacity``): the newest
+  transition first, then ``batch_size - 1`` drawn uniformly with replacement from those
+  stored before it.
 
 Loss (``loss``): ``"huber"`` (the lesson's: errors clipped to [-1, 1] in the gradient) or
 ``"squared"`` (half the squared error: the gradient is the error itself).
@@ -30,7 +33,7 @@ from course.mlp import QNetwork
 # grader keeps this module out of the sandboxes of lesson 07 and earlier.
 STANDS_IN_FOR = "07_neural_replay"
 
-REPLAYS = ("uniform", "recent")
+REPLAYS = ("uniform", "recent", "cer")
 LOSSES = ("huber", "squared")
 
 
@@ -153,7 +156,7 @@ def train_dqn_on_seeds(seeds, settings, replay="uniform", loss="huber"):
     online = _StackedNetworks([m[0] for m in made])
     target = _StackedNetworks([m[1] for m in made])
     optimizer = _StackedAdam(made[0][2], online)
-    capacity = settings.capacity if replay == "uniform" else settings.batch_size
+    capacity = settings.batch_size if replay == "recent" else settings.capacity
     observations = np.stack([env.reset(seed=seed)[0] for env, seed in zip(envs, seeds)])
     rings = _StackedRings(len(seeds), capacity, observations.shape[1:])
     returns = np.zeros(len(seeds))
@@ -192,11 +195,17 @@ def train_dqn_on_seeds(seeds, settings, replay="uniform", loss="huber"):
 
 def _learn(online, target, optimizer, rings, samplers, replay, loss, settings, every_seed):
     """The course's dqn_step (its td_targets and loss gradient) for every seed at once."""
+    newest = (rings.position - 1) % rings.size
     if replay == "uniform":
         slots = np.stack([rng.integers(rings.count, size=settings.batch_size)
                           for rng in samplers])
+    elif replay == "cer":  # the newest, then draws among the others, oldest numbered 0
+        oldest = (rings.position - rings.count) % rings.size
+        draws = np.stack([rng.integers(rings.count - 1, size=settings.batch_size - 1)
+                          for rng in samplers])
+        slots = np.concatenate([np.full((len(samplers), 1), newest),
+                                (oldest + draws) % rings.size], axis=1)
     else:  # the newest transitions, oldest first, as RecentTransitions.sample
-        newest = rings.position - 1
         slots = np.broadcast_to((newest - np.arange(rings.count)[::-1]) % rings.size,
                                 (len(samplers), rings.count))
     observations, actions, rewards, next_observations, terminated = rings.rows(slots)

@@ -2,7 +2,9 @@
 
 The one-seed loop is ``course.dqn.train_dqn`` driven by lesson 07's reference answers
 (``dqn_step`` and ``sync_target``, from the solution notebook), or, for the squared-error
-loss, by the same step with the error itself as the loss's gradient. Runs of 1,200 steps
+loss, by the same step with the error itself as the loss's gradient; its buffer is the
+course's uniform ring, its window of the newest transitions, or lesson 05's reference
+``CombinedReplayBuffer``. Runs of 1,200 steps
 (700 learning steps, a target sync at step 1,000) on a few seeds: the same episodes, end
 for end, and the same parameters (equal to 1e-9; on this machine they are equal bit for
 bit, the stacked products computing each seed's slice as the one-seed product does).
@@ -43,13 +45,15 @@ def squared_error_step(lesson):
 def one_seed_runs(lesson, replay, loss):
     learn = lesson["dqn_step"] if loss == "huber" else squared_error_step(lesson)
     buffers = {"uniform": lambda seed: UniformReplay(SETTINGS.capacity, seed),
-               "recent": lambda seed: RecentTransitions(SETTINGS.batch_size, seed)}
+               "recent": lambda seed: RecentTransitions(SETTINGS.batch_size, seed),
+               "cer": lambda seed: lesson["CombinedReplayBuffer"](SETTINGS.capacity,
+                                                                  seed=seed)}
     return [train_dqn(learn, lesson["sync_target"], buffers[replay](seed), seed, SETTINGS)
             for seed in SEEDS]
 
 
 @pytest.mark.parametrize("replay, loss", [("uniform", "huber"), ("recent", "huber"),
-                                          ("uniform", "squared")])
+                                          ("cer", "huber"), ("uniform", "squared")])
 def test_each_seed_learns_as_the_one_seed_loop_does(lesson, replay, loss):
     many = train_dqn_on_seeds(SEEDS, SETTINGS, replay=replay, loss=loss)
     for seed, alone, together in zip(SEEDS, one_seed_runs(lesson, replay, loss), many):
@@ -72,7 +76,8 @@ def test_the_loss_and_the_replay_change_the_runs():
 
 @pytest.mark.parametrize("arguments, message", [
     (dict(seeds=[]), "give at least one seed"),
-    (dict(seeds=[1], replay="prioritized"), "replay must be one of ('uniform', 'recent')"),
+    (dict(seeds=[1], replay="prioritized"),
+     "replay must be one of ('uniform', 'recent', 'cer')"),
     (dict(seeds=[1], loss="l1"), "loss must be one of ('huber', 'squared')"),
 ])
 def test_a_wrong_argument_is_refused_in_one_line(arguments, message):
