@@ -27,7 +27,7 @@ much from seed to seed that five runs per setting cannot tell the settings apart
 import numpy as np
 
 from course.dqn import DQNRun, epsilon_at, make_cartpole, new_networks
-from course.mlp import QNetwork
+from course.mlp import Adam, QNetwork
 
 # It trains with lesson 07's answers (the learning step and the target's schedule): the
 # grader keeps this module out of the sandboxes of lesson 07 and earlier.
@@ -69,6 +69,7 @@ class _StackedNetworks:
         return [grad for pair in zip(weight_grads, bias_grads) for grad in pair]
 
     def parameters(self):
+        """The stacked arrays themselves (not copies): [W1, b1, W2, b2, ...]."""
         return [array for pair in zip(self.weights, self.biases) for array in pair]
 
     def copy_from(self, other):
@@ -80,29 +81,6 @@ class _StackedNetworks:
         network = QNetwork(sizes, 0)
         network.load_parameters([p[index] for p in self.parameters()])
         return network
-
-
-class _StackedAdam:
-    """course.mlp.Adam, elementwise on the stacked parameters (each seed's own moments)."""
-
-    def __init__(self, optimizer, networks):
-        self.learning_rate, self.epsilon = optimizer.learning_rate, optimizer.epsilon
-        self.beta1, self.beta2 = optimizer.beta1, optimizer.beta2
-        self.steps = 0
-        self.first = [np.zeros_like(p) for p in networks.parameters()]
-        self.second = [np.zeros_like(p) for p in networks.parameters()]
-
-    def step(self, parameters, gradients):
-        self.steps += 1
-        correction1 = 1 - self.beta1 ** self.steps
-        correction2 = 1 - self.beta2 ** self.steps
-        for param, grad, first, second in zip(parameters, gradients, self.first, self.second):
-            first *= self.beta1
-            first += (1 - self.beta1) * grad
-            second *= self.beta2
-            second += (1 - self.beta2) * grad * grad
-            param -= self.learning_rate * (first / correction1) / (
-                np.sqrt(second / correction2) + self.epsilon)
 
 
 class _StackedRings:
@@ -155,7 +133,8 @@ def train_dqn_on_seeds(seeds, settings, replay="uniform", loss="huber"):
     made = [new_networks(seed, settings) for seed in seeds]
     online = _StackedNetworks([m[0] for m in made])
     target = _StackedNetworks([m[1] for m in made])
-    optimizer = _StackedAdam(made[0][2], online)
+    # Adam's arithmetic is elementwise: on stacked parameters each seed keeps its moments
+    optimizer = Adam(online, made[0][2].learning_rate)
     capacity = settings.batch_size if replay == "recent" else settings.capacity
     observations = np.stack([env.reset(seed=seed)[0] for env, seed in zip(envs, seeds)])
     rings = _StackedRings(len(seeds), capacity, observations.shape[1:])
@@ -220,4 +199,4 @@ def _learn(online, target, optimizer, rings, samplers, replay, loss, settings, e
         errors = np.clip(errors, -1.0, 1.0)
     gradient = np.zeros_like(activations[-1])
     gradient[every_seed[:, None], rows[None, :], actions] = errors / len(rows)
-    optimizer.step(online.parameters(), online.gradients(activations, gradient))
+    optimizer.step(online.gradients(activations, gradient))
