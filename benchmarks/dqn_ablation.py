@@ -58,6 +58,8 @@ def interval(values):
     mean = float(values.mean())
     if len(values) < 2:
         return mean, float("nan"), float("nan")
+    if np.all(values == values[0]):  # no spread: the interval is the value itself
+        return mean, mean, mean
     low, high = stats.t.interval(0.95, len(values) - 1, loc=mean, scale=stats.sem(values))
     return mean, float(low), float(high)
 
