@@ -15,6 +15,7 @@ in the text, and every rule has a bug in ``tests/bugs`` that breaks it.
 """
 
 import re
+import textwrap
 from dataclasses import dataclass
 
 # A rule's name: lower-case words joined by hyphens, unique within its lesson.
@@ -58,12 +59,6 @@ def tags_in(text):
 
 def comment_lines(asks, width=92):
     """``asks`` as the comment a test cell starts with: ``# `` lines no wider than
-    ``width``."""
-    lines, line = [], "#"
-    for word in asks.split():
-        if len(line) + 1 + len(word) > width and line != "#":
-            lines.append(line)
-            line = "#"
-        line += " " + word
-    lines.append(line)
-    return lines
+    ``width``, broken between words only."""
+    return textwrap.wrap(asks, width, initial_indent="# ", subsequent_indent="# ",
+                         break_long_words=False, break_on_hyphens=False) or ["#"]
