@@ -28,6 +28,7 @@ import numpy as np
 
 from course.dqn import DQNRun, epsilon_at, make_cartpole, new_networks
 from course.mlp import Adam, QNetwork
+from course.ring_buffer import NumpyRingBuffer
 
 # It trains with lesson 07's answers (the learning step and the target's schedule): the
 # grader keeps this module out of the sandboxes of lesson 07 and earlier.
@@ -83,35 +84,6 @@ class _StackedNetworks:
         return network
 
 
-class _StackedRings:
-    """One ring of ``size`` transitions per seed, all written at the same step."""
-
-    def __init__(self, seeds, size, observation_shape):
-        self.size, self.position, self.count = size, 0, 0
-        self.observations = np.empty((seeds, size, *observation_shape), dtype=np.float32)
-        self.next_observations = np.empty_like(self.observations)
-        self.actions = np.empty((seeds, size), dtype=np.int64)
-        self.rewards = np.empty((seeds, size))
-        self.terminated = np.empty((seeds, size), dtype=bool)
-
-    def add(self, observations, actions, rewards, next_observations, terminated):
-        slot = self.position
-        self.observations[:, slot] = observations
-        self.actions[:, slot] = actions
-        self.rewards[:, slot] = rewards
-        self.next_observations[:, slot] = next_observations
-        self.terminated[:, slot] = terminated
-        self.position = (slot + 1) % self.size
-        self.count = min(self.count + 1, self.size)
-
-    def rows(self, slots):
-        """Each seed's transitions at its own slots (shape (seeds, batch))."""
-        seeds = np.arange(len(slots))[:, None]
-        return (self.observations[seeds, slots], self.actions[seeds, slots],
-                self.rewards[seeds, slots], self.next_observations[seeds, slots],
-                self.terminated[seeds, slots])
-
-
 def _checked(seeds, replay, loss):
     if replay not in REPLAYS:
         raise ValueError(f"replay must be one of {REPLAYS}, got {replay!r}")
@@ -137,7 +109,8 @@ def train_dqn_on_seeds(seeds, settings, replay="uniform", loss="huber"):
     optimizer = Adam(online, made[0][2].learning_rate)
     capacity = settings.batch_size if replay == "recent" else settings.capacity
     observations = np.stack([env.reset(seed=seed)[0] for env, seed in zip(envs, seeds)])
-    rings = _StackedRings(len(seeds), capacity, observations.shape[1:])
+    # one ring for all seeds: slot t holds every seed's transition of step t
+    rings = NumpyRingBuffer(capacity)
     returns = np.zeros(len(seeds))
     episode_returns = [[] for _ in seeds]
     episode_ends = [[] for _ in seeds]
@@ -152,7 +125,7 @@ def train_dqn_on_seeds(seeds, settings, replay="uniform", loss="huber"):
         next_observations = np.stack([outcome[0] for outcome in outcomes])
         rewards = np.array([outcome[1] for outcome in outcomes], dtype=np.float64)
         terminated = np.array([outcome[2] for outcome in outcomes])
-        rings.add(observations, actions, rewards, next_observations, terminated)
+        rings.add(observations, np.array(actions), rewards, next_observations, terminated)
         returns += rewards
         observations = next_observations
         for index, (_, _, ended, truncated, _) in enumerate(outcomes):
@@ -187,7 +160,9 @@ def _learn(online, target, optimizer, rings, samplers, replay, loss, settings, e
     else:  # the newest transitions, oldest first, as RecentTransitions.sample
         slots = np.broadcast_to((newest - np.arange(rings.count)[::-1]) % rings.size,
                                 (len(samplers), rings.count))
-    observations, actions, rewards, next_observations, terminated = rings.rows(slots)
+    # each seed's transitions at its own slots: shape (seeds, batch, ...)
+    batch = rings[slots, every_seed[:, None]]
+    observations, actions, rewards, next_observations, terminated = batch
     observations = observations.astype(np.float64)
     next_values = target.layers(next_observations.astype(np.float64))[-1].max(axis=2)
     targets = rewards + settings.discount * np.where(terminated, 0.0, next_values)
