@@ -34,12 +34,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from course.dqn import DQNSettings, greedy_return  # noqa: E402
 from course.many_seeds_dqn import LOSSES, train_dqn_on_seeds  # noqa: E402
+from course.plotting import mean_and_band  # noqa: E402
 
 CONFIGURATIONS = {  # name -> (replay, with a target network)
     "replay + target": ("uniform", True), "replay, no target": ("uniform", False),
@@ -54,14 +54,8 @@ CONTRASTS = {  # name -> (first, second): first minus second, seed by seed
 
 def interval(values):
     """(mean, low, high) of the 95% t-interval of the mean of ``values``."""
-    values = np.asarray(values, dtype=np.float64)
-    mean = float(values.mean())
-    if len(values) < 2:
-        return mean, float("nan"), float("nan")
-    if np.all(values == values[0]):  # no spread: the interval is the value itself
-        return mean, mean, mean
-    low, high = stats.t.interval(0.95, len(values) - 1, loc=mean, scale=stats.sem(values))
-    return mean, float(low), float(high)
+    mean, half_width = mean_and_band(values)
+    return float(mean), float(mean - half_width), float(mean + half_width)
 
 
 def scores(run, seed, steps):
