@@ -3,8 +3,8 @@
 The one-seed loop is ``course.dqn.train_dqn`` driven by lesson 07's reference answers
 (``dqn_step`` and ``sync_target``, from the solution notebook), or, for the squared-error
 loss, by the same step with the error itself as the loss's gradient; its buffer is the
-course's uniform ring, its window of the newest transitions, or lesson 05's reference
-``CombinedReplayBuffer``. Runs of 1,200 steps
+course's uniform ring, its window of the newest transitions, lesson 05's reference
+``CombinedReplayBuffer`` or lesson 03's reference ``PrioritizedReplayBuffer``. Runs of 1,200 steps
 (700 learning steps, a target sync at step 1,000) on a few seeds: the same episodes, end
 for end, and the same parameters (equal to 1e-9; on this machine they are equal bit for
 bit, the stacked products computing each seed's slice as the one-seed product does).
@@ -42,27 +42,42 @@ def squared_error_step(lesson):
     return step
 
 
-def one_seed_runs(lesson, replay, loss):
+def one_seed_runs(lesson, replay, loss, prioritized_beta=None):
     learn = lesson["dqn_step"] if loss == "huber" else squared_error_step(lesson)
     buffers = {"uniform": lambda seed: UniformReplay(SETTINGS.capacity, seed),
                "recent": lambda seed: RecentTransitions(SETTINGS.batch_size, seed),
                "cer": lambda seed: lesson["CombinedReplayBuffer"](SETTINGS.capacity,
-                                                                  seed=seed)}
-    return [train_dqn(learn, lesson["sync_target"], buffers[replay](seed), seed, SETTINGS)
+                                                                  seed=seed),
+               "prioritized": lambda seed: lesson["PrioritizedReplayBuffer"](
+                   SETTINGS.capacity, alpha=0.6, seed=seed)}
+    return [train_dqn(learn, lesson["sync_target"], buffers[replay](seed), seed, SETTINGS,
+                      prioritized=replay == "prioritized", prioritized_beta=prioritized_beta)
             for seed in SEEDS]
 
 
-@pytest.mark.parametrize("replay, loss", [("uniform", "huber"), ("recent", "huber"),
-                                          ("cer", "huber"), ("uniform", "squared")])
-def test_each_seed_learns_as_the_one_seed_loop_does(lesson, replay, loss):
-    many = train_dqn_on_seeds(SEEDS, SETTINGS, replay=replay, loss=loss)
-    for seed, alone, together in zip(SEEDS, one_seed_runs(lesson, replay, loss), many):
-        assert together.episode_ends == alone.episode_ends, seed
-        assert together.episode_returns == alone.episode_returns, seed
+def assert_same_runs(many, alone):
+    for seed, one, other in zip(SEEDS, alone, many):
+        assert other.episode_ends == one.episode_ends, seed
+        assert other.episode_returns == one.episode_returns, seed
         for network in ("online", "target"):
-            for mine, theirs in zip(getattr(together, network).parameters(),
-                                    getattr(alone, network).parameters()):
+            for mine, theirs in zip(getattr(other, network).parameters(),
+                                    getattr(one, network).parameters()):
                 np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("replay, loss, beta", [
+    ("uniform", "huber", None), ("recent", "huber", None), ("cer", "huber", None),
+    ("uniform", "squared", None), ("prioritized", "huber", None),
+    ("prioritized", "huber", 0.0)])
+def test_each_seed_learns_as_the_one_seed_loop_does(lesson, replay, loss, beta):
+    many = train_dqn_on_seeds(SEEDS, SETTINGS, replay=replay, loss=loss, prioritized_beta=beta)
+    assert_same_runs(many, one_seed_runs(lesson, replay, loss, beta))
+
+
+def test_seeds_trained_in_threads_learn_as_the_one_seed_loop_does(lesson):
+    # two groups (3 and 11, then 12): a seed's run does not depend on the seeds beside it
+    assert_same_runs(train_dqn_on_seeds(SEEDS, SETTINGS, workers=2),
+                     one_seed_runs(lesson, "uniform", "huber"))
 
 
 def test_the_loss_and_the_replay_change_the_runs():
@@ -76,9 +91,12 @@ def test_the_loss_and_the_replay_change_the_runs():
 
 @pytest.mark.parametrize("arguments, message", [
     (dict(seeds=[]), "give at least one seed"),
-    (dict(seeds=[1], replay="prioritized"),
-     "replay must be one of ('uniform', 'recent', 'cer')"),
+    (dict(seeds=[1], replay="per"),
+     "replay must be one of ('uniform', 'recent', 'cer', 'prioritized')"),
     (dict(seeds=[1], loss="l1"), "loss must be one of ('huber', 'squared')"),
+    (dict(seeds=[1], prioritized_beta=0.0),
+     "prioritized_beta is for replay='prioritized', not 'uniform'"),
+    (dict(seeds=[1], workers=0), "workers must be a whole number of at least 1, got 0"),
 ])
 def test_a_wrong_argument_is_refused_in_one_line(arguments, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
