@@ -1,6 +1,6 @@
 """Lesson 07's ablation (replay x target network) with either loss, on many seeds.
 
-    python benchmarks/dqn_ablation.py [--seeds 20] [--first-seed 1000] [--steps 8000]
+    python benchmarks/dqn_ablation.py [--seeds 20] [--first-seed 1000] [--steps 6000]
                                       [--target-period 500] [--loss huber squared]
 
 Trains ``course.dqn.DQNSettings`` (with the steps and target period given) on CartPole-v1
@@ -13,19 +13,18 @@ differences (same seed, same loss) with their intervals: what removing replay co
 removing the target costs with and without replay, and which of the two costs more. The
 seeds are fresh by default (the notebook uses 0-4): a finding holds if it holds here too.
 
-Measured (2026-11-26, seeds 1000-1019, the lesson's settings: 8,000 steps, target synced
-every 500; 121 and 125 s of CPU per loss), mean [95% t-interval], greedy return:
-- Huber loss: replay + target 159 [122, 196]; no replay + target 118 [79, 157]; without a
-  target nothing is learned (9, with or without replay) and |Q| runs to 1.5e6. Removing the
-  target costs +150 [113, 186]; removing replay +41 [-15, 97] (not resolved).
-- Squared error: replay + target 222 [187, 257]; replay alone 330 [288, 372] (|Q| 200,
-  beyond CartPole's discounted ceiling of 100; 30 with the target); target alone 155
-  [115, 196]; neither 192 [144, 240]. Removing replay costs +67 [11, 122] (training
-  return, last 2,000 steps: +88 [44, 133]); removing the target *raises* the greedy return
-  by 108 [51, 165]; replay costs more than the target by +175 [116, 233]: Mnih et al.'s
-  order, in this metric and with this loss.
-So "without a target network nothing is learned" is the Huber loss's doing as much as the
-target's: with squared error the values overshoot but the policy learns.
+Measured (2026-11-26, seeds 1000-1019, the lesson's settings: 6,000 steps, target synced
+every 500; 86 and 78 s of CPU per loss), mean [95% t-interval]:
+- Huber loss: replay + target: greedy 202 [146, 258], training return (last 2,000 steps)
+  165 [131, 199]; without a target nothing is learned (greedy 9, with or without replay)
+  and |Q| runs to 7e5. Removing replay costs training return, +56 [13, 99], not greedy
+  return (+26 [-55, 108]); removing the target costs +192 [136, 248] of greedy return.
+- Squared error: replay + target 229 [181, 277]; replay alone 268 [217, 319] (|Q| 172,
+  beyond CartPole's discounted ceiling of 100; 23 with the target); target alone 120
+  [87, 153]; neither 124 [86, 161]. Removing replay costs +109 [59, 159] (training return
+  +67 [16, 117]); removing the target is not resolved (-39 [-105, 26]); replay costs more
+  than the target by +148 [79, 217] (training +70 [20, 120]): Mnih et al.'s order, with
+  this loss. Lesson 07 shows the same on its own seeds 0-19.
 """
 
 import argparse
