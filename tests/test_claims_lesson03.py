@@ -1,23 +1,24 @@
-"""Lesson 03's headline claims hold for its own code, run with fixed seeds.
+"""Lesson 03's headline claims hold for its own code, on its seeds and on fresh ones.
 
 The lesson says:
 - Blind Cliffwalk (section 6): PER needs far fewer updates than uniform replay to learn
   the Q-values (medians over ten walks; at n = 8: 6,792 against 932).
 - Taxi (section 7, online + 8 replayed per step, 10,000-transition buffer, seeds 0-4):
-  PER without importance weights (beta = 0) is not behind uniform replay after 100
-  episodes, on any seed; PER as the paper runs it (beta annealed 0.4 -> 1 over 200
-  episodes) is not better than uniform; and the weights are what holds PER back (beta = 0
-  ahead of the annealed run on every seed). With Taxi's rewards unclipped, the largest
-  priority ends near 20.
+  PER without importance weights (beta = 0) is ahead of uniform replay on average after
+  100 episodes, by a margin five seeds do not pin down; PER as the paper runs it (beta
+  annealed 0.4 -> 1 over 200 episodes) is not better than uniform; and the weights are
+  what holds PER back (beta = 0 ahead of the annealed run on every seed). With Taxi's
+  rewards unclipped, the largest priority ends near 20.
 - Sure thing or lottery (section 8, ten seeds): without weights PER learns the lottery's
   value (true 0.5) far too high, above the sure thing's 1; with beta = 1 it is unbiased,
   and closer to the truth than the unweighted estimate on every seed.
+Each is checked on the notebook's seeds and on as many it never uses (from 100 on).
 
 The runs are the notebook's: its source cells (experiments and tests skipped) rebuilt by
 ``namespace_for``, driven here the way its experiment cells drive them, with the same
 settings and seeds, so these are runs whose numbers the lesson quotes. The Taxi runs
 stop at episode 100: nothing after it changes the first 100 (beta's schedule is still
-computed over 200 episodes). About 25 seconds on one core.
+computed over 200 episodes). About 25 seconds on one core per set of seeds.
 
 Why the assertions cannot flip by chance: everything random is seeded (environments,
 agents, buffers, memories), so each run is a fixed computation that gives the same
@@ -43,18 +44,17 @@ from course.lottery import LOTTERY, STATE, SURE, TRUE_QVALUES, lottery_memory  #
 from course.qtables import qtable_from_agent  # noqa: E402
 from course.taxi import N_ACTIONS, N_STATES, evaluate_qtable, make_taxi  # noqa: E402
 from tests.support.in_process import namespace_for  # noqa: E402
+from tests.support.seed_sets import each_seed_set, seed_sets  # noqa: E402
 
-pytestmark = pytest.mark.xdist_group('claims-03')
-
-# Taxi, as in the notebook's taxi-experiment cell
-TAXI_SEEDS = range(5)
+# Taxi, as in the notebook's taxi-experiment cell (its seeds, and five it never uses)
+TAXI_SEEDS = {"notebook": range(5), "fresh": range(100, 105)}
 SCHEDULE_EPISODES, EPISODES, CAPACITY, REPLAYED = 200, 100, 10_000, 8
 SETTINGS = dict(alpha=0.5, epsilon=0.25, discount=0.99)
 TAXI_METHODS = ("uniform", "PER, beta annealed", "PER, beta = 0")
 # Blind Cliffwalk, as in the cliffwalk-experiment cell (one of its sizes)
-WALK_N, WALK_SEEDS = 8, range(10)
+WALK_N, WALK_SEEDS = 8, {"notebook": range(10), "fresh": range(100, 110)}
 # the lottery, as in the lottery-experiment cell
-LOTTERY_SEEDS = range(10)
+LOTTERY_SEEDS = {"notebook": range(10), "fresh": range(100, 110)}
 PLAYS, BATCHES, BATCH_SIZE, STEP_SIZE = 500, 300, 16, 0.1
 
 
@@ -63,12 +63,12 @@ def lesson():
     return namespace_for("03_prioritized_replay")
 
 
-@pytest.fixture(scope="module")
-def taxi(lesson):
+@pytest.fixture(scope="module", params=seed_sets("03"))
+def taxi(lesson, request):
     """``{method: [(% of the 300 start states solved after 100 episodes, buffer), one per
     seed]}``."""
     results = {method: [] for method in TAXI_METHODS}
-    for seed in TAXI_SEEDS:
+    for seed in TAXI_SEEDS[request.param]:
         for method in TAXI_METHODS:
             env = make_taxi(seed)
             agent = lesson["QLearningAgent"](
@@ -100,12 +100,13 @@ def solved(taxi, method):
 
 def test_per_without_weights_is_not_behind_uniform_on_taxi(taxi):
     # % solved after 100 episodes, seeds 0-4: uniform 70 / 89 / 83 / 83 / 86, PER beta = 0
-    # 97 / 92 / 93 / 95 / 95. Over seeds 0-9 beta = 0 led on every seed, by 1.6 to 26.7
-    # points (mean 10.6). Asked: not behind on any seed, and 5 points ahead on average
-    # (measured 12.0 on these seeds).
+    # 97 / 92 / 93 / 95 / 95 (ahead by 12.0 on average); seeds 100-104: uniform 90.3 /
+    # 86.7 / 87.0 / 79.0 / 84.7, beta = 0 92.3 / 85.3 / 90.7 / 79.3 / 86.0 (ahead by 1.2,
+    # behind on one seed by 1.3). The lesson says "ahead on average, by margins five seeds
+    # do not pin down": asked, ahead on average, and nowhere behind by 5 points or more.
     uniform, unweighted = solved(taxi, "uniform"), solved(taxi, "PER, beta = 0")
-    assert np.all(unweighted >= uniform), (unweighted.round(1), uniform.round(1))
-    assert (unweighted - uniform).mean() >= 5, (unweighted.round(1), uniform.round(1))
+    assert (unweighted - uniform).mean() > 0, (unweighted.round(1), uniform.round(1))
+    assert np.all(unweighted - uniform > -5), (unweighted.round(1), uniform.round(1))
 
 
 def test_per_as_the_paper_runs_it_is_not_better_than_uniform_on_taxi(taxi):
@@ -132,11 +133,12 @@ def test_unclipped_rewards_leave_the_largest_priority_near_twenty(taxi):
         assert np.all((largest >= 15) & (largest <= 25)), (method, largest.round(1))
 
 
-def test_per_learns_the_blind_cliffwalk_in_fewer_updates(lesson):
+@each_seed_set("03")
+def test_per_learns_the_blind_cliffwalk_in_fewer_updates(lesson, seed_set):
     # n = 8 (a memory of 510), seeds 0-9: medians 6,792 (uniform) and 932 (PER), 7.3
     # times fewer. Asked: PER's median at most a third of uniform's.
     uniform, prioritized = [], []
-    for seed in WALK_SEEDS:
+    for seed in WALK_SEEDS[seed_set]:
         memory = replay_memory(WALK_N, seed)
         uniform.append(learn_from_replay(UniformReplay(memory, seed=seed), memory,
                                          1_000_000).updates_to_solve)
@@ -167,13 +169,14 @@ def learn_lottery(lesson, seed, alpha, beta):
     return np.mean(qvalues[BATCHES // 2:]), agent.get_qvalue(STATE, SURE)
 
 
-def test_importance_weights_remove_the_bias_of_a_noisy_reward(lesson):
+@each_seed_set("03")
+def test_importance_weights_remove_the_bias_of_a_noisy_reward(lesson, seed_set):
     # Seeds 0-9, true value 0.5: without weights Q(lottery) = 1.13 to 1.87 (mean 1.54,
     # bias +1.04, 95% interval [0.85, 1.22]); with beta = 1, 0.30 to 0.72 (mean 0.51,
     # bias +0.01 [-0.10, 0.12]); Q(sure thing) = 1.00 in every run.
     true_value = TRUE_QVALUES[LOTTERY]
-    unweighted = [learn_lottery(lesson, seed, 0.6, 0.0) for seed in LOTTERY_SEEDS]
-    weighted = [learn_lottery(lesson, seed, 0.6, 1.0) for seed in LOTTERY_SEEDS]
+    unweighted = [learn_lottery(lesson, seed, 0.6, 0.0) for seed in LOTTERY_SEEDS[seed_set]]
+    weighted = [learn_lottery(lesson, seed, 0.6, 1.0) for seed in LOTTERY_SEEDS[seed_set]]
     biased = np.array([lottery for lottery, _ in unweighted])
     corrected = np.array([lottery for lottery, _ in weighted])
     # the weighted estimate is the closer one on every seed

@@ -1,4 +1,4 @@
-"""Lesson 04's claims, rerun with the notebook's settings and seeds.
+"""Lesson 04's claims, rerun with the notebook's settings, on its seeds and on fresh ones.
 
 The headline (section 6): on bit flipping, a goal-relative table Q[state XOR goal, a]
 (``course/goal_relative.py``) fed by the lesson's own ``HindsightReplayBuffer`` solves
@@ -21,10 +21,9 @@ import pytest
 from course.bit_flipping import greedy_success_rate
 from course.goal_relative import coverage, relative_greedy_success_rate, train_goal_relative
 from tests.support.in_process import namespace_for
+from tests.support.seed_sets import each_seed
 
-pytestmark = pytest.mark.xdist_group("claims-04")
-
-SEEDS = (0, 1, 2)  # the notebook's SEEDS
+SEEDS = {"notebook": (0, 1, 2), "fresh": (100, 101, 102)}  # the notebook's SEEDS: range(3)
 RELATIVE_EPISODES = 2000  # the notebook's RELATIVE_EPISODES: one budget at every n
 
 
@@ -43,7 +42,7 @@ def goal_relative_success(lesson, n_bits, k, seed):
     return greedy
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@each_seed("04", SEEDS)
 def test_at_16_bits_plain_replay_collapses_and_her_still_solves_many_pairs(lesson, seed):
     her = goal_relative_success(lesson, 16, k=4, seed=seed)
     plain = goal_relative_success(lesson, 16, k=0, seed=seed)
@@ -53,7 +52,7 @@ def test_at_16_bits_plain_replay_collapses_and_her_still_solves_many_pairs(lesso
     assert her - plain >= 0.25, f"seed {seed}: HER {her:.3f} vs plain {plain:.3f}"
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@each_seed("04", SEEDS)
 def test_at_8_bits_both_solve_every_pair(lesson, seed):
     # measured: 1.000 for both on seeds 0-2
     for k in (0, 4):
@@ -61,11 +60,12 @@ def test_at_8_bits_both_solve_every_pair(lesson, seed):
         assert success >= 0.95, f"seed {seed}, k = {k}: solved {success:.3f} at 8 bits"
 
 
-def test_state_goal_table_at_8_bits_is_capped_by_coverage_not_by_her(lesson):
+@each_seed("04", {"notebook": (0,), "fresh": (100,)})
+def test_state_goal_table_at_8_bits_is_capped_by_coverage_not_by_her(lesson, seed):
     # the notebook's coverage table, seed 0 of its 8-bit runs (4000 episodes)
     split = {}
     for k in (0, 4):
-        _, qtable = lesson["train_bit_flipping"](8, 4000, "future", k, seed=0)
+        _, qtable = lesson["train_bit_flipping"](8, 4000, "future", k, seed=seed)
         split[k] = coverage(qtable, lesson["INITIAL_VALUE"])
     plain, her = split[0], split[4]
     # measured (seed 0): pairs ever updated 0.313 without HER, 0.481 with; both far from 1

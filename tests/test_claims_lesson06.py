@@ -2,7 +2,8 @@
 
 Lesson 06 concludes from its runs which of reuse, recency, decorrelation and focus on
 surprise explain what replay does on Taxi and on discretised CartPole. This test reruns
-a reduced version of that study (three of the notebook's ten seeds, and only as many
+a reduced version of that study (three of the notebook's ten seeds and three fresh ones
+(10-12, which the notebook never uses), and only as many
 episodes as each claim's window needs) and asserts every qualitative claim the
 conclusion makes, so a change to the study code that would make the written conclusion
 false fails here.
@@ -32,10 +33,11 @@ if str(REPOSITORY) not in sys.path:
     sys.path.insert(0, str(REPOSITORY))
 
 from tests.support.in_process import namespace_for  # noqa: E402
+from tests.support.seed_sets import each_seed_set  # noqa: E402
 
-pytestmark = pytest.mark.xdist_group("claims-06")
-
-SEEDS = (0, 1, 2)  # three of the notebook's ten
+# three of the notebook's ten seeds, and three it never uses
+SEED_SETS = {"notebook": (0, 1, 2), "fresh": (10, 11, 12)}
+on_both_seed_sets = each_seed_set("06")
 
 
 @lru_cache(maxsize=1)
@@ -49,27 +51,27 @@ def run(environment, name, seed, episodes):
     return study["run_setting"](environment, study["SETTINGS"][name], seed, episodes)
 
 
-def window_mean(environment, name, part, episodes):
+def window_mean(seeds, environment, name, part, episodes):
     """Per seed, the mean return over the notebook's early or late window."""
     first, last = capstone()["ENVIRONMENTS"][environment][part]
     assert last <= episodes
     return np.array([run(environment, name, seed, episodes)["returns"][first - 1:last].mean()
-                     for seed in SEEDS])
+                     for seed in seeds])
 
 
-def taxi_early(name):
-    return window_mean("Taxi", name, "early", 50)
+def taxi_early(seeds, name):
+    return window_mean(seeds, "Taxi", name, "early", 50)
 
 
 CARTPOLE_EPISODES = 300  # the notebook's runs, which the measurements need whole
 
 
-def cartpole_early(name):
-    return window_mean("CartPole", name, "early", CARTPOLE_EPISODES)
+def cartpole_early(seeds, name):
+    return window_mean(seeds, "CartPole", name, "early", CARTPOLE_EPISODES)
 
 
-def measure(environment, name, key, episodes):
-    return np.array([run(environment, name, seed, episodes)[key] for seed in SEEDS])
+def measure(seeds, environment, name, key, episodes):
+    return np.array([run(environment, name, seed, episodes)[key] for seed in seeds])
 
 
 # --- the study's lean code is the course's environments and replay rules ------------------------
@@ -142,41 +144,49 @@ def test_replay_rules_pick_what_their_lessons_pick():
 
 # --- Taxi --------------------------------------------------------------------------------
 
-def recency_on_taxi():
+def recency_on_taxi(seeds):
     """What learning the newest transition at once is worth early on Taxi (about +350)."""
-    return (taxi_early("uniform + online") - taxi_early("uniform")).mean()
+    return (taxi_early(seeds, "uniform + online") - taxi_early(seeds, "uniform")).mean()
 
 
-def test_taxi_online_plus_uniform_replay_is_not_worse_than_no_replay_early():
+@on_both_seed_sets
+def test_taxi_online_plus_uniform_replay_is_not_worse_than_no_replay_early(seed_set):
+    seeds = SEED_SETS[seed_set]
     # +50, +62, +22 at these seeds (10 seeds: +52); required: > +15 on average, > 0 each
-    difference = taxi_early("uniform + online") - taxi_early("no replay")
+    difference = taxi_early(seeds, "uniform + online") - taxi_early(seeds, "no replay")
     assert difference.mean() > 15 and difference.min() > 0, difference
 
 
-def test_taxi_recency_learning_only_from_a_large_buffer_is_slow_and_cer_fixes_it():
-    uniform, online, cer = (taxi_early(name) for name in ("uniform", "uniform + online", "CER"))
+@on_both_seed_sets
+def test_taxi_recency_learning_only_from_a_large_buffer_is_slow_and_cer_fixes_it(seed_set):
+    seeds = SEED_SETS[seed_set]
+    uniform, online, cer = (taxi_early(seeds, name) for name in ("uniform", "uniform + online", "CER"))
     # replay only, uniform, 1e4 buffer: worse than no replay (-361, -339, -320 per seed)
-    assert (uniform - taxi_early("no replay")).max() < -150, uniform
+    assert (uniform - taxi_early(seeds, "no replay")).max() < -150, uniform
     # the online update, or CER's newest-in-every-batch, recovers +340 to +400 per seed
     assert (online - uniform).min() > 200 and (cer - uniform).min() > 200, (online, cer)
     # CER on top of the online update: little early (+33 here; 10 seeds +19 [1, 37]), a
     # tenth of what recency is worth, and nothing late (-0.2 [-0.5, 0.2])
-    assert (taxi_early("CER + online") - online).mean() < 0.2 * recency_on_taxi()
-    late = [window_mean("Taxi", name, "late", 300) for name in ("CER + online",
+    assert (taxi_early(seeds, "CER + online") - online).mean() < 0.2 * recency_on_taxi(seeds)
+    late = [window_mean(seeds, "Taxi", name, "late", 300) for name in ("CER + online",
                                                                 "uniform + online")]
     assert abs((late[0] - late[1]).mean()) < 1.5, late
 
 
-def test_taxi_recency_runs_level_off_near_the_optimum_and_replay_only_does_not():
-    late = {name: window_mean("Taxi", name, "late", 300)
+@on_both_seed_sets
+def test_taxi_recency_runs_level_off_near_the_optimum_and_replay_only_does_not(seed_set):
+    seeds = SEED_SETS[seed_set]
+    late = {name: window_mean(seeds, "Taxi", name, "late", 300)
             for name in ("uniform + online", "CER", "uniform")}
     # episodes 201-300: 5.9 to 7.0 with the newest learned at once, -150 to -87 without
     assert late["uniform + online"].min() > 4 and late["CER"].min() > 4, late
     assert late["uniform"].max() < -50, late
 
 
-def test_taxi_reuse_more_updates_per_step_learn_faster_early():
-    means = [taxi_early(name).mean() for name in (
+@on_both_seed_sets
+def test_taxi_reuse_more_updates_per_step_learn_faster_early(seed_set):
+    seeds = SEED_SETS[seed_set]
+    means = [taxi_early(seeds, name).mean() for name in (
         "no replay", "uniform + online, 2 updates", "uniform + online",
         "uniform + online, 8 updates")]
     # -391, -351, -346, -300 here (10 seeds: -396, -361, -344, -313); the conclusion
@@ -185,73 +195,94 @@ def test_taxi_reuse_more_updates_per_step_learn_faster_early():
     assert means[3] - means[0] > 40, means
 
 
-def test_taxi_decorrelation_a_correlated_update_stream_learns_as_fast():
+@on_both_seed_sets
+def test_taxi_decorrelation_a_correlated_update_stream_learns_as_fast(seed_set):
+    seeds = SEED_SETS[seed_set]
     window, independent = "window + online, 8 updates", "uniform + online, 8 updates"
-    lag_one = {name: measure("Taxi", name, "autocorrelation", 50)[:, 0]
+    lag_one = {name: measure(seeds, "Taxi", name, "autocorrelation", 50)[:, 0]
                for name in (window, independent)}
     # the manipulation works: lag-1 r about 0.68 against 0.00
     assert lag_one[window].min() > 0.5 and np.abs(lag_one[independent]).max() < 0.1, lag_one
     # and changes little: +14 here (10 seeds +1 [-25, 28]), against about +350 for recency
-    difference = (taxi_early(independent) - taxi_early(window)).mean()
-    assert abs(difference) < 0.2 * recency_on_taxi(), difference
+    difference = (taxi_early(seeds, independent) - taxi_early(seeds, window)).mean()
+    assert abs(difference) < 0.2 * recency_on_taxi(seeds), difference
 
 
-def test_lag_one_autocorrelation_misses_the_structure_cer_keeps():
-    no_replay, uniform, cer = (measure("Taxi", name, "autocorrelation", 50)
-                               for name in ("no replay", "uniform", "CER"))
+@on_both_seed_sets
+def test_lag_one_autocorrelation_misses_the_structure_cer_keeps(seed_set):
+    seeds = SEED_SETS[seed_set]
+    no_replay, uniform, cer, cer_online = (
+        measure(seeds, "Taxi", name, "autocorrelation", 50)
+        for name in ("no replay", "uniform", "CER", "CER + online"))
     assert no_replay[:, 0].min() > 0.8  # online learning: about 0.89 at lag 1
     assert np.abs(uniform).max() < 0.1  # uniform replay only: about 0.01 at every lag
     # CER: about 0.00 at lag 1 but 0.22 at lag 4, where its newest transitions line up
     assert np.abs(cer[:, 0]).max() < 0.05 and cer[:, 3].min() > 0.15, cer
+    # CER with the online update: 0.25 at lag 1 already (its batch starts with the
+    # transition the online update has just learned)
+    assert cer_online[:, 0].min() > 0.15, cer_online
 
 
-def test_taxi_focus_per_adds_nothing_once_the_newest_is_learned_at_once():
+@on_both_seed_sets
+def test_taxi_focus_per_adds_nothing_once_the_newest_is_learned_at_once(seed_set):
+    seeds = SEED_SETS[seed_set]
     # 10 seeds: +4 [-10, 19] (weighted), +18 [-2, 38] (unweighted); about +2 and +22 at
     # these seeds, against about +350 for recency
     for name in ("PER + online", "unweighted PER + online"):
-        difference = (taxi_early(name) - taxi_early("uniform + online")).mean()
-        assert abs(difference) < 0.2 * recency_on_taxi(), (name, difference)
+        difference = (taxi_early(seeds, name) - taxi_early(seeds, "uniform + online")).mean()
+        assert abs(difference) < 0.2 * recency_on_taxi(seeds), (name, difference)
     # learning only from replay PER beats uniform (10 seeds +87 [65, 109]), and it does
     # replay recent transitions more (new ones enter at the top priority): 14-15% of its
     # updates against 2% learn a transition stored in the last 100 steps
-    assert (taxi_early("PER") - taxi_early("uniform")).mean() > 40
-    recent = {name: measure("Taxi", name, "recent share", 50) for name in ("PER", "uniform")}
+    assert (taxi_early(seeds, "PER") - taxi_early(seeds, "uniform")).mean() > 40
+    recent = {name: measure(seeds, "Taxi", name, "recent share", 50) for name in ("PER", "uniform")}
     assert recent["PER"].min() > 2 * recent["uniform"].max(), recent
 
 
-def test_a_table_sees_taxi_as_deterministic_and_cartpole_as_random():
-    assert measure("Taxi", "uniform + online", "ambiguous share", 50).max() == 0.0
-    assert measure("CartPole", "uniform + online", "ambiguous share",
+@on_both_seed_sets
+def test_a_table_sees_taxi_as_deterministic_and_cartpole_as_random(seed_set):
+    seeds = SEED_SETS[seed_set]
+    assert measure(seeds, "Taxi", "uniform + online", "ambiguous share", 50).max() == 0.0
+    assert measure(seeds, "CartPole", "uniform + online", "ambiguous share",
                    CARTPOLE_EPISODES).min() > 0.5
 
 
 # --- CartPole --------------------------------------------------------------------------------
 
-def test_cartpole_reuse_replay_learns_faster_early():
-    # +15 and +22 on average here (10 seeds: +16 [9, 24] and +17); required: +5
-    for name in ("uniform + online, 2 updates", "uniform + online"):
-        assert (cartpole_early(name) - cartpole_early("no replay")).mean() > 5, name
+@on_both_seed_sets
+def test_cartpole_reuse_replay_learns_faster_early(seed_set):
+    seeds = SEED_SETS[seed_set]
+    # 4 updates per step against none: +22 on seeds 0-2 (10 seeds: +17), +10 on seeds
+    # 10-12 (10 seeds: +16); required: +5. Whether the second update or the next two give
+    # it is not settled (1 -> 2: +16 [9, 24] on seeds 0-9, +6 [-3, 16] on 10-19), and the
+    # lesson does not say.
+    difference = cartpole_early(seeds, "uniform + online") - cartpole_early(seeds, "no replay")
+    assert difference.mean() > 5, difference
 
 
-def test_cartpole_recency_matters_far_less_than_on_taxi():
-    cartpole = (cartpole_early("uniform + online") - cartpole_early("uniform")).mean()
-    taxi = recency_on_taxi()
+@on_both_seed_sets
+def test_cartpole_recency_matters_far_less_than_on_taxi(seed_set):
+    seeds = SEED_SETS[seed_set]
+    cartpole = (cartpole_early(seeds, "uniform + online") - cartpole_early(seeds, "uniform")).mean()
+    taxi = recency_on_taxi(seeds)
     # +5 here on CartPole (10 seeds: -2 [-9, 5]) against about +350 on Taxi
     assert abs(cartpole) < 0.1 * taxi, (cartpole, taxi)
 
 
-def test_cartpole_focus_per_hurts_and_replays_its_falls():
-    uniform = cartpole_early("uniform + online")
+@on_both_seed_sets
+def test_cartpole_focus_per_hurts_and_replays_its_falls(seed_set):
+    seeds = SEED_SETS[seed_set]
+    uniform = cartpole_early(seeds, "uniform + online")
     # -16 to -35 per seed without weights, -14 on average with them (10 seeds: -23
     # [-28, -18] and -13 [-19, -6])
-    assert (cartpole_early("unweighted PER + online") - uniform).max() < 0, uniform
-    assert (cartpole_early("PER + online") - uniform).mean() < 0
+    assert (cartpole_early(seeds, "unweighted PER + online") - uniform).max() < 0, uniform
+    assert (cartpole_early(seeds, "PER + online") - uniform).mean() < 0
     # PER focuses: about 4 times the |TD error| of uniform replay (6.8-7.6 against
     # 1.5-1.8), and 5 to 6 times the share of terminal transitions, the pole falling
     # (4.5-5.5% against 0.7-0.9%)
-    td = {name: measure("CartPole", name, "replayed |TD error|", CARTPOLE_EPISODES)
+    td = {name: measure(seeds, "CartPole", name, "replayed |TD error|", CARTPOLE_EPISODES)
           for name in ("PER + online", "uniform + online")}
     assert td["PER + online"].min() > 2 * td["uniform + online"].max(), td
-    falls = {name: measure("CartPole", name, "terminal share of replays", CARTPOLE_EPISODES)
+    falls = {name: measure(seeds, "CartPole", name, "terminal share of replays", CARTPOLE_EPISODES)
              for name in ("PER + online", "uniform + online")}
     assert falls["PER + online"].min() > 2 * falls["uniform + online"].max(), falls
