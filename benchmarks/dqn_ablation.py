@@ -2,9 +2,11 @@
 
     python benchmarks/dqn_ablation.py [--seeds 20] [--first-seed 1000] [--steps 6000]
                                       [--target-period 500] [--loss huber squared]
+                                      [--workers 1] [--kinds]
 
 Trains ``course.dqn.DQNSettings`` (with the steps and target period given) on CartPole-v1
-with ``course.many_seeds_dqn`` for each loss and each of the four configurations: replay
+with ``course.many_seeds_dqn`` (and lesson 07's reference ``td_targets`` and
+``huber_loss_gradient``) for each loss and each of the four configurations: replay
 (uniform, 10,000 transitions) or none (every batch the 64 newest), with a target network or
 without (synced every step). For each run: the mean training return over its last 2,000
 steps, the greedy policy's return over 10 episodes and the largest |Q| on 256 probe states.
@@ -25,6 +27,12 @@ every 500; 86 and 78 s of CPU per loss), mean [95% t-interval]:
   +67 [16, 117]); removing the target is not resolved (-39 [-105, 26]); replay costs more
   than the target by +148 [79, 217] (training +70 [20, 120]): Mnih et al.'s order, with
   this loss. Lesson 07 shows the same on its own seeds 0-19.
+With --kinds (section 8: Huber loss, target network; 220 s of CPU, 186 s wall with
+--workers 2 for 20 seeds), greedy return, seeds 0-19 / 1000-1019: importance weights (PER
+beta 0.4 -> 1 minus beta 0) -13 [-45, 20] / -5 [-48, 38]; CER minus uniform +3 [-24, 31]
+/ -30 [-81, 22]; PER minus uniform +31 [1, 62] / -20 [-74, 35]: nothing both sets agree
+on. The notebook runs its first 5 seeds only (the lessons' buffers are per seed, in
+plain Python).
 """
 
 import argparse
@@ -38,6 +46,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from course.dqn import DQNSettings, greedy_return  # noqa: E402
 from course.many_seeds_dqn import LOSSES, train_dqn_on_seeds  # noqa: E402
+from combined_replay import CombinedReplayBuffer  # noqa: E402  (lesson 05's)
+from neural_replay import huber_loss_gradient, td_targets  # noqa: E402  (lesson 07's)
+from prioritized_replay import PrioritizedReplayBuffer  # noqa: E402  (lesson 03's)
 from course.plotting import mean_and_band  # noqa: E402
 
 CONFIGURATIONS = {  # name -> (replay, with a target network)
@@ -65,19 +76,55 @@ def scores(run, seed, steps):
             "largest |Q|": float(np.abs(run.online.predict(probes)).max())}
 
 
-def measure(seeds, settings, loss):
+def measure(seeds, settings, loss, workers=1):
     """{configuration: {metric: [one value per seed]}}."""
     results = {}
     for name, (replay, with_target) in CONFIGURATIONS.items():
         run_settings = settings if with_target else settings.with_(target_period=1)
-        runs = train_dqn_on_seeds(seeds, run_settings, replay=replay, loss=loss)
+        runs = train_dqn_on_seeds(seeds, run_settings, td_targets, huber_loss_gradient,
+                                  replay=replay, loss=loss, workers=workers)
         per_seed = [scores(run, seed, settings.steps) for run, seed in zip(runs, seeds)]
         results[name] = {metric: [s[metric] for s in per_seed] for metric in METRICS}
     return results
 
 
-def show(loss, results, seconds, count):
-    print(f"\n== {loss} loss: mean [95% t-interval] over {count} seeds ({seconds:.0f} s CPU)")
+def replay_kinds(settings):
+    """Lesson 07's section 8 (Huber loss, target network): the runner's arguments for each
+    replay kind, uniform first."""
+    def prioritized(seed):
+        return PrioritizedReplayBuffer(settings.capacity, alpha=0.6, seed=seed)
+    return {"uniform": {},
+            "CER": dict(replay=lambda seed: CombinedReplayBuffer(settings.capacity, seed=seed)),
+            "PER, beta 0.4 -> 1": dict(replay=prioritized, prioritized=True),
+            "PER, beta 0": dict(replay=prioritized, prioritized=True, prioritized_beta=0.0)}
+
+
+def compare_kinds(seeds, settings, workers):
+    """Each replay kind's scores, then the notebook's paired differences."""
+    cpu, wall = time.process_time(), time.perf_counter()
+    results = {}
+    for name, arguments in replay_kinds(settings).items():
+        runs = train_dqn_on_seeds(seeds, settings, td_targets, huber_loss_gradient,
+                                  workers=workers, **arguments)
+        per_seed = [scores(run, seed, settings.steps) for run, seed in zip(runs, seeds)]
+        results[name] = {metric: [s[metric] for s in per_seed] for metric in METRICS}
+    print(f"\n== replay kinds, Huber loss, target network: {len(seeds)} seeds "
+          f"({time.process_time() - cpu:.0f} s CPU, {time.perf_counter() - wall:.0f} s wall)")
+    for name, values in results.items():
+        print(f"  {name:20s} " + "; ".join(
+            f"{metric} {m:.0f} [{lo:.0f}, {hi:.0f}]"
+            for metric in METRICS for m, lo, hi in [interval(values[metric])]))
+    for first, second in [("PER, beta 0.4 -> 1", "PER, beta 0"), ("CER", "uniform"),
+                          ("PER, beta 0.4 -> 1", "uniform")]:
+        cells = [f"{metric} {m:+.0f} [{lo:+.0f}, {hi:+.0f}]" for metric in METRICS[:2]
+                 for m, lo, hi in [interval(np.subtract(results[first][metric],
+                                                        results[second][metric]))]]
+        print(f"  {first} minus {second}: " + "; ".join(cells))
+
+
+def show(loss, results, cpu_seconds, wall_seconds, count):
+    print(f"\n== {loss} loss: mean [95% t-interval] over {count} seeds ({cpu_seconds:.0f} s CPU, "
+          f"{wall_seconds:.0f} s wall)")
     for name, values in results.items():
         cells = [f"{metric} {m:.0f} [{lo:.0f}, {hi:.0f}]"
                  for metric in METRICS for m, lo, hi in [interval(values[metric])]]
@@ -104,16 +151,25 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=DQNSettings.steps)
     parser.add_argument("--target-period", type=int, default=DQNSettings.target_period)
     parser.add_argument("--loss", nargs="+", choices=LOSSES, default=list(LOSSES))
+    parser.add_argument("--workers", type=int, default=1,
+                        help="threads, as the notebook's WORKERS (it uses 2)")
+    parser.add_argument("--kinds", action="store_true",
+                        help="compare the replay kinds of section 8 instead (Huber loss)")
     options = parser.parse_args(argv)
     if options.seeds < 2 or options.steps < 2000 or options.target_period < 1:
         parser.error("give at least 2 seeds, 2000 steps and a target period of 1 or more")
+    if options.workers < 1:
+        parser.error("give at least 1 worker")
     seeds = list(range(options.first_seed, options.first_seed + options.seeds))
     settings = DQNSettings(steps=options.steps, target_period=options.target_period)
     print(f"seeds {seeds[0]}-{seeds[-1]}, {settings}")
+    if options.kinds:
+        compare_kinds(seeds, settings, options.workers)
+        return
     for loss in options.loss:
-        started = time.process_time()
-        results = measure(seeds, settings, loss)
-        show(loss, results, time.process_time() - started, len(seeds))
+        cpu, wall = time.process_time(), time.perf_counter()
+        results = measure(seeds, settings, loss, options.workers)
+        show(loss, results, time.process_time() - cpu, time.perf_counter() - wall, len(seeds))
 
 
 if __name__ == "__main__":

@@ -1,28 +1,39 @@
-"""Lesson 07's DQN trained on many seeds at once: every seed's network, optimiser and
-replay buffer are slices of stacked numpy arrays, so one matrix product serves all seeds.
+"""Lesson 07's DQN trained on many seeds at once: every seed's network and optimiser are
+slices of stacked numpy arrays, so one matrix product serves all seeds.
 
-``train_dqn_on_seeds(seeds, settings, replay=..., loss=...)`` runs, for each seed, what
-``course.dqn.train_dqn`` runs with the course's answers (``td_targets``, the loss's
-gradient, ``dqn_step``, ``sync_target``) and that seed's CartPole, exploration generator,
-``QNetwork`` and buffer, and returns one ``course.dqn.DQNRun`` per seed. The arithmetic is
-the same, step for step; ``tests/test_many_seeds_dqn.py`` checks that a seed's run equals
-the one-seed loop's (same actions, same episodes, parameters equal to 1e-9).
+``train_dqn_on_seeds(seeds, settings, td_targets, loss_gradient, replay=...)`` runs, for
+each seed, what ``course.dqn.train_dqn`` runs with a ``dqn_step`` built on the
+``td_targets`` and ``loss_gradient`` it is given (the lesson's ``huber_loss_gradient``),
+and with that seed's CartPole, exploration generator, ``QNetwork`` and buffer; it returns
+one ``course.dqn.DQNRun`` per seed. Step for step the arithmetic is the one-seed loop's:
+``tests/test_many_seeds_dqn.py`` checks that each seed's run equals it (the same actions,
+episodes and parameters) for every replay below. The module holds no answer of any
+lesson: the targets and the loss's gradient are the caller's, and so are the buffers
+beyond the course's own two.
+
+One dqn_step, for every seed: draw each seed's batch; its targets from
+``td_targets(target network, rewards, next observations, terminated, discount)``, called
+once per seed with a stand-in network whose ``predict`` gives the stacked forward pass's
+rows for that seed; the gradient from ``loss_gradient(q_values, actions, targets,
+weights)``, once per seed; one Adam step on the stacked parameters; with prioritized
+replay, the TD errors back as priorities. The target network is synced at every multiple
+of ``settings.target_period``.
 
 Replay (``replay``):
-- ``"uniform"``: ``course.dqn.UniformReplay`` (``settings.capacity``, batches drawn with
-  replacement from the seed's generator);
-- ``"recent"``: ``course.dqn.RecentTransitions`` (no replay: every batch is the
-  ``settings.batch_size`` newest transitions, each used as often as in uniform replay);
-- ``"cer"``: lesson 05's ``CombinedReplayBuffer`` (``settings.capacity``): the newest
-  transition first, then ``batch_size - 1`` drawn uniformly with replacement from those
-  stored before it;
-- ``"prioritized"``: lesson 03's ``PrioritizedReplayBuffer`` (``settings.capacity``,
-  alpha 0.6: proportional priorities in a sum tree, one tree per seed, stacked), with beta
-  ``prioritized_beta`` (0: no importance weights) or, when it is None, annealed as
-  ``course.dqn.beta_at`` anneals it; the TD errors go back as priorities.
+- ``"uniform"``: ``course.dqn.UniformReplay`` (``settings.capacity``), and ``"recent"``:
+  ``course.dqn.RecentTransitions`` (no replay: every batch the ``settings.batch_size``
+  newest transitions), both kept for all seeds in one ring (slot t: every seed's step t);
+- a function of the seed that makes that seed's buffer (lesson 05's
+  ``CombinedReplayBuffer``, lesson 03's ``PrioritizedReplayBuffer``...), called as
+  ``train_dqn`` calls it; with ``prioritized=True`` its ``sample`` takes a beta,
+  ``prioritized_beta`` or, when that is None, ``course.dqn.beta_at``'s annealed one.
 
-Loss (``loss``): ``"huber"`` (the lesson's: errors clipped to [-1, 1] in the gradient) or
-``"squared"`` (half the squared error: the gradient is the error itself).
+Loss (``loss``): ``"huber"``, the gradient as ``loss_gradient`` gives it, or ``"squared"``,
+half the squared TD error, from the same ``loss_gradient``: divided by a power of two s at
+least as large as every error of the batch, each error lies where the Huber loss is
+quadratic, and s * loss_gradient(q / s, actions, targets / s, weights) is the squared
+error's gradient, weights * (q - target) / B, exactly (scaling by a power of two loses no
+bits).
 
 ``workers`` splits the seeds into that many groups trained side by side in threads (numpy
 releases the interpreter while it multiplies); a seed's run does not depend on its group.
@@ -39,67 +50,12 @@ from course.dqn import DQNRun, beta_at, epsilon_at, make_cartpole, new_networks
 from course.mlp import QNetwork
 from course.ring_buffer import NumpyRingBuffer
 
-# It trains with lesson 07's answers (the learning step and the target's schedule): the
-# grader keeps this module out of the sandboxes of lesson 07 and earlier.
+# It trains lesson 07's learning step when given its answers, and could stand in for
+# dqn_step: the grader keeps it out of the sandboxes of lesson 07 and earlier.
 STANDS_IN_FOR = "07_neural_replay"
 
-REPLAYS = ("uniform", "recent", "cer", "prioritized")
+SHARED_RINGS = ("uniform", "recent")  # the course's own buffers, kept for all seeds at once
 LOSSES = ("huber", "squared")
-
-
-class _StackedPriorities:
-    """Lesson 03's PrioritizedReplayBuffer's priorities for every seed: each row of
-    ``nodes`` is one seed's sum tree (node 1 the root, node k's children 2k and 2k + 1,
-    slot i at leaf ``leaf_count + i``); the transitions are in the shared ring."""
-
-    def __init__(self, generators, capacity, alpha=0.6, epsilon=1e-6):
-        self.generators, self.capacity = generators, capacity
-        self.alpha, self.epsilon = alpha, epsilon
-        self.leaf_count = 1 << (capacity - 1).bit_length()
-        self.depth = self.leaf_count.bit_length() - 1
-        self.nodes = np.zeros((len(generators), 2 * self.leaf_count))
-        self.max_priority = [1.0] * len(generators)
-        self.rows = np.arange(len(generators))[:, None]
-
-    def set(self, slots, priorities):
-        """Each seed's priorities at its slots (shape (seeds, k)), and every sum above."""
-        nodes = self.leaf_count + slots
-        self.nodes[self.rows, nodes] = priorities
-        children = self.nodes.reshape(len(self.nodes), -1, 2)
-        for _ in range(self.depth):
-            nodes = nodes // 2
-            self.nodes[self.rows, nodes] = children[self.rows, nodes].sum(axis=2)
-
-    def add(self, slot):
-        """A new transition at ``slot`` in every seed's tree, at its largest priority."""
-        newest = [[priority ** self.alpha] for priority in self.max_priority]
-        self.set(np.full((len(self.nodes), 1), slot), np.array(newest))
-
-    def sample(self, batch_size, beta, stored):
-        """(slots, importance weights), each (seeds, batch_size): one draw from each equal
-        slice of the total priority, as PrioritizedReplayBuffer.sample draws."""
-        total = self.nodes[:, 1]
-        masses = np.stack([(np.arange(batch_size) + rng.random(batch_size)) * (sum_ / batch_size)
-                           for rng, sum_ in zip(self.generators, total.tolist())])
-        masses = np.clip(masses, 0.0, np.nextafter(total, 0.0)[:, None])
-        nodes = np.ones(masses.shape, dtype=np.int64)
-        for _ in range(self.depth):
-            nodes *= 2
-            left_sum = self.nodes[self.rows, nodes]
-            go_right = masses >= left_sum
-            masses -= left_sum * go_right
-            nodes += go_right
-        slots = np.minimum(np.minimum(nodes - self.leaf_count, self.capacity - 1), stored - 1)
-        probabilities = self.nodes[self.rows, self.leaf_count + slots] / total[:, None]
-        weights = (stored * probabilities) ** -beta
-        return slots, weights / weights.max(axis=1, keepdims=True)
-
-    def update(self, slots, td_errors):
-        """p = |delta| + epsilon at each seed's sampled slots; p^alpha into its tree."""
-        priorities = np.abs(td_errors) + self.epsilon
-        self.set(slots, priorities ** self.alpha)
-        self.max_priority = [max(old, new) for old, new
-                             in zip(self.max_priority, priorities.max(axis=1).tolist())]
 
 
 class _StackedNetworks:
@@ -109,6 +65,7 @@ class _StackedNetworks:
 
     def __init__(self, networks):
         shapes = [p.shape for p in networks[0].parameters()]
+        self.sizes = networks[0].sizes
         self.flat = np.concatenate([np.concatenate([p.ravel() for p in n.parameters()])[None]
                                     for n in networks])
         views = _views(self.flat, shapes)
@@ -196,13 +153,17 @@ class _StackedAdam:
         self.networks.flat -= scratch
 
 
-def _checked(seeds, replay, loss, prioritized_beta, workers):
-    if replay not in REPLAYS:
-        raise ValueError(f"replay must be one of {REPLAYS}, got {replay!r}")
+def _checked(seeds, replay, loss, prioritized, prioritized_beta, workers):
+    if not (replay in SHARED_RINGS or callable(replay)):
+        raise ValueError(f"replay must be one of {SHARED_RINGS} or a function of the seed "
+                         f"that makes its buffer, got {replay!r}")
+    if prioritized and not callable(replay):
+        raise ValueError(f"prioritized replay needs a function that makes each seed's "
+                         f"buffer, not {replay!r}")
+    if prioritized_beta is not None and not prioritized:
+        raise ValueError("prioritized_beta is for prioritized=True")
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
-    if prioritized_beta is not None and replay != "prioritized":
-        raise ValueError(f"prioritized_beta is for replay='prioritized', not {replay!r}")
     if not (isinstance(workers, int) and workers >= 1):
         raise ValueError(f"workers must be a whole number of at least 1, got {workers!r}")
     seeds = [int(seed) for seed in seeds]
@@ -211,38 +172,77 @@ def _checked(seeds, replay, loss, prioritized_beta, workers):
     return seeds
 
 
-def train_dqn_on_seeds(seeds, settings, replay="uniform", loss="huber", prioritized_beta=None,
-                       workers=1):
+def train_dqn_on_seeds(seeds, settings, td_targets, loss_gradient, replay="uniform",
+                       loss="huber", prioritized=False, prioritized_beta=None, workers=1):
     """One :class:`course.dqn.DQNRun` per seed, as ``course.dqn.train_dqn`` would make it
-    with the course's answers, the replay and the loss named (see the module's text)."""
-    seeds = _checked(seeds, replay, loss, prioritized_beta, workers)
+    with a dqn_step built on ``td_targets`` and ``loss_gradient`` (see the module's text)."""
+    seeds = _checked(seeds, replay, loss, prioritized, prioritized_beta, workers)
+    learning = _Learning(td_targets, loss_gradient, loss, prioritized, prioritized_beta)
     groups = [[int(seed) for seed in group]
               for group in np.array_split(seeds, min(workers, len(seeds)))]
     if len(groups) == 1:
-        return _train_group(seeds, settings, replay, loss, prioritized_beta)
+        return _train_group(seeds, settings, replay, learning)
     with ThreadPoolExecutor(len(groups)) as pool:
-        trained = pool.map(lambda group: _train_group(group, settings, replay, loss,
-                                                      prioritized_beta), groups)
+        trained = pool.map(lambda group: _train_group(group, settings, replay, learning),
+                           groups)
         return [run for runs in trained for run in runs]
 
 
-def _train_group(seeds, settings, replay, loss, prioritized_beta):
+class _Learning:
+    """What a dqn_step is made of here: the caller's targets and loss gradient, the loss,
+    and whether (and with which beta) the buffers are prioritized."""
+
+    def __init__(self, td_targets, loss_gradient, loss, prioritized, prioritized_beta):
+        self.td_targets, self.loss_gradient, self.loss = td_targets, loss_gradient, loss
+        self.prioritized, self.prioritized_beta = prioritized, prioritized_beta
+
+    def beta(self, step, settings):
+        if not self.prioritized:
+            return None
+        return beta_at(step, settings) if self.prioritized_beta is None else self.prioritized_beta
+
+    def gradient(self, q_values, actions, targets, weights):
+        """The loss's gradient for one seed's batch, d loss / d q_values."""
+        if self.loss == "huber":
+            return self.loss_gradient(q_values, actions, targets, weights)
+        rows = np.arange(len(actions))
+        largest = float(np.max(np.abs(q_values[rows, actions] - targets), initial=0.0))
+        scale = 2.0 ** max(0, int(np.ceil(np.log2(largest)))) if largest > 0 else 1.0
+        return scale * np.asarray(self.loss_gradient(q_values / scale, actions,
+                                                     targets / scale, weights))
+
+
+class _TargetOutputs:
+    """The target networks as ``td_targets`` sees them, for every seed's rows at once:
+    ``predict`` of those rows gives the stacked forward pass's outputs. Anything else
+    (another batch, parameters, weights...) is refused: the stand-in is one network
+    only as far as these rows go."""
+
+    def __init__(self, stacked, inputs, outputs):
+        self.stacked, self.inputs, self.outputs = stacked, inputs, outputs
+
+    def predict(self, observations):
+        if observations is self.inputs or np.array_equal(observations, self.inputs):
+            return self.outputs.copy()
+        raise ValueError("the many-seed runner's target network answers predict() for the "
+                         "batch's next observations only")
+
+
+def _train_group(seeds, settings, replay, learning):
     envs = [make_cartpole(seed) for seed in seeds]
     explorers = [np.random.default_rng(seed) for seed in seeds]
-    samplers = [np.random.default_rng(seed) for seed in seeds]  # each buffer's own
     made = [new_networks(seed, settings) for seed in seeds]
     online = _StackedNetworks([m[0] for m in made])
     target = _StackedNetworks([m[1] for m in made])
     optimizer = _StackedAdam(online, made[0][2].learning_rate)
-    capacity = settings.batch_size if replay == "recent" else settings.capacity
+    if callable(replay):
+        memory = _SeedBuffers([replay(seed) for seed in seeds])
+    else:
+        memory = _SharedRing(replay, seeds, settings)
     observations = np.stack([env.reset(seed=seed)[0] for env, seed in zip(envs, seeds)])
-    # one ring for all seeds: slot t holds every seed's transition of step t
-    rings = NumpyRingBuffer(capacity)
-    priorities = _StackedPriorities(samplers, capacity) if replay == "prioritized" else None
     returns = np.zeros(len(seeds))
     episode_returns = [[] for _ in seeds]
     episode_ends = [[] for _ in seeds]
-    every_seed = np.arange(len(seeds))
     for step in range(1, settings.steps + 1):
         epsilon = epsilon_at(step, settings)
         explore = [rng.random() < epsilon for rng in explorers]
@@ -251,12 +251,9 @@ def _train_group(seeds, settings, replay, loss, prioritized_beta):
                    for rng, random, q in zip(explorers, explore, greedy)]
         outcomes = [env.step(action) for env, action in zip(envs, actions)]
         next_observations = np.stack([outcome[0] for outcome in outcomes])
-        rewards = np.array([outcome[1] for outcome in outcomes], dtype=np.float64)
-        terminated = np.array([outcome[2] for outcome in outcomes])
-        slot = rings.add(observations, np.array(actions), rewards, next_observations,
-                         terminated)
-        if priorities is not None:
-            priorities.add(slot)
+        rewards = [outcome[1] for outcome in outcomes]
+        terminated = [outcome[2] for outcome in outcomes]
+        memory.add(observations, actions, rewards, next_observations, terminated)
         returns += rewards
         observations = next_observations
         for index, (_, _, ended, truncated, _) in enumerate(outcomes):
@@ -266,59 +263,93 @@ def _train_group(seeds, settings, replay, loss, prioritized_beta):
                 returns[index] = 0.0
                 observations[index] = envs[index].reset()[0]
         if step >= settings.learning_starts:
-            beta = None
-            if replay == "prioritized":
-                beta = beta_at(step, settings) if prioritized_beta is None else prioritized_beta
-            _learn(online, target, optimizer, rings, samplers, priorities, replay, loss,
-                   settings, every_seed, beta)
+            _dqn_step(online, target, optimizer, memory, learning, settings,
+                      learning.beta(step, settings))
             if step % settings.target_period == 0:
                 target.copy_from(online)
-    sizes = made[0][0].sizes
-    return [DQNRun(online.network(index, sizes), target.network(index, sizes),
+    return [DQNRun(online.network(index, online.sizes), target.network(index, target.sizes),
                    episode_returns[index], episode_ends[index])
             for index in range(len(seeds))]
 
 
-def _batch(rings, samplers, priorities, replay, settings, every_seed, beta):
-    """Every seed's batch, stacked: (observations, actions, rewards, next observations,
-    terminated, importance weights), each of shape (seeds, batch, ...), and the slots."""
-    weights = None
-    newest = (rings.position - 1) % rings.size
-    if replay == "prioritized":
-        slots, weights = priorities.sample(settings.batch_size, beta, rings.count)
-    elif replay == "uniform":
-        slots = np.stack([rng.integers(rings.count, size=settings.batch_size)
-                          for rng in samplers])
-    elif replay == "cer":  # the newest, then draws among the others, oldest numbered 0
-        oldest = (rings.position - rings.count) % rings.size
-        draws = np.stack([rng.integers(rings.count - 1, size=settings.batch_size - 1)
-                          for rng in samplers])
-        slots = np.concatenate([np.full((len(samplers), 1), newest),
-                                (oldest + draws) % rings.size], axis=1)
-    else:  # the newest transitions, oldest first, as RecentTransitions.sample
-        slots = np.broadcast_to((newest - np.arange(rings.count)[::-1]) % rings.size,
-                                (len(samplers), rings.count))
-    # each seed's transitions at its own slots: shape (seeds, batch, ...)
-    if weights is None:
-        weights = np.ones(slots.shape)
-    return [*rings[slots, every_seed[:, None]], weights, slots]
+class _SharedRing:
+    """The course's UniformReplay ("uniform") or RecentTransitions ("recent") for every
+    seed in one ring: slot t holds every seed's transition of step t."""
+
+    def __init__(self, kind, seeds, settings):
+        self.kind = kind
+        self.ring = NumpyRingBuffer(settings.batch_size if kind == "recent"
+                                    else settings.capacity)
+        self.samplers = [np.random.default_rng(seed) for seed in seeds]  # each buffer's own
+        self.every_seed = np.arange(len(seeds))[:, None]
+
+    def add(self, observations, actions, rewards, next_observations, terminated):
+        self.ring.add(observations, np.array(actions), np.array(rewards, dtype=np.float64),
+                      next_observations, np.array(terminated))
+
+    def sample(self, batch_size, beta):
+        ring = self.ring
+        if self.kind == "uniform":  # as UniformReplay.sample, from each seed's generator
+            slots = np.stack([rng.integers(ring.count, size=batch_size)
+                              for rng in self.samplers])
+        else:  # as RecentTransitions.sample: the newest, oldest first
+            newest = ring.position - 1
+            slots = np.broadcast_to((newest - np.arange(ring.count)[::-1]) % ring.size,
+                                    (len(self.samplers), ring.count))
+        return (*ring[slots, self.every_seed], None, None)
 
 
-def _learn(online, target, optimizer, rings, samplers, priorities, replay, loss, settings,
-           every_seed, beta):
-    """The course's dqn_step (its td_targets and loss gradient) for every seed at once."""
+class _SeedBuffers:
+    """One buffer per seed, each used as train_dqn uses a buffer."""
+
+    def __init__(self, buffers):
+        self.buffers = buffers
+
+    def add(self, observations, actions, rewards, next_observations, terminated):
+        for buffer, *transition in zip(self.buffers, observations, actions, rewards,
+                                       next_observations, terminated):
+            buffer.add(*transition)
+
+    def sample(self, batch_size, beta):
+        if beta is None:
+            batches = [buffer.sample(batch_size) for buffer in self.buffers]
+            return (*[_stacked(part) for part in zip(*batches)], None, None)
+        batches = [buffer.sample(batch_size, beta) for buffer in self.buffers]
+        return tuple(_stacked(part) for part in zip(*batches))
+
+    def update_priorities(self, slots, td_errors):
+        for buffer, seed_slots, seed_errors in zip(self.buffers, slots, td_errors):
+            buffer.update_priorities(seed_slots, seed_errors)
+
+
+def _stacked(part):
+    return np.stack([np.asarray(array) for array in part])
+
+
+def _dqn_step(online, target, optimizer, memory, learning, settings, beta):
+    """dqn_step for every seed: batch, targets, Q-values, gradient, one Adam step."""
     (observations, actions, rewards, next_observations, terminated, weights,
-     slots) = _batch(rings, samplers, priorities, replay, settings, every_seed, beta)
-    observations = observations.astype(np.float64)
-    next_values = target.layers(next_observations.astype(np.float64))[-1].max(axis=2)
-    targets = rewards + settings.discount * np.where(terminated, 0.0, next_values)
-    activations = online.layers(observations)
-    rows = np.arange(actions.shape[1])
-    q_taken = activations[-1][every_seed[:, None], rows[None, :], actions]
-    errors = q_taken - targets
-    clipped = np.clip(errors, -1.0, 1.0) if loss == "huber" else errors
-    gradient = np.zeros_like(activations[-1])
-    gradient[every_seed[:, None], rows[None, :], actions] = weights * clipped / len(rows)
+     slots) = memory.sample(settings.batch_size, beta)
+    actions = actions.astype(np.int64)
+    next_values = target.layers(next_observations.astype(np.float64))[-1]
+    activations = online.layers(observations.astype(np.float64))
+    q_values = activations[-1]
+    seeds, batch = q_values.shape[:2]
+    rows = np.arange(batch)
+    if weights is None:
+        weights = np.ones(actions.shape)
+    # td_targets works row by row: one call takes every seed's rows, one after another
+    every_next = next_observations.reshape(seeds * batch, -1)
+    targets = np.asarray(learning.td_targets(
+        _TargetOutputs(target, every_next, next_values.reshape(seeds * batch, -1)),
+        rewards.reshape(-1), every_next, terminated.reshape(-1), settings.discount),
+        dtype=np.float64).reshape(seeds, batch)
+    gradient, td_errors = np.empty_like(q_values), []
+    for seed in range(seeds):  # the loss is a mean over one seed's batch: a call per seed
+        if slots is not None:  # prioritized: the TD errors go back as priorities
+            td_errors.append(targets[seed] - q_values[seed][rows, actions[seed]])
+        gradient[seed] = learning.gradient(q_values[seed], actions[seed], targets[seed],
+                                           weights[seed])
     optimizer.step(online.gradients(activations, gradient))
-    if priorities is not None:
-        priorities.update(slots, -errors)
+    if td_errors:
+        memory.update_priorities(slots, td_errors)

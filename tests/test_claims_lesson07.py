@@ -14,10 +14,10 @@ The lesson's ablation (section 7, "What to expect") concludes, over 20 seeds per
   last 2,000 steps): decorrelated batches help this network learn.
 
 Each is checked on the notebook's seeds 0-19 and on the fresh seeds 1000-1019, with the
-notebook's own measures: ``DQNSettings()``, the course's many-seed runner (which trains
-every seed exactly as the one-seed loop does with the lesson's answers:
-tests/test_many_seeds_dqn.py), ``greedy_return``, the training return of the last 2,000
-steps, and |Q| on 256 probe states drawn from the seed. The claim about every run is
+notebook's own measures: ``DQNSettings()``, the course's many-seed runner given the
+solution notebook's ``td_targets`` and ``huber_loss_gradient`` (it trains every seed
+exactly as the one-seed loop does: tests/test_many_seeds_dqn.py), ``greedy_return``, the
+training return of the last 2,000 steps, and |Q| on 256 probe states drawn from the seed. The claim about every run is
 checked on the first four seeds of each set (any seed that broke it would refute it).
 About 95 s of CPU per seed set; each set is its own xdist group, so the two run side by side.
 
@@ -40,6 +40,7 @@ import pytest
 from course.dqn import DQNSettings, greedy_return
 from course.many_seeds_dqn import train_dqn_on_seeds
 from course.plotting import mean_and_band
+from tests.support.in_process import namespace_for
 from tests.support.seed_sets import each_seed_set
 
 SEED_SETS = {"notebook": range(20), "fresh": range(1000, 1020)}  # the notebook's: range(20)
@@ -55,6 +56,11 @@ CONFIGURATIONS = {  # the notebook's ABLATION: name -> (the runner's replay, tar
 }
 
 
+@lru_cache(maxsize=1)
+def lesson():
+    return namespace_for("07_neural_replay")
+
+
 @lru_cache(maxsize=None)
 def scores(seed_set, loss, configuration, seeds=None):
     """{measure: array over the seeds}, the notebook's three measures of each run."""
@@ -62,7 +68,9 @@ def scores(seed_set, loss, configuration, seeds=None):
     replay, with_target = CONFIGURATIONS[configuration]
     settings = SETTINGS if with_target else SETTINGS.with_(target_period=1)
     found = {"greedy": [], "late": [], "largest |Q|": []}
-    for seed, run in zip(seeds, train_dqn_on_seeds(seeds, settings, replay=replay, loss=loss)):
+    trained = train_dqn_on_seeds(seeds, settings, lesson()["td_targets"],
+                                 lesson()["huber_loss_gradient"], replay=replay, loss=loss)
+    for seed, run in zip(seeds, trained):
         probe_states = np.random.default_rng(seed).normal(scale=0.5, size=(256, 4))
         found["greedy"].append(greedy_return(run.online, seed))
         found["late"].append(run.returns_by_step(SETTINGS.steps)[-2000:].mean())
