@@ -19,7 +19,8 @@ solution notebook's ``td_targets`` and ``huber_loss_gradient`` (it trains every 
 exactly as the one-seed loop does: tests/test_many_seeds_dqn.py), ``greedy_return``, the
 training return of the last 2,000 steps, and |Q| on 256 probe states drawn from the seed. The claim about every run is
 checked on the first four seeds of each set (any seed that broke it would refute it).
-About 95 s of CPU per seed set; each set is its own xdist group, so the two run side by side.
+About 95 s of CPU per seed set; each set and loss is its own xdist group (the Huber runs
+of a set on one worker, the squared-error runs on another), so they spread over both.
 
 Why the assertions cannot flip by chance: every run is a fixed computation of its seed
 (environment, exploration, buffer and initial weights are seeded), so the intervals are
@@ -84,7 +85,7 @@ def interval(values):
     return mean[0] - half_width[0], mean[0] + half_width[0]
 
 
-@each_seed_set("07")
+@each_seed_set("07-huber")
 @pytest.mark.parametrize("configuration", ["replay, no target network",
                                            "no replay, no target network"])
 def test_huber_without_a_target_network_learns_nothing_and_its_values_run_away(
@@ -95,7 +96,7 @@ def test_huber_without_a_target_network_learns_nothing_and_its_values_run_away(
     assert np.all(found["largest |Q|"] > 100 * VALUE_BOUND), found["largest |Q|"]  # ~7e5
 
 
-@each_seed_set("07")
+@each_seed_set("07-squared")
 def test_squared_error_without_a_target_network_overshoots_but_learns(seed_set):
     found = scores(seed_set, "squared", "replay, no target network")
     assert np.median(found["largest |Q|"]) > VALUE_BOUND, found["largest |Q|"]  # 164, 165
@@ -103,7 +104,7 @@ def test_squared_error_without_a_target_network_overshoots_but_learns(seed_set):
     assert low > 3 * RANDOM_POLICY, low  # 171 and 217
 
 
-@each_seed_set("07")
+@each_seed_set("07-squared")
 @pytest.mark.parametrize("measure", ["greedy", "late"])
 def test_squared_error_replay_alone_beats_the_target_network_alone(seed_set, measure):
     replay_alone = scores(seed_set, "squared", "replay, no target network")[measure]
@@ -112,7 +113,7 @@ def test_squared_error_replay_alone_beats_the_target_network_alone(seed_set, mea
     assert low > 0, low  # greedy 8 and 79, training 29 and 20
 
 
-@each_seed_set("07")
+@each_seed_set("07-huber")
 def test_huber_removing_replay_costs_training_return(seed_set):
     with_replay = scores(seed_set, "huber", "replay + target network")["late"]
     without = scores(seed_set, "huber", "no replay + target network")["late"]
