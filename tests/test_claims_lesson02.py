@@ -34,7 +34,7 @@ from course.taxi import N_STATES, evaluate_qtable  # noqa: E402
 from tests.support.in_process import namespace_for  # noqa: E402
 from tests.support.seed_sets import seed_sets  # noqa: E402
 
-SEEDS = {"notebook": range(5), "fresh": range(100, 105)}  # the notebook's SEEDS: range(5)
+SEEDS = {"notebook": range(5), "fresh": range(100, 103)}  # the notebook's SEEDS: range(5)
 EPISODES, EARLY, CAPACITY, REPLAYED = 1000, 100, 1000, 8  # the notebook's set-up
 SETTINGS = dict(alpha=0.5, epsilon=0.25, discount=0.99)
 
