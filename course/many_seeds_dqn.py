@@ -11,10 +11,10 @@ episodes and parameters) for every replay below. The module holds no answer of a
 lesson: the targets and the loss's gradient are the caller's, and so are the buffers
 beyond the course's own two.
 
-One dqn_step, for every seed: draw each seed's batch; its targets from
+One dqn_step, for every seed: draw each seed's batch; the targets from
 ``td_targets(target network, rewards, next observations, terminated, discount)``, called
-once per seed with a stand-in network whose ``predict`` gives the stacked forward pass's
-rows for that seed; the gradient from ``loss_gradient(q_values, actions, targets,
+once with every seed's rows one after another (it works row by row) and a stand-in
+target network whose ``predict`` gives the stacked forward pass's rows; the gradient from ``loss_gradient(q_values, actions, targets,
 weights)``, once per seed; one Adam step on the stacked parameters; with prioritized
 replay, the TD errors back as priorities. The target network is synced at every multiple
 of ``settings.target_period``.
@@ -218,14 +218,19 @@ class _TargetOutputs:
     (another batch, parameters, weights...) is refused: the stand-in is one network
     only as far as these rows go."""
 
-    def __init__(self, stacked, inputs, outputs):
-        self.stacked, self.inputs, self.outputs = stacked, inputs, outputs
+    def __init__(self, inputs, outputs):
+        self.inputs, self.outputs = inputs, outputs
 
     def predict(self, observations):
         if observations is self.inputs or np.array_equal(observations, self.inputs):
             return self.outputs.copy()
         raise ValueError("the many-seed runner's target network answers predict() for the "
                          "batch's next observations only")
+
+    def __getattr__(self, name):
+        raise AttributeError(f"the many-seed runner's target network has predict() only (of "
+                             f"the batch's next observations), not {name!r}: compute the "
+                             f"targets from target_network.predict(next_observations)")
 
 
 def _train_group(seeds, settings, replay, learning):
@@ -341,7 +346,7 @@ def _dqn_step(online, target, optimizer, memory, learning, settings, beta):
     # td_targets works row by row: one call takes every seed's rows, one after another
     every_next = next_observations.reshape(seeds * batch, -1)
     targets = np.asarray(learning.td_targets(
-        _TargetOutputs(target, every_next, next_values.reshape(seeds * batch, -1)),
+        _TargetOutputs(every_next, next_values.reshape(seeds * batch, -1)),
         rewards.reshape(-1), every_next, terminated.reshape(-1), settings.discount),
         dtype=np.float64).reshape(seeds, batch)
     gradient, td_errors = np.empty_like(q_values), []
