@@ -128,3 +128,11 @@ def test_a_wrong_argument_is_refused_in_one_line(lesson, arguments, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
         train_dqn_on_seeds(settings=SETTINGS, td_targets=lesson["td_targets"],
                            loss_gradient=lesson["huber_loss_gradient"], **arguments)
+
+
+def test_a_td_targets_that_reads_more_than_predict_is_told_what_the_runner_offers(lesson):
+    def from_weights(target_network, rewards, next_observations, terminated, discount):
+        return target_network.weights  # the one-seed loop's QNetwork has them
+
+    with pytest.raises(AttributeError, match=r"has predict\(\) only .* not 'weights'"):
+        train_dqn_on_seeds(SEEDS[:1], SETTINGS, from_weights, lesson["huber_loss_gradient"])
