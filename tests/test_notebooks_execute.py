@@ -61,7 +61,7 @@ SMOKE_SIZES = {
                     "episodes=100, early=(1, 50), late=(51, 100), threshold=0.0",
                     "episodes=300, early=(1, 150), late=(201, 300), threshold=195.0":
                     "episodes=100, early=(1, 50), late=(51, 100), threshold=195.0"},
-    "07_neural_replay": {"SETTINGS = DQNSettings()": "SETTINGS = DQNSettings(steps=1500)"},
+    "07_neural_replay": {"SETTINGS = DQNSettings()": "SETTINGS = DQNSettings(steps=1000)"},
 }
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 FIGURE_CHECKS = REPO / "tests" / "support" / "figures.py"
