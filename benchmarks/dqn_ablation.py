@@ -76,6 +76,12 @@ def scores(run, seed, steps):
             "largest |Q|": float(np.abs(run.online.predict(probes)).max())}
 
 
+def per_metric(runs, seeds, steps):
+    """{metric: [one value per seed]} of the runs."""
+    per_seed = [scores(run, seed, steps) for run, seed in zip(runs, seeds)]
+    return {metric: [s[metric] for s in per_seed] for metric in METRICS}
+
+
 def measure(seeds, settings, loss, workers=1):
     """{configuration: {metric: [one value per seed]}}."""
     results = {}
@@ -83,8 +89,7 @@ def measure(seeds, settings, loss, workers=1):
         run_settings = settings if with_target else settings.with_(target_period=1)
         runs = train_dqn_on_seeds(seeds, run_settings, td_targets, huber_loss_gradient,
                                   replay=replay, loss=loss, workers=workers)
-        per_seed = [scores(run, seed, settings.steps) for run, seed in zip(runs, seeds)]
-        results[name] = {metric: [s[metric] for s in per_seed] for metric in METRICS}
+        results[name] = per_metric(runs, seeds, settings.steps)
     return results
 
 
@@ -106,8 +111,7 @@ def compare_kinds(seeds, settings, workers):
     for name, arguments in replay_kinds(settings).items():
         runs = train_dqn_on_seeds(seeds, settings, td_targets, huber_loss_gradient,
                                   workers=workers, **arguments)
-        per_seed = [scores(run, seed, settings.steps) for run, seed in zip(runs, seeds)]
-        results[name] = {metric: [s[metric] for s in per_seed] for metric in METRICS}
+        results[name] = per_metric(runs, seeds, settings.steps)
     print(f"\n== replay kinds, Huber loss, target network: {len(seeds)} seeds "
           f"({time.process_time() - cpu:.0f} s CPU, {time.perf_counter() - wall:.0f} s wall)")
     for name, values in results.items():

@@ -101,9 +101,9 @@ class _StackedNetworks:
     def copy_from(self, other):
         self.flat[...] = other.flat
 
-    def network(self, index, sizes):
+    def network(self, index):
         """Seed ``index``'s parameters as a QNetwork of its own."""
-        network = QNetwork(sizes, 0)
+        network = QNetwork(self.sizes, 0)
         network.load_parameters([p[index] for p in self.parameters()])
         return network
 
@@ -272,7 +272,7 @@ def _train_group(seeds, settings, replay, learning):
                       learning.beta(step, settings))
             if step % settings.target_period == 0:
                 target.copy_from(online)
-    return [DQNRun(online.network(index, online.sizes), target.network(index, target.sizes),
+    return [DQNRun(online.network(index), target.network(index),
                    episode_returns[index], episode_ends[index])
             for index in range(len(seeds))]
 

@@ -87,6 +87,13 @@ def interval(values):
     return mean[0] - half_width[0], mean[0] + half_width[0]
 
 
+def paired_low(seed_set, first, second, measure):
+    """The low end of the 95% t-interval of first - second, seed by seed (squared error)."""
+    difference = (scores(seed_set, "squared", first)[measure]
+                  - scores(seed_set, "squared", second)[measure])
+    return interval(difference)[0]
+
+
 @each_seed_set("07-huber")
 @pytest.mark.parametrize("configuration", ["replay, no target network",
                                            "no replay, no target network"])
@@ -109,16 +116,14 @@ def test_squared_error_without_a_target_network_overshoots_but_learns(seed_set):
 @each_seed_set("07-squared")
 @pytest.mark.parametrize("measure", ["greedy", "late"])
 def test_squared_error_replay_alone_beats_the_target_network_alone(seed_set, measure):
-    replay_alone = scores(seed_set, "squared", "replay, no target network")[measure]
-    target_alone = scores(seed_set, "squared", "no replay + target network")[measure]
-    low, _ = interval(replay_alone - target_alone)
+    low = paired_low(seed_set, "replay, no target network", "no replay + target network",
+                     measure)
     assert low > 0, low  # greedy 8 and 79, training 29 and 20
 
 
 @each_seed_set("07-squared")
 @pytest.mark.parametrize("measure", ["greedy", "late"])
 def test_squared_error_removing_replay_costs(seed_set, measure):
-    with_replay = scores(seed_set, "squared", "replay + target network")[measure]
-    without = scores(seed_set, "squared", "no replay + target network")[measure]
-    low, _ = interval(with_replay - without)
+    low = paired_low(seed_set, "replay + target network", "no replay + target network",
+                     measure)
     assert low > 0, low  # greedy 27 and 59, training 79 and 16
