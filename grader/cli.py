@@ -102,6 +102,15 @@ def _grade(args):
             return 2
         jobs = [job for job in jobs  # lessons without any of those checks: nothing to do
                 if only & {check.name for check in checks_for_lesson(job.lesson)}]
+    from grader.grades_by_people import CannotApply, GradesByPeople
+
+    try:  # before grading: a typo in the instructor's files costs seconds, not a run
+        by_people = GradesByPeople.read(lesson_maxima(only), args.manual, args.policy,
+                                        args.handed_in)
+        by_people.check_class(found.students, lesson_maxima(only))
+    except CannotApply as error:
+        print(f"grader: {error}", file=sys.stderr)
+        return 2
     chosen = chosen_salt(args.salt, DEFAULT_HIDDEN_SALT)
     salt = chosen.value
     if args.resume:
@@ -125,14 +134,12 @@ def _grade(args):
     for student in found.students:  # a student whose every file was skipped is listed too
         results.setdefault(student, [])
     report = submissions_report(results, skipped, lesson_maxima(only))
+    by_people.record_hand_in_times(report, jobs, args.path)
+    applied = by_people.apply(report)
     print(summary_table(report))
-    written = [answer for submission in report["submissions"]
-               for notebook in submission["notebooks"] for answer in notebook["manual"]
-               if answer["answered"]]
-    if written:
-        print(f"\n{len(written)} written answer(s) await manual grading "
-              f"({sum(a['max_score'] for a in written):g} points, outside the scores above; "
-              "their text is in the JSON report)")
+    _say_what_awaits_a_person(report, args.manual)
+    for line in applied:
+        print(line)
     print(f"\ngraded {run.graded} notebook(s) of {len(report['submissions'])} student(s) in "
           f"{time.monotonic() - started:.1f} s (isolation: {isolation}; budgets per sandbox "
           f"held by {mechanism_name(isolation != NOT_ISOLATED)})"
@@ -164,6 +171,20 @@ def _grade(args):
     for line in warnings:  # last, where they are seen: who lacks a row, or an identity
         print(f"grader: {line}", file=sys.stderr)
     return 0
+
+
+def _say_what_awaits_a_person(report, manual):
+    from grader.report import AWAITING
+
+    waiting = [answer for submission in report["submissions"]
+               for notebook in submission["notebooks"] for answer in notebook["manual"]
+               if answer["status"] == AWAITING]
+    if waiting:
+        print(f"\n{len(waiting)} written answer(s) await manual grading "
+              f"({sum(a['max_score'] for a in waiting):g} points, not in the scores above "
+              + ("yet: give their points in " + manual if manual else
+                 "until a person grades them: --manual FILE writes a file to grade them in")
+              + ")")
 
 
 def _resume_refusal(out, chosen):
@@ -333,22 +354,45 @@ def _export(args):
         return 2
     from grader.gradebooks import (GradebookError, Roster, gradebook_text,
                                    gradebook_warnings, read_assignments)
-    from grader.report import write_atomically
+    from grader.grades_by_people import CannotApply, GradesByPeople
+    from grader.report import write_atomically, write_json
 
     try:
+        by_people = GradesByPeople.read(report["lessons"], args.manual, args.policy)
+        applied = by_people.apply(report)
         roster = Roster.read(args.roster) if args.roster else None
         assignments = read_assignments(args.assignments) if args.assignments else None
         text = gradebook_text(report, args.format, roster, assignments, args.moodle_feedback)
-        write_atomically(args.csv, text)
-    except GradebookError as error:
+    except (GradebookError, *CannotApply) as error:
         print(f"grader: {error}", file=sys.stderr)
         return 2
-    except OSError as error:
-        print(f"grader: --csv {printable(args.csv)}: {printable(error)}", file=sys.stderr)
-        return 2
-    print(f"{args.format} gradebook: {args.csv}")
-    for line in gradebook_warnings(report, roster, args.format):
-        print(f"grader: {line}", file=sys.stderr)
+    for line in applied:
+        print(line)
+    outputs = [("--csv", args.csv, lambda path: write_atomically(path, text),
+                f"{args.format} gradebook"),
+               ("--json", args.json, lambda path: write_json(report, path), "report")]
+    for option, path, write, what in outputs:
+        if not path:
+            continue
+        try:
+            write(path)
+        except OSError as error:
+            print(f"grader: {option} {printable(path)}: {printable(error)}", file=sys.stderr)
+            return 2
+        print(f"{what}: {path}")
+    if args.feedback:
+        from grader.feedback_pages import write_feedback_pages
+
+        try:
+            pages = write_feedback_pages(report, args.feedback)
+        except OSError as error:
+            print(f"grader: --feedback {printable(args.feedback)}: {printable(error)}",
+                  file=sys.stderr)
+            return 2
+        print(f"feedback pages: {len(pages)} in {args.feedback}")
+    if args.csv:
+        for line in gradebook_warnings(report, roster, args.format):
+            print(f"grader: {line}", file=sys.stderr)
     return 0
 
 
@@ -406,6 +450,14 @@ def _gradescope_run(args):
     return 0
 
 
+def _grades_by_people_options(parser):
+    parser.add_argument("--manual", metavar="GRADES.csv",
+                        help="grades given by a person (written answers, regrades, excused "
+                             "lessons): read, and rows added for answers awaiting a person")
+    parser.add_argument("--policy", metavar="POLICY.toml",
+                        help="due times, late penalty, grace and extensions")
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="python -m grader",
                                      description="Release and grade the course's notebooks.")
@@ -455,6 +507,11 @@ def build_parser():
     grade.add_argument("--only", metavar="CHECKS",
                        help="grade only these checks (comma-separated test ids)")
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
+    _grades_by_people_options(grade)
+    grade.add_argument("--handed-in", metavar="TIMES.csv",
+                       help="with --policy: when each notebook was handed in (columns "
+                            "student, lesson, time), e.g. from the LMS; else nbgrader's "
+                            "timestamp.txt, else the file's time")
     grade.set_defaults(run=_grade)
     edition = commands.add_parser(
         "publish", help="write the student edition (no solutions, no answers) into a folder")
@@ -471,11 +528,16 @@ def build_parser():
     export = commands.add_parser(
         "export", help="write a gradebook CSV from a JSON report, without grading again")
     export.add_argument("report", help="a report of python -m grader grade --json")
-    export.add_argument("--csv", required=True, metavar="GRADEBOOK")
+    export.add_argument("--csv", metavar="GRADEBOOK", help="write the gradebook as CSV")
+    export.add_argument("--json", metavar="REPORT",
+                        help="write the report with the manual grades and late policy applied")
+    export.add_argument("--feedback", metavar="DIR",
+                        help="write one HTML feedback page per student again")
     export.add_argument("--format", choices=("generic", "canvas", "moodle"), default="generic")
     export.add_argument("--roster", metavar="ROSTER.csv")
     export.add_argument("--assignments", metavar="ASSIGNMENTS.csv")
     export.add_argument("--moodle-feedback", action="store_true")
+    _grades_by_people_options(export)
     export.set_defaults(run=_export)
     bundle = commands.add_parser(
         "gradescope", help="build a Gradescope autograder zip for one lesson")
@@ -515,6 +577,8 @@ def _argument_problem(args):
     if getattr(args, "salt", None) == "":
         return ("--salt is empty: give the secret salt, or leave --salt out (then "
                 "GRADER_SALT is used, else the public default salt)")
+    if args.run is _export and not (args.csv or args.json or args.feedback):
+        return "export writes nothing without --csv GRADEBOOK, --json REPORT or --feedback DIR"
     if args.run is not _grade:
         return None
     if args.only is not None and not any(name.strip() for name in args.only.split(",")):

@@ -18,6 +18,7 @@ import html
 import io
 from pathlib import Path
 
+from grader.report import AWAITING, GRADED_BY_A_PERSON
 from grader.safe_text import printable
 from grader.spec import asks_of
 
@@ -38,7 +39,8 @@ th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid #d0d0
 .status { font-weight: 700; } .passed .status { color: #1b7f3b; }
 .failed .status { color: #b3261e; } .error .status, .timeout .status { color: #8a5a00; }
 img { max-width: 100%; height: auto; }
-.note { color: #3d3d3d; } .written { white-space: pre-wrap; background: #f6f6f6;
+.note, .late { color: #3d3d3d; } .comment { border-left: .35rem solid #1f4e9e;
+        padding: .25rem .75rem; } .written { white-space: pre-wrap; background: #f6f6f6;
         padding: .5rem; }
 """
 
@@ -111,6 +113,13 @@ def _check_html(check, lesson):
              f'{check["max_score"]:g} points</p>'
              + (f'<p class="asks">It asks: {_text(asks)}</p>' if asks else "")
              + f'<p>{_text(check["feedback"])}</p>']
+    override = check.get("override")
+    if override:
+        parts.append(f'<p class="comment"><strong>Regraded by a person: '
+                     f'{override["points"]:g} / {check["max_score"]:g} points</strong> '
+                     f'(in place of the {check["score"]:g} above).'
+                     + (f' {_text(override["comment"])}' if override["comment"] else "")
+                     + "</p>")
     if check.get("figure"):
         png = base64.b64encode(figure_png(check["figure"])).decode("ascii")
         parts.append(f'<img src="data:image/png;base64,{png}" '
@@ -119,8 +128,57 @@ def _check_html(check, lesson):
     return "".join(parts)
 
 
+def _excused_html(notebook, title):
+    comment = notebook.get("excused_comment")
+    return (f'<section><h2 id="{title}">{title}</h2><p><strong>Excused</strong> by your '
+            f'instructor: this lesson counts in no total.'
+            + (f' {_text(comment)}' if comment else "") + "</p></section>")
+
+
+def _written_html(answer):
+    """A written answer, with a person's grade and comment once given."""
+    if answer["status"] == GRADED_BY_A_PERSON:
+        verdict = f"graded by a person: {answer['score']:g} / {answer['max_score']:g} points"
+    elif answer["status"] == AWAITING:
+        verdict = f"{answer['max_score']:g} points, awaiting a person"
+    else:
+        verdict = f"{answer['max_score']:g} points, not answered"
+    comment = (f'<p class="comment"><strong>Comment:</strong> {_text(answer["comment"])}</p>'
+               if answer.get("comment") else "")
+    return (f"<h3>Written answer <code>{_text(answer['id'], 100)}</code> ({verdict})</h3>"
+            f'<div class="written">{_text(answer["answer"], 20000)}</div>{comment}')
+
+
+def _score_words(notebook):
+    """How the lesson's score was made: the checks, a person's grades, any late penalty."""
+    words = [f'<p><strong>{notebook["score"]:g} / {notebook["max_score"]:g} points</strong>']
+    graded = [a for a in notebook.get("manual", []) if a["status"] == GRADED_BY_A_PERSON]
+    waiting = sum(a["max_score"] for a in notebook.get("manual", []) if a["status"] == AWAITING)
+    regraded = [check for check in notebook["checks"] if check.get("override")]
+    parts = ["the automatic checks"]
+    if regraded:
+        parts.append(f"{len(regraded)} check{'s' if len(regraded) != 1 else ''} regraded by "
+                     "a person")
+    if graded:
+        parts.append("written answers graded by a person")
+    words.append(" for " + ", ".join(parts) + ".")
+    if waiting:
+        words.append(f" {waiting:g} more points await a person's grading of your written "
+                     "answers.")
+    words.append("</p>")
+    late = notebook.get("late")
+    if late:
+        penalty = late.get("penalty_fraction", 0.0)
+        words.append(f'<p class="late">{_text(late["explanation"])}'
+                     + (f' Before the penalty: {notebook["raw_score"]:g} points; after it: '
+                        f'{notebook["score"]:g}.' if penalty else "") + "</p>")
+    return "".join(words)
+
+
 def _lesson_html(notebook):
     title = _text(notebook["name"], 100)
+    if notebook.get("excused"):
+        return _excused_html(notebook, title)
     if not notebook.get("submitted", True) and notebook.get("notes"):
         reasons = "".join(f'<li class="note">{_text(note)}</li>' for note in notebook["notes"])
         return (f'<section><h2 id="{title}">{title}</h2><p><strong>Not graded</strong>: '
@@ -130,20 +188,13 @@ def _lesson_html(notebook):
     if not notebook.get("submitted", True):
         return (f'<section><h2 id="{title}">{title}</h2><p>Not submitted (worth '
                 f'{notebook["max_score"]:g} points).</p></section>')
-    parts = [f'<section><h2 id="{title}">{title}</h2>',
-             f'<p><strong>{notebook["score"]:g} / {notebook["max_score"]:g} points</strong>'
-             f" for the automatic checks.</p>"]
+    parts = [f'<section><h2 id="{title}">{title}</h2>', _score_words(notebook)]
     parts += [_check_html(check, notebook["name"]) for check in notebook["checks"]]
     if notebook["notes"]:
         parts.append("<h3>Notes</h3><ul>")
         parts += [f'<li class="note">{_text(note)}</li>' for note in notebook["notes"]]
         parts.append("</ul>")
-    for answer in notebook.get("manual", []):
-        parts.append(f"<h3>Written answer <code>{_text(answer['id'], 100)}</code> "
-                     f"({answer['max_score']:g} points, "
-                     + ("awaiting a person" if answer.get("answered", True) else "not answered")
-                     + ")</h3>"
-                     f'<div class="written">{_text(answer["answer"], 20000)}</div>')
+    parts += [_written_html(answer) for answer in notebook.get("manual", [])]
     parts.append("</section>")
     return "".join(parts)
 
@@ -152,7 +203,7 @@ def headline(submission):
     """The score of what was handed in, beside the course's total: a student who handed
     in the two lessons set so far, both at full marks, reads 26 / 26, not 26 / 89."""
     notebooks = submission["notebooks"]
-    handed_in = [n for n in notebooks if n.get("submitted", True)]
+    handed_in = [n for n in notebooks if n.get("submitted", True) and not n.get("excused")]
     not_graded = [n for n in notebooks if not n.get("submitted", True) and n.get("notes")]
     total = (f'The course\'s total is {submission["max_score"]:g} points over '
              f'{len(notebooks)} lessons.')
@@ -165,11 +216,17 @@ def headline(submission):
                              sum(notebook["max_score"] for notebook in handed_in))
     names = ", ".join(_text(notebook["name"], 100) for notebook in handed_in)
     lessons = f'{len(handed_in)} lesson{"s" if len(handed_in) != 1 else ""}'
+    waiting = sum(answer["max_score"] for notebook in handed_in
+                  for answer in notebook.get("manual", []) if answer["status"] == AWAITING)
+    pending = (f" {waiting:g} of those points await a person's grading of your written "
+               "answers." if waiting else "")
     return (f'<strong>{submission["score"]:g} / {maximum:g} points</strong> for the '
-            f'{lessons} you handed in ({names}), from the automatic checks.{unread} {total}')
+            f'{lessons} you handed in ({names}).{pending}{unread} {total}')
 
 
 def _score_cell(notebook):
+    if notebook.get("excused"):
+        return "<td>excused</td>"
     if notebook.get("submitted", True):
         return f'<td>{notebook["score"]:g} / {notebook["max_score"]:g}</td>'
     return "<td>not graded</td>" if notebook.get("notes") else "<td>not submitted</td>"

@@ -11,6 +11,11 @@ for a submission with no roster entry (and the grader reports it); a Moodle grad
 cannot hold a row without the identity Moodle matches by, so such a student is left out
 and reported, one line each (:func:`gradebook_warnings`).
 
+Every format writes a lesson's score after a person's grades and any late penalty
+(:mod:`grader.manual_grades`, :mod:`grader.late_work`); an excused lesson is ``EX``
+(Canvas's own mark, in no total) in generic and Canvas gradebooks, and blank in Moodle's,
+which has no such mark (its feedback column says so).
+
 - ``generic``: student (the folder), the roster's columns, one column per lesson, total.
 - ``canvas``: Canvas's gradebook import (``lib/gradebook_importer.rb``): the header starts
   ``Student, ID, SIS User ID, SIS Login ID`` and ends student information with
@@ -27,6 +32,7 @@ import csv
 import io
 from dataclasses import dataclass, field
 
+from grader.report import GRADED_BY_A_PERSON
 from grader.safe_text import printable
 
 FORMATS = ("generic", "canvas", "moodle")
@@ -105,11 +111,20 @@ def unrostered(report, roster):
                   if submission["student"] not in roster.people)
 
 
-def _score(submission, lesson):
+EXCUSED_MARK = "EX"  # Canvas's mark for an excused assignment: in no total
+
+
+def _score(submission, lesson, excused=EXCUSED_MARK):
+    """The lesson's cell: its score after a person's grades and any late penalty, blank
+    when not handed in, ``excused`` when a person excused it."""
     if submission is None:
         return ""
     notebook = next((n for n in submission["notebooks"] if n["name"] == lesson), None)
-    if notebook is None or not notebook.get("submitted", True):
+    if notebook is None:
+        return ""
+    if notebook.get("excused"):
+        return excused
+    if not notebook.get("submitted", True):
         return ""
     return _number(notebook["score"])
 
@@ -119,11 +134,23 @@ def _feedback(submission, lesson):
                      if n["name"] == lesson), None)
     if notebook is None:
         return ""
+    if notebook.get("excused"):
+        return " ".join(["Excused.", printable(notebook.get("excused_comment") or "", 400)]).strip()
     if not notebook.get("submitted", True):  # a file that could not be graded says why
         return " ".join(["Not graded:", *(printable(note, 400) for note in notebook["notes"])]
                         ) if notebook.get("notes") else ""
-    failed = [check for check in notebook["checks"] if check["status"] != "passed"]
+    failed = [check for check in notebook["checks"]
+              if check["status"] != "passed" and not check.get("override")]
     lines = [f"{notebook['score']:g} / {notebook['max_score']:g}."]
+    late = notebook.get("late") or {}
+    if late.get("late"):
+        lines.append(printable(late["explanation"], 400))
+    lines += [f"{check['id']} regraded: {check['override']['points']:g} / "
+              f"{check['max_score']:g}. {printable(check['override']['comment'], 400)}".strip()
+              for check in notebook["checks"] if check.get("override")]
+    lines += [f"{answer['id']}: {answer['score']:g} / {answer['max_score']:g}. "
+              f"{printable(answer.get('comment') or '', 400)}".strip()
+              for answer in notebook.get("manual", []) if answer["status"] == GRADED_BY_A_PERSON]
     lines += [printable(check["feedback"], 400) for check in failed[:3]]
     if len(failed) > 3:
         lines.append(f"({len(failed) - 3} more checks not passed: see the feedback page)")
@@ -146,7 +173,7 @@ def generic(report, roster=None):
     rows = [["student", *identity, *(lesson for lesson, _ in lessons), "total"]]
     for folder, person, submission in _students(report, roster):
         scores = [_score(submission, lesson) for lesson, _ in lessons]
-        total = sum(float(score) for score in scores if score != "")
+        total = sum(float(score) for score in scores if score not in ("", EXCUSED_MARK))
         rows.append([printable(folder, 200), *(person.get(column, "") for column in identity),
                      *scores, _number(total) if submission is not None else ""])
     return _csv(rows)
@@ -198,7 +225,7 @@ def moodle(report, roster=None, with_feedback=False):
             continue  # Moodle cannot place a row without its identity: left_out() says so
         row = [key, person.get("name", "") or printable(folder, 200)]
         for lesson, _ in lessons:
-            row.append(_score(submission, lesson))
+            row.append(_score(submission, lesson, excused=""))  # Moodle cannot excuse
             if with_feedback:
                 row.append(_feedback(submission, lesson))
         rows.append(row)

@@ -10,16 +10,20 @@ from grader.safe_text import printable
 
 
 def lesson_maxima(only=None):
-    """``{lesson: automatic points}`` of every lesson of the course (or of the lessons
-    that hold a check of ``only``), in course order: the gradebook's stable columns."""
+    """``{lesson: points}`` of every lesson of the course (or of the lessons that hold a
+    check of ``only``), in course order: the gradebook's stable columns. A lesson's points
+    are its automatic checks' (with ``only``, just those) and its written answers'
+    (graded by a person, as nbgrader counts them)."""
     from grader.lessons import all_lessons
-    from grader.rebuild import nbgrader_meta, test_cells
+    from grader.rebuild import is_manually_graded, nbgrader_meta, test_cells
 
     maxima = {}
     for name, lesson in all_lessons().items():
-        cells = [cell for cell in test_cells(lesson.source())
+        source = lesson.source()
+        cells = [cell for cell in test_cells(source)
                  if only is None or nbgrader_meta(cell)["grade_id"] in only]
         if cells:
+            cells += [cell for cell in source.cells if is_manually_graded(cell)]
             maxima[name] = float(sum(float(nbgrader_meta(cell).get("points", 0))
                                      for cell in cells))
     return maxima
@@ -39,15 +43,55 @@ def graded_content(data):
     return data
 
 
+AWAITING = "awaiting manual grading"  # a written answer no person has graded yet
+GRADED_BY_A_PERSON = "graded by a person"
+UNANSWERED = "unanswered"  # a written answer left as the stub: 0 points, nobody to grade it
+
+
 def graded_notebook_report(notebook):
-    """One graded notebook's entry in the report (a :class:`NotebookResult` as data)."""
-    return {"name": notebook.name, "submitted": True, "status": "graded",
-            "score": round(notebook.score, 6),
-            "max_score": round(notebook.max_score, 6), "isolation": notebook.isolation,
-            "notes": list(notebook.notes), "checks": [asdict(check) for check in notebook.checks],
-            "manual": [{**asdict(answer), "status": ("awaiting manual grading" if answer.answered
-                                                      else "unanswered")}
-                       for answer in notebook.written]}
+    """One graded notebook's entry in the report (a :class:`NotebookResult` as data).
+
+    Its ``max_score`` counts the written answers' points beside the checks'; its
+    ``score`` holds the checks' points until a person grades the written answers
+    (:mod:`grader.manual_grades`), and ``raw_score`` is the score before any late penalty
+    (:mod:`grader.late_work`)."""
+    entry = {"name": notebook.name, "submitted": True, "status": "graded",
+             "score": round(notebook.score, 6), "raw_score": round(notebook.score, 6),
+             "max_score": round(notebook.max_score
+                                + sum(answer.max_score for answer in notebook.written), 6),
+             "isolation": notebook.isolation, "notes": list(notebook.notes),
+             "checks": [asdict(check) for check in notebook.checks],
+             "manual": [{**asdict(answer), "status": AWAITING if answer.answered else UNANSWERED,
+                         "score": None if answer.answered else 0.0}
+                        for answer in notebook.written]}
+    return entry
+
+
+def rescore(report):
+    """Set every score of ``report`` (in place) from its parts, and return it: a lesson's
+    ``raw_score`` is its checks' points (a person's regrade in place of the check's, when
+    there is one) plus the written answers a person graded; its ``score`` is that less
+    any late penalty; an excused lesson counts in no total. Idempotent: the parts are
+    kept, never the sums, so manual grades and a late policy can be applied again."""
+    for submission in report["submissions"]:
+        counted = []
+        for notebook in submission["notebooks"]:
+            if not notebook["submitted"]:
+                continue
+            raw = sum(check["override"]["points"] if check.get("override") else check["score"]
+                      for check in notebook["checks"])
+            raw += sum(answer["score"] or 0.0 for answer in notebook.get("manual", []))
+            notebook["raw_score"] = round(raw, 6)
+            late = notebook.get("late") or {}
+            notebook["score"] = round(raw * (1 - late.get("penalty_fraction", 0.0)), 6)
+            if not notebook.get("excused"):
+                counted.append(notebook)
+        excused = sum(report["lessons"].get(notebook["name"], 0.0)
+                      for notebook in submission["notebooks"] if notebook.get("excused"))
+        submission["score"] = round(sum(n["score"] for n in counted), 6)
+        submission["max_score_handed_in"] = round(sum(n["max_score"] for n in counted), 6)
+        submission["max_score"] = round(sum(report["lessons"].values()) - excused, 6)
+    return report
 
 
 def _not_submitted(lesson, maximum, notes=()):
@@ -55,7 +99,7 @@ def _not_submitted(lesson, maximum, notes=()):
     could not be graded (``notes`` say why)."""
     return {"name": lesson, "submitted": False,
             "status": "not graded" if notes else "not submitted", "score": None,
-            "max_score": maximum, "isolation": None, "notes": list(notes), "checks": [],
+            "raw_score": None, "max_score": maximum, "isolation": None, "notes": list(notes), "checks": [],
             "manual": []}
 
 
@@ -81,20 +125,14 @@ def submissions_report(results_by_student, skipped=(), lessons=None):
                                           if entry.lesson == lesson and entry.lesson_note])
                      for lesson, maximum in lessons.items()]
         notebooks += [graded_notebook_report(graded[name]) for name in sorted(set(graded) - set(lessons))]
-        handed_in = [notebook for notebook in notebooks if notebook["submitted"]]
-        submissions.append({
-            "student": student,
-            "notes": [entry.reason for entry in mine],
-            "score": round(sum(n["score"] for n in handed_in), 6),
-            "max_score_handed_in": round(sum(n["max_score"] for n in handed_in), 6),
-            "max_score": round(sum(lessons.values()), 6),
-            "notebooks": notebooks,
-        })
+        submissions.append({"student": student, "notes": [entry.reason for entry in mine],
+                            "score": None, "max_score_handed_in": None, "max_score": None,
+                            "notebooks": notebooks})
     report = {"lessons": dict(lessons), "submissions": submissions}
     unowned = [entry.reason for entry in skipped if entry.student is None]
     if unowned:
         report["notes"] = unowned
-    return report
+    return rescore(report)
 
 
 def check_writable(path):
@@ -151,8 +189,8 @@ def summary_table(report):
             passed = sum(check["status"] == "passed" for check in checks)
             problems = sorted({check["status"] for check in checks} - {"passed", "failed"})
             manual = sum(answer["max_score"] for answer in notebook.get("manual", [])
-                         if answer.get("answered", True))
-            unanswered = sum(not answer.get("answered", True)
+                         if answer["status"] == AWAITING)
+            unanswered = sum(answer["status"] == UNANSWERED
                              for answer in notebook.get("manual", []))
             lines.append({"student": student, "lesson": notebook["name"],
                           "score": f"{notebook['score']:g} / {notebook['max_score']:g}",

@@ -127,8 +127,13 @@ def test_each_example_student_gets_what_their_work_deserves(example_class):
     ada = next(s for s in report["submissions"] if s["student"] == "ada_complete")
     assert len(ada["notebooks"]) == len(all_lessons())
     assert len({s["max_score"] for s in report["submissions"]}) == 1  # one course maximum
-    assert book.loc["ada_complete", "total"] == ada["max_score"] == sum(
-        check["max_score"] for notebook in ada["notebooks"] for check in notebook["checks"])
+    automatic = sum(check["max_score"] for notebook in ada["notebooks"]
+                    for check in notebook["checks"])
+    written = sum(answer["max_score"] for notebook in ada["notebooks"]
+                  for answer in notebook["manual"])
+    # every check passed; the written conclusion's points wait for a person
+    assert book.loc["ada_complete", "total"] == ada["score"] == automatic
+    assert ada["max_score"] == automatic + written and written == 3
     assert book.loc["ben_empty", "total"] == 0
     cy = checks_of(report, "cy_buggy_buffer", "02_replay_buffer")
     assert cy["test_fifo_eviction"]["status"] == "failed"
@@ -210,6 +215,21 @@ hal,Hal Folder,204,hal@uni.example
 """
 
 
+# A person regraded hal's lesson 01 check; lesson 01 was due long before anyone handed it
+# in (whatever the files' times), so its late work keeps the floor of 60%.
+MANUAL = "student,lesson,item,points,comment\nhal,01,test_value_and_best_action,1,regraded\n"
+POLICY = """[penalty]
+percent = 10
+floor = 60
+[due]
+01_qlearning = 2001-01-01T00:00:00Z
+"""
+
+
+def by_people(root):
+    return "--manual", str(root / "manual.csv"), "--policy", str(root / "policy.toml")
+
+
 def without_salt_in_environment():
     return {name: value for name, value in os.environ.items() if name != "GRADER_SALT"}
 
@@ -241,13 +261,16 @@ def handed_in(tmp_path_factory):
     unzipped.rename(folder / "cy" / "02_replay_buffer.ipynb" / "02_replay_buffer.ipynb")
     write_submission(folder, "02_replay_buffer", student="zed")  # not in the roster
     (root / "roster.csv").write_text(ROSTER)
+    (root / "manual.csv").write_text(MANUAL)
+    (root / "policy.toml").write_text(POLICY)
     out = root / "out"
     out.mkdir()
     completed = run_without_salt_variable(
         "grade", str(folder), "--only", QUICK, "--workers", "2", "--salt", SALT, "--quiet",
         "--out", str(out / "results"), "--json", str(out / "report.json"),
         "--feedback", str(out / "feedback"), "--csv", str(out / "moodle.csv"),
-        "--format", "moodle", "--roster", str(root / "roster.csv"), "--moodle-feedback")
+        "--format", "moodle", "--roster", str(root / "roster.csv"), "--moodle-feedback",
+        *by_people(root))
     assert completed.returncode == 0, completed.stderr
     report = json.loads((out / "report.json").read_text())
     return {"root": root, "folder": folder, "out": out, "completed": completed,
@@ -344,12 +367,33 @@ def test_resume_without_the_salt_is_refused_with_the_stored_salts_fingerprint(ha
     resumed = run_without_salt_variable("grade", str(handed_in["folder"]), "--only", QUICK,
                                         "--out", results, "--resume", "--quiet", "--salt",
                                         SALT, "--workers", "2", "--json",
-                                        str(handed_in["root"] / "resumed.json"))
+                                        str(handed_in["root"] / "resumed.json"),
+                                        *by_people(handed_in["root"]))
     assert resumed.returncode == 0, resumed.stderr
     assert "graded 0 notebook(s)" in resumed.stdout and "5 taken from an earlier run" \
         in resumed.stdout
     again = json.loads((handed_in["root"] / "resumed.json").read_text())
     assert graded_content(again) == graded_content(handed_in["report"])
+
+
+def test_a_persons_grades_and_the_late_policy_reach_the_report_and_the_pages(handed_in):
+    students, stdout = handed_in["students"], handed_in["completed"].stdout
+    amy = lesson_entry(students["amy"], "01_qlearning")
+    assert amy["handed_in"]["source"] == "the file's modification time"
+    assert amy["late"]["late"] and amy["late"]["penalty_fraction"] == 0.4  # the 60% floor
+    assert amy["raw_score"] > 0 and amy["score"] == pytest.approx(0.6 * amy["raw_score"])
+    hal = lesson_entry(students["hal"], "01_qlearning")
+    (regraded,) = [check for check in hal["checks"] if check.get("override")]
+    assert regraded["override"] == {"points": 1.0, "comment": "regraded"}
+    assert hal["raw_score"] == 1.0 and hal["score"] == pytest.approx(0.6)
+    assert not lesson_entry(students["bob"], "02_replay_buffer").get("late", {}).get("late")
+    assert "manual grades: 1 from" in stdout and "late policy: 2 lesson(s) handed in late, " \
+        "2 penalised" in stdout
+    book = {row["Email address"]: row for row in
+            csv.DictReader(io.StringIO((handed_in["out"] / "moodle.csv").read_text()))}
+    assert float(book["hal@uni.example"]["01_qlearning"]) == pytest.approx(0.6)
+    assert "40% off the score" in feedback_text(handed_in, "amy")
+    assert "Regraded by a person: 1 / " in feedback_text(handed_in, "hal")
 
 
 def test_every_student_keeps_a_row_or_is_reported_loudly(handed_in):
@@ -421,7 +465,8 @@ def test_the_least_memory_the_grader_accepts_grades_a_correct_notebook(tmp_path)
     assert completed.returncode == 0, completed.stderr
     (ada,) = json.loads((tmp_path / "report.json").read_text())["submissions"]
     graded = lesson_entry(ada, "06_capstone")
-    assert graded["score"] == graded["max_score"] > 0, graded
+    # both checks passed; the written conclusion (3 points) waits for a person
+    assert graded["score"] == graded["max_score"] - 3 > 0, graded
 
 
 def test_in_nbgrader_layout_a_lesson_folder_is_never_taken_for_a_student(tmp_path):
