@@ -10,6 +10,7 @@ import time
 # what this module imports (nbformat alone costs ~1.5 s of CPU through jsonschema), so each
 # command imports what it needs when it runs.
 from grader.class_cpu_share import DEFAULT_CPU_WEIGHT, MAX_CPU_WEIGHT
+from grader.hub_links import DEFAULT_BRANCH, INTERFACES
 from grader.sandbox_resources import DEFAULT_DISK_MB, DEFAULT_MEMORY_MB
 
 
@@ -305,7 +306,16 @@ def _nbgrader_course(args):
 
 
 def _publish(args):
-    from grader.publish import CannotPublish, publish
+    from grader.hub_links import BadHubOption, checked_branch, checked_hub_url
+
+    try:  # before the heavy imports: a mistyped option is answered at once
+        checked_branch(args.branch)
+        if args.hub_url is not None:
+            checked_hub_url(args.hub_url)
+    except BadHubOption as error:
+        print(f"grader: {error}", file=sys.stderr)
+        return 2
+    from grader.publish import CannotPublish, edition_hub_links, publish
 
     def names(text):
         return None if text is None else [name.strip() for name in text.split(",")
@@ -316,7 +326,8 @@ def _publish(args):
             raise CannotPublish("--lessons names no lesson: give lessons like 01,02,03 "
                                 "(or leave the option out to publish them all)")
         edition, files = publish(args.out, names(args.lessons),
-                                 names(args.release_references), args.repository_url)
+                                 names(args.release_references), args.repository_url,
+                                 args.hub_url, args.branch, args.hub_interface)
     except CannotPublish as error:
         print(f"grader: {error}", file=sys.stderr)
         return 2
@@ -334,8 +345,17 @@ def _publish(args):
               f"{lesson.name[:2]}'s answer, by --release-references), which "
               f"{', '.join(edition.needed_by[lesson.name])} import"
               f"{'s' if len(edition.needed_by[lesson.name]) == 1 else ''}")
-    print(f"next: push it to {args.repository_url}; the notebooks' Colab cells clone that "
-          "repository (it holds no solutions, no grader, no answer not released)")
+    if args.hub_url is not None:
+        hub = edition_hub_links(edition, args.repository_url.strip(), args.hub_url,
+                                args.branch, args.hub_interface)
+        print(f"  on JupyterHub {hub.hub_url} (nbgitpuller links, also in its README; the hub "
+              "needs nbgitpuller and the edition's requirements installed):")
+        print(f"    the whole edition: {hub.whole_edition}")
+        for name, link in hub.lessons.items():
+            print(f"    {name}: {link}")
+    print(f"next: push it to {args.repository_url} (branch {args.branch}); the notebooks' "
+          "Colab cells clone that repository (it holds no solutions, no grader, no answer "
+          "not released)")
     return 0
 
 
@@ -524,6 +544,16 @@ def build_parser():
     edition.add_argument("--repository-url", metavar="URL",
                          help="required: the repository the edition will be pushed to, "
                               "which its Colab cells clone")
+    edition.add_argument("--branch", default=DEFAULT_BRANCH,
+                         help="the branch the edition will be pushed to, which its Colab "
+                              f"badges and hub links open (default {DEFAULT_BRANCH})")
+    edition.add_argument("--hub-url", metavar="HUB",
+                         help="the course's JupyterHub (https://hub.example.edu): print, and "
+                              "write in the edition's README, an nbgitpuller link per lesson "
+                              "(nbgitpuller must be installed on the hub)")
+    edition.add_argument("--hub-interface", choices=tuple(INTERFACES), default="lab",
+                         help="what the hub links open the notebooks in: lab (JupyterLab, "
+                              "the default) or notebook (the classic notebook)")
     edition.set_defaults(run=_publish)
     export = commands.add_parser(
         "export", help="write a gradebook CSV from a JSON report, without grading again")

@@ -13,7 +13,9 @@ address is required: cloning the full course would hand out ``solutions/``). It 
   module, if the instructor released it (``--release-references``), or, for a lesson
   published here, a two-line module that loads the student's *own* answers from their
   notebook (``course/your_work.py``);
-- ``requirements.txt`` for local use, ``requirements-colab.txt`` for Colab, a README.
+- ``requirements.txt`` for local use, ``requirements-colab.txt`` for Colab, a README
+  (with ``--hub-url``, one that also links each lesson on the course's JupyterHub
+  through nbgitpuller, :mod:`grader.hub_links`).
 
 It holds no ``solutions/``, no hidden tests, no grader, no examples, no tests, and no
 reference module the instructor did not release: nothing is released by default, and a
@@ -34,6 +36,7 @@ from pathlib import Path
 import nbformat
 
 from grader.answer_overlap import answer_regions, found_in, notebook_text, runs_of
+from grader.hub_links import DEFAULT_BRANCH, BadHubOption, checked_branch, hub_links
 from grader.lessons import all_lessons
 from grader.release import REPOSITORY, student_version
 from grader.setup_cell import (COLAB_REQUIREMENTS, COURSE_REPOSITORY, SETUP_CELL_ID,
@@ -217,12 +220,15 @@ def student_notebook(lesson, repository_url):
     return notebook
 
 
-def student_readme(edition, repository_url):
+def student_readme(edition, repository_url, branch=DEFAULT_BRANCH, hub=None):
+    """The edition's README.md: its lessons with their Colab badges (which open the
+    notebooks on ``branch``), how to work locally and, given ``hub`` (the edition's
+    :class:`grader.hub_links.HubLinks`), each lesson's link on the course's JupyterHub."""
     lessons = "\n".join(f"| {lesson.name[:2]} | [{lesson.name}](notebooks/{lesson.name}.ipynb) "
                         f"| [![Open In Colab](https://colab.research.google.com/assets/"
                         f"colab-badge.svg)](https://colab.research.google.com/github/"
-                        f"{_github_path(repository_url)}/blob/main/notebooks/{lesson.name}"
-                        ".ipynb) |" for lesson in edition.published)
+                        f"{_github_path(repository_url)}/blob/{branch}/notebooks/"
+                        f"{lesson.name}.ipynb) |" for lesson in edition.published)
     later = ("\n".join(f"- `{lesson.exports_to}` is made from your own "
                        f"`notebooks/{lesson.name}.ipynb` until your instructor releases the "
                        "course's version: save that notebook before a later lesson "
@@ -241,7 +247,7 @@ your code did. Your instructor grades a copy of your notebook with hidden inputs
 
 **In Colab**: click a badge and run the first cell: it downloads this folder and
 installs what Colab lacks (gymnasium), nothing else.
-
+{_hub_section(edition, hub) if hub else ""}
 **Locally** (Python 3.11+):
 
 ```bash
@@ -251,6 +257,28 @@ python -m venv .venv && .venv/bin/pip install -r requirements.txt
 
 Later lessons import what earlier ones built:
 {later}
+"""
+
+
+def _hub_section(edition, hub):
+    """The README's part on the course's JupyterHub: a link per lesson and one for all."""
+    interface = "JupyterLab" if hub.interface == "lab" else "the classic notebook"
+    rows = "\n".join(f"| {lesson.name[:2]} | {lesson.name} | [open on the hub]"
+                     f"({hub.lessons[lesson.name]}) |" for lesson in edition.published)
+    return f"""
+**On your course's JupyterHub**: click a lesson's link and log in to {hub.hub_url}.
+The first click copies this folder into your home folder on the hub, as `{hub.folder}/`,
+and opens the lesson in {interface}; a later click brings in your instructor's changes
+without overwriting yours (nbgitpuller merges them into your copy).
+
+| # | lesson | open |
+|---|---|---|
+{rows}
+| | the whole edition | [open the folder on the hub]({hub.whole_edition}) |
+
+The links work once the hub has nbgitpuller and this edition's requirements installed
+(for its administrator: `pip install nbgitpuller -r requirements.txt` in the hub's user
+image).
 """
 
 
@@ -310,18 +338,27 @@ def answers_found(folder, edition):
     return found
 
 
-def publish(out, lessons=None, release_references=None, repository_url=None):
+def publish(out, lessons=None, release_references=None, repository_url=None,
+            hub_url=None, branch=DEFAULT_BRANCH, hub_interface="lab"):
     """Write the student edition into ``out`` (a new or empty folder); return its
-    :class:`EditionPlan` and its files."""
+    :class:`EditionPlan` and its files. ``branch`` is the one the edition is pushed to;
+    given ``hub_url``, its README links every lesson on that JupyterHub (nbgitpuller
+    links opening ``hub_interface``, lab or notebook): :func:`edition_hub_links`."""
     repository_url = checked_repository_url(repository_url)
+    try:
+        branch = checked_branch(branch)
+    except BadHubOption as error:
+        raise CannotPublish(str(error)) from None
     edition = plan(lessons, release_references)
+    hub = (edition_hub_links(edition, repository_url, hub_url, branch, hub_interface)
+           if hub_url is not None else None)
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise CannotPublish(f"{out} is not an empty folder: publish into a new folder")
     answers = record_visible_answers(edition.published)
     created = not out.exists()
     try:
-        _write(out, edition, answers, repository_url)
+        _write(out, edition, answers, repository_url, branch, hub)
         found = answers_found(out, edition)
     except BaseException:
         _remove_what_was_written(out, created)
@@ -336,7 +373,18 @@ def publish(out, lessons=None, release_references=None, repository_url=None):
                            if path.is_file())
 
 
-def _write(out, edition, answers, repository_url):
+def edition_hub_links(edition, repository_url, hub_url, branch=DEFAULT_BRANCH,
+                      hub_interface="lab"):
+    """The :class:`grader.hub_links.HubLinks` of ``edition``'s lessons on ``hub_url``;
+    CannotPublish for an option no link could work with."""
+    try:
+        return hub_links(hub_url, repository_url,
+                         [lesson.name for lesson in edition.published], branch, hub_interface)
+    except BadHubOption as error:
+        raise CannotPublish(str(error)) from None
+
+
+def _write(out, edition, answers, repository_url, branch, hub):
     (out / "notebooks").mkdir(parents=True)
     for lesson in edition.published:
         nbformat.write(student_notebook(lesson, repository_url),
@@ -353,7 +401,7 @@ def _write(out, edition, answers, repository_url):
                                                            lesson=lesson.name))
     (out / "requirements.txt").write_text(EDITION_REQUIREMENTS)
     shutil.copy2(REPOSITORY / COLAB_REQUIREMENTS, out / COLAB_REQUIREMENTS)
-    (out / "README.md").write_text(student_readme(edition, repository_url))
+    (out / "README.md").write_text(student_readme(edition, repository_url, branch, hub))
     (out / ".gitignore").write_text(".venv/\n__pycache__/\n.ipynb_checkpoints/\n")
 
 

@@ -46,6 +46,8 @@ def run_probe(*arguments, cwd):
     (["grade", "x", "--memory-mb", "nine"], "invalid int value"),
     (["check", "no-such.ipynb"], "no such notebook"),
     (["export", "no-such.json", "--csv", "out.csv"], "No such file"),
+    (["publish", "out", "--hub-url", "ftp://hub.example.edu"], "not an http(s) address"),
+    (["publish", "out", "--branch", "fall..2025"], "cannot be a git branch"),
 ])
 def test_help_and_argument_errors_load_no_heavy_library(tmp_path, arguments, expected):
     code, heavy, completed = run_probe(*arguments, cwd=tmp_path)

@@ -8,10 +8,12 @@ whose own tests (tests/test_answer_overlap.py) show it finds disguised copies.
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import nbformat
 import pytest
@@ -20,7 +22,9 @@ from nbclient import NotebookClient
 import grader.publish
 from grader.answer_overlap import answer_regions, found_in, notebook_text, runs_of
 from grader.lessons import all_lessons
-from grader.publish import CannotPublish, plan, publish, student_notebook
+from grader.hub_links import BadHubOption, checked_branch
+from grader.publish import (CannotPublish, edition_hub_links, plan, publish, student_notebook,
+                            student_readme)
 from grader.rebuild import is_answer, is_test, nbgrader_meta
 from test_notebooks_execute import (code_cells, describe_error, errors_in, is_experiment,
                                     run_all_problems)
@@ -30,6 +34,8 @@ pytestmark = [pytest.mark.xdist_group('edition'), pytest.mark.notebooks]
 REPO = Path(__file__).resolve().parent.parent
 PUBLISHED = ("01_qlearning", "02_replay_buffer", "03_prioritized_replay")
 URL = "https://github.com/an-instructor/experience-replay-students"
+HUB = "https://hub.example.edu/"  # the trailing slash is tolerated
+BRANCH = "fall-2025"
 LESSONS = all_lessons()
 
 
@@ -40,10 +46,11 @@ def grader_cli(*arguments):
 
 @pytest.fixture(scope="module")
 def published(tmp_path_factory):
-    """(the edition's folder, what publish printed)."""
+    """(the edition's folder, what publish printed), with links to a JupyterHub."""
     out = tmp_path_factory.mktemp("edition") / "students"
     completed = grader_cli("publish", str(out), "--lessons",
-                           ",".join(name[:2] for name in PUBLISHED), "--repository-url", URL)
+                           ",".join(name[:2] for name in PUBLISHED), "--repository-url", URL,
+                           "--hub-url", HUB, "--branch", BRANCH)
     assert completed.returncode == 0, completed.stderr
     return out, completed.stdout
 
@@ -288,3 +295,112 @@ def test_a_later_lesson_names_the_unfinished_earlier_lesson_it_runs(edition, tmp
             "NotImplementedError comes from play_and_train of lesson 01, which is not "
             "written yet.") in printed, printed
 
+
+
+def pull_target(link, edition):
+    """What an nbgitpuller link asks for: (repository, branch, interface, the file or
+    folder it opens in ``edition``, as cloned where nbgitpuller clones it), its hub
+    address checked on the way."""
+    parts = urlsplit(link)
+    assert (parts.scheme, parts.netloc) == ("https", "hub.example.edu"), link
+    assert parts.path.endswith("/hub/user-redirect/git-pull"), link
+    query = parse_qs(parts.query, strict_parsing=True)
+    assert sorted(query) == ["branch", "repo", "urlpath"] and all(
+        len(values) == 1 for values in query.values()), link
+    repository, branch, urlpath = query["repo"][0], query["branch"][0], query["urlpath"][0]
+    # nbgitpuller clones into the last part of the address, and urlpath starts there
+    folder = repository.rsplit("/", 1)[-1]
+    interface, _, inside = urlpath.partition(f"/{folder}")
+    assert not inside or inside.startswith("/"), urlpath
+    return repository, branch, interface, edition / inside.lstrip("/")
+
+
+HUB_LINK = re.compile(r"https://hub\.example\.edu/[^\s)]*git-pull\?[^\s)]+")
+
+
+def test_hub_links_pull_the_edition_and_open_each_lesson(published):
+    edition, printed = published
+    readme = (edition / "README.md").read_text()
+    section = readme[readme.index("**On your course's JupyterHub**"):
+                     readme.index("**Locally**")]
+    in_readme, in_print = HUB_LINK.findall(section), HUB_LINK.findall(printed)
+    assert in_readme and sorted(in_readme) == sorted(in_print)
+    notebooks = sorted((edition / "notebooks").glob("*.ipynb"))
+    assert [path.stem for path in notebooks] == list(PUBLISHED)
+    opened = []
+    for link in in_readme:
+        repository, branch, interface, target = pull_target(link, edition)
+        assert (repository, branch, interface) == (URL, BRANCH, "lab/tree")
+        assert target.exists(), link
+        opened.append(target)
+    # a link per published notebook, and one for the whole edition's folder
+    assert sorted(opened) == sorted([edition, *notebooks])
+    assert "pip install nbgitpuller" in section and "requirements.txt" in section
+    assert "`experience-replay-students/`" in section
+    # the Colab badges open the notebooks on the branch the edition is pushed to
+    assert readme.count(f"/blob/{BRANCH}/notebooks/") == len(PUBLISHED)
+    assert "/blob/main/" not in readme and f"(branch {BRANCH})" in printed
+
+
+def test_classic_notebook_links_and_a_git_suffix(edition):
+    """--hub-interface notebook opens tree/...; an address ending in .git is cloned
+    without the suffix, so the folder is the one the links open; a hub's base path
+    stays. Made without publishing again: the README is a function of the plan."""
+    lessons = plan(list(PUBLISHED))
+    hub = edition_hub_links(lessons, URL + ".git/", "https://hub.example.edu/jupyter/",
+                            "main", "notebook")
+    readme = student_readme(lessons, URL + ".git/", "main", hub)
+    links = HUB_LINK.findall(readme)
+    assert len(links) == len(PUBLISHED) + 1
+    targets = []
+    for link in links:
+        assert urlsplit(link).path == "/jupyter/hub/user-redirect/git-pull"
+        repository, branch, interface, target = pull_target(link, edition)
+        assert (repository, branch, interface) == (URL, "main", "tree")
+        targets.append(target)
+    assert sorted(targets) == sorted([edition, *(edition / "notebooks").glob("*.ipynb")])
+    assert "the classic notebook" in readme
+    # without a hub the README has no hub section
+    assert "JupyterHub" not in student_readme(lessons, URL)
+
+
+@pytest.mark.parametrize("option, value, expected", [
+    ("--hub-url", "ftp://hub.example.edu", "not an http(s) address with a host"),
+    ("--hub-url", "hub.example.edu", "not an http(s) address with a host"),
+    ("--hub-url", "https://hub.example.edu/?next=lab", "query or fragment"),
+    ("--hub-url", "https://hub.example.edu/hub/home", "the hub's own /hub/ route"),
+    ("--branch", "fall 2025", "cannot be a git branch"),
+    ("--branch", "fall..2025", "cannot be a git branch"),
+])
+def test_a_hub_option_no_link_could_work_with_is_refused_in_one_line(tmp_path, option,
+                                                                    value, expected):
+    out = tmp_path / "students"
+    arguments = {"--hub-url": HUB, "--branch": BRANCH, option: value}
+    completed = grader_cli("publish", str(out), "--lessons", "01", "--repository-url", URL,
+                           *(part for pair in arguments.items() for part in pair))
+    assert completed.returncode == 2 and completed.stdout == ""
+    assert completed.stderr.startswith(f"grader: {option} ") and expected in completed.stderr
+    assert completed.stderr.count("\n") == 1 and "Traceback" not in completed.stderr
+    assert not out.exists()
+
+
+def test_an_ssh_address_cannot_be_pulled_by_the_hub(tmp_path):
+    out = tmp_path / "students"
+    with pytest.raises(CannotPublish, match="without your SSH keys") as refused:
+        publish(out, ["01"], None, "git@github.com:an-instructor/students.git", hub_url=HUB)
+    assert "\n" not in str(refused.value) and not out.exists()
+
+
+@pytest.mark.parametrize("branch", ["main", "fall-2025", "release/v1.2", "ünï", "a b", "-x",
+                                    "a..b", "x.lock", "a/.hidden", "a//b", "a/", "a.",
+                                    "a@{1}", "a\\b", "a:b", "a~1", "a^", "a?", "a*", "a[b"])
+def test_a_branch_is_refused_when_git_would_refuse_it(branch):
+    git = subprocess.run(["git", "check-ref-format", "--branch", branch],
+                         capture_output=True).returncode
+    try:
+        checked_branch(branch)
+        ours = 0
+    except BadHubOption as error:
+        assert "\n" not in str(error)
+        ours = 1
+    assert ours == (git != 0)
