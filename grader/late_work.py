@@ -63,6 +63,7 @@ class LatePolicy:
     floor: float = 0.0
     grace: timedelta = timedelta(0)
     lateness: str = "grader"
+    zone: object = timezone.utc  # the time zone times are shown in to students
 
     def due_for(self, student, lesson):
         """``(due time, extended)`` for ``student``'s ``lesson``, or (None, False)."""
@@ -185,7 +186,7 @@ def read_policy(path, lessons):
         percent=_number(penalty, "percent", 0, 100, 0, f"{shown} [penalty]"), period=period,
         floor=_number(penalty, "floor", 0, 100, 0, f"{shown} [penalty]"),
         grace=timedelta(minutes=_number(data, "grace_minutes", 0, 10_000, 0, shown)),
-        lateness=lateness)
+        lateness=lateness, zone=zone)
 
 
 # --- when each notebook was handed in ----------------------------------------------------
@@ -264,8 +265,9 @@ def lateness_of(policy, student, lesson, handed_in):
                 "explanation": "This lesson has no due time."}
     moment = datetime.fromisoformat(handed_in["time"])
     late_by = moment - (due + policy.grace)
-    when = (f"Handed in {moment:%Y-%m-%d %H:%M} UTC (from {handed_in['source']}); due "
-            f"{due.astimezone(timezone.utc):%Y-%m-%d %H:%M} UTC"
+    shown, due_shown = moment.astimezone(policy.zone), due.astimezone(policy.zone)
+    when = (f"Handed in {shown:%Y-%m-%d %H:%M %Z} (from {handed_in['source']}); due "
+            f"{due_shown:%Y-%m-%d %H:%M %Z}"
             + (" with your extension" if extended else "")
             + (f", {policy.grace.total_seconds() / 60:g} minutes' grace" if policy.grace else ""))
     data = {"due": due.astimezone(timezone.utc).isoformat(timespec="seconds"),
