@@ -46,6 +46,8 @@ def run_probe(*arguments, cwd):
     (["grade", "x", "--memory-mb", "nine"], "invalid int value"),
     (["check", "no-such.ipynb"], "no such notebook"),
     (["export", "no-such.json", "--csv", "out.csv"], "No such file"),
+    (["similarity", "no-such-folder", "--html", "p.html"], "no such file or folder"),
+    (["similarity", "x", "--html", "p.html", "--top", "0"], "--top 0: show at least 1 pair"),
 ])
 def test_help_and_argument_errors_load_no_heavy_library(tmp_path, arguments, expected):
     code, heavy, completed = run_probe(*arguments, cwd=tmp_path)
