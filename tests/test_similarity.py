@@ -8,6 +8,7 @@ handed in the released solution; una left every cell as given.
 """
 
 import hashlib
+import io
 import json
 import random
 import re
@@ -271,6 +272,24 @@ def test_unanswered_and_short_answers_never_match_each_other():
     result = compare(answers)
     assert [pair_of(match) for match in result.by_lesson[LESSON]] == [{"lea", "lou"}]
     assert MIN_FINGERPRINTS <= result.by_lesson[LESSON][0].shared
+
+
+def test_the_stubs_fingerprints_are_dropped_and_only_they():
+    """copydetect drops the boilerplate given (a line the stub holds, repeated by the
+    student, included) and keeps every other fingerprint, repeated ones too."""
+    import copydetect
+
+    from grader.similarity import K, WINDOW, Fingerprinter
+
+    stub = answer_stubs(LESSON)["buffer_add"]
+    answer = answer_cells(ANA)["buffer_add"] + "\n    del self.items[0]\n    \"\"\"Copies.\"\"\""
+    whole = copydetect.CodeFingerprint("x", K, WINDOW, fp=io.StringIO(answer),
+                                       language="python").hashes
+    given = copydetect.CodeFingerprint("x", K, WINDOW, fp=io.StringIO(stub),
+                                       language="python").hashes
+    own = Fingerprinter().hashes(answer, stub)
+    assert set(own.tolist()) == whole - given and len(own) >= MIN_FINGERPRINTS
+    assert len(Fingerprinter().hashes(stub, stub)) == 0
 
 
 def test_the_scores_do_not_depend_on_the_order_answers_come_in(classroom, compared):
