@@ -22,16 +22,17 @@ more than a short one: over the cells both students answered,
 
 that is, the share of the shorter code that is found in the other's. In the tests and
 ``benchmarks/similarity.py``, copies with renamed variables and lines swapped score 0.7
-to 0.9, answers written apart 0.4 at most. The pooled score of all lessons ("overall") sums the same counts over lessons.
-The released solution is compared like one more student; a student whose score against
-it is ``SOLUTION_MATCH`` or more is flagged as matching it (a public self-study edition
-exists).
+to 0.9, answers written apart 0.4 at most. The pooled score of all lessons ("overall")
+sums the same counts over lessons. The released solution is compared like one more
+student; a student whose score against it is ``SOLUTION_MATCH`` or more is flagged as
+matching it (a public self-study edition exists).
 
 Every pair is scored at once from the fingerprints' hash sets: per cell, a sparse
 student-by-fingerprint matrix ``M`` gives every pair's shared count as ``M @ M.T`` (for
 500 students, under a second for the whole course, where ``compare_files`` on every pair
 and cell would take minutes; tokenising the answers costs the rest). Only the pairs shown
-on the page go through ``copydetect.compare_files``, for the copied slices to mark. The report changes no grade: it names places for a person to look.
+on the page go through ``copydetect.compare_files``, for the copied slices to mark. The
+report changes no grade: it names places for a person to look.
 """
 
 import io
@@ -232,17 +233,20 @@ def copied_segments(code, slices, stub=""):
 
 
 class LessonComparison:
-    """Every pair of one lesson's answer sets scored, the released solution among them."""
+    """Every pair of one lesson's answer sets scored, the released solution among them:
+    ``shared`` and ``smaller`` have a row per answer set, row 0 the solution's."""
 
     def __init__(self, lesson, answers, fingerprinter):
         from grader.lessons import answer_stubs, solution_answers
 
         self.lesson = lesson
-        self.answers = list(answers)
+        self.answers = sorted(answers, key=lambda answer: answer.student)
+        self.row_of = {answer.student: row for row, answer in enumerate(self.answers, 1)}
         self.cell_ids = answer_cell_ids(lesson)
         self.stubs = answer_stubs(lesson)
         self.solution = solution_answers(lesson)
-        rows = [self.solution] + [answer.cells for answer in self.answers]  # row 0: solution
+        self.fingerprinter = fingerprinter
+        rows = [self.solution] + [answer.cells for answer in self.answers]
         n = len(rows)
         self.shared = np.zeros((n, n), dtype=np.int64)
         self.smaller = np.zeros((n, n), dtype=np.int64)
@@ -255,18 +259,43 @@ class LessonComparison:
             self.smaller += smaller
             self.compared |= np.array([len(hashes) > 0 for hashes in hash_sets])
 
-    def match(self, i, j, fingerprinter, second_is_solution=False):
+    @property
+    def unanswered(self):
+        """Students none of whose cells were long enough to compare."""
+        return [answer.student for answer in self.answers
+                if not self.compared[self.row_of[answer.student]]]
+
+    def top_matches(self, top):
+        """The ``top`` pairs of students, most similar first, their cells compared."""
+        return [self.match(i + 1, j + 1)
+                for i, j in ranked_pairs(self.shared[1:, 1:], self.smaller[1:, 1:], top)]
+
+    def solution_matches(self):
+        """The students whose score against the released solution is SOLUTION_MATCH or
+        more, their cells compared with the solution's."""
+        return [self.match(row, 0) for row in range(1, len(self.shared))
+                if self.smaller[row, 0]
+                and self.shared[row, 0] / self.smaller[row, 0] >= SOLUTION_MATCH]
+
+    def counts(self, first, second):
+        """``(shared, smaller)`` of two students (rows of theirs, or None: no answers)."""
+        i, j = self.row_of.get(first), self.row_of.get(second)
+        if i is None or j is None:
+            return 0, 0
+        return int(self.shared[i, j]), int(self.smaller[i, j])
+
+    def match(self, i, j):
         """The :class:`Match` of rows ``i`` and ``j`` (``j`` 0: the solution), its
         cells compared by ``copydetect.compare_files`` for the copied slices."""
         first = self.answers[i - 1]
-        second_cells = self.solution if j == 0 else self.answers[j - 1].cells
-        match = Match(first.student, None if j == 0 else self.answers[j - 1].student,
-                      self.lesson, int(self.shared[i, j]), int(self.smaller[i, j]))
-        match.cells, match.not_compared = self.cells_of(first.cells, second_cells,
-                                                        fingerprinter)
+        second = None if j == 0 else self.answers[j - 1]
+        match = Match(first.student, second and second.student, self.lesson,
+                      int(self.shared[i, j]), int(self.smaller[i, j]))
+        match.cells, match.not_compared = self.cells_of(
+            first.cells, self.solution if second is None else second.cells)
         return match
 
-    def cells_of(self, first, second, fingerprinter):
+    def cells_of(self, first, second):
         """The cells both sides answered, with their copied segments; and the others."""
         import copydetect
 
@@ -274,16 +303,16 @@ class LessonComparison:
         for grade_id in self.cell_ids:
             stub = self.stubs[grade_id]
             left, right = first.get(grade_id, ""), second.get(grade_id, "")
-            own_left = fingerprinter.hashes(left, stub)
-            own_right = fingerprinter.hashes(right, stub)
+            own_left = self.fingerprinter.hashes(left, stub)
+            own_right = self.fingerprinter.hashes(right, stub)
             if not (len(own_left) and len(own_right)):
                 not_compared.append(grade_id)
                 continue
             shared = len(np.intersect1d(own_left, own_right, assume_unique=True))
             if shared:
                 _, _, (left_slices, right_slices) = copydetect.compare_files(
-                    fingerprinter.fingerprint(left, stub),
-                    fingerprinter.fingerprint(right, stub))
+                    self.fingerprinter.fingerprint(left, stub),
+                    self.fingerprinter.fingerprint(right, stub))
             else:
                 left_slices = right_slices = ([], [])
             cells.append(CellMatch(self.lesson, grade_id, shared,
@@ -293,73 +322,67 @@ class LessonComparison:
         return cells, not_compared
 
 
+def pooled_match(first, second, comparisons, solution_copies):
+    """The :class:`Match` of two students over all lessons (``comparisons``, lesson by
+    lesson), with each lesson's score and the cells of the lessons where they share
+    anything."""
+    match = Match(first, second, None, 0, 0)
+    for lesson, comparison in comparisons.items():
+        shared, smaller = comparison.counts(first, second)
+        if not smaller:
+            continue
+        match.shared, match.smaller = match.shared + shared, match.smaller + smaller
+        match.by_lesson[lesson] = shared / smaller
+        if {(lesson, first), (lesson, second)} <= solution_copies:
+            match.both_match_solution.append(lesson)
+        if shared:
+            cells, not_compared = comparison.cells_of(
+                *(comparison.answers[comparison.row_of[name] - 1].cells
+                  for name in (first, second)))
+            match.cells += cells
+            match.not_compared += [f"{lesson}: {grade_id}" for grade_id in not_compared]
+    return match
+
+
 def compare(answers, top=DEFAULT_TOP):
     """Score every pair of students, lesson by lesson and over all lessons, and each
     student against the released solution: a :class:`Similarity` with the ``top`` pairs
     of each list (their cells compared for the page) and every flagged solution match.
-    ``answers`` is a list of :class:`StudentAnswers`, one per student and lesson."""
+    ``answers`` is a list of :class:`StudentAnswers`, one per student and lesson (of
+    two for the same, the later is kept)."""
     from grader.lessons import all_lessons
 
-    by_lesson = defaultdict(dict)
+    groups = defaultdict(dict)
     for answer in answers:
-        by_lesson[answer.lesson][answer.student] = answer  # one set per student and lesson
-    lessons = [name for name in all_lessons() if name in by_lesson]
+        groups[answer.lesson][answer.student] = answer
+    lessons = [name for name in all_lessons() if name in groups]
     students = sorted({answer.student for answer in answers})
     index = {student: number for number, student in enumerate(students)}
     shared = np.zeros((len(students), len(students)), dtype=np.int64)
     smaller = np.zeros_like(shared)
-    per_lesson_score = {}
-    fingerprinter = Fingerprinter()
-    result = Similarity(lessons, students, sum(len(group) for group in by_lesson.values()),
+    result = Similarity(lessons, students, sum(len(group) for group in groups.values()),
                         0, {}, [], [], {}, top)
+    fingerprinter = Fingerprinter()
     comparisons = {}
-    solution_copies = set()  # (lesson, student) flagged as the released solution
     for lesson in lessons:
-        group = [by_lesson[lesson][student] for student in sorted(by_lesson[lesson])]
-        comparison = LessonComparison(lesson, group, fingerprinter)
+        comparison = LessonComparison(lesson, groups[lesson].values(), fingerprinter)
         comparisons[lesson] = comparison
-        rows = np.array([index[answer.student] for answer in group])
-        shared[np.ix_(rows, rows)] += comparison.shared[1:, 1:]
+        rows = np.array([index[answer.student] for answer in comparison.answers])
+        shared[np.ix_(rows, rows)] += comparison.shared[1:, 1:]  # pooled over lessons
         smaller[np.ix_(rows, rows)] += comparison.smaller[1:, 1:]
-        per_lesson_score[lesson] = (rows, comparison.shared[1:, 1:], comparison.smaller[1:, 1:])
-        result.pairs += len(group) * (len(group) - 1) // 2
-        result.by_lesson[lesson] = [
-            comparison.match(i + 1, j + 1, fingerprinter)
-            for i, j in ranked_pairs(comparison.shared[1:, 1:], comparison.smaller[1:, 1:],
-                                     top)]
-        result.unanswered[lesson] = [answer.student for row, answer in enumerate(group, 1)
-                                     if not comparison.compared[row]]
-        for row, answer in enumerate(group, 1):
-            least = comparison.smaller[row, 0]
-            if least and comparison.shared[row, 0] / least >= SOLUTION_MATCH:
-                result.solution_matches.append(comparison.match(row, 0, fingerprinter))
-                solution_copies.add((lesson, answer.student))
-        for match in result.by_lesson[lesson]:
+        result.pairs += len(rows) * (len(rows) - 1) // 2
+        result.by_lesson[lesson] = comparison.top_matches(top)
+        result.solution_matches += comparison.solution_matches()
+        result.unanswered[lesson] = comparison.unanswered
+        fingerprinter.forget_hashes()  # the next lesson's cells are others
+    solution_copies = {(match.lesson, match.first) for match in result.solution_matches}
+    for lesson, matches in result.by_lesson.items():
+        for match in matches:
             if {(lesson, match.first), (lesson, match.second)} <= solution_copies:
                 match.both_match_solution.append(lesson)
-        fingerprinter.forget_hashes()
-    result.solution_matches.sort(key=lambda m: (-m.score, m.lesson, m.first))
-    for i, j in ranked_pairs(shared, smaller, top):
-        match = Match(students[i], students[j], None, int(shared[i, j]), int(smaller[i, j]))
-        for lesson in lessons:
-            comparison = comparisons[lesson]
-            first = by_lesson[lesson].get(students[i])
-            second = by_lesson[lesson].get(students[j])
-            if first is None or second is None:
-                continue
-            rows, lesson_shared, lesson_smaller = per_lesson_score[lesson]
-            a, b = (int(np.flatnonzero(rows == index[name])[0]) for name in
-                    (students[i], students[j]))
-            if {(lesson, students[i]), (lesson, students[j])} <= solution_copies:
-                match.both_match_solution.append(lesson)
-            if lesson_smaller[a, b]:
-                match.by_lesson[lesson] = float(lesson_shared[a, b] / lesson_smaller[a, b])
-            if lesson_shared[a, b]:
-                cells, not_compared = comparison.cells_of(first.cells, second.cells,
-                                                          fingerprinter)
-                match.cells += cells
-                match.not_compared += [f"{lesson}: {grade_id}" for grade_id in not_compared]
-        result.overall.append(match)
+    result.solution_matches.sort(key=lambda match: (-match.score, match.lesson, match.first))
+    result.overall = [pooled_match(students[i], students[j], comparisons, solution_copies)
+                      for i, j in ranked_pairs(shared, smaller, top)]
     return result
 
 
@@ -404,9 +427,14 @@ def _graded_notebooks(folder):
                             "recorded where each notebook was: pass the class folder instead")
     jobs, notes = [], []
     for notebook in graded:
-        if notebook.path is None or not Path(notebook.path).is_file():
-            notes.append(f"{printable(notebook.student)}'s {notebook.lesson}: the notebook "
-                         f"graded is no longer at {printable(notebook.path)}, left out")
+        whose = f"{printable(notebook.student)}'s {printable(notebook.lesson)}"
+        if notebook.path is None:
+            notes.append(f"{whose}: graded before the grader recorded where notebooks were, "
+                         "left out (pass the class folder to compare it)")
+            continue
+        if not Path(notebook.path).is_file():
+            notes.append(f"{whose}: the notebook graded is no longer at "
+                         f"{printable(notebook.path)}, left out")
             continue
         if notebook_hash(notebook.path) != notebook.notebook_sha256:
             notes.append(f"{printable(notebook.path)} changed since it was graded: compared "
