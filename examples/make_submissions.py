@@ -13,21 +13,11 @@ import nbformat
 REPOSITORY = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPOSITORY))
 
-from grader.lessons import all_lessons  # noqa: E402
+from grader.lessons import all_lessons, solution_answers  # noqa: E402
 from grader.rebuild import is_answer, is_manually_graded, nbgrader_meta  # noqa: E402
 
 OUTPUT = REPOSITORY / "examples" / "submissions"
 LESSONS = tuple(all_lessons())
-
-
-def solution_answers(lesson):
-    """``{grade_id: text}``: the instructors' answers (code, and written answers), as a
-    student would have typed them."""
-    source = nbformat.read(REPOSITORY / "solutions" / f"{lesson}.ipynb", as_version=4)
-    markers = ("### BEGIN SOLUTION", "### END SOLUTION")
-    return {nbgrader_meta(cell)["grade_id"]:
-            "\n".join(line for line in cell.source.splitlines() if line.strip() not in markers)
-            for cell in source.cells if is_answer(cell) or is_manually_graded(cell)}
 
 
 def solution_with(lesson, grade_id, old, new):

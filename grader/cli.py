@@ -1,4 +1,4 @@
-"""``python -m grader release`` and ``python -m grader grade PATH``."""
+"""``python -m grader release``, ``python -m grader grade PATH`` and the other commands."""
 
 import argparse
 import os
@@ -463,6 +463,74 @@ def _spec(args):
     return 0
 
 
+def _similarity(args):
+    if not os.path.lexists(args.path):  # before the imports: a mistyped path is answered at once
+        from grader.safe_text import printable
+
+        print(f"grader: no such file or folder: {printable(args.path)}", file=sys.stderr)
+        return 2
+    from grader.publish import CannotPublish, lesson_named
+    from grader.report import check_writable, write_atomically
+    from grader.safe_text import printable
+
+    try:
+        check_writable(args.html)
+    except OSError as error:
+        print(f"grader: --html {printable(args.html)}: cannot write there "
+              f"({printable(error.strerror or error)})", file=sys.stderr)
+        return 2
+    chosen = None
+    if args.lessons is not None:
+        try:
+            chosen = {lesson_named(name.strip()).name for name in args.lessons.split(",")
+                      if name.strip()}
+        except CannotPublish as error:
+            print(f"grader: --lessons: {error}", file=sys.stderr)
+            return 2
+    started, cpu_started = time.perf_counter(), time.process_time()
+    from grader.similarity import CannotCompare, answers_of, compare, notebooks_to_compare
+    from grader.similarity_page import page
+
+    try:
+        jobs, notes = notebooks_to_compare(args.path)
+    except CannotCompare as error:
+        print(f"grader: {error}", file=sys.stderr)
+        return 2
+    if chosen is not None:
+        jobs = [job for job in jobs if job.lesson in chosen]
+    answers, unread = answers_of(jobs)
+    for line in notes + unread:
+        print(f"grader: {line}", file=sys.stderr)
+    if not answers:
+        print("grader: nothing to compare: no readable notebook "
+              + ("of --lessons " + ",".join(sorted(chosen)) + " " if chosen else "")
+              + f"under {printable(args.path)}", file=sys.stderr)
+        return 2
+    result = compare(answers, top=args.top)
+    try:
+        write_atomically(args.html, page(result))
+    except OSError as error:
+        print(f"grader: --html {printable(args.html)}: {printable(error.strerror or error)}",
+              file=sys.stderr)
+        return 2
+    print(f"compared {result.notebooks} notebook(s) of {len(result.students)} student(s) in "
+          f"{len(result.lessons)} lesson(s) ({', '.join(result.lessons)}): {result.pairs} "
+          "pair(s) of students, lesson by lesson, and each notebook against the released "
+          f"solution, in {time.perf_counter() - started:.1f} s "
+          f"({time.process_time() - cpu_started:.1f} s of CPU)")
+    if result.overall:
+        best = result.overall[0]
+        print(f"most similar pair: {printable(best.first)} and {printable(best.second)}, "
+              f"{100 * best.score:.0f}% over the lessons both handed in")
+    matches = result.solution_matches
+    print(f"{len(matches)} notebook(s) match the released solution"
+          + (": " + ", ".join(f"{printable(m.first)} ({m.lesson}, {100 * m.score:.0f}%)"
+                              for m in matches[:10]) if matches else "")
+          + (f", and {len(matches) - 10} more" if len(matches) > 10 else ""))
+    print(f"page: {args.html} (a list for a person to read: it changes no grade)")
+    return 0
+
+
 def _gradescope_run(args):
     from grader.gradescope import grade_for_gradescope
 
@@ -594,6 +662,19 @@ def build_parser():
     check.add_argument("--no-sandbox", action="store_true", help=argparse.SUPPRESS)
     check.add_argument("--json", help=argparse.SUPPRESS)  # the same data, for tests
     check.set_defaults(run=_check)
+    similarity = commands.add_parser(
+        "similarity", help="a page of the most similar answers: pairs of students, and "
+                           "students whose answers are the released solution (changes no "
+                           "grade)")
+    similarity.add_argument("path", help="a class folder, as grade reads it, or a results "
+                                         "folder written by grade --out")
+    similarity.add_argument("--html", required=True, metavar="OUT.html",
+                            help="the page to write (self-contained)")
+    similarity.add_argument("--lessons", help="comma-separated lessons to compare, e.g. "
+                                              "01,02 (default: every lesson found)")
+    similarity.add_argument("--top", type=int, default=10, metavar="N",
+                            help="pairs shown per lesson and over all lessons (default 10)")
+    similarity.set_defaults(run=_similarity)
     course = commands.add_parser(
         "nbgrader-course", help="lay out an nbgrader course directory for these lessons")
     course.add_argument("directory")
@@ -609,6 +690,12 @@ def _argument_problem(args):
                 "GRADER_SALT is used, else the public default salt)")
     if args.run is _export and not (args.csv or args.json or args.feedback):
         return "export writes nothing without --csv GRADEBOOK, --json REPORT or --feedback DIR"
+    if args.run is _similarity:
+        if args.top < 1:
+            return f"--top {args.top}: show at least 1 pair"
+        if args.lessons is not None and not any(n.strip() for n in args.lessons.split(",")):
+            return ("--lessons names no lesson: give lessons like 01,02 (or leave the option "
+                    "out to compare them all)")
     if args.run is not _grade:
         return None
     if args.only is not None and not any(name.strip() for name in args.only.split(",")):

@@ -85,6 +85,19 @@ def answer_stubs(name):
             if is_answer(cell) or is_manually_graded(cell)}
 
 
+def solution_answers(name):
+    """``{grade_id: text}`` of lesson ``name``'s answer cells (code, and written answers)
+    with the instructors' answers, as a student would have typed them: the source's cells
+    without their ``### BEGIN SOLUTION`` / ``### END SOLUTION`` marker lines."""
+    from grader.rebuild import is_answer, is_manually_graded, nbgrader_meta
+
+    markers = ("### BEGIN SOLUTION", "### END SOLUTION")
+    return {nbgrader_meta(cell)["grade_id"]:
+            "\n".join(line for line in cell.source.splitlines() if line.strip() not in markers)
+            for cell in all_lessons()[name].source().cells
+            if is_answer(cell) or is_manually_graded(cell)}
+
+
 def lesson_named_in(file_name):
     """The lesson whose name the file name holds, or None (none, or several)."""
     lessons = all_lessons()

@@ -10,6 +10,9 @@ A notebook's key is a hash of its student, its lesson, the hash of the notebook'
 the salt's hash, the course version and the grading settings (isolation, limits,
 ``--only``): a result is reused only where all of them match, so an unchanged
 re-submission is never graded twice and anything that could change a grade grades again.
+Each manifest line also names the graded notebook's absolute path, outside the key (a
+class folder moved elsewhere still resumes), so that ``python -m grader similarity DIR``
+can read the answers that were graded (:func:`latest_graded`).
 The salt itself is never written here, only a hash of it (:mod:`grader.salts`); a run
 resumed with another salt is refused before it grades anything, since none of the stored
 results would be reused.
@@ -25,7 +28,7 @@ import fcntl
 import hashlib
 import json
 import os
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from grader.grade_notebook import CheckResult, NotebookResult
@@ -56,22 +59,52 @@ def result_from_data(data):
                           data["isolation"])
 
 
-def read_manifest(folder):
-    """``{key: entry}`` of every complete line of ``folder``'s manifest (the last line for
-    a key wins); read without the store's lock, so a resume can be refused early."""
-    entries = {}
+def manifest_entries(folder):
+    """Every complete line of ``folder``'s manifest, in order, as data (a line torn by a
+    kill is left out); read without the store's lock, so a resume can be refused early."""
     try:
         with open(Path(folder) / MANIFEST) as handle:
             lines = handle.readlines()
     except (FileNotFoundError, NotADirectoryError):
-        return entries
+        return []
+    entries = []
     for line in lines:
         try:
             entry = json.loads(line)
-            entries[entry["key"]] = entry
-        except (ValueError, KeyError, TypeError):  # a line torn by a kill
+        except ValueError:
             continue
+        if isinstance(entry, dict) and isinstance(entry.get("key"), str):
+            entries.append(entry)
     return entries
+
+
+def read_manifest(folder):
+    """``{key: entry}`` of every complete line of ``folder``'s manifest (the last line for
+    a key wins)."""
+    return {entry["key"]: entry for entry in manifest_entries(folder)}
+
+
+@dataclass(frozen=True)
+class GradedNotebook:
+    """A notebook a manifest line names: whose, which lesson, where it was, what it held."""
+
+    student: str
+    lesson: str
+    path: str | None  # absolute; None in a manifest written before paths were recorded
+    notebook_sha256: str
+
+
+def latest_graded(folder):
+    """The notebook graded last for each (student, lesson) in ``folder``'s manifest, in
+    the order of those last lines: a resubmission graded later replaces the earlier one."""
+    latest = {}
+    for entry in manifest_entries(folder):
+        latest.pop((entry.get("student"), entry.get("lesson")), None)  # keep line order
+        latest[entry.get("student"), entry.get("lesson")] = entry
+    return [GradedNotebook(entry["student"], entry["lesson"], entry.get("path"),
+                           entry.get("notebook_sha256", ""))
+            for entry in latest.values()
+            if isinstance(entry.get("student"), str) and isinstance(entry.get("lesson"), str)]
 
 
 def salt_hashes_in(folder):
@@ -121,12 +154,15 @@ class ResultStore:
 
     @staticmethod
     def entry_for(job, content_hash, salt, version, settings):
-        """The manifest entry ``job`` would have; its ``key`` names its result."""
+        """The manifest entry ``job`` would have; its ``key`` names its result. The
+        notebook's path is recorded beside the key, not in it: where a class folder lies
+        changes no grade."""
         entry = {"student": job.student, "lesson": job.lesson, "notebook_sha256": content_hash,
                  "salt_sha256": salt_hash(salt), "course_version": version,
                  "settings": settings}
         text = json.dumps(entry, sort_keys=True)
-        return {"key": hashlib.sha256(text.encode()).hexdigest()[:32], **entry}
+        return {"key": hashlib.sha256(text.encode()).hexdigest()[:32], **entry,
+                "path": os.path.abspath(job.path)}
 
     def graded(self, key):
         """True when a result for ``key`` is stored and its grading did not break down."""

@@ -48,6 +48,8 @@ def run_probe(*arguments, cwd):
     (["export", "no-such.json", "--csv", "out.csv"], "No such file"),
     (["publish", "out", "--hub-url", "ftp://hub.example.edu"], "not an http(s) address"),
     (["publish", "out", "--branch", "fall..2025"], "cannot be a git branch"),
+    (["similarity", "no-such-folder", "--html", "p.html"], "no such file or folder"),
+    (["similarity", "x", "--html", "p.html", "--top", "0"], "--top 0: show at least 1 pair"),
 ])
 def test_help_and_argument_errors_load_no_heavy_library(tmp_path, arguments, expected):
     code, heavy, completed = run_probe(*arguments, cwd=tmp_path)
