@@ -6,6 +6,7 @@ import io
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -74,15 +75,44 @@ def test_the_committed_example_class_is_what_the_script_writes(tmp_path):
             f"examples/submissions/{relative} is stale: run python examples/make_submissions.py"
 
 
+def one_term(folder):
+    """The README's "One term, step by step": ``{step: (arguments, environment)}`` of its
+    commands, ``term/`` put in ``folder`` and the README's Python this one."""
+    readme = (REPOSITORY / "README.md").read_text()
+    block = readme.split("<!-- one-term -->\n```bash\n", 1)[1].split("```", 1)[0]
+    lines = [line.split(" #")[0].rstrip() for line in block.replace("\\\n", " ").splitlines()
+             if line.strip() and not line.lstrip().startswith("#")]
+    environment, steps = dict(without_salt_in_environment()), {}
+    for line in lines:
+        if line.startswith("export "):
+            name, value = line[len("export "):].split("=", 1)
+            environment[name] = shlex.split(value)[0]
+            continue
+        arguments = shlex.split(line.replace("term/", f"{folder}/term/"))
+        assert arguments[:3] == [".venv/bin/python", "-m", "grader"], line
+        steps[arguments[3]] = ([sys.executable, *arguments[1:]], environment)
+    assert list(steps) == ["publish", "grade", "export", "similarity"]
+    return steps
+
+
+def run_step(step):
+    arguments, environment = step
+    return subprocess.run(arguments, cwd=REPOSITORY, capture_output=True, text=True,
+                          timeout=900, env=environment)
+
+
 @pytest.fixture(scope="module")
 def example_class(tmp_path_factory):
-    """The README's main job: grade the example class on two workers."""
-    out = tmp_path_factory.mktemp("reports")
-    completed = run_grader("grade", str(EXAMPLES), "--workers", "2", "--salt", "cli-test",
-                           "--json", str(out / "report.json"), "--csv", str(out / "book.csv"))
+    """The README's term, step 3: grade the example class on two workers, with the late
+    policy, the LMS's hand-in times and a manual grades file (written here)."""
+    folder = tmp_path_factory.mktemp("term")
+    steps = one_term(folder)
+    completed = run_step(steps["grade"])
     assert completed.returncode == 0, completed.stderr
+    out = folder / "term"
     report = json.loads((out / "report.json").read_text())
-    return completed.stdout, report, pd.read_csv(out / "book.csv", index_col="student")
+    return (completed.stdout, report, pd.read_csv(out / "gradebook.csv", index_col="student"),
+            steps, out)
 
 
 def checks_of(report, student, lesson):
@@ -92,7 +122,7 @@ def checks_of(report, student, lesson):
 
 
 def test_the_report_has_the_documented_shape(example_class):
-    _, report, _ = example_class
+    _, report, *_ = example_class
     for submission in report["submissions"]:
         assert set(submission) == {"student", "notes", "score", "max_score_handed_in",
                                    "max_score", "notebooks"}
@@ -123,7 +153,7 @@ def test_the_report_has_the_documented_shape(example_class):
 
 
 def test_each_example_student_gets_what_their_work_deserves(example_class):
-    _, report, book = example_class
+    _, report, book, *_ = example_class
     ada = next(s for s in report["submissions"] if s["student"] == "ada_complete")
     assert len(ada["notebooks"]) == len(all_lessons())
     assert len({s["max_score"] for s in report["submissions"]}) == 1  # one course maximum
@@ -155,7 +185,7 @@ def test_each_example_student_gets_what_their_work_deserves(example_class):
 
 
 def test_written_answers_await_a_person_outside_the_score(example_class):
-    stdout, report, _ = example_class
+    stdout, report, *_ = example_class
     manual = {submission["student"]: [answer for notebook in submission["notebooks"]
                                       for answer in notebook["manual"]]
               for submission in report["submissions"]}
@@ -177,7 +207,7 @@ def test_written_answers_await_a_person_outside_the_score(example_class):
 
 
 def test_the_gradebook_has_a_row_per_student_and_a_column_per_lesson(example_class):
-    stdout, _, book = example_class
+    stdout, _, book, *_ = example_class
     assert list(book.columns) == [*all_lessons(), "total"]
     assert sorted(book.index) == sorted(p.name for p in EXAMPLES.iterdir())
     assert pd.isna(book.loc["eli_infinite_loop", "02_replay_buffer"])  # not submitted: blank
@@ -186,18 +216,67 @@ def test_the_gradebook_has_a_row_per_student_and_a_column_per_lesson(example_cla
 
 
 def test_one_worker_and_two_workers_give_the_same_report(example_class, tmp_path):
-    _, report, _ = example_class
+    _, report, _, steps, _ = example_class
     students = tmp_path / "class"
     for student in ("hal_her_off_by_one",):  # one notebook, a learning check, a failure
         (students / student).mkdir(parents=True)
         for notebook in (EXAMPLES / student).glob("*.ipynb"):
             (students / student / notebook.name).write_bytes(notebook.read_bytes())
-    completed = run_grader("grade", str(students), "--workers", "1", "--salt", "cli-test",
-                           "--json", str(tmp_path / "one.json"))
+    arguments, environment = steps["grade"]
+    policy = arguments[arguments.index("--policy"):arguments.index("--policy") + 2]
+    times = arguments[arguments.index("--handed-in"):arguments.index("--handed-in") + 2]
+    completed = run_step(([sys.executable, "-m", "grader", "grade", str(students),
+                           "--workers", "1", "--json", str(tmp_path / "one.json"), *policy,
+                           *times], environment))
     assert completed.returncode == 0, completed.stderr
     sequential = json.loads((tmp_path / "one.json").read_text())["submissions"]
     parallel = [s for s in report["submissions"] if s["student"] == "hal_her_off_by_one"]
     assert graded_content(sequential) == graded_content(parallel)
+
+
+def test_one_term_as_the_readme_walks_it(example_class):
+    """Publish, grade (step 3: the fixture), grade the written answers, export, look for
+    copies: every command of the README's term runs, and does what it says."""
+    _, report, _, steps, out = example_class
+    published = run_step(steps["publish"])
+    assert published.returncode == 0, published.stderr
+    edition_readme = (out / "edition" / "README.md").read_text()
+    assert "https://hub.example.edu/hub/user-redirect/git-pull?repo=" in edition_readme
+    assert "01_qlearning.ipynb" in edition_readme and "03_prioritized" not in edition_readme
+    # step 3's late policy: fay's lesson 03 came 29 hours late (2 days begun, 10% each);
+    # hal's lesson 04 a day and a half late, within a two-day extension
+    fay = next(s for s in report["submissions"] if s["student"] == "fay_float32_tree")
+    fay03 = next(n for n in fay["notebooks"] if n["name"] == "03_prioritized_replay")
+    assert fay03["handed_in"]["source"] == "the hand-in times file"
+    assert fay03["late"]["penalty_fraction"] == 0.2
+    assert fay03["score"] == pytest.approx(0.8 * fay03["raw_score"])
+    hal = next(s for s in report["submissions"] if s["student"] == "hal_her_off_by_one")
+    hal04 = next(n for n in hal["notebooks"] if n["name"] == "04_hindsight_replay")
+    assert hal04["late"]["extended"] and not hal04["late"]["late"]
+    # the written answer awaiting a person got its row; the instructor fills it in
+    manual = out / "manual.csv"
+    rows = list(csv.DictReader(manual.open()))
+    assert [(row["student"], row["item"], row["points"]) for row in rows] == [
+        ("ada_complete", "conclusion", "")]
+    assert "decorrelation" in rows[0]["answer"]
+    manual.write_text(manual.read_text().replace("ada_complete,06_capstone,conclusion,,",
+                                                 "ada_complete,06_capstone,conclusion,3,"
+                                                 "Well argued"))
+    exported = run_step(steps["export"])
+    assert exported.returncode == 0, exported.stderr
+    canvas = list(csv.reader((out / "canvas.csv").open()))
+    ada = next(row for row in canvas if row[0] == "Ada Lovelace")
+    assert ada[canvas[0].index("06_capstone")] == "8"  # 5 of checks + 3 from a person
+    final = json.loads((out / "final.json").read_text())
+    assert next(s for s in final["submissions"]
+                if s["student"] == "ada_complete")["score"] == sum(final["lessons"].values())
+    assert "graded by a person: 3 / 3 points" in (out / "feedback" / "ada_complete.html"
+                                                  ).read_text()
+    similar = run_step(steps["similarity"])
+    assert similar.returncode == 0, similar.stderr
+    page = (out / "similarity.html").read_text()
+    assert "ada_complete" in page  # ada handed in the released solutions themselves
+    assert final == json.loads((out / "final.json").read_text())  # no grade changed
 
 
 # --- a class as students hand it in --------------------------------------------------------

@@ -51,10 +51,14 @@ SEEDS_LINE = re.compile(r"^(\s*\w*SEEDS = range\()(\d+)(\))", re.MULTILINE)
 # text found exactly once in the lesson's experiment cells or the course's cells that set
 # them up (never an answer or a test; a test says so)
 SMOKE_SIZES = {
+    "03_prioritized_replay": {"EPISODES = 200\nCHECKPOINTS = [25, 50, 100, 200]":
+                              "EPISODES = 50\nCHECKPOINTS = [25, 50]",
+                              "CAPACITIES = [1_000, 10_000, 100_000]":
+                              "CAPACITIES = [1_000, 10_000]"},
     "04_hindsight_replay": {"BITS = {4: 1000, 6: 3000, 8: 4000}": "BITS = {4: 500, 6: 600, 8: 600}",
                             "RELATIVE_EPISODES = 2000": "RELATIVE_EPISODES = 500"},
     "05_combined_replay": {"EPISODES, BATCH, EARLY = 200, 8, 50":
-                           "EPISODES, BATCH, EARLY = 60, 8, 50",
+                           "EPISODES, BATCH, EARLY = 30, 8, 20",
                            "def cartpole_run(seed, episodes=300)":
                            "def cartpole_run(seed, episodes=150)"},
     "06_capstone": {"episodes=300, early=(1, 50), late=(201, 300), threshold=0.0":
