@@ -85,7 +85,8 @@ def read_manual_grades(path, lessons):
             return (row.get(column) or "").strip()
 
         where = f"{shown} line {line}"
-        student, item, points = field_of("student"), field_of("item"), field_of("points")
+        student, item, points = (from_spreadsheet(field_of("student")), field_of("item"),
+                                 field_of("points"))
         if not (student or field_of("lesson") or item or points):
             continue  # a blank line
         lesson = _lesson_name(field_of("lesson"), lessons)
@@ -226,6 +227,20 @@ def apply_manual_grades(report, grades, path):
     return waiting
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet runs as a formula
+
+
+def spreadsheet_safe(text):
+    """``text`` as a spreadsheet shows it but never runs it: a student's answer or folder
+    name beginning like a formula (``=HYPERLINK(...)``) gets a leading ``'``, which
+    spreadsheets take as "text"; :func:`from_spreadsheet` takes it off again."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
+def from_spreadsheet(text):
+    return text[1:] if text.startswith("'") and text[1:].startswith(FORMULA_STARTS) else text
+
+
 def awaiting_rows(report, grades):
     """Template rows for the written answers awaiting a person that no row of ``grades``
     (nor a blank row already in the file) names."""
@@ -237,7 +252,7 @@ def awaiting_rows(report, grades):
                     rows.append({"student": submission["student"], "lesson": notebook["name"],
                                  "item": answer["id"], "points": "", "comment": "",
                                  "max_points": f"{answer['max_score']:g}",
-                                 "answer": answer["answer"]})
+                                 "answer": printable(answer["answer"], 20_000)})
     named = {(grade.student, grade.lesson, grade.item) for grade in grades}
     return [row for row in rows if (row["student"], row["lesson"], row["item"]) not in named]
 
@@ -246,7 +261,7 @@ def _rows_in_file(path, lessons):
     """``(student, lesson, item)`` of every row of the file, graded or blank."""
     try:
         with open(path, newline="", encoding="utf-8-sig") as handle:
-            return {(row.get("student", "").strip(),
+            return {(from_spreadsheet((row.get("student") or "").strip()),
                      _lesson_name((row.get("lesson") or "").strip(), lessons),
                      (row.get("item") or "").strip()) for row in csv.DictReader(handle)}
     except FileNotFoundError:
@@ -272,6 +287,7 @@ def add_awaiting_rows(report, grades, path):
         writer.writeheader()
     elif not existing.endswith("\n"):
         buffer.write("\n")
-    writer.writerows(rows)
+    writer.writerows({column: spreadsheet_safe(value) for column, value in row.items()}
+                     for row in rows)
     write_atomically(path, existing + buffer.getvalue())
     return len(rows)

