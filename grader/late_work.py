@@ -80,11 +80,13 @@ class LatePolicy:
 def _lesson_key(key, lessons, where):
     if key == ALL_LESSONS:
         return key
-    matches = [name for name in lessons if name == key or (key.isdigit() and name[:2] == key.zfill(2))]
-    if len(matches) != 1:
+    from grader.lessons import lesson_called
+
+    lesson = lesson_called(key, list(lessons))
+    if lesson is None:
         raise PolicyError(f"{where}: no lesson {printable(key)!r} in this course "
                           f"(lessons: {', '.join(lessons)})")
-    return matches[0]
+    return lesson
 
 
 def _moment(value, zone, where):

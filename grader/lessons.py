@@ -98,6 +98,14 @@ def solution_answers(name):
             if is_answer(cell) or is_manually_graded(cell)}
 
 
+def lesson_called(text, names=None):
+    """The name of the lesson ``text`` stands for (``01``, ``1`` or ``01_qlearning``) among
+    ``names`` (default: the course's), or None."""
+    names = list(all_lessons()) if names is None else names
+    return next((name for name in names if text in (name, name[:2], str(int(name[:2])))),
+                None)
+
+
 def lesson_named_in(file_name):
     """The lesson whose name the file name holds, or None (none, or several)."""
     lessons = all_lessons()

@@ -54,10 +54,9 @@ class ManualGrade:
 
 def _lesson_name(text, lessons):
     """The full lesson name for ``text`` ("06" or "06_capstone"), or None."""
-    if text in lessons:
-        return text
-    matches = [name for name in lessons if name[:2] == text.zfill(2)[:2] and text.isdigit()]
-    return matches[0] if len(matches) == 1 else None
+    from grader.lessons import lesson_called
+
+    return lesson_called(text, list(lessons))
 
 
 def read_manual_grades(path, lessons):

@@ -37,7 +37,7 @@ import nbformat
 
 from grader.answer_overlap import answer_regions, found_in, notebook_text, runs_of
 from grader.hub_links import DEFAULT_BRANCH, BadHubOption, checked_branch, hub_links
-from grader.lessons import all_lessons
+from grader.lessons import all_lessons, lesson_called
 from grader.release import REPOSITORY, student_version
 from grader.setup_cell import (COLAB_REQUIREMENTS, COURSE_REPOSITORY, SETUP_CELL_ID,
                                setup_cell_source)
@@ -74,9 +74,9 @@ class CannotPublish(Exception):
 
 def lesson_named(name):
     """The lesson ``name`` stands for: ``01``, ``1`` or ``01_qlearning``."""
-    for lesson in all_lessons().values():
-        if name in (lesson.name, lesson.name[:2], str(lesson.number)):
-            return lesson
+    called = lesson_called(name)
+    if called is not None:
+        return all_lessons()[called]
     raise CannotPublish(f"no lesson {name!r}; the lessons are {', '.join(all_lessons())}")
 
 
