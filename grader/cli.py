@@ -15,7 +15,8 @@ from grader.sandbox_resources import DEFAULT_DISK_MB, DEFAULT_MEMORY_MB
 
 
 def _release(args):
-    from grader.release import REPOSITORY, release
+    from grader.lessons import REPOSITORY
+    from grader.release import release
 
     written = release(REPOSITORY)
     for path in written:

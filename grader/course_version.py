@@ -9,7 +9,7 @@ runs another checkout of the course is refused instead of grading differently.
 import functools
 import hashlib
 
-from grader.release import REPOSITORY
+from grader.lessons import REPOSITORY
 
 # grading code: everything under grader/ but these, which only arrange or print results
 NOT_GRADING = {"cli.py", "report.py", "feedback_pages.py", "gradebooks.py", "export.py",

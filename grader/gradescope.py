@@ -27,7 +27,7 @@ import time
 import zipfile
 from pathlib import Path
 
-from grader.release import REPOSITORY
+from grader.lessons import REPOSITORY
 
 BUNDLED = ("grader", "checks", "course", "solutions", "requirements.txt",
            "nbgrader_config.py")

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import nbformat
 
-from grader.release import REPOSITORY, STUDENT_DIR, source_notebooks
+REPOSITORY = Path(__file__).resolve().parent.parent
+SOURCE_DIR = "solutions"  # the source notebooks, with answers and hidden tests
+STUDENT_DIR = "notebooks"  # their student versions, as released
 
 LESSON_NAME = re.compile(r"(\d\d_[a-z0-9_]+)")
 
@@ -37,6 +39,10 @@ class Lesson:
 
     def source(self):
         return nbformat.read(self.source_path, as_version=4)
+
+
+def source_notebooks(root=REPOSITORY):
+    return sorted((Path(root) / SOURCE_DIR).glob("[0-9][0-9]_*.ipynb"))
 
 
 @lru_cache(maxsize=None)
@@ -79,7 +85,7 @@ def answer_stubs(name):
     if released.is_file():
         notebook = nbformat.read(released, as_version=4)
     else:
-        from grader.release import student_version
+        from grader.student_notebook import student_version
         notebook = student_version(all_lessons()[name].source())
     return {nbgrader_meta(cell)["grade_id"]: cell.source for cell in notebook.cells
             if is_answer(cell) or is_manually_graded(cell)}

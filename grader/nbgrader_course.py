@@ -10,7 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from grader.release import REPOSITORY, source_notebooks
+from grader.lessons import REPOSITORY, source_notebooks
 
 CONFIG_TEMPLATE = '''\
 # Made by `python -m grader nbgrader-course`: nbgrader settings for this course directory.

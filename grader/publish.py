@@ -38,7 +38,8 @@ import nbformat
 from grader.answer_overlap import answer_regions, found_in, notebook_text, runs_of
 from grader.hub_links import DEFAULT_BRANCH, BadHubOption, checked_branch, hub_links
 from grader.lessons import all_lessons, lesson_called
-from grader.release import REPOSITORY, student_version
+from grader.lessons import REPOSITORY
+from grader.student_notebook import student_version
 from grader.setup_cell import (COLAB_REQUIREMENTS, COURSE_REPOSITORY, SETUP_CELL_ID,
                                setup_cell_source)
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import nbformat
 
-from grader.release import student_version
+from grader.student_notebook import student_version
 from grader.submission_file import Submission
 
 EXPERIMENT_TAG = "experiment"  # given cells the grader skips: plots, long experiments

@@ -1,8 +1,8 @@
 """Generate everything that is derived from ``solutions/``.
 
-- ``notebooks/<lesson>.ipynb``, the student versions, made by nbgrader's own
-  preprocessors: solutions become ``# YOUR CODE HERE`` stubs, hidden tests and outputs go,
-  cells are locked.
+- ``notebooks/<lesson>.ipynb``, the student versions (:mod:`grader.student_notebook`):
+  solutions become ``# YOUR CODE HERE`` stubs, hidden tests and outputs go, cells are
+  locked.
 - The reference modules that lessons export (``qlearning.py``, ...).
 - The setup cell at the top of every source notebook, from :mod:`grader.setup_cell`, and
   each test cell's comment, its check's ``asks`` (:class:`checks.framework.Check`).
@@ -16,27 +16,9 @@ from pathlib import Path
 import nbformat
 
 from grader.export import export_target, module_source
+from grader.lessons import REPOSITORY, STUDENT_DIR, source_notebooks
 from grader.setup_cell import SETUP_CELL_ID, SETUP_CELL_SOURCE
-
-REPOSITORY = Path(__file__).resolve().parent.parent
-SOURCE_DIR = "solutions"
-STUDENT_DIR = "notebooks"
-
-
-def student_pipeline():
-    """nbgrader's generate_assignment order, minus its database steps. ClearHiddenTests
-    must run before ComputeChecksums, so the checksums describe the cells students
-    receive. (Imported here: nbgrader takes a second to import, and the grader's main
-    process, which only needs REPOSITORY from this module, never releases.)"""
-    from nbgrader.preprocessors import (CheckCellMetadata, ClearHiddenTests,
-                                        ClearMarkScheme, ClearOutput, ClearSolutions,
-                                        ComputeChecksums, LockCells)
-    return (LockCells, ClearSolutions, ClearOutput, ClearHiddenTests, ClearMarkScheme,
-            ComputeChecksums, CheckCellMetadata)
-
-
-def source_notebooks(root=REPOSITORY):
-    return sorted((Path(root) / SOURCE_DIR).glob("[0-9][0-9]_*.ipynb"))
+from grader.student_notebook import student_version
 
 
 def with_current_setup_cell(notebook, path):
@@ -67,15 +49,6 @@ def with_current_test_comments(notebook, lesson):
         while lines and lines[0].startswith("#"):
             lines.pop(0)
         cell.source = "\n".join([*comment_lines(check.asks), *lines])
-    return notebook
-
-
-def student_version(source_notebook):
-    """The student notebook made from a source notebook (which is left untouched)."""
-    notebook = nbformat.from_dict(source_notebook)  # a deep copy
-    resources = {}
-    for preprocessor in student_pipeline():
-        notebook, resources = preprocessor().preprocess(notebook, resources)
     return notebook
 
 

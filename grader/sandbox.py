@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.lessons import earlier_reference_modules
-from grader.release import REPOSITORY
+from grader.lessons import REPOSITORY
 from grader.sandbox_launcher import RUNTIME_FOLDER
 from grader.sandbox_resources import (DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, MAX_TASKS,  # noqa: F401
                                       budget_mechanisms, process_runs)

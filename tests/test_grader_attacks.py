@@ -34,7 +34,7 @@ from attacks import (BUDGET_ATTACKS, DQN_STEP_TRICKS, ESCAPE, ESCAPE_MARKER,
                      SERVED_AGENT_TAUGHT_THE_MODEL, SHARED_MEMORY_KEY,
                      SHARED_MEMORY_WRITER, loop_trick, wrong_buffer_answers)
 from grader.class_cpu_share import CLASS_PREFIX
-from grader.release import REPOSITORY
+from grader.lessons import REPOSITORY
 from grader.sandbox import namespaces_available
 from grader.sandbox_resources import GROUP_PREFIX
 from submission_factory import QUICK_CHECKS, grade, solution_answers, write_submission

@@ -11,7 +11,7 @@ import numpy
 import pytest
 
 from grader.lessons import all_lessons
-from grader.release import REPOSITORY
+from grader.lessons import REPOSITORY
 from grader.sandbox import exposed_paths, make_scratch, namespaces_available, remove_scratch
 from grader.student_process import StudentProcess
 from submission_factory import write_submission

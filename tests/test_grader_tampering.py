@@ -10,7 +10,7 @@ import pytest
 
 from checks import checks_for_lesson
 
-from grader.release import REPOSITORY
+from grader.lessons import REPOSITORY
 from grader.rebuild import is_test, nbgrader_meta
 from grader.sandbox import namespaces_available
 from submission_factory import grade, statuses, write_submission

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from grader.release import REPOSITORY
+from grader.lessons import REPOSITORY
 from grader.sandbox import namespaces_available
 from support.busy_machine import Confinement, busy_processes, stop
 

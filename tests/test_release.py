@@ -15,7 +15,8 @@ import pytest
 from nbgrader.utils import compute_checksum
 
 from grader.export import export_target
-from grader.release import SOURCE_DIR, STUDENT_DIR, release, source_notebooks
+from grader.lessons import SOURCE_DIR, STUDENT_DIR, source_notebooks
+from grader.release import release
 from grader.setup_cell import COURSE_REPOSITORY, SETUP_CELL_ID, SETUP_CELL_SOURCE
 
 # this module's fixtures are computed once: its tests share one pytest-xdist worker

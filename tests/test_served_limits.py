@@ -26,7 +26,7 @@ from checks.records import Record, RecordSet
 from checks.witness import DQN_STEP, Ledger
 from grader import budgets
 from grader.budgets import Budget, BudgetMeter, BudgetSpent
-from grader.release import REPOSITORY
+from grader.lessons import REPOSITORY
 from grader.student_process import StudentProcess, StudentProcessLost
 from submission_factory import feedback, grade, statuses, write_submission
 
