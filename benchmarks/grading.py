@@ -234,7 +234,7 @@ def nbgrader_short_of_full_marks(directory, lessons):
 def written_points(lesson):
     """Points of the lesson's manually graded answers."""
     from grader.lessons import all_lessons
-    from grader.rebuild import is_manually_graded, nbgrader_meta
+    from grader.judge.rebuild import is_manually_graded, nbgrader_meta
 
     return sum(float(nbgrader_meta(cell).get("points", 0))
                for cell in all_lessons()[lesson].source().cells if is_manually_graded(cell))

@@ -48,7 +48,7 @@ from summary import load_average, print_summary  # noqa: E402
 from checks import checks_for_lesson  # noqa: E402
 from grader.class_cpu_share import class_groups  # noqa: E402
 from grader.report import graded_content  # noqa: E402
-from grader.sandbox_resources import sandbox_groups  # noqa: E402
+from grader.judge.sandbox_resources import sandbox_groups  # noqa: E402
 from support.busy_machine import machine_load  # noqa: E402
 from support.host import host_segments, processes_running  # noqa: E402
 

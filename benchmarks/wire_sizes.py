@@ -1,5 +1,5 @@
 """The largest frames that cross the wire while submissions are graded, per lesson and
-way: the figures the grader's frame limits (``grader/sandbox_runtime/wire.py``) are set
+way: the figures the grader's frame limits (``grader/judge/sandbox_runtime/wire.py``) are set
 from.
 
     python benchmarks/wire_sizes.py [FOLDER ...] [--salt bench]
@@ -23,8 +23,8 @@ sys.path.insert(0, str(REPOSITORY))
 
 from summary import load_average, print_summary  # noqa: E402
 
-from grader import grade_notebook as grading_module  # noqa: E402
-from grader.sandbox_runtime import wire  # noqa: E402
+from grader.judge import grade_notebook as grading_module  # noqa: E402
+from grader.judge.sandbox_runtime import wire  # noqa: E402
 
 WAYS = ("from sandbox", "to sandbox")
 

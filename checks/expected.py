@@ -5,7 +5,7 @@ rule gives, the bin a point falls in, how well a baseline learns), it asks
 :func:`expected` for it, by lesson and name, as a function of the check's inputs only.
 
 - In the full course and in the grader, the judge's references compute it: the modules
-  ``grader/references/lessonNN.py``, which never enter a student's sandbox and are
+  ``grader/judge/references/lessonNN.py``, which never enter a student's sandbox and are
   never published in the student edition (they answer graded questions).
 - In the student edition they are absent. There a visible test reads the answers the
   references gave for the public salt's inputs, published with the edition in
@@ -23,7 +23,7 @@ import numpy as np
 
 from checks.framework import ProbeError
 
-REFERENCE_PACKAGE = "grader.references"
+REFERENCE_PACKAGE = "grader.judge.references"
 PUBLISHED = Path(__file__).with_name("published_references.json")
 _cache = {}  # key -> value: baselines are trained once per process
 _recording = None  # while publishing: key -> value of every answer given

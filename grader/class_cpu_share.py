@@ -7,11 +7,11 @@ Linux gives each session the weight of one process (its *autogroup*): the grader
 session among 24 busy ones on 2 cores, got about a twenty-fifth of the machine, and lesson
 01's learning check took 245 s of wall time for its 14 s of CPU. Inside a cgroup weighing
 16 processes the same check took 14 s beside the same load. Grades do not depend on this
-(budgets are CPU time, :mod:`grader.budgets`); how long a class takes does.
+(budgets are CPU time, :mod:`grader.judge.budgets`); how long a class takes does.
 
 The group exists while the grader's LocalCluster runs: the grader moves into it before its
 workers start, so they and every sandbox they make are inside (a sandbox's own cgroup is
-made inside its worker's, :mod:`grader.sandbox_resources`, with the weight of one
+made inside its worker's, :mod:`grader.judge.sandbox_resources`, with the weight of one
 ordinary process, so that no sandbox starves another). Only the cgroup v1 cpu controller
 is used (this machine's kind, and CI's): under cgroup v2 a group that holds processes
 cannot hand controllers to the sandboxes' groups below it, so there the grader keeps its
@@ -23,7 +23,7 @@ import contextlib
 import os
 import time
 
-from grader.sandbox_resources import (REMOVE_TIMEOUT, _inside, _mounts, _own_groups, _read,
+from grader.judge.sandbox_resources import (REMOVE_TIMEOUT, _inside, _mounts, _own_groups, _read,
                                       _write, best_mechanism, process_runs, remove_group)
 
 CLASS_PREFIX = "course-grader-class"  # <prefix>-<grader pid>

@@ -11,7 +11,7 @@ import time
 # command imports what it needs when it runs.
 from grader.class_cpu_share import DEFAULT_CPU_WEIGHT, MAX_CPU_WEIGHT
 from grader.hub_links import DEFAULT_BRANCH, INTERFACES
-from grader.sandbox_resources import DEFAULT_DISK_MB, DEFAULT_MEMORY_MB
+from grader.judge.sandbox_resources import DEFAULT_DISK_MB, DEFAULT_MEMORY_MB
 
 
 def _release(args):
@@ -44,8 +44,8 @@ def _grade(args):
                                summary_table, write_atomically, write_json)
     from grader.safe_text import printable
     from grader.salts import chosen_salt
-    from grader.sandbox import NOT_ISOLATED, isolation_level
-    from grader.sandbox_resources import mechanism_name
+    from grader.judge.sandbox import NOT_ISOLATED, isolation_level
+    from grader.judge.sandbox_resources import mechanism_name
     from grader.submissions import CannotGrade, find_jobs
 
     isolation = isolation_level(not args.no_sandbox)
@@ -706,7 +706,7 @@ def _argument_problem(args):
     if not 1 <= args.cpu_weight <= MAX_CPU_WEIGHT:
         return (f"--cpu-weight {args.cpu_weight}: give a whole number of ordinary processes "
                 f"from 1 to {MAX_CPU_WEIGHT} (the default is {DEFAULT_CPU_WEIGHT})")
-    from grader.sandbox_resources import MAX_BUDGET_MB, MIN_DISK_MB, MIN_MEMORY_MB
+    from grader.judge.sandbox_resources import MAX_BUDGET_MB, MIN_DISK_MB, MIN_MEMORY_MB
 
     if args.memory_mb < MIN_MEMORY_MB:
         return (f"--memory-mb {args.memory_mb} is too little for a sandbox: grading a lesson "

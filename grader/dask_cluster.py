@@ -25,7 +25,7 @@ from distributed.system import MEMORY_LIMIT  # the machine's memory (or its cgro
 
 from grader.class_cpu_share import DEFAULT_CPU_WEIGHT, class_cpu_group
 from grader.course_version import course_version
-from grader.sandbox import isolation_level
+from grader.judge.sandbox import isolation_level
 
 RETRIES = 1  # a task whose worker dies is tried once more; a second death is its own fault
 WORKER_WAIT = 60  # seconds to wait for the first worker of an external cluster

@@ -8,7 +8,7 @@
   scheduler; a notebook that kills a second worker is reported as not graded, alone.
   At most as many tasks are handed to the scheduler as the workers have threads, because
   Dask counts a worker's death against every task it held, not only the running one.
-  Every sandbox gets a parent-death signal (:mod:`grader.sandbox`), so it dies with the
+  Every sandbox gets a parent-death signal (:mod:`grader.judge.sandbox`), so it dies with the
   worker running it, whether that worker was killed, restarted or shut down.
 - **Results survive** (:mod:`grader.result_store`): each notebook's result is written the
   moment it comes back, and a notebook whose result is stored is not graded again.
@@ -29,14 +29,14 @@ from grader.baselines import baseline_name, install_baselines, needed_baselines,
 from grader.class_progress import ClassProgress
 from grader.course_version import course_version
 from grader.dask_cluster import ClusterError, worker_threads
-from grader.grade_notebook import (CELL_TIME_LIMIT, CheckResult, NotebookResult,
+from grader.judge.grade_notebook import (CELL_TIME_LIMIT, CheckResult, NotebookResult,
                                    grade_notebook)
 from grader.lessons import all_lessons
-from grader.rebuild import nbgrader_meta, test_cells
+from grader.judge.rebuild import nbgrader_meta, test_cells
 from grader.result_store import result_data, result_from_data
 from grader.safe_text import printable
-from grader.sandbox import DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, isolation_level
-from grader.submission_file import notebook_hash, read_once
+from grader.judge.sandbox import DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, isolation_level
+from grader.judge.submission_file import notebook_hash, read_once
 
 WAIT_SLICE = 1.0  # seconds between redraws of the progress bars while tasks run
 WORKER_DIED = ("its worker process died twice while grading it (the grader crashed on it, "
@@ -256,11 +256,11 @@ def grade_class(jobs, salt, store, cluster, quiet=True, grade=None, stream=sys.s
     ``store`` (:class:`~grader.result_store.ResultStore`) and grading only what it lacks,
     on the Dask client ``cluster()`` gives (a context manager, entered only when there is
     something to grade): a :class:`ClassRun`. ``options`` go to
-    :func:`~grader.grade_notebook.grade_notebook` (memory_mb, disk_mb, isolate, only,
+    :func:`~grader.judge.grade_notebook.grade_notebook` (memory_mb, disk_mb, isolate, only,
     ...); ``grade`` replaces that function (tests inject faults with it)."""
     from grader.class_cpu_share import remove_stale_class_groups
-    from grader.sandbox import remove_stale_scratch
-    from grader.sandbox_resources import remove_stale_groups
+    from grader.judge.sandbox import remove_stale_scratch
+    from grader.judge.sandbox_resources import remove_stale_groups
 
     remove_stale_groups()  # what a grader killed with SIGKILL could not remove itself
     remove_stale_class_groups()

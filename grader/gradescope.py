@@ -81,7 +81,7 @@ def find_submission(folder, lesson):
     cells) and a note naming the others when there were several: as the class grader
     chooses, the one holding the student's work (:mod:`grader.submissions`)."""
     from grader.lessons import UnknownLesson, lesson_of
-    from grader.submission_file import UnreadableSubmission, read_submission
+    from grader.judge.submission_file import UnreadableSubmission, read_submission
     from grader.submissions import candidate, choose_notebook
 
     candidates = []
@@ -127,7 +127,7 @@ def _tests(result, visibility, graded):
 def grade_for_gradescope(root, lesson=None, salt=None):
     """Grade the submission under ``root`` and write ``results/results.json``."""
     from checks.framework import VISIBLE_SALT
-    from grader.grade_notebook import grade_notebook
+    from grader.judge.grade_notebook import grade_notebook
 
     root = Path(root)
     started = time.monotonic()

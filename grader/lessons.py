@@ -79,13 +79,13 @@ def answer_stubs(name):
     released to students: what an answer cell holds before a student works in it. Read
     from the released notebook (a test keeps it equal to what a release makes), else
     made again (importing nbgrader: a second of CPU in every grader run)."""
-    from grader.rebuild import is_answer, is_manually_graded, nbgrader_meta
+    from grader.judge.rebuild import is_answer, is_manually_graded, nbgrader_meta
 
     released = REPOSITORY / STUDENT_DIR / f"{name}.ipynb"
     if released.is_file():
         notebook = nbformat.read(released, as_version=4)
     else:
-        from grader.student_notebook import student_version
+        from grader.judge.student_notebook import student_version
         notebook = student_version(all_lessons()[name].source())
     return {nbgrader_meta(cell)["grade_id"]: cell.source for cell in notebook.cells
             if is_answer(cell) or is_manually_graded(cell)}
@@ -95,7 +95,7 @@ def solution_answers(name):
     """``{grade_id: text}`` of lesson ``name``'s answer cells (code, and written answers)
     with the instructors' answers, as a student would have typed them: the source's cells
     without their ``### BEGIN SOLUTION`` / ``### END SOLUTION`` marker lines."""
-    from grader.rebuild import is_answer, is_manually_graded, nbgrader_meta
+    from grader.judge.rebuild import is_answer, is_manually_graded, nbgrader_meta
 
     markers = ("### BEGIN SOLUTION", "### END SOLUTION")
     return {nbgrader_meta(cell)["grade_id"]:
@@ -134,7 +134,7 @@ def lesson_holding(cell_ids):
 def lesson_of(notebook_path, submission=None):
     """The lesson a submitted notebook belongs to: the one its file name names, else the
     one its metadata names, else the one whose cells it holds. ``submission`` is what the
-    file holds (a :class:`~grader.submission_file.Submission`), or None when it was not
+    file holds (a :class:`~grader.judge.submission_file.Submission`), or None when it was not
     read; raises :class:`UnknownLesson` with a one-line reason."""
     lessons = all_lessons()
     by_name = lesson_named_in(notebook_path)

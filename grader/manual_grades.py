@@ -127,7 +127,7 @@ def course_items(lessons):
     """``{lesson: {item: points}}``: the written answers and checks a person may grade in
     each of ``lessons``, from the course's source notebooks."""
     from grader.lessons import all_lessons
-    from grader.rebuild import is_manually_graded, is_test, nbgrader_meta
+    from grader.judge.rebuild import is_manually_graded, is_test, nbgrader_meta
 
     return {name: {nbgrader_meta(cell)["grade_id"]: float(nbgrader_meta(cell).get("points", 0))
                    for cell in all_lessons()[name].source().cells

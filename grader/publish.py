@@ -8,7 +8,7 @@ address is required: cloning the full course would hand out ``solutions/``). It 
 - ``notebooks/``: the student versions of the chosen lessons;
 - ``course/``: the public helpers, and ``checks/``: the visible tests, whose verdicts
   compare with ``checks/published_references.json``, the answers the judge's references
-  (``grader/references``, not published) give for the public salt's inputs;
+  (``grader/judge/references``, not published) give for the public salt's inputs;
 - for each earlier lesson a published one builds on, either the lesson's reference
   module, if the instructor released it (``--release-references``), or, for a lesson
   published here, a two-line module that loads the student's *own* answers from their
@@ -39,7 +39,7 @@ from grader.answer_overlap import answer_regions, found_in, notebook_text, runs_
 from grader.hub_links import DEFAULT_BRANCH, BadHubOption, checked_branch, hub_links
 from grader.lessons import all_lessons, lesson_called
 from grader.lessons import REPOSITORY
-from grader.student_notebook import student_version
+from grader.judge.student_notebook import student_version
 from grader.setup_cell import (COLAB_REQUIREMENTS, COURSE_REPOSITORY, SETUP_CELL_ID,
                                setup_cell_source)
 

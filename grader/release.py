@@ -1,6 +1,6 @@
 """Generate everything that is derived from ``solutions/``.
 
-- ``notebooks/<lesson>.ipynb``, the student versions (:mod:`grader.student_notebook`):
+- ``notebooks/<lesson>.ipynb``, the student versions (:mod:`grader.judge.student_notebook`):
   solutions become ``# YOUR CODE HERE`` stubs, hidden tests and outputs go, cells are
   locked.
 - The reference modules that lessons export (``qlearning.py``, ...).
@@ -18,7 +18,7 @@ import nbformat
 from grader.export import export_target, module_source
 from grader.lessons import REPOSITORY, STUDENT_DIR, source_notebooks
 from grader.setup_cell import SETUP_CELL_ID, SETUP_CELL_SOURCE
-from grader.student_notebook import student_version
+from grader.judge.student_notebook import student_version
 
 
 def with_current_setup_cell(notebook, path):

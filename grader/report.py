@@ -15,7 +15,7 @@ def lesson_maxima(only=None):
     are its automatic checks' (with ``only``, just those) and its written answers'
     (graded by a person, as nbgrader counts them)."""
     from grader.lessons import all_lessons
-    from grader.rebuild import is_manually_graded, nbgrader_meta, test_cells
+    from grader.judge.rebuild import is_manually_graded, nbgrader_meta, test_cells
 
     maxima = {}
     for name, lesson in all_lessons().items():

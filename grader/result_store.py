@@ -31,8 +31,8 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from grader.grade_notebook import CheckResult, NotebookResult
-from grader.rebuild import WrittenAnswer
+from grader.judge.grade_notebook import CheckResult, NotebookResult
+from grader.judge.rebuild import WrittenAnswer
 from grader.report import write_atomically
 from grader.safe_text import printable
 from grader.salts import salt_hash

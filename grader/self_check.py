@@ -15,13 +15,13 @@ import nbformat
 
 from checks import checks_for_lesson
 from checks.framework import VISIBLE_SALT
-from grader.grade_notebook import grade_notebook
+from grader.judge.grade_notebook import grade_notebook
 from grader.lessons import lesson_of
-from grader.rebuild import is_answer, is_manually_graded, nbgrader_meta
+from grader.judge.rebuild import is_answer, is_manually_graded, nbgrader_meta
 from grader.report import graded_notebook_report
 from grader.safe_text import printable
 from grader.spec import asks_of
-from grader.submission_file import UnreadableSubmission, read_submission
+from grader.judge.submission_file import UnreadableSubmission, read_submission
 
 STATUS_WORDS = {"passed": "\u2713 passed", "failed": "\u2717 failed",
                 "not written": "\u2026 not written yet", "error": "\u2717 error",

@@ -119,7 +119,7 @@ class Similarity:
 def answer_cell_ids(lesson):
     """The lesson's answer code cells' ``grade_id``s, in the notebook's order."""
     from grader.lessons import all_lessons
-    from grader.rebuild import is_answer, nbgrader_meta
+    from grader.judge.rebuild import is_answer, nbgrader_meta
 
     return tuple(nbgrader_meta(cell)["grade_id"]
                  for cell in all_lessons()[lesson].source().cells if is_answer(cell))
@@ -416,7 +416,7 @@ def notebooks_to_compare(path):
 def _graded_notebooks(folder):
     from grader.result_store import latest_graded
     from grader.safe_text import printable
-    from grader.submission_file import notebook_hash
+    from grader.judge.submission_file import notebook_hash
     from grader.submissions import NotebookJob
 
     graded = latest_graded(folder)
@@ -448,7 +448,7 @@ def answers_of(jobs):
     one-line note for each notebook that cannot be read."""
     from grader.lessons import all_lessons
     from grader.safe_text import printable
-    from grader.submission_file import UnreadableSubmission, read_submission
+    from grader.judge.submission_file import UnreadableSubmission, read_submission
 
     answers, notes = [], []
     for job in jobs:

@@ -14,7 +14,7 @@ from collections import Counter
 from checks import checks_for_lesson
 from checks.requirements import tags_in
 from grader.lessons import all_lessons
-from grader.rebuild import nbgrader_meta
+from grader.judge.rebuild import nbgrader_meta
 
 
 def check_points(lesson):

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from grader.lessons import UnknownLesson, all_lessons, answer_stubs, lesson_of
 from grader.safe_text import printable
-from grader.submission_file import UnreadableSubmission, read_submission
+from grader.judge.submission_file import UnreadableSubmission, read_submission
 
 
 class CannotGrade(Exception):

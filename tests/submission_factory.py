@@ -17,7 +17,7 @@ import make_submissions  # noqa: E402
 from make_submissions import solution_answers, submission  # noqa: E402
 
 from checks import checks_for_lesson  # noqa: E402
-from grader.grade_notebook import grade_notebook  # noqa: E402
+from grader.judge.grade_notebook import grade_notebook  # noqa: E402
 from grader.lessons import all_lessons  # noqa: E402
 
 TEST_SALT = "grader-tests"

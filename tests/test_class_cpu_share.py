@@ -10,7 +10,7 @@ import pytest
 from grader.class_cpu_share import (CLASS_PREFIX, class_cpu_group, class_groups,
                                     own_cpu_folder, remove_stale_class_groups)
 from grader.lessons import REPOSITORY
-from grader.sandbox_resources import _read, best_mechanism
+from grader.judge.sandbox_resources import _read, best_mechanism
 
 pytestmark = pytest.mark.xdist_group("sandbox-resources")
 

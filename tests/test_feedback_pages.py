@@ -7,8 +7,8 @@ import pytest
 
 from checks.framework import comparison
 from grader.feedback_pages import write_feedback_pages
-from grader.grade_notebook import CheckResult, NotebookResult
-from grader.rebuild import WrittenAnswer
+from grader.judge.grade_notebook import CheckResult, NotebookResult
+from grader.judge.rebuild import WrittenAnswer
 from grader.report import lesson_maxima, submissions_report
 from grader.submissions import find_jobs
 

@@ -23,13 +23,13 @@ import pytest
 
 from grader.dask_cluster import grading_cluster
 from grader.grade_class import grade_class
-from grader.grade_notebook import grade_notebook
+from grader.judge.grade_notebook import grade_notebook
 from grader.lessons import all_lessons
-from grader import rebuild
+from grader.judge import rebuild
 from grader.report import graded_content, lesson_maxima, submissions_report
 from grader.result_store import ResultStore
-from grader.sandbox import SCRATCH_NAME, remove_stale_scratch, stale_scratch_folders
-from grader.sandbox_resources import sandbox_groups
+from grader.judge.sandbox import SCRATCH_NAME, remove_stale_scratch, stale_scratch_folders
+from grader.judge.sandbox_resources import sandbox_groups
 from grader.submissions import find_jobs
 from submission_factory import QUICK_CHECKS, REPOSITORY, write_submission
 

@@ -18,7 +18,7 @@ import pytest
 
 from grader.gradebooks import (GradebookError, Roster, canvas, generic, gradebook_warnings,
                                moodle)
-from grader.grade_notebook import CheckResult, NotebookResult
+from grader.judge.grade_notebook import CheckResult, NotebookResult
 from grader.report import lesson_maxima, submissions_report
 
 LESSONS = list(lesson_maxima())

@@ -35,8 +35,8 @@ from attacks import (BUDGET_ATTACKS, DQN_STEP_TRICKS, ESCAPE, ESCAPE_MARKER,
                      SHARED_MEMORY_WRITER, loop_trick, wrong_buffer_answers)
 from grader.class_cpu_share import CLASS_PREFIX
 from grader.lessons import REPOSITORY
-from grader.sandbox import namespaces_available
-from grader.sandbox_resources import GROUP_PREFIX
+from grader.judge.sandbox import namespaces_available
+from grader.judge.sandbox_resources import GROUP_PREFIX
 from submission_factory import QUICK_CHECKS, grade, solution_answers, write_submission
 from support.busy_machine import Confinement
 from support.host import host_segments, processes_running
@@ -70,7 +70,7 @@ def host_fingerprint():
     import numpy
 
     files = [sys.executable, os.__file__, numpy.__file__, json.__file__,
-             REPOSITORY / "grader" / "sandbox_runtime" / "student_server.py"]
+             REPOSITORY / "grader" / "judge" / "sandbox_runtime" / "student_server.py"]
     digests = {str(path): hashlib.sha256(Path(path).read_bytes()).hexdigest()
                for path in files}
     status = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=REPOSITORY,

@@ -539,7 +539,7 @@ def test_an_odd_option_is_refused_in_one_line_before_grading(option, value, reas
 
 
 def test_the_least_memory_the_grader_accepts_grades_a_correct_notebook(tmp_path):
-    from grader.sandbox_resources import MIN_MEMORY_MB
+    from grader.judge.sandbox_resources import MIN_MEMORY_MB
 
     # lesson 06 imports scipy, the first import that failed with too little memory
     notebook = EXAMPLES / "ada_complete" / "06_capstone.ipynb"

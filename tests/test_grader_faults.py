@@ -7,7 +7,7 @@ import nbformat
 import pytest
 
 from attacks import OBJECT_HEAVY_FRAME, OVERSIZED_FRAME
-from grader.rebuild import is_test, nbgrader_meta
+from grader.judge.rebuild import is_test, nbgrader_meta
 from submission_factory import (QUICK_CHECKS, as_json, feedback, grade, solution_answers,
                                 statuses, write_submission)
 

@@ -12,8 +12,8 @@ import pytest
 
 from grader.lessons import all_lessons
 from grader.lessons import REPOSITORY
-from grader.sandbox import exposed_paths, make_scratch, namespaces_available, remove_scratch
-from grader.student_process import StudentProcess
+from grader.judge.sandbox import exposed_paths, make_scratch, namespaces_available, remove_scratch
+from grader.judge.student_process import StudentProcess
 from submission_factory import write_submission
 
 # this module's fixtures are computed once: its tests share one pytest-xdist worker
@@ -112,7 +112,7 @@ def sandbox_view(tmp_path_factory, second_checkout):
     scratch = make_scratch(all_lessons()["01_qlearning"])
     process = StudentProcess(scratch, memory_mb=3072, disk_mb=DISK_MB)
     names = {"SOLUTIONS": REPOSITORY / "solutions" / "01_qlearning.ipynb",
-             "GRADER": REPOSITORY / "grader" / "grade_notebook.py",
+             "GRADER": REPOSITORY / "grader" / "judge" / "grade_notebook.py",
              "OWN_REFERENCE": REPOSITORY / "qlearning.py", "OTHER_STUDENT": bob,
              "SECOND_CHECKOUT": second_checkout, "REPOSITORY": REPOSITORY,
              "PYTHON_FILES": PYTHON_FILES, "DISK_MB": DISK_MB}

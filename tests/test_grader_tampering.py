@@ -11,8 +11,8 @@ import pytest
 from checks import checks_for_lesson
 
 from grader.lessons import REPOSITORY
-from grader.rebuild import is_test, nbgrader_meta
-from grader.sandbox import namespaces_available
+from grader.judge.rebuild import is_test, nbgrader_meta
+from grader.judge.sandbox import namespaces_available
 from submission_factory import grade, statuses, write_submission
 
 # this module's fixtures are computed once: its tests share one pytest-xdist worker

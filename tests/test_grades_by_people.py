@@ -10,9 +10,9 @@ from datetime import datetime, timezone
 import pytest
 
 from grader.cli import main
-from grader.grade_notebook import CheckResult, NotebookResult
+from grader.judge.grade_notebook import CheckResult, NotebookResult
 from grader.grades_by_people import GradesByPeople
-from grader.rebuild import WrittenAnswer
+from grader.judge.rebuild import WrittenAnswer
 from grader.report import lesson_maxima, submissions_report, write_json
 from grader.submissions import NotebookJob
 

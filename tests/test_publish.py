@@ -25,7 +25,7 @@ from grader.lessons import all_lessons
 from grader.hub_links import BadHubOption, checked_branch
 from grader.publish import (CannotPublish, edition_hub_links, plan, publish, student_notebook,
                             student_readme)
-from grader.rebuild import is_answer, is_test, nbgrader_meta
+from grader.judge.rebuild import is_answer, is_test, nbgrader_meta
 from test_notebooks_execute import (code_cells, describe_error, errors_in, is_experiment,
                                     run_all_problems)
 

@@ -7,8 +7,8 @@ import pytest
 
 from checks.framework import ProbeError, call_student, call_student_repeatedly
 from grader.lessons import all_lessons
-from grader.sandbox import make_scratch, remove_scratch
-from grader.student_process import StudentProcess
+from grader.judge.sandbox import make_scratch, remove_scratch
+from grader.judge.student_process import StudentProcess
 
 STUDENT_CODE = '''
 class Counter:

@@ -13,13 +13,13 @@ from pathlib import Path
 import psutil
 import pytest
 
-from grader import budgets, sandbox_resources
-from grader.budgets import Budget, BudgetMeter, BudgetSpent
+from grader.judge import budgets, sandbox_resources
+from grader.judge.budgets import Budget, BudgetMeter, BudgetSpent
 from grader.lessons import all_lessons
-from grader.sandbox import make_scratch, namespaces_available, remove_scratch
-from grader.sandbox_resources import (CgroupV2Resources, GROUP_PREFIX, best_mechanism,
+from grader.judge.sandbox import make_scratch, namespaces_available, remove_scratch
+from grader.judge.sandbox_resources import (CgroupV2Resources, GROUP_PREFIX, best_mechanism,
                                       v1_parents, v2_parent)
-from grader.student_process import StudentProcess, StudentProcessLost
+from grader.judge.student_process import StudentProcess, StudentProcessLost
 from support.host import host_segments
 
 pytestmark = pytest.mark.xdist_group("sandbox-resources")

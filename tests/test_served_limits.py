@@ -24,10 +24,10 @@ from checks.framework import ProbeError
 from checks.lending import Served, lending_of, oversized
 from checks.records import Record, RecordSet
 from checks.witness import DQN_STEP, Ledger
-from grader import budgets
-from grader.budgets import Budget, BudgetMeter, BudgetSpent
+from grader.judge import budgets
+from grader.judge.budgets import Budget, BudgetMeter, BudgetSpent
 from grader.lessons import REPOSITORY
-from grader.student_process import StudentProcess, StudentProcessLost
+from grader.judge.student_process import StudentProcess, StudentProcessLost
 from submission_factory import feedback, grade, statuses, write_submission
 
 sys.path.insert(0, str(REPOSITORY / "examples"))
@@ -203,7 +203,7 @@ def _process_with_a_lent_buffer(monkeypatch):
 
 
 def test_the_budget_is_looked_at_after_each_replayed_entry(monkeypatch):
-    from grader.sandbox_runtime import wire
+    from grader.judge.sandbox_runtime import wire
 
     process, buffer, used = _process_with_a_lent_buffer(monkeypatch)
     entry = [1, "call", "add", wire.encode([1, 0, -1.0, 2, False], None), wire.encode({}, None),
@@ -217,7 +217,7 @@ def test_the_budget_is_looked_at_after_each_replayed_entry(monkeypatch):
 
 
 def test_the_budget_is_looked_at_after_each_served_call(monkeypatch):
-    from grader.sandbox_runtime import wire
+    from grader.judge.sandbox_runtime import wire
 
     process, buffer, used = _process_with_a_lent_buffer(monkeypatch)
     buffer.add(1, 0, -1.0, 2, False)

@@ -19,7 +19,7 @@ import nbformat
 import pytest
 
 from grader.cli import main
-from grader.grade_notebook import NotebookResult
+from grader.judge.grade_notebook import NotebookResult
 from grader.lessons import answer_stubs, solution_answers
 from grader.result_store import ResultStore
 from grader.similarity import (MIN_FINGERPRINTS, StudentAnswers, answers_of, compare,
@@ -362,7 +362,7 @@ def test_a_results_folder_gives_the_latest_graded_notebook_per_student(classroom
                                                                        capsys):
     """A results folder of ``grade --out``: each line names its notebook; ben's first
     notebook was the stub, and the one graded last is his copy."""
-    from grader.submission_file import notebook_hash
+    from grader.judge.submission_file import notebook_hash
 
     jobs, _ = notebooks_to_compare(classroom)
     early = tmp_path / "early" / f"{LESSON}.ipynb"

@@ -1,4 +1,4 @@
-"""The frame format of the channel to a student's process (grader/sandbox_runtime/wire.py):
+"""The frame format of the channel to a student's process (grader/judge/sandbox_runtime/wire.py):
 arrays travel as raw blobs, rebuilt exactly, and a frame that could cost the grader more
 memory than the limits allow is refused before it is parsed, or before it is read."""
 
@@ -12,7 +12,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from grader.sandbox_runtime import wire
+from grader.judge.sandbox_runtime import wire
 
 DTYPES = ["?", "i1", "<i2", "<i4", "<i8", ">i4", "u1", "<u2", "<u4", "<u8", "<f2", "<f4",
           "<f8", ">f8", "<c8", "<c16"]

@@ -15,7 +15,7 @@ import signal
 import subprocess
 import time
 
-from grader.sandbox_resources import join_argv, remove_group, v1_parents, v2_parent
+from grader.judge.sandbox_resources import join_argv, remove_group, v1_parents, v2_parent
 
 BUSY_LOOP = ("sh", "-c", "while :; do :; done")
 _numbers = itertools.count(1)

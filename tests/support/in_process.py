@@ -19,7 +19,7 @@ if str(REPOSITORY) not in sys.path:
 
 from checks import checks_for_lesson  # noqa: E402
 from grader.lessons import all_lessons, answer_stubs  # noqa: E402
-from grader.rebuild import cells_to_run, is_answer, nbgrader_meta, rebuild  # noqa: E402
+from grader.judge.rebuild import cells_to_run, is_answer, nbgrader_meta, rebuild  # noqa: E402
 
 
 def answer_cells(notebook):

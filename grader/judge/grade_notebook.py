@@ -3,7 +3,7 @@
 The student's process runs the rebuilt notebook's setup, given and answer cells (tests
 and experiments are skipped). Then, for each test cell, the check's probe runs *here*,
 in the grader's process, driving the student's objects across the boundary
-(:mod:`grader.student_process`), and its verdict judges what came back. A fault costs
+(:mod:`grader.judge.student_process`), and its verdict judges what came back. A fault costs
 only what it touches: a cell that raises or loops is reported and skipped, and a
 process that dies, hangs or breaks the protocol is replaced for the next check.
 """
@@ -16,14 +16,14 @@ from checks import checks_for_lesson
 from checks.framework import (Outcome, as_plain_data, callee_note, names_callee,
                               probe_and_judge, seed_for, with_notes)
 from grader.lessons import answer_stubs, lesson_of
-from grader.rebuild import cells_to_run, is_answer, nbgrader_meta, rebuild, test_cells
-from grader.sandbox import (DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, isolation, make_scratch,
+from grader.judge.rebuild import cells_to_run, is_answer, nbgrader_meta, rebuild, test_cells
+from grader.judge.sandbox import (DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, isolation, make_scratch,
                             remove_scratch)
 from grader.safe_text import printable
-from grader.student_process import StudentProcess, StudentProcessLost
-from grader.submission_file import UnreadableSubmission, read_submission
+from grader.judge.student_process import StudentProcess, StudentProcessLost
+from grader.judge.submission_file import UnreadableSubmission, read_submission
 
-# Budgets are CPU seconds of the sandbox and of the grader's work for it (grader.budgets):
+# Budgets are CPU seconds of the sandbox and of the grader's work for it (grader.judge.budgets):
 # the machine's load changes how long they take, never whether they are enough.
 CELL_TIME_LIMIT = 30.0  # CPU seconds for one answer cell of the notebook itself
 COURSE_CELL_TIME_LIMIT = 60.0  # the course's own cells (imports, helpers): never tighter
@@ -52,7 +52,7 @@ class NotebookResult:
     checks: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     written: list = field(default_factory=list)  # rebuild.WrittenAnswer, awaiting a person
-    # grader.sandbox.isolation(): "level" (ISOLATED or NOT_ISOLATED: the wall it was graded
+    # grader.judge.sandbox.isolation(): "level" (ISOLATED or NOT_ISOLATED: the wall it was graded
     # in) and what held each budget of its sandbox ("memory", "tasks", "cpu_time"...)
     isolation: dict = field(default_factory=dict)
 
@@ -283,7 +283,7 @@ def grade_notebook(path, salt, memory_mb=DEFAULT_MEMORY_MB, disk_mb=DEFAULT_DISK
 
     ``only`` restricts grading to some check names, and ``check_time_limit`` replaces
     every check's own limit: both let tests grade quickly. ``submission``, when given,
-    is what the file held, read beforehand (:func:`~grader.submission_file.read_once`:
+    is what the file held, read beforehand (:func:`~grader.judge.submission_file.read_once`:
     a ``Submission`` or the ``UnreadableSubmission`` saying why not), so the file itself
     need not be on this machine. ``progress(done, total)`` is called after each check.
     """

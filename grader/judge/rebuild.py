@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import nbformat
 
-from grader.student_notebook import student_version
-from grader.submission_file import Submission
+from grader.judge.student_notebook import student_version
+from grader.judge.submission_file import Submission
 
 EXPERIMENT_TAG = "experiment"  # given cells the grader skips: plots, long experiments
 VISIBLE_TESTS_TAG = "visible-tests"  # the cell that loads the checks: never in a sandbox
@@ -59,7 +59,7 @@ class Rebuilt:
 def rebuild(source, submission, stubs=None):
     """The notebook to grade: ``source`` with the submission's answer cells put in.
 
-    ``submission`` is a :class:`~grader.submission_file.Submission`, a notebook, or None
+    ``submission`` is a :class:`~grader.judge.submission_file.Submission`, a notebook, or None
     (nothing readable was submitted). ``stubs`` (``{grade_id: source}`` of the answer
     cells as released, :func:`grader.lessons.answer_stubs`) saves making the student
     version of ``source`` again."""

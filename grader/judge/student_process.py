@@ -24,8 +24,8 @@ student's code and costs the check, even if that code catches it.
 
 Everything that can go wrong on the student's side ends in :class:`StudentProcessLost`
 (it spent its budget, died, or broke the protocol); the process is stopped, and the
-caller starts a new one if it wants to go on. Budgets (:mod:`grader.budgets`) count the
-CPU time of the whole sandbox (:mod:`grader.sandbox_resources`) and of the grader's own
+caller starts a new one if it wants to go on. Budgets (:mod:`grader.judge.budgets`) count the
+CPU time of the whole sandbox (:mod:`grader.judge.sandbox_resources`) and of the grader's own
 work here, never the machine's load.
 """
 
@@ -40,12 +40,12 @@ import time
 
 from checks.framework import ProbeError, StudentObjectBase, failure_of
 from checks.lending import Mirrored, Served, lending_of, oversized
-from grader.budgets import Budget, BudgetMeter, BudgetSpent, run_queue_wait
+from grader.judge.budgets import Budget, BudgetMeter, BudgetSpent, run_queue_wait
 from grader.safe_text import printable
-from grader.sandbox import ISOLATED, isolation_level, sandbox_argv, sandbox_env
-from grader.sandbox_resources import MAX_TASKS, sandbox_resources
-from grader.sandbox_runtime import wire
-from grader.sandbox_runtime.sandbox_init import BUDGET_LINE
+from grader.judge.sandbox import ISOLATED, isolation_level, sandbox_argv, sandbox_env
+from grader.judge.sandbox_resources import MAX_TASKS, sandbox_resources
+from grader.judge.sandbox_runtime import wire
+from grader.judge.sandbox_runtime.sandbox_init import BUDGET_LINE
 
 STARTUP_BUDGET = 60.0  # CPU seconds to start a sandbox and its server
 LIVENESS_INTERVAL = 0.25  # seconds between looks at the budget and the process
@@ -67,7 +67,7 @@ class StudentProcessLost(BaseException):
     def __init__(self, reason, detail="", spent=None, why=None):
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason, self.detail = reason, detail  # "timeout" | "died" | "protocol"
-        self.spent = spent  # timeout: the grader.budgets.BudgetSpent that ended it
+        self.spent = spent  # timeout: the grader.judge.budgets.BudgetSpent that ended it
         self.why = why  # died: the budget the sandbox broke, in words, when one did
 
 
@@ -215,11 +215,11 @@ class StudentProcess:
         self.isolation = isolation_level(isolate)
         self._isolate = isolate
         self._popen = self._channel = self._log = None
-        self.resources = None  # grader.sandbox_resources: the running sandbox's budgets
+        self.resources = None  # grader.judge.sandbox_resources: the running sandbox's budgets
         self._cpu_retired = 0.0  # CPU seconds of sandboxes already stopped
         self.last_exit_reason = None  # the budget the last sandbox broke, if it broke one
         self._log_text = ""  # what the last sandbox's launcher and init wrote
-        self._meter = None  # the budget being spent (grader.budgets.BudgetMeter)
+        self._meter = None  # the budget being spent (grader.judge.budgets.BudgetMeter)
         self.budgets_held = None  # what held the last sandbox's budgets (for reports)
         self._next_id = 0
         self._lent = {}  # lend id -> (original object, declaration)
@@ -348,7 +348,7 @@ class StudentProcess:
     @contextlib.contextmanager
     def budget(self, cpu_seconds):
         """Every request inside is answered within ``cpu_seconds`` of CPU time (a
-        :class:`~grader.budgets.Budget`, or a number of seconds); yields the meter that
+        :class:`~grader.judge.budgets.Budget`, or a number of seconds); yields the meter that
         says what was spent."""
         budget = cpu_seconds if isinstance(cpu_seconds, Budget) else Budget(cpu_seconds)
         meter = BudgetMeter(budget, self.cpu_seconds, self.run_queue_waits)

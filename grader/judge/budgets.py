@@ -1,7 +1,7 @@
 """What a check, a cell or a request may spend: CPU time first, wall-clock time as a backstop.
 
 A grade must not depend on how busy the machine is. So a budget counts **CPU time**: that
-of every process and thread of the student's sandbox (:mod:`grader.sandbox_resources`)
+of every process and thread of the student's sandbox (:mod:`grader.judge.sandbox_resources`)
 plus the grader's own work for the check (decoding replies, replaying transcripts,
 serving calls: the grading thread's CPU time). On a machine loaded ten times over a
 correct answer spends about the same CPU time as on an idle one; it only waits longer.

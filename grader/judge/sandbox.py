@@ -5,7 +5,7 @@ scratch folder holding only what the sandbox may import, read-only inside: the c
 public helpers (``course``), the reference modules of *earlier* lessons
 (the module a lesson is about, ``qlearning.py`` for lesson 01, is not there, so it
 cannot be imported instead of written) and the sandbox runtime
-(``grader/sandbox_runtime``). The submission itself never lands there: the grader sends
+(``grader/judge/sandbox_runtime``). The submission itself never lands there: the grader sends
 its cells over the channel.
 
 On Linux the sandbox gets its own user, mount, PID, network, IPC and UTS namespaces
@@ -29,8 +29,8 @@ from pathlib import Path
 
 from grader.lessons import earlier_reference_modules
 from grader.lessons import REPOSITORY
-from grader.sandbox_launcher import RUNTIME_FOLDER
-from grader.sandbox_resources import (DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, MAX_TASKS,  # noqa: F401
+from grader.judge.sandbox_launcher import RUNTIME_FOLDER
+from grader.judge.sandbox_resources import (DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, MAX_TASKS,  # noqa: F401
                                       budget_mechanisms, process_runs)
 
 PUBLIC_PACKAGES = ("course",)  # what a lesson's own cells import; the checks stay out
@@ -168,7 +168,7 @@ def isolation(isolate=True, memory_mb=DEFAULT_MEMORY_MB):
 
 def sandbox_argv(scratch, channel_fd, memory_mb, disk_mb, isolate=True, resources=None):
     """The command that starts a student server in a sandbox, and its working folder.
-    ``resources`` (:mod:`grader.sandbox_resources`) put the sandbox into its cgroup, or
+    ``resources`` (:mod:`grader.judge.sandbox_resources`) put the sandbox into its cgroup, or
     leave its budgets to its init."""
     launcher = [sys.executable, str(Path(__file__).with_name("sandbox_launcher.py")),
                 "--memory-mb", str(memory_mb), "--disk-mb", str(disk_mb),
