@@ -35,7 +35,7 @@ from summary import load_average, print_summary
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPOSITORY))
-from grader.report import graded_content  # noqa: E402
+from grader.outputs.report import graded_content  # noqa: E402
 
 EXAMPLES = REPOSITORY / "examples" / "submissions"
 SALT = "bench-class"
@@ -67,7 +67,7 @@ def grade(folder, *options, cwd=REPOSITORY, report=None):
 def last_process_pool_revision():
     """The last commit whose grader graded on a local process pool."""
     removal = subprocess.run(["git", "log", "-n1", "--format=%H", "-S", 'get_context("fork")',
-                              "--", "grader/grade_class.py"], cwd=REPOSITORY,
+                              "--", "grader/class_run/grade_class.py"], cwd=REPOSITORY,
                              capture_output=True, text=True, check=True).stdout.strip()
     return f"{removal}^"
 

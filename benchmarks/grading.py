@@ -36,7 +36,7 @@ import checks  # noqa: E402
 from checks.statistics import FALSE_FAILURE_RATE  # noqa: E402
 
 from grader.lessons import all_lessons  # noqa: E402
-from grader.report import graded_content  # noqa: E402
+from grader.outputs.report import graded_content  # noqa: E402
 
 REFERENCE_MODULES = {name: lesson.reference_module for name, lesson in all_lessons().items()}
 LEARNING_CHECKS = {check.name for lesson in REFERENCE_MODULES
@@ -233,8 +233,8 @@ def nbgrader_short_of_full_marks(directory, lessons):
 
 def written_points(lesson):
     """Points of the lesson's manually graded answers."""
-    from grader.lessons import all_lessons
     from grader.judge.rebuild import is_manually_graded, nbgrader_meta
+    from grader.lessons import all_lessons
 
     return sum(float(nbgrader_meta(cell).get("points", 0))
                for cell in all_lessons()[lesson].source().cells if is_manually_graded(cell))

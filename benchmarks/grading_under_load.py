@@ -23,8 +23,8 @@
 Measured on 2 cores (the example class, ``--workers 2``): quiet 93 s wall, 180 s CPU;
 beside 24 busy processes (load up to 28) 143 s wall, 186 s CPU, the reference solutions
 89/89 and no check's outcome different. The class's cgroup is what makes this possible
-(:mod:`grader.class_cpu_share`): as one ordinary session among 24 busy ones the same run
-had not finished after 2 h 28 min, each side of every round trip waiting its turn.
+(:mod:`grader.class_run.class_cpu_share`): as one ordinary session among 24 busy ones the
+same run had not finished after 2 h 28 min, each side of every round trip waiting its turn.
 """
 
 import argparse
@@ -46,9 +46,9 @@ sys.path.insert(0, str(REPOSITORY / "tests"))
 from summary import load_average, print_summary  # noqa: E402
 
 from checks import checks_for_lesson  # noqa: E402
-from grader.class_cpu_share import class_groups  # noqa: E402
-from grader.report import graded_content  # noqa: E402
+from grader.class_run.class_cpu_share import class_groups  # noqa: E402
 from grader.judge.sandbox_resources import sandbox_groups  # noqa: E402
+from grader.outputs.report import graded_content  # noqa: E402
 from support.busy_machine import machine_load  # noqa: E402
 from support.host import host_segments, processes_running  # noqa: E402
 

@@ -9,7 +9,7 @@ statement kinds, numbers, operators and builtins), with a few idioms every class
 mixed in (``self.rng = np.random.default_rng(seed)``, ``if not self.storage: raise``).
 ``--pairs`` planted pairs copy: the second student takes the first's cells, renames
 every variable and swaps neighbouring statements; three students hand in the released
-solution. The benchmark times :func:`grader.similarity.compare` (CPU and wall: the
+solution. The benchmark times :func:`grader.outputs.similarity.compare` (CPU and wall: the
 fingerprints, every pair's scores from the sparse products, ``compare_files`` for the
 pairs shown) and the page, estimates what calling ``compare_files`` for every pair would
 take, and checks that the planted pairs, and the pairs of solution copiers, rank first
@@ -31,10 +31,10 @@ sys.path.insert(0, str(REPOSITORY / "benchmarks"))
 
 from summary import load_average, print_summary  # noqa: E402
 
-import grader.similarity as similarity  # noqa: E402
+from grader.authoring.publish import lesson_named  # noqa: E402
 from grader.lessons import all_lessons, answer_stubs, solution_answers  # noqa: E402
-from grader.publish import lesson_named  # noqa: E402
-from grader.similarity_page import page  # noqa: E402
+import grader.outputs.similarity as similarity  # noqa: E402
+from grader.outputs.similarity_page import page  # noqa: E402
 
 SEED = 2024
 STUB_BODY = re.compile(r"( *)# YOUR CODE HERE\n *raise NotImplementedError\(\)")

@@ -1,6 +1,6 @@
 """The largest frames that cross the wire while submissions are graded, per lesson and
-way: the figures the grader's frame limits (``grader/judge/sandbox_runtime/wire.py``) are set
-from.
+way: the figures the grader's frame limits (``grader/judge/sandbox_runtime/wire.py``) are
+set from.
 
     python benchmarks/wire_sizes.py [FOLDER ...] [--salt bench]
 

@@ -220,7 +220,8 @@ class Check:
     verdict: Callable[[dict, Any], Verdict]
     asks: str = ""
     rules: tuple = ()
-    time_limit: float = 15.0  # CPU seconds the probe may spend (grader.judge.budgets; ~100x its need)
+    # CPU seconds the probe may spend (grader.judge.budgets; ~100x its need)
+    time_limit: float = 15.0
     learning: bool = False  # trains agents: seconds, not milliseconds (tests run it less)
     # Optional: precompute what the verdict needs for these inputs (a baseline agent's
     # results), so parallel graders inherit it instead of each training it again.

@@ -277,7 +277,8 @@ def _shown(value):
 #   channel makes them (except what :func:`~checks.framework.kept_with` placed with it).
 
 _SCALARS_CROSSING = frozenset((type(None), bool, int, float, str))
-_ARRAY_KINDS = "biufc"  # numpy dtype kinds that cross the channel (grader/judge/sandbox_runtime/wire)
+# numpy dtype kinds that cross the channel (grader/judge/sandbox_runtime/wire.py)
+_ARRAY_KINDS = "biufc"
 _VIEWS = {}  # id(original) -> (original, its view): one view of each object per check
 _KEPT = {}  # id(value) -> value: placed with the student's code (kept_with), not copied
 _REFUSED = []  # what the grader would refuse, in order: the first one costs the check
@@ -388,7 +389,8 @@ def _lent_of(view):
 
 class ServedView(LentView):
     """A served object as the student's process sees it: only what its declaration
-    serves, with copies of what crosses (checks/lending.py, grader/judge/sandbox_runtime)."""
+    serves, with copies of what crosses (checks/lending.py,
+    grader/judge/sandbox_runtime)."""
 
     __slots__ = ("_lent",)
 

@@ -9,14 +9,14 @@ import time
 # Only light modules here: every command, --help and argument errors included, pays for
 # what this module imports (nbformat alone costs ~1.5 s of CPU through jsonschema), so each
 # command imports what it needs when it runs.
-from grader.class_cpu_share import DEFAULT_CPU_WEIGHT, MAX_CPU_WEIGHT
-from grader.hub_links import DEFAULT_BRANCH, INTERFACES
+from grader.authoring.hub_links import DEFAULT_BRANCH, INTERFACES
+from grader.class_run.class_cpu_share import DEFAULT_CPU_WEIGHT, MAX_CPU_WEIGHT
 from grader.judge.sandbox_resources import DEFAULT_DISK_MB, DEFAULT_MEMORY_MB
 
 
 def _release(args):
+    from grader.authoring.release import release
     from grader.lessons import REPOSITORY
-    from grader.release import release
 
     written = release(REPOSITORY)
     for path in written:
@@ -37,16 +37,16 @@ def _grade(args):
         return 2
     from checks import checks_for_lesson
     from checks.framework import DEFAULT_HIDDEN_SALT
-    from grader.feedback_pages import write_feedback_pages
-    from grader.gradebooks import (GradebookError, Roster, gradebook_text,
-                                   gradebook_warnings, read_assignments)
-    from grader.report import (check_writable, lesson_maxima, submissions_report,
-                               summary_table, write_atomically, write_json)
-    from grader.safe_text import printable
-    from grader.salts import chosen_salt
+    from grader.class_run.submissions import CannotGrade, find_jobs
     from grader.judge.sandbox import NOT_ISOLATED, isolation_level
     from grader.judge.sandbox_resources import mechanism_name
-    from grader.submissions import CannotGrade, find_jobs
+    from grader.outputs.feedback_pages import write_feedback_pages
+    from grader.outputs.gradebooks import (GradebookError, Roster, gradebook_text,
+                                           gradebook_warnings, read_assignments)
+    from grader.outputs.report import (check_writable, lesson_maxima, submissions_report,
+                                       summary_table, write_atomically, write_json)
+    from grader.safe_text import printable
+    from grader.salts import chosen_salt
 
     isolation = isolation_level(not args.no_sandbox)
     if args.require_sandbox and isolation == NOT_ISOLATED:
@@ -104,7 +104,7 @@ def _grade(args):
             return 2
         jobs = [job for job in jobs  # lessons without any of those checks: nothing to do
                 if only & {check.name for check in checks_for_lesson(job.lesson)}]
-    from grader.grades_by_people import CannotApply, GradesByPeople
+    from grader.outputs.grades_by_people import CannotApply, GradesByPeople
 
     try:  # before grading: a typo in the instructor's files costs seconds, not a run
         by_people = GradesByPeople.read(lesson_maxima(only), args.manual, args.policy,
@@ -176,7 +176,7 @@ def _grade(args):
 
 
 def _say_what_awaits_a_person(report, manual):
-    from grader.report import AWAITING
+    from grader.outputs.report import AWAITING
 
     waiting = [answer for submission in report["submissions"]
                for notebook in submission["notebooks"] for answer in notebook["manual"]
@@ -193,7 +193,7 @@ def _resume_refusal(out, chosen):
     """Why ``--resume`` must not go on with the salt ``chosen``, or None: the results in
     ``out`` were graded with other salts, so it would grade everything again."""
     from checks.framework import DEFAULT_HIDDEN_SALT
-    from grader.result_store import salt_hashes_in
+    from grader.class_run.result_store import salt_hashes_in
     from grader.salts import FINGERPRINT_DIGITS, salt_hash
 
     stored = salt_hashes_in(out)
@@ -212,9 +212,9 @@ def _grade_on_dask(args, jobs, salt, only):
     a temporary folder): a ``ClassRun``, or the exit code when grading could not finish."""
     import shutil
 
-    from grader.dask_cluster import ClusterError, grading_cluster
-    from grader.grade_class import grade_class
-    from grader.result_store import ResultStore, StoreError
+    from grader.class_run.dask_cluster import ClusterError, grading_cluster
+    from grader.class_run.grade_class import grade_class
+    from grader.class_run.result_store import ResultStore, StoreError
     from grader.safe_text import printable
 
     folder = args.out or tempfile.mkdtemp(prefix="grader-results-")
@@ -278,7 +278,7 @@ def _check(args):
         return 2
     from checks.framework import VISIBLE_SALT
     from grader.lessons import UnknownLesson
-    from grader.self_check import printed_report, self_check, write_self_check_json
+    from grader.student.self_check import printed_report, self_check, write_self_check_json
 
     salt = args.salt or VISIBLE_SALT
     try:
@@ -294,7 +294,7 @@ def _check(args):
 
 
 def _nbgrader_course(args):
-    from grader.nbgrader_course import InsideTheRepository, make_course_directory
+    from grader.authoring.nbgrader_course import InsideTheRepository, make_course_directory
 
     try:
         lessons = make_course_directory(args.directory)
@@ -307,7 +307,7 @@ def _nbgrader_course(args):
 
 
 def _publish(args):
-    from grader.hub_links import BadHubOption, checked_branch, checked_hub_url
+    from grader.authoring.hub_links import BadHubOption, checked_branch, checked_hub_url
 
     try:  # before the heavy imports: a mistyped option is answered at once
         checked_branch(args.branch)
@@ -316,7 +316,7 @@ def _publish(args):
     except BadHubOption as error:
         print(f"grader: {error}", file=sys.stderr)
         return 2
-    from grader.publish import CannotPublish, edition_hub_links, publish
+    from grader.authoring.publish import CannotPublish, edition_hub_links, publish
 
     def names(text):
         return None if text is None else [name.strip() for name in text.split(",")
@@ -373,10 +373,10 @@ def _export(args):
     except (OSError, ValueError) as error:
         print(f"grader: {printable(args.report)}: {printable(error)}", file=sys.stderr)
         return 2
-    from grader.gradebooks import (GradebookError, Roster, gradebook_text,
-                                   gradebook_warnings, read_assignments)
-    from grader.grades_by_people import CannotApply, GradesByPeople
-    from grader.report import write_atomically, write_json
+    from grader.outputs.gradebooks import (GradebookError, Roster, gradebook_text,
+                                           gradebook_warnings, read_assignments)
+    from grader.outputs.grades_by_people import CannotApply, GradesByPeople
+    from grader.outputs.report import write_atomically, write_json
 
     try:
         by_people = GradesByPeople.read(report["lessons"], args.manual, args.policy)
@@ -402,7 +402,7 @@ def _export(args):
             return 2
         print(f"{what}: {path}")
     if args.feedback:
-        from grader.feedback_pages import write_feedback_pages
+        from grader.outputs.feedback_pages import write_feedback_pages
 
         try:
             pages = write_feedback_pages(report, args.feedback)
@@ -418,8 +418,8 @@ def _export(args):
 
 
 def _gradescope(args):
-    from grader.gradescope import build_bundle
-    from grader.publish import CannotPublish, lesson_named
+    from grader.authoring.publish import CannotPublish, lesson_named
+    from grader.outputs.gradescope import build_bundle
     from grader.safe_text import printable
 
     try:
@@ -449,8 +449,8 @@ def _gradescope(args):
 
 
 def _spec(args):
-    from grader.publish import CannotPublish, lesson_named
-    from grader.spec import course_summary, lesson_spec
+    from grader.authoring.publish import CannotPublish, lesson_named
+    from grader.outputs.spec import course_summary, lesson_spec
 
     if args.lesson is None:
         print(course_summary())
@@ -470,8 +470,8 @@ def _similarity(args):
 
         print(f"grader: no such file or folder: {printable(args.path)}", file=sys.stderr)
         return 2
-    from grader.publish import CannotPublish, lesson_named
-    from grader.report import check_writable, write_atomically
+    from grader.authoring.publish import CannotPublish, lesson_named
+    from grader.outputs.report import check_writable, write_atomically
     from grader.safe_text import printable
 
     try:
@@ -489,8 +489,9 @@ def _similarity(args):
             print(f"grader: --lessons: {error}", file=sys.stderr)
             return 2
     started, cpu_started = time.perf_counter(), time.process_time()
-    from grader.similarity import CannotCompare, answers_of, compare, notebooks_to_compare
-    from grader.similarity_page import page
+    from grader.outputs.similarity import (CannotCompare, answers_of, compare,
+                                           notebooks_to_compare)
+    from grader.outputs.similarity_page import page
 
     try:
         jobs, notes = notebooks_to_compare(args.path)
@@ -533,7 +534,7 @@ def _similarity(args):
 
 
 def _gradescope_run(args):
-    from grader.gradescope import grade_for_gradescope
+    from grader.outputs.gradescope import grade_for_gradescope
 
     grade_for_gradescope(args.root)
     return 0
@@ -727,7 +728,7 @@ def _too_many_workers(args):
     (apart from the other options: it needs dask, which costs a second to import)."""
     if args.scheduler:
         return None
-    from grader.dask_cluster import MEMORY_LIMIT, MIN_WORKER_MEMORY
+    from grader.class_run.dask_cluster import MEMORY_LIMIT, MIN_WORKER_MEMORY
 
     most = max(1, MEMORY_LIMIT // MIN_WORKER_MEMORY)
     if args.workers > most:

@@ -134,8 +134,8 @@ def lesson_holding(cell_ids):
 def lesson_of(notebook_path, submission=None):
     """The lesson a submitted notebook belongs to: the one its file name names, else the
     one its metadata names, else the one whose cells it holds. ``submission`` is what the
-    file holds (a :class:`~grader.judge.submission_file.Submission`), or None when it was not
-    read; raises :class:`UnknownLesson` with a one-line reason."""
+    file holds (a :class:`~grader.judge.submission_file.Submission`), or None when it was
+    not read; raises :class:`UnknownLesson` with a one-line reason."""
     lessons = all_lessons()
     by_name = lesson_named_in(notebook_path)
     if by_name is not None:

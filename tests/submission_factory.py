@@ -55,7 +55,7 @@ def feedback(result, check_id):
 
 
 def as_json(result):
-    from grader.report import graded_content
+    from grader.outputs.report import graded_content
 
     return json.dumps(graded_content([vars(check) for check in result.checks] + [result.notes]),
                       sort_keys=True)

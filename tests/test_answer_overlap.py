@@ -1,6 +1,6 @@
 """No answer where students can read it before its lesson is released.
 
-The comparison (grader/answer_overlap.py) finds an answer in other code by runs of
+The comparison (grader/authoring/answer_overlap.py) finds an answer in other code by runs of
 WINDOW (3) consecutive normalised statements: comments, layout and docstrings ignored,
 string literals alike, variables renamed consistently. The first tests show it finds a
 reformatted, renamed copy of a real answer and passes over code that shares less than a
@@ -18,8 +18,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader.answer_overlap import (WINDOW, answer_regions, found_in, notebook_text,
-                                   runs_of, statements)
+from grader.authoring.answer_overlap import (WINDOW, answer_regions, found_in,
+                                             notebook_text, runs_of, statements)
 from grader.lessons import all_lessons
 
 REPO = Path(__file__).resolve().parent.parent

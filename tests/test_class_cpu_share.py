@@ -7,10 +7,10 @@ import sys
 
 import pytest
 
-from grader.class_cpu_share import (CLASS_PREFIX, class_cpu_group, class_groups,
-                                    own_cpu_folder, remove_stale_class_groups)
-from grader.lessons import REPOSITORY
+from grader.class_run.class_cpu_share import (CLASS_PREFIX, class_cpu_group, class_groups,
+                                              own_cpu_folder, remove_stale_class_groups)
 from grader.judge.sandbox_resources import _read, best_mechanism
+from grader.lessons import REPOSITORY
 
 pytestmark = pytest.mark.xdist_group("sandbox-resources")
 
@@ -82,7 +82,7 @@ def test_groups_of_killed_graders_are_removed_with_the_sandbox_groups_inside(cpu
 
 def test_a_grader_killed_inside_its_group_leaves_it_to_the_next_class(cpu_tree):
     script = ("import os, sys, time\n"
-              "from grader.class_cpu_share import class_cpu_group\n"
+              "from grader.class_run.class_cpu_share import class_cpu_group\n"
               "with class_cpu_group(2):\n"
               "    print(os.getpid(), flush=True)\n"
               "    time.sleep(60)\n")

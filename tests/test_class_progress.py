@@ -3,7 +3,7 @@ from the rate this run measures; failures counted as they happen."""
 
 import io
 
-from grader.class_progress import TYPICAL_SECONDS, ClassProgress
+from grader.class_run.class_progress import TYPICAL_SECONDS, ClassProgress
 
 
 def progress_of(lessons, reused=0, workers=1):

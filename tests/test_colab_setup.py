@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader.setup_cell import COLAB_REQUIREMENTS, SETUP_CELL_SOURCE
+from grader.authoring.setup_cell import COLAB_REQUIREMENTS, SETUP_CELL_SOURCE
 from test_publish import completed
 
 pytestmark = [pytest.mark.xdist_group('colab'), pytest.mark.notebooks]

@@ -6,11 +6,11 @@ from pathlib import Path
 import pytest
 
 from checks.framework import comparison
-from grader.feedback_pages import write_feedback_pages
+from grader.class_run.submissions import find_jobs
 from grader.judge.grade_notebook import CheckResult, NotebookResult
 from grader.judge.rebuild import WrittenAnswer
-from grader.report import lesson_maxima, submissions_report
-from grader.submissions import find_jobs
+from grader.outputs.feedback_pages import write_feedback_pages
+from grader.outputs.report import lesson_maxima, submissions_report
 
 sys.path.insert(0, str(Path(__file__).parent / "support"))
 from browser import PHONE, headless_chromium  # noqa: E402

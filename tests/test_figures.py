@@ -15,7 +15,7 @@ import pytest  # noqa: E402
 
 from checks.framework import comparison  # noqa: E402
 from course.plotting import legend_beside, plot_learning_curves  # noqa: E402
-from grader.feedback_pages import comparison_figure  # noqa: E402
+from grader.outputs.feedback_pages import comparison_figure  # noqa: E402
 from tests.support.figures import empty_axes, hidden_lines, legend_overlaps  # noqa: E402
 
 EPISODES = np.arange(200)

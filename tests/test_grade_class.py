@@ -21,16 +21,16 @@ from pathlib import Path
 import psutil
 import pytest
 
-from grader.dask_cluster import grading_cluster
-from grader.grade_class import grade_class
-from grader.judge.grade_notebook import grade_notebook
-from grader.lessons import all_lessons
+from grader.class_run.dask_cluster import grading_cluster
+from grader.class_run.grade_class import grade_class
+from grader.class_run.result_store import ResultStore
+from grader.class_run.submissions import find_jobs
 from grader.judge import rebuild
-from grader.report import graded_content, lesson_maxima, submissions_report
-from grader.result_store import ResultStore
+from grader.judge.grade_notebook import grade_notebook
 from grader.judge.sandbox import SCRATCH_NAME, remove_stale_scratch, stale_scratch_folders
 from grader.judge.sandbox_resources import sandbox_groups
-from grader.submissions import find_jobs
+from grader.lessons import all_lessons
+from grader.outputs.report import graded_content, lesson_maxima, submissions_report
 from submission_factory import QUICK_CHECKS, REPOSITORY, write_submission
 
 # one module cluster and one undisturbed run, shared: these tests run on one xdist worker

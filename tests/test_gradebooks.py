@@ -16,10 +16,10 @@ import sys
 
 import pytest
 
-from grader.gradebooks import (GradebookError, Roster, canvas, generic, gradebook_warnings,
-                               moodle)
 from grader.judge.grade_notebook import CheckResult, NotebookResult
-from grader.report import lesson_maxima, submissions_report
+from grader.outputs.gradebooks import (GradebookError, Roster, canvas, generic,
+                                       gradebook_warnings, moodle)
+from grader.outputs.report import lesson_maxima, submissions_report
 
 LESSONS = list(lesson_maxima())
 ROSTER = """folder,name,id,sis_user_id,sis_login_id,email,section

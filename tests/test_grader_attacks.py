@@ -33,10 +33,10 @@ from attacks import (BUDGET_ATTACKS, DQN_STEP_TRICKS, ESCAPE, ESCAPE_MARKER,
                      LEAVER_MARKER, LOOP_TRICK_REFUSALS, LOOP_TRICKS,
                      SERVED_AGENT_TAUGHT_THE_MODEL, SHARED_MEMORY_KEY,
                      SHARED_MEMORY_WRITER, loop_trick, wrong_buffer_answers)
-from grader.class_cpu_share import CLASS_PREFIX
-from grader.lessons import REPOSITORY
+from grader.class_run.class_cpu_share import CLASS_PREFIX
 from grader.judge.sandbox import namespaces_available
 from grader.judge.sandbox_resources import GROUP_PREFIX
+from grader.lessons import REPOSITORY
 from submission_factory import QUICK_CHECKS, grade, solution_answers, write_submission
 from support.busy_machine import Confinement
 from support.host import host_segments, processes_running

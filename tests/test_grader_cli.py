@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from grader.lessons import all_lessons
-from grader.report import graded_content
+from grader.outputs.report import graded_content
 from submission_factory import REPOSITORY, make_submissions, write_submission
 
 # this module's fixtures are computed once: its tests share one pytest-xdist worker
@@ -386,7 +386,7 @@ def test_a_finished_renamed_copy_is_graded_not_the_untouched_release(handed_in):
 
 
 def test_several_notebooks_of_a_lesson_the_most_answered_then_the_latest_saved(tmp_path):
-    from grader.submissions import find_jobs
+    from grader.class_run.submissions import find_jobs
 
     from grader.lessons import answer_stubs
 
@@ -554,7 +554,7 @@ def test_the_least_memory_the_grader_accepts_grades_a_correct_notebook(tmp_path)
 
 
 def test_in_nbgrader_layout_a_lesson_folder_is_never_taken_for_a_student(tmp_path):
-    from grader.submissions import find_jobs
+    from grader.class_run.submissions import find_jobs
 
     submitted = tmp_path / "submitted"
     for student, lesson in (("ann", "02_replay_buffer"), ("ann", "01_qlearning"),

@@ -10,10 +10,11 @@ from pathlib import Path
 import numpy
 import pytest
 
+from grader.judge.sandbox import (exposed_paths, make_scratch, namespaces_available,
+                                  remove_scratch)
+from grader.judge.student_process import StudentProcess
 from grader.lessons import all_lessons
 from grader.lessons import REPOSITORY
-from grader.judge.sandbox import exposed_paths, make_scratch, namespaces_available, remove_scratch
-from grader.judge.student_process import StudentProcess
 from submission_factory import write_submission
 
 # this module's fixtures are computed once: its tests share one pytest-xdist worker

@@ -9,12 +9,12 @@ from datetime import datetime, timezone
 
 import pytest
 
+from grader.class_run.submissions import NotebookJob
 from grader.cli import main
 from grader.judge.grade_notebook import CheckResult, NotebookResult
-from grader.grades_by_people import GradesByPeople
 from grader.judge.rebuild import WrittenAnswer
-from grader.report import lesson_maxima, submissions_report, write_json
-from grader.submissions import NotebookJob
+from grader.outputs.grades_by_people import GradesByPeople
+from grader.outputs.report import lesson_maxima, submissions_report, write_json
 
 CONCLUSION = "CER helps at small buffers: <b>seeds 0-9</b> & 10-19 both say so."
 

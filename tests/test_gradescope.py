@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from grader.gradescope import CONFIG, build_bundle, unpack_for_test
+from grader.outputs.gradescope import CONFIG, build_bundle, unpack_for_test
 from submission_factory import REPOSITORY, write_submission
 
 pytestmark = pytest.mark.xdist_group('gradescope')

@@ -15,8 +15,8 @@ import sys
 
 import pytest
 
-from grader.lessons import REPOSITORY
 from grader.judge.sandbox import namespaces_available
+from grader.lessons import REPOSITORY
 from support.busy_machine import Confinement, busy_processes, stop
 
 pytestmark = pytest.mark.xdist_group("loaded-machine")
@@ -34,7 +34,7 @@ HEADROOM = 2.5  # each check's budget: this many times the most any check used q
 GRADE = '''
 import json, sys
 from grader.judge.grade_notebook import grade_notebook
-from grader.report import graded_content
+from grader.outputs.report import graded_content
 notebook, budget, only = sys.argv[1], float(sys.argv[2]), set(sys.argv[3].split(","))
 print("imported", flush=True)  # the test may load the machine now: grading starts
 sys.stdin.readline()

@@ -20,10 +20,11 @@ from bugs import ALL_BUGS, LESSONS, edited
 from bugs.correct_variants import CORRECT_VARIANTS
 from checks import checks_for_lesson
 from grader.judge.grade_notebook import NotebookGrading
-from grader.lessons import all_lessons, answer_stubs
 from grader.judge.rebuild import nbgrader_meta, rebuild
 from grader.judge.rebuild import test_cells as graded_cells  # not a test of this module
-from grader.judge.sandbox import DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, make_scratch, remove_scratch
+from grader.judge.sandbox import (DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, make_scratch,
+                                  remove_scratch)
+from grader.lessons import all_lessons, answer_stubs
 from support.in_process import checks_running, fake_submission, namespace_for
 from test_bugs_in_process import BUG_SUITE_SALT
 

@@ -9,8 +9,8 @@ import sys
 import pandas as pd
 import pytest
 
+from grader.authoring.nbgrader_course import make_course_directory
 from grader.lessons import all_lessons
-from grader.nbgrader_course import make_course_directory
 from submission_factory import REPOSITORY
 
 # this module's fixtures are computed once: its tests share one pytest-xdist worker
@@ -75,7 +75,7 @@ def test_autograde_gives_full_marks_to_a_complete_submission_and_none_to_an_empt
 
 
 def test_the_course_directory_is_never_made_inside_the_repository(tmp_path):
-    from grader.nbgrader_course import InsideTheRepository, inside_the_repository
+    from grader.authoring.nbgrader_course import InsideTheRepository, inside_the_repository
 
     assert inside_the_repository(REPOSITORY / "my-course")
     assert not inside_the_repository(tmp_path / "course")

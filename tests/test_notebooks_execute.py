@@ -33,7 +33,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from grader.setup_cell import SETUP_CELL_ID
+from grader.authoring.setup_cell import SETUP_CELL_ID
 from submission_factory import solution_answers
 from tests.support.figures import PROBLEM_PREFIX
 

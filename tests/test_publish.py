@@ -3,8 +3,8 @@
 Lessons 01-03 are published into a fresh folder, as an instructor starting a course
 would, and the edition is read and run the way a student would use it. Its files are
 compared with every answer of every lesson it does not release (all seven lessons here:
-nothing is released by default) by grader/answer_overlap.py's normalised statements,
-whose own tests (tests/test_answer_overlap.py) show it finds disguised copies.
+nothing is released by default) by grader/authoring/answer_overlap.py's normalised
+statements, whose own tests (tests/test_answer_overlap.py) show it finds disguised copies.
 """
 
 import os
@@ -19,13 +19,13 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-import grader.publish
-from grader.answer_overlap import answer_regions, found_in, notebook_text, runs_of
-from grader.lessons import all_lessons
-from grader.hub_links import BadHubOption, checked_branch
-from grader.publish import (CannotPublish, edition_hub_links, plan, publish, student_notebook,
-                            student_readme)
+from grader.authoring.answer_overlap import answer_regions, found_in, notebook_text, runs_of
+from grader.authoring.hub_links import BadHubOption, checked_branch
+import grader.authoring.publish
+from grader.authoring.publish import (CannotPublish, edition_hub_links, plan, publish,
+                                      student_notebook, student_readme)
 from grader.judge.rebuild import is_answer, is_test, nbgrader_meta
+from grader.lessons import all_lessons
 from test_notebooks_execute import (code_cells, describe_error, errors_in, is_experiment,
                                     run_all_problems)
 
@@ -261,7 +261,7 @@ def test_an_answer_copied_into_a_helper_stops_the_publish(tmp_path, monkeypatch)
     it, says where, and leaves nothing behind. (The visible tests' recorded answers are
     left out to keep this test quick: they are not where the copy is.)"""
     answer = dict(answer_regions(LESSONS["05_combined_replay"].source()))["discretize"]
-    write = grader.publish._write
+    write = grader.authoring.publish._write
 
     def write_with_a_copy(out, *arguments):
         write(out, *arguments)
@@ -269,8 +269,9 @@ def test_an_answer_copied_into_a_helper_stops_the_publish(tmp_path, monkeypatch)
             "import numpy as np\n\n\ndef cell_of(observation, lows, highs, bins):\n"
             + answer.replace("clipped", "inside") + "\n")
 
-    monkeypatch.setattr(grader.publish, "record_visible_answers", lambda lessons: {})
-    monkeypatch.setattr(grader.publish, "_write", write_with_a_copy)
+    monkeypatch.setattr(grader.authoring.publish, "record_visible_answers",
+                        lambda lessons: {})
+    monkeypatch.setattr(grader.authoring.publish, "_write", write_with_a_copy)
     out = tmp_path / "students"
     with pytest.raises(CannotPublish, match="course/binning.py holds lesson "
                                             "05_combined_replay's answer discretize"):

@@ -14,10 +14,10 @@ import nbformat
 import pytest
 from nbgrader.utils import compute_checksum
 
-from grader.export import export_target
+from grader.authoring.notebook_export import export_target
+from grader.authoring.release import release
+from grader.authoring.setup_cell import COURSE_REPOSITORY, SETUP_CELL_ID, SETUP_CELL_SOURCE
 from grader.lessons import SOURCE_DIR, STUDENT_DIR, source_notebooks
-from grader.release import release
-from grader.setup_cell import COURSE_REPOSITORY, SETUP_CELL_ID, SETUP_CELL_SOURCE
 
 # this module's fixtures are computed once: its tests share one pytest-xdist worker
 pytestmark = pytest.mark.xdist_group('release')

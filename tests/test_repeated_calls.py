@@ -6,9 +6,9 @@ as the call that raised, with what ran before it kept."""
 import pytest
 
 from checks.framework import ProbeError, call_student, call_student_repeatedly
-from grader.lessons import all_lessons
 from grader.judge.sandbox import make_scratch, remove_scratch
 from grader.judge.student_process import StudentProcess
+from grader.lessons import all_lessons
 
 STUDENT_CODE = '''
 class Counter:

@@ -24,7 +24,7 @@ if str(REPOSITORY) not in sys.path:
 from checks import LESSON_MODULES, checks_for_lesson  # noqa: E402
 from checks.requirements import Rule, tags_in  # noqa: E402
 from grader.lessons import all_lessons  # noqa: E402
-from grader.spec import bugs_by_rule, coverage, lesson_spec  # noqa: E402
+from grader.outputs.spec import bugs_by_rule, coverage, lesson_spec  # noqa: E402
 from tests.bugs import ALL_BUGS, LESSONS  # noqa: E402
 from tests.bugs.kinds import KINDS  # noqa: E402
 

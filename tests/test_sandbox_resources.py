@@ -15,11 +15,11 @@ import pytest
 
 from grader.judge import budgets, sandbox_resources
 from grader.judge.budgets import Budget, BudgetMeter, BudgetSpent
-from grader.lessons import all_lessons
 from grader.judge.sandbox import make_scratch, namespaces_available, remove_scratch
 from grader.judge.sandbox_resources import (CgroupV2Resources, GROUP_PREFIX, best_mechanism,
-                                      v1_parents, v2_parent)
+                                            v1_parents, v2_parent)
 from grader.judge.student_process import StudentProcess, StudentProcessLost
+from grader.lessons import all_lessons
 from support.host import host_segments
 
 pytestmark = pytest.mark.xdist_group("sandbox-resources")

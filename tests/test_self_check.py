@@ -13,7 +13,7 @@ from nbclient import NotebookClient
 
 from checks import checks_for_lesson
 from checks.framework import VISIBLE_SALT
-from grader.report import graded_content
+from grader.outputs.report import graded_content
 from submission_factory import REPOSITORY
 from test_notebooks_execute import code_cells, cell_stdout, name_of, stderr_in
 from tests.support.in_process import namespace_for

@@ -26,8 +26,8 @@ from checks.records import Record, RecordSet
 from checks.witness import DQN_STEP, Ledger
 from grader.judge import budgets
 from grader.judge.budgets import Budget, BudgetMeter, BudgetSpent
-from grader.lessons import REPOSITORY
 from grader.judge.student_process import StudentProcess, StudentProcessLost
+from grader.lessons import REPOSITORY
 from submission_factory import feedback, grade, statuses, write_submission
 
 sys.path.insert(0, str(REPOSITORY / "examples"))
@@ -306,7 +306,7 @@ def test_a_recorder_called_past_its_bound_is_refused(tmp_path):
 # --- Dask ----------------------------------------------------------------------------------
 
 def test_local_workers_have_a_memory_limit_and_never_pause_or_spill():
-    from grader.dask_cluster import grading_cluster, worker_memory_limit
+    from grader.class_run.dask_cluster import grading_cluster, worker_memory_limit
 
     def memory_settings(dask_worker):
         import dask
@@ -326,7 +326,7 @@ def test_local_workers_have_a_memory_limit_and_never_pause_or_spill():
 def test_a_task_past_the_memory_limit_is_retried_once_then_reported(monkeypatch):
     from distributed import KilledWorker
 
-    import grader.dask_cluster as cluster
+    import grader.class_run.dask_cluster as cluster
 
     monkeypatch.setattr(cluster, "WORKER_MEMORY", 700 * 2**20)
     monkeypatch.setattr(cluster, "MIN_WORKER_MEMORY", 500 * 2**20)

@@ -18,13 +18,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from grader.class_run.result_store import ResultStore
+from grader.class_run.submissions import NotebookJob
 from grader.cli import main
 from grader.judge.grade_notebook import NotebookResult
 from grader.lessons import answer_stubs, solution_answers
-from grader.result_store import ResultStore
-from grader.similarity import (MIN_FINGERPRINTS, StudentAnswers, answers_of, compare,
-                               notebooks_to_compare)
-from grader.submissions import NotebookJob
+from grader.outputs.similarity import (MIN_FINGERPRINTS, StudentAnswers, answers_of,
+                                       compare, notebooks_to_compare)
 from submission_factory import submission
 
 sys.path.insert(0, str(Path(__file__).parent / "support"))
@@ -279,7 +279,7 @@ def test_the_stubs_fingerprints_are_dropped_and_only_they():
     student, included) and keeps every other fingerprint, repeated ones too."""
     import copydetect
 
-    from grader.similarity import K, WINDOW, Fingerprinter
+    from grader.outputs.similarity import K, WINDOW, Fingerprinter
 
     stub = answer_stubs(LESSON)["buffer_add"]
     answer = answer_cells(ANA)["buffer_add"] + "\n    del self.items[0]\n    \"\"\"Copies.\"\"\""

@@ -1,6 +1,7 @@
-"""The frame format of the channel to a student's process (grader/judge/sandbox_runtime/wire.py):
-arrays travel as raw blobs, rebuilt exactly, and a frame that could cost the grader more
-memory than the limits allow is refused before it is parsed, or before it is read."""
+"""The frame format of the channel to a student's process
+(grader/judge/sandbox_runtime/wire.py): arrays travel as raw blobs, rebuilt exactly, and a
+frame that could cost the grader more memory than the limits allow is refused before it is
+parsed, or before it is read."""
 
 import json
 import socket

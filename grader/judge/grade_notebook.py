@@ -15,16 +15,17 @@ from pathlib import Path
 from checks import checks_for_lesson
 from checks.framework import (Outcome, as_plain_data, callee_note, names_callee,
                               probe_and_judge, seed_for, with_notes)
-from grader.lessons import answer_stubs, lesson_of
 from grader.judge.rebuild import cells_to_run, is_answer, nbgrader_meta, rebuild, test_cells
-from grader.judge.sandbox import (DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, isolation, make_scratch,
-                            remove_scratch)
-from grader.safe_text import printable
+from grader.judge.sandbox import (DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, isolation,
+                                  make_scratch, remove_scratch)
 from grader.judge.student_process import StudentProcess, StudentProcessLost
 from grader.judge.submission_file import UnreadableSubmission, read_submission
+from grader.lessons import answer_stubs, lesson_of
+from grader.safe_text import printable
 
-# Budgets are CPU seconds of the sandbox and of the grader's work for it (grader.judge.budgets):
-# the machine's load changes how long they take, never whether they are enough.
+# Budgets are CPU seconds of the sandbox and of the grader's work for it
+# (grader.judge.budgets): the machine's load changes how long they take, never whether
+# they are enough.
 CELL_TIME_LIMIT = 30.0  # CPU seconds for one answer cell of the notebook itself
 COURSE_CELL_TIME_LIMIT = 60.0  # the course's own cells (imports, helpers): never tighter
 HOUSEKEEPING_TIME_LIMIT = 10.0  # CPU seconds for seeding, looking names up, forgetting
@@ -52,8 +53,8 @@ class NotebookResult:
     checks: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     written: list = field(default_factory=list)  # rebuild.WrittenAnswer, awaiting a person
-    # grader.judge.sandbox.isolation(): "level" (ISOLATED or NOT_ISOLATED: the wall it was graded
-    # in) and what held each budget of its sandbox ("memory", "tasks", "cpu_time"...)
+    # grader.judge.sandbox.isolation(): "level" (ISOLATED or NOT_ISOLATED: the wall it was
+    # graded in) and what held each budget of its sandbox ("memory", "tasks", "cpu_time"...)
     isolation: dict = field(default_factory=dict)
 
     def add(self, result):

@@ -59,8 +59,8 @@ class Rebuilt:
 def rebuild(source, submission, stubs=None):
     """The notebook to grade: ``source`` with the submission's answer cells put in.
 
-    ``submission`` is a :class:`~grader.judge.submission_file.Submission`, a notebook, or None
-    (nothing readable was submitted). ``stubs`` (``{grade_id: source}`` of the answer
+    ``submission`` is a :class:`~grader.judge.submission_file.Submission`, a notebook, or
+    None (nothing readable was submitted). ``stubs`` (``{grade_id: source}`` of the answer
     cells as released, :func:`grader.lessons.answer_stubs`) saves making the student
     version of ``source`` again."""
     if submission is not None and not isinstance(submission, Submission):

@@ -5,8 +5,8 @@ scratch folder holding only what the sandbox may import, read-only inside: the c
 public helpers (``course``), the reference modules of *earlier* lessons
 (the module a lesson is about, ``qlearning.py`` for lesson 01, is not there, so it
 cannot be imported instead of written) and the sandbox runtime
-(``grader/judge/sandbox_runtime``). The submission itself never lands there: the grader sends
-its cells over the channel.
+(``grader/judge/sandbox_runtime``). The submission itself never lands there: the grader
+sends its cells over the channel.
 
 On Linux the sandbox gets its own user, mount, PID, network, IPC and UTS namespaces
 (``unshare``) and a root filesystem built from a whitelist (see ``sandbox_launcher.py``);
@@ -27,11 +27,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.lessons import earlier_reference_modules
-from grader.lessons import REPOSITORY
 from grader.judge.sandbox_launcher import RUNTIME_FOLDER
-from grader.judge.sandbox_resources import (DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, MAX_TASKS,  # noqa: F401
-                                      budget_mechanisms, process_runs)
+from grader.judge.sandbox_resources import (DEFAULT_DISK_MB, DEFAULT_MEMORY_MB,  # noqa: F401
+                                            MAX_TASKS, budget_mechanisms, process_runs)
+from grader.lessons import REPOSITORY, earlier_reference_modules
 
 PUBLIC_PACKAGES = ("course",)  # what a lesson's own cells import; the checks stay out
 RUNTIME_SOURCE = Path(__file__).with_name("sandbox_runtime")
@@ -168,8 +167,8 @@ def isolation(isolate=True, memory_mb=DEFAULT_MEMORY_MB):
 
 def sandbox_argv(scratch, channel_fd, memory_mb, disk_mb, isolate=True, resources=None):
     """The command that starts a student server in a sandbox, and its working folder.
-    ``resources`` (:mod:`grader.judge.sandbox_resources`) put the sandbox into its cgroup, or
-    leave its budgets to its init."""
+    ``resources`` (:mod:`grader.judge.sandbox_resources`) put the sandbox into its cgroup,
+    or leave its budgets to its init."""
     launcher = [sys.executable, str(Path(__file__).with_name("sandbox_launcher.py")),
                 "--memory-mb", str(memory_mb), "--disk-mb", str(disk_mb),
                 "--lib", str(scratch.lib), "--channel-fd", str(channel_fd),

@@ -24,9 +24,9 @@ student's code and costs the check, even if that code catches it.
 
 Everything that can go wrong on the student's side ends in :class:`StudentProcessLost`
 (it spent its budget, died, or broke the protocol); the process is stopped, and the
-caller starts a new one if it wants to go on. Budgets (:mod:`grader.judge.budgets`) count the
-CPU time of the whole sandbox (:mod:`grader.judge.sandbox_resources`) and of the grader's own
-work here, never the machine's load.
+caller starts a new one if it wants to go on. Budgets (:mod:`grader.judge.budgets`) count
+the CPU time of the whole sandbox (:mod:`grader.judge.sandbox_resources`) and of the
+grader's own work here, never the machine's load.
 """
 
 import builtins
@@ -41,11 +41,11 @@ import time
 from checks.framework import ProbeError, StudentObjectBase, failure_of
 from checks.lending import Mirrored, Served, lending_of, oversized
 from grader.judge.budgets import Budget, BudgetMeter, BudgetSpent, run_queue_wait
-from grader.safe_text import printable
 from grader.judge.sandbox import ISOLATED, isolation_level, sandbox_argv, sandbox_env
 from grader.judge.sandbox_resources import MAX_TASKS, sandbox_resources
 from grader.judge.sandbox_runtime import wire
 from grader.judge.sandbox_runtime.sandbox_init import BUDGET_LINE
+from grader.safe_text import printable
 
 STARTUP_BUDGET = 60.0  # CPU seconds to start a sandbox and its server
 LIVENESS_INTERVAL = 0.25  # seconds between looks at the budget and the process
@@ -215,7 +215,7 @@ class StudentProcess:
         self.isolation = isolation_level(isolate)
         self._isolate = isolate
         self._popen = self._channel = self._log = None
-        self.resources = None  # grader.judge.sandbox_resources: the running sandbox's budgets
+        self.resources = None  # the running sandbox's budgets (judge.sandbox_resources)
         self._cpu_retired = 0.0  # CPU seconds of sandboxes already stopped
         self.last_exit_reason = None  # the budget the last sandbox broke, if it broke one
         self._log_text = ""  # what the last sandbox's launcher and init wrote
@@ -348,8 +348,8 @@ class StudentProcess:
     @contextlib.contextmanager
     def budget(self, cpu_seconds):
         """Every request inside is answered within ``cpu_seconds`` of CPU time (a
-        :class:`~grader.judge.budgets.Budget`, or a number of seconds); yields the meter that
-        says what was spent."""
+        :class:`~grader.judge.budgets.Budget`, or a number of seconds); yields the meter
+        that says what was spent."""
         budget = cpu_seconds if isinstance(cpu_seconds, Budget) else Budget(cpu_seconds)
         meter = BudgetMeter(budget, self.cpu_seconds, self.run_queue_waits)
         previous, self._meter = self._meter, meter

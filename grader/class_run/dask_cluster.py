@@ -23,7 +23,7 @@ import dask
 from distributed import Client, LocalCluster, WorkerPlugin
 from distributed.system import MEMORY_LIMIT  # the machine's memory (or its cgroup's)
 
-from grader.class_cpu_share import DEFAULT_CPU_WEIGHT, class_cpu_group
+from grader.class_run.class_cpu_share import DEFAULT_CPU_WEIGHT, class_cpu_group
 from grader.course_version import course_version
 from grader.judge.sandbox import isolation_level
 
@@ -63,7 +63,7 @@ def grading_cluster(workers=1, scheduler=None, isolate=True, note=print,
                     cpu_weight=DEFAULT_CPU_WEIGHT):
     """A connected :class:`distributed.Client`; ``note(line)`` tells about the cluster.
     A LocalCluster runs in a cgroup of its own weighing ``cpu_weight`` ordinary processes
-    (:mod:`grader.class_cpu_share`), where the machine allows it."""
+    (:mod:`grader.class_run.class_cpu_share`), where the machine allows it."""
     _quiet_dask()
     settings = {"distributed.scheduler.allowed-failures": RETRIES,
                 "logging.distributed": "critical", **MEMORY_SETTINGS}

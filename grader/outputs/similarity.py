@@ -118,8 +118,8 @@ class Similarity:
 @lru_cache(maxsize=None)
 def answer_cell_ids(lesson):
     """The lesson's answer code cells' ``grade_id``s, in the notebook's order."""
-    from grader.lessons import all_lessons
     from grader.judge.rebuild import is_answer, nbgrader_meta
+    from grader.lessons import all_lessons
 
     return tuple(nbgrader_meta(cell)["grade_id"]
                  for cell in all_lessons()[lesson].source().cells if is_answer(cell))
@@ -395,9 +395,9 @@ def notebooks_to_compare(path):
     student's notebook per lesson, chosen as ``grade`` chooses it) or a results folder of
     ``grade --out`` (the notebook graded last per student and lesson), and one-line notes
     on the files left out. Raises :class:`CannotCompare`."""
-    from grader.result_store import MANIFEST
+    from grader.class_run.result_store import MANIFEST
+    from grader.class_run.submissions import CannotGrade, find_jobs
     from grader.safe_text import printable
-    from grader.submissions import CannotGrade, find_jobs
 
     path = Path(path)
     if (path / MANIFEST).is_file():
@@ -414,10 +414,10 @@ def notebooks_to_compare(path):
 
 
 def _graded_notebooks(folder):
-    from grader.result_store import latest_graded
-    from grader.safe_text import printable
+    from grader.class_run.result_store import latest_graded
+    from grader.class_run.submissions import NotebookJob
     from grader.judge.submission_file import notebook_hash
-    from grader.submissions import NotebookJob
+    from grader.safe_text import printable
 
     graded = latest_graded(folder)
     if not graded:
@@ -446,9 +446,9 @@ def _graded_notebooks(folder):
 def answers_of(jobs):
     """``(answers, notes)``: each job's answer cells as :class:`StudentAnswers`, and a
     one-line note for each notebook that cannot be read."""
+    from grader.judge.submission_file import UnreadableSubmission, read_submission
     from grader.lessons import all_lessons
     from grader.safe_text import printable
-    from grader.judge.submission_file import UnreadableSubmission, read_submission
 
     answers, notes = [], []
     for job in jobs:

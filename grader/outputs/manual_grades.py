@@ -29,7 +29,8 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.report import AWAITING, GRADED_BY_A_PERSON, UNANSWERED, rescore, write_atomically
+from grader.outputs.report import (AWAITING, GRADED_BY_A_PERSON, UNANSWERED, rescore,
+                                   write_atomically)
 from grader.safe_text import printable
 
 COLUMNS = ("student", "lesson", "item", "points", "comment", "max_points", "answer")
@@ -126,8 +127,8 @@ def read_manual_grades(path, lessons):
 def course_items(lessons):
     """``{lesson: {item: points}}``: the written answers and checks a person may grade in
     each of ``lessons``, from the course's source notebooks."""
-    from grader.lessons import all_lessons
     from grader.judge.rebuild import is_manually_graded, is_test, nbgrader_meta
+    from grader.lessons import all_lessons
 
     return {name: {nbgrader_meta(cell)["grade_id"]: float(nbgrader_meta(cell).get("points", 0))
                    for cell in all_lessons()[name].source().cells

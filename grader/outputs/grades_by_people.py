@@ -9,10 +9,11 @@ read and checked before a class is graded: a typo costs seconds, not a run.
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.late_work import (PolicyError, apply_late_policy, hand_in_time,
-                              read_hand_in_times, read_policy)
-from grader.manual_grades import (ManualGradesError, add_awaiting_rows, apply_manual_grades,
-                                  check_manual_grades, course_items, read_manual_grades)
+from grader.outputs.late_work import (PolicyError, apply_late_policy, hand_in_time,
+                                      read_hand_in_times, read_policy)
+from grader.outputs.manual_grades import (ManualGradesError, add_awaiting_rows,
+                                          apply_manual_grades, check_manual_grades,
+                                          course_items, read_manual_grades)
 from grader.safe_text import printable
 
 CannotApply = (ManualGradesError, PolicyError)  # each message is one line, naming the place

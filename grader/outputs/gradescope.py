@@ -8,8 +8,8 @@ zip, unpacked into ``/autograder/source``; the student's files in
 - ``setup.sh`` makes a virtual environment and installs the grader's requirements;
 - ``run_autograder`` runs ``python -m grader gradescope-run``, which finds the submitted
   notebook (by name, metadata or cells; of several, the one holding the student's work,
-  as :mod:`grader.submissions` chooses), grades it twice: with the public salt (the
-  inputs of the notebook's own visible tests: shown at once, worth no points) and with
+  as :mod:`grader.class_run.submissions` chooses), grades it twice: with the public salt
+  (the inputs of the notebook's own visible tests: shown at once, worth no points) and with
   the bundle's secret salt (the grade: shown after the due date), and writes
   ``results.json`` with a test per check, its feedback as markdown, the execution time,
   and a leaderboard entry (the lesson's score).
@@ -79,10 +79,10 @@ def build_bundle(lesson, out, salt=None):
 def find_submission(folder, lesson):
     """The submitted notebook of ``lesson`` in ``folder`` (matched by name, metadata or
     cells) and a note naming the others when there were several: as the class grader
-    chooses, the one holding the student's work (:mod:`grader.submissions`)."""
-    from grader.lessons import UnknownLesson, lesson_of
+    chooses, the one holding the student's work (:mod:`grader.class_run.submissions`)."""
+    from grader.class_run.submissions import candidate, choose_notebook
     from grader.judge.submission_file import UnreadableSubmission, read_submission
-    from grader.submissions import candidate, choose_notebook
+    from grader.lessons import UnknownLesson, lesson_of
 
     candidates = []
     for path in sorted(Path(folder).rglob("*.ipynb")):

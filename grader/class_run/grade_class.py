@@ -1,6 +1,6 @@
 """Grade a class on Dask: every notebook one task, every result on disk as it comes.
 
-- **One engine.** The tasks run on a Dask cluster (:mod:`grader.dask_cluster`): a
+- **One engine.** The tasks run on a Dask cluster (:mod:`grader.class_run.dask_cluster`): a
   LocalCluster of ``--workers`` processes, or any cluster given by ``--scheduler``,
   through this same code. Each notebook is read here, once: its bytes' hash keys its
   result and what it holds travels with its task, so workers need no shared files.
@@ -8,13 +8,14 @@
   scheduler; a notebook that kills a second worker is reported as not graded, alone.
   At most as many tasks are handed to the scheduler as the workers have threads, because
   Dask counts a worker's death against every task it held, not only the running one.
-  Every sandbox gets a parent-death signal (:mod:`grader.judge.sandbox`), so it dies with the
-  worker running it, whether that worker was killed, restarted or shut down.
-- **Results survive** (:mod:`grader.result_store`): each notebook's result is written the
-  moment it comes back, and a notebook whose result is stored is not graded again.
-- **Baselines once** (:mod:`grader.baselines`): learning checks' baselines are trained as
-  tasks of their own, in parallel, stored, and handed to every grading task of their
-  lesson; notebooks of lessons that need none are graded meanwhile.
+  Every sandbox gets a parent-death signal (:mod:`grader.judge.sandbox`), so it dies with
+  the worker running it, whether that worker was killed, restarted or shut down.
+- **Results survive** (:mod:`grader.class_run.result_store`): each notebook's result is
+  written the moment it comes back, and a notebook whose result is stored is not graded
+  again.
+- **Baselines once** (:mod:`grader.class_run.baselines`): learning checks' baselines are
+  trained as tasks of their own, in parallel, stored, and handed to every grading task of
+  their lesson; notebooks of lessons that need none are graded meanwhile.
 """
 
 import sys
@@ -25,18 +26,19 @@ from dataclasses import dataclass, field
 
 from distributed import KilledWorker, get_worker, wait
 
-from grader.baselines import baseline_name, install_baselines, needed_baselines, train_baseline
-from grader.class_progress import ClassProgress
+from grader.class_run.baselines import (baseline_name, install_baselines, needed_baselines,
+                                        train_baseline)
+from grader.class_run.class_progress import ClassProgress
+from grader.class_run.dask_cluster import ClusterError, worker_threads
+from grader.class_run.result_store import result_data, result_from_data
 from grader.course_version import course_version
-from grader.dask_cluster import ClusterError, worker_threads
 from grader.judge.grade_notebook import (CELL_TIME_LIMIT, CheckResult, NotebookResult,
-                                   grade_notebook)
-from grader.lessons import all_lessons
+                                         grade_notebook)
 from grader.judge.rebuild import nbgrader_meta, test_cells
-from grader.result_store import result_data, result_from_data
-from grader.safe_text import printable
 from grader.judge.sandbox import DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, isolation_level
 from grader.judge.submission_file import notebook_hash, read_once
+from grader.lessons import all_lessons
+from grader.safe_text import printable
 
 WAIT_SLICE = 1.0  # seconds between redraws of the progress bars while tasks run
 WORKER_DIED = ("its worker process died twice while grading it (the grader crashed on it, "
@@ -252,13 +254,13 @@ class ClassGrading:
 
 def grade_class(jobs, salt, store, cluster, quiet=True, grade=None, stream=sys.stderr,
                 **options):
-    """Grade ``jobs`` (:class:`~grader.submissions.NotebookJob`), keeping every result in
-    ``store`` (:class:`~grader.result_store.ResultStore`) and grading only what it lacks,
-    on the Dask client ``cluster()`` gives (a context manager, entered only when there is
-    something to grade): a :class:`ClassRun`. ``options`` go to
+    """Grade ``jobs`` (:class:`~grader.class_run.submissions.NotebookJob`), keeping every
+    result in ``store`` (:class:`~grader.class_run.result_store.ResultStore`) and grading
+    only what it lacks, on the Dask client ``cluster()`` gives (a context manager, entered
+    only when there is something to grade): a :class:`ClassRun`. ``options`` go to
     :func:`~grader.judge.grade_notebook.grade_notebook` (memory_mb, disk_mb, isolate, only,
     ...); ``grade`` replaces that function (tests inject faults with it)."""
-    from grader.class_cpu_share import remove_stale_class_groups
+    from grader.class_run.class_cpu_share import remove_stale_class_groups
     from grader.judge.sandbox import remove_stale_scratch
     from grader.judge.sandbox_resources import remove_stale_groups
 
@@ -284,8 +286,8 @@ def grade_jobs(jobs, salt, workers=1, scheduler=None, out=None, quiet=True, grad
     the cluster at ``scheduler``), results kept in ``out`` (default: a temporary folder)."""
     import tempfile
 
-    from grader.dask_cluster import grading_cluster
-    from grader.result_store import ResultStore
+    from grader.class_run.dask_cluster import grading_cluster
+    from grader.class_run.result_store import ResultStore
 
     with tempfile.TemporaryDirectory(prefix="grader-results-") as temporary:
         store = ResultStore(out or temporary)

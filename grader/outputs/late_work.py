@@ -41,7 +41,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from grader.report import rescore
+from grader.outputs.report import rescore
 from grader.safe_text import printable
 
 PERIODS = {"day": timedelta(days=1), "hour": timedelta(hours=1)}

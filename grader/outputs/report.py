@@ -14,8 +14,8 @@ def lesson_maxima(only=None):
     check of ``only``), in course order: the gradebook's stable columns. A lesson's points
     are its automatic checks' (with ``only``, just those) and its written answers'
     (graded by a person, as nbgrader counts them)."""
-    from grader.lessons import all_lessons
     from grader.judge.rebuild import is_manually_graded, nbgrader_meta, test_cells
+    from grader.lessons import all_lessons
 
     maxima = {}
     for name, lesson in all_lessons().items():
@@ -53,8 +53,8 @@ def graded_notebook_report(notebook):
 
     Its ``max_score`` counts the written answers' points beside the checks'; its
     ``score`` holds the checks' points until a person grades the written answers
-    (:mod:`grader.manual_grades`), and ``raw_score`` is the score before any late penalty
-    (:mod:`grader.late_work`)."""
+    (:mod:`grader.outputs.manual_grades`), and ``raw_score`` is the score before any late
+    penalty (:mod:`grader.outputs.late_work`)."""
     entry = {"name": notebook.name, "submitted": True, "status": "graded",
              "score": round(notebook.score, 6), "raw_score": round(notebook.score, 6),
              "max_score": round(notebook.max_score
@@ -110,10 +110,11 @@ def submissions_report(results_by_student, skipped=(), lessons=None):
     the whole course). A lesson without a graded notebook has ``"submitted": false`` and
     no score, never 0, and the same maximum as everyone's; its ``status`` is "not
     submitted", or "not graded" when the student handed in a file of it that could not
-    be graded (its notes say why). ``skipped`` (:class:`~grader.submissions.Skipped`)
-    become each student's notes, and the notes of the class for files that belong to no
-    student. A student's ``score`` is out of ``max_score_handed_in`` (the lessons
-    graded) and of ``max_score`` (the whole course)."""
+    be graded (its notes say why). ``skipped``
+    (:class:`~grader.class_run.submissions.Skipped`) become each student's notes, and the
+    notes of the class for files that belong to no student. A student's ``score`` is out
+    of ``max_score_handed_in`` (the lessons graded) and of ``max_score`` (the whole
+    course)."""
     lessons = lesson_maxima() if lessons is None else lessons
     submissions = []
     for student in sorted(results_by_student):

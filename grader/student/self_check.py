@@ -16,12 +16,12 @@ import nbformat
 from checks import checks_for_lesson
 from checks.framework import VISIBLE_SALT
 from grader.judge.grade_notebook import grade_notebook
-from grader.lessons import lesson_of
 from grader.judge.rebuild import is_answer, is_manually_graded, nbgrader_meta
-from grader.report import graded_notebook_report
-from grader.safe_text import printable
-from grader.spec import asks_of
 from grader.judge.submission_file import UnreadableSubmission, read_submission
+from grader.lessons import lesson_of
+from grader.outputs.report import graded_notebook_report
+from grader.outputs.spec import asks_of
+from grader.safe_text import printable
 
 STATUS_WORDS = {"passed": "\u2713 passed", "failed": "\u2717 failed",
                 "not written": "\u2026 not written yet", "error": "\u2717 error",

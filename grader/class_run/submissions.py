@@ -30,9 +30,9 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.judge.submission_file import UnreadableSubmission, read_submission
 from grader.lessons import UnknownLesson, all_lessons, answer_stubs, lesson_of
 from grader.safe_text import printable
-from grader.judge.submission_file import UnreadableSubmission, read_submission
 
 
 class CannotGrade(Exception):

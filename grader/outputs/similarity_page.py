@@ -10,9 +10,9 @@ says, at its top, that it changes no grade.
 from jinja2 import Environment
 from markupsafe import Markup, escape
 
-from grader.feedback_pages import CSS as FEEDBACK_CSS
+from grader.outputs.feedback_pages import CSS as FEEDBACK_CSS
+from grader.outputs.similarity import K, MIN_FINGERPRINTS, SOLUTION_MATCH
 from grader.safe_text import printable
-from grader.similarity import K, MIN_FINGERPRINTS, SOLUTION_MATCH
 
 CSS = FEEDBACK_CSS + """
 body { max-width: 80rem; }
@@ -157,7 +157,7 @@ def _percent(score):
 
 
 def page(result, course="Experience replay"):
-    """The HTML page of a :class:`grader.similarity.Similarity`."""
+    """The HTML page of a :class:`grader.outputs.similarity.Similarity`."""
     environment = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
     environment.filters.update(shown=_shown, marked=_marked, per_lesson=_per_lesson,
                                percent=_percent)

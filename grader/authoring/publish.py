@@ -15,7 +15,7 @@ address is required: cloning the full course would hand out ``solutions/``). It 
   notebook (``course/your_work.py``);
 - ``requirements.txt`` for local use, ``requirements-colab.txt`` for Colab, a README
   (with ``--hub-url``, one that also links each lesson on the course's JupyterHub
-  through nbgitpuller, :mod:`grader.hub_links`).
+  through nbgitpuller, :mod:`grader.authoring.hub_links`).
 
 It holds no ``solutions/``, no hidden tests, no grader, no examples, no tests, and no
 reference module the instructor did not release: nothing is released by default, and a
@@ -23,8 +23,9 @@ released module must be one the edition's lessons build on (imported by a publis
 notebook or by another released module), so a later lesson's answer never goes out
 early. A lesson that builds on a lesson neither published nor released is refused, with
 the ``--release-references`` that would allow it. Once written, the edition is searched
-for the answers of every lesson it does not release (:mod:`grader.answer_overlap`), and
-refused, its files removed, if any is found there.
+for the answers of every lesson it does not release
+(:mod:`grader.authoring.answer_overlap`), and refused, its files removed, if any is found
+there.
 """
 
 import ast
@@ -35,13 +36,14 @@ from pathlib import Path
 
 import nbformat
 
-from grader.answer_overlap import answer_regions, found_in, notebook_text, runs_of
-from grader.hub_links import DEFAULT_BRANCH, BadHubOption, checked_branch, hub_links
+from grader.authoring.answer_overlap import answer_regions, found_in, notebook_text, runs_of
+from grader.authoring.hub_links import (DEFAULT_BRANCH, BadHubOption, checked_branch,
+                                        hub_links)
+from grader.authoring.setup_cell import (COLAB_REQUIREMENTS, COURSE_REPOSITORY,
+                                         SETUP_CELL_ID, setup_cell_source)
+from grader.judge.student_notebook import student_version
 from grader.lessons import all_lessons, lesson_called
 from grader.lessons import REPOSITORY
-from grader.judge.student_notebook import student_version
-from grader.setup_cell import (COLAB_REQUIREMENTS, COURSE_REPOSITORY, SETUP_CELL_ID,
-                               setup_cell_source)
 
 EDITION_REQUIREMENTS = """\
 # The course's student edition, locally: the lessons, their experiments and visible tests.
@@ -224,7 +226,8 @@ def student_notebook(lesson, repository_url):
 def student_readme(edition, repository_url, branch=DEFAULT_BRANCH, hub=None):
     """The edition's README.md: its lessons with their Colab badges (which open the
     notebooks on ``branch``), how to work locally and, given ``hub`` (the edition's
-    :class:`grader.hub_links.HubLinks`), each lesson's link on the course's JupyterHub."""
+    :class:`grader.authoring.hub_links.HubLinks`), each lesson's link on the course's
+    JupyterHub."""
     lessons = "\n".join(f"| {lesson.name[:2]} | [{lesson.name}](notebooks/{lesson.name}.ipynb) "
                         f"| [![Open In Colab](https://colab.research.google.com/assets/"
                         f"colab-badge.svg)](https://colab.research.google.com/github/"
@@ -313,8 +316,8 @@ def checked_repository_url(repository_url):
 
 def answers_found(folder, edition):
     """``[(file, lesson, grade_id, first line)]``: the answers of lessons ``edition`` does
-    not release that the files in ``folder`` hold, as :mod:`grader.answer_overlap` finds
-    them (what a lesson's own student notebook shows, and the course's helpers, are
+    not release that the files in ``folder`` hold, as :mod:`grader.authoring.answer_overlap`
+    finds them (what a lesson's own student notebook shows, and the course's helpers, are
     public, not answers)."""
     course_runs = set()
     for path in sorted((REPOSITORY / "course").glob("*.py")):
@@ -376,8 +379,8 @@ def publish(out, lessons=None, release_references=None, repository_url=None,
 
 def edition_hub_links(edition, repository_url, hub_url, branch=DEFAULT_BRANCH,
                       hub_interface="lab"):
-    """The :class:`grader.hub_links.HubLinks` of ``edition``'s lessons on ``hub_url``;
-    CannotPublish for an option no link could work with."""
+    """The :class:`grader.authoring.hub_links.HubLinks` of ``edition``'s lessons on
+    ``hub_url``; CannotPublish for an option no link could work with."""
     try:
         return hub_links(hub_url, repository_url,
                          [lesson.name for lesson in edition.published], branch, hub_interface)

@@ -1,4 +1,5 @@
-"""``grader.export``: a notebook's ``#| export`` cells become a plain Python module.
+"""``grader.authoring.notebook_export``: a notebook's ``#| export`` cells become a plain
+Python module.
 
 Each test builds a small notebook in memory with the cell factories below (as
 nbgrader's own tests do), so a failure points at one rule of the export.
@@ -10,7 +11,7 @@ import textwrap
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from grader.export import export_target, module_source
+from grader.authoring.notebook_export import export_target, module_source
 
 NOTEBOOK_PATH = "solutions/99_demo.ipynb"
 TITLE = "Lesson 99: a demonstration"

@@ -4,8 +4,9 @@
   solutions become ``# YOUR CODE HERE`` stubs, hidden tests and outputs go, cells are
   locked.
 - The reference modules that lessons export (``qlearning.py``, ...).
-- The setup cell at the top of every source notebook, from :mod:`grader.setup_cell`, and
-  each test cell's comment, its check's ``asks`` (:class:`checks.framework.Check`).
+- The setup cell at the top of every source notebook, from
+  :mod:`grader.authoring.setup_cell`, and each test cell's comment, its check's ``asks``
+  (:class:`checks.framework.Check`).
 
 Everything written is a pure function of the source notebooks, so a second release
 changes nothing; a test checks that the committed files are exactly what a release makes.
@@ -15,10 +16,10 @@ from pathlib import Path
 
 import nbformat
 
-from grader.export import export_target, module_source
-from grader.lessons import REPOSITORY, STUDENT_DIR, source_notebooks
-from grader.setup_cell import SETUP_CELL_ID, SETUP_CELL_SOURCE
+from grader.authoring.notebook_export import export_target, module_source
+from grader.authoring.setup_cell import SETUP_CELL_ID, SETUP_CELL_SOURCE
 from grader.judge.student_notebook import student_version
+from grader.lessons import REPOSITORY, STUDENT_DIR, source_notebooks
 
 
 def with_current_setup_cell(notebook, path):

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from grader.judge.grade_notebook import CheckResult, NotebookResult
 from grader.judge.rebuild import WrittenAnswer
-from grader.report import write_atomically
+from grader.outputs.report import write_atomically
 from grader.safe_text import printable
 from grader.salts import salt_hash
 

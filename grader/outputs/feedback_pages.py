@@ -18,9 +18,9 @@ import html
 import io
 from pathlib import Path
 
-from grader.report import AWAITING, GRADED_BY_A_PERSON
+from grader.outputs.report import AWAITING, GRADED_BY_A_PERSON
+from grader.outputs.spec import asks_of
 from grader.safe_text import printable
-from grader.spec import asks_of
 
 STATUS_WORDS = {"passed": "passed", "failed": "not passed", "error": "error",
                 "timeout": "time limit", "not written": "not written yet"}

@@ -23,8 +23,9 @@ import contextlib
 import os
 import time
 
-from grader.judge.sandbox_resources import (REMOVE_TIMEOUT, _inside, _mounts, _own_groups, _read,
-                                      _write, best_mechanism, process_runs, remove_group)
+from grader.judge.sandbox_resources import (REMOVE_TIMEOUT, _inside, _mounts, _own_groups,
+                                            _read, _write, best_mechanism, process_runs,
+                                            remove_group)
 
 CLASS_PREFIX = "course-grader-class"  # <prefix>-<grader pid>
 DEFAULT_CPU_WEIGHT = 16  # ordinary processes the whole class weighs as, against other work

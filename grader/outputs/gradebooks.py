@@ -12,9 +12,9 @@ cannot hold a row without the identity Moodle matches by, so such a student is l
 and reported, one line each (:func:`gradebook_warnings`).
 
 Every format writes a lesson's score after a person's grades and any late penalty
-(:mod:`grader.manual_grades`, :mod:`grader.late_work`); an excused lesson is ``EX``
-(Canvas's own mark, in no total) in generic and Canvas gradebooks, and blank in Moodle's,
-which has no such mark (its feedback column says so).
+(:mod:`grader.outputs.manual_grades`, :mod:`grader.outputs.late_work`); an excused lesson is
+``EX`` (Canvas's own mark, in no total) in generic and Canvas gradebooks, and blank in
+Moodle's, which has no such mark (its feedback column says so).
 
 - ``generic``: student (the folder), the roster's columns, one column per lesson, total.
 - ``canvas``: Canvas's gradebook import (``lib/gradebook_importer.rb``): the header starts
@@ -32,7 +32,7 @@ import csv
 import io
 from dataclasses import dataclass, field
 
-from grader.report import GRADED_BY_A_PERSON
+from grader.outputs.report import GRADED_BY_A_PERSON
 from grader.safe_text import printable
 
 FORMATS = ("generic", "canvas", "moodle")
