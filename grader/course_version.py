@@ -4,31 +4,69 @@ A stored result is reused only for the same course version, so changing a lesson
 check, a reference or the grading code grades every notebook again, while changing how
 reports are printed does not. Workers of a Dask cluster compute it too: a worker that
 runs another checkout of the course is refused instead of grading differently.
+
+What is hashed is found by folder, never listed by hand: the source notebooks, the
+reference modules, the checks, the course's helpers, the judge (``grader/judge/``, which
+grades a notebook) and every other grader module these import, found by reading their
+imports (so a module is hashed the day grading starts to import it). The authoring
+tools, the class run and the outputs only make, arrange or print what the judge decides,
+and are not part of the version unless the judge imports them.
 """
 
+import ast
 import functools
 import hashlib
+from pathlib import Path
 
 from grader.lessons import REPOSITORY
 
-# grading code: everything under grader/ but these, which only arrange or print results
-NOT_GRADING = {"cli.py", "report.py", "feedback_pages.py", "gradebooks.py", "export.py",
-               "publish.py", "gradescope.py", "nbgrader_course.py", "grade_class.py",
-               "result_store.py", "class_progress.py", "course_version.py", "dask_cluster.py",
-               "baselines.py", "__main__.py", "manual_grades.py", "late_work.py",
-               "grades_by_people.py", "hub_links.py", "similarity.py", "similarity_page.py"}
+# the folders that grade a notebook: the judge, the lessons' checks and the course's helpers
+GRADING_FOLDERS = ("grader/judge", "checks", "course")
+
+
+def _grader_imports(path, root):
+    """The files of the ``grader`` modules that the Python file at ``path`` imports
+    (anywhere in it: a function's own imports too), with their packages' ``__init__.py``."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[0] != "grader":
+                continue
+            for depth in range(1, len(parts) + 1):  # the packages it runs on the way
+                folder = root.joinpath(*parts[:depth])
+                candidates = (folder / "__init__.py", folder.with_suffix(".py"))
+                found |= {file for file in candidates if file.is_file()}
+    return found
+
+
+def grading_code(root=REPOSITORY):
+    """The Python files grading runs: every file of :data:`GRADING_FOLDERS` and, followed
+    import by import, every grader module they reach."""
+    root = Path(root)
+    todo = {path for folder in GRADING_FOLDERS for path in (root / folder).rglob("*.py")}
+    todo.add(root / "grader" / "__init__.py")
+    done = set()
+    while todo:
+        path = todo.pop()
+        done.add(path)
+        todo |= _grader_imports(path, root) - done
+    return done
 
 
 def grading_files(root=REPOSITORY):
-    """The files the course version is made of, sorted: the source notebooks, the checks,
-    the course's helpers, the reference modules and the grading code."""
+    """The files the course version is made of, sorted: the source notebooks, the
+    reference modules and the grading code (:func:`grading_code`)."""
     from grader.lessons import all_lessons
 
-    files = set((root / "solutions").glob("*.ipynb"))
-    for package in ("checks", "course"):
-        files |= set((root / package).rglob("*.py"))
-    files |= {path for path in (root / "grader").rglob("*.py")
-              if not (path.parent.name == "grader" and path.name in NOT_GRADING)}
+    root = Path(root)
+    files = set((root / "solutions").glob("*.ipynb")) | grading_code(root)
     files |= {root / lesson.exports_to for lesson in all_lessons(root).values()
               if lesson.exports_to}
     return sorted(path for path in files if "__pycache__" not in path.parts)
