@@ -1,4 +1,16 @@
-"""The course's instructor tools: release student notebooks, and grade submissions."""
+"""The course's grader, in rooms by role (each package's docstring lists its modules):
+
+- ``authoring/``: make and ship the course (release, student edition, nbgrader course).
+- ``judge/``: decide one notebook's grade (rebuild, sandbox, student process, references).
+- ``class_run/``: grade a class on Dask, keep results on disk, train baselines once.
+- ``outputs/``: render what the judge decided (report, gradebooks, pages, Gradescope).
+- ``student/``: the student's self-check, ``python -m grader check``.
+
+At the top, what several rooms share: ``cli`` (the commands, thin), ``lessons`` (the one
+lesson registry, and where the repository's folders are), ``course_version``,
+``safe_text``, and ``salts`` (the CLI chooses the salt and the class run's store keeps its
+hash; the judge only receives it, so it is no part of the judge).
+"""
 
 import sys
 
