@@ -12,6 +12,12 @@
 3. Speed-up of ``--workers 2`` over ``--workers 1`` on the example class (goal >= 1.7x),
    whose two JSON reports must be identical; the complete student must get full marks
    and the student who submitted the fresh notebooks 0.
+4. The grader's overhead, lesson by lesson: the seconds (wall and CPU) the grader takes
+   for the complete student's notebook (rebuilt, run in a sandbox, every check probed
+   from outside) against the floor, the same answers' cells run and the same checks
+   judged in this process without isolation, and their ratio.
+
+"Full marks" counts the automatic checks: a written answer's points wait for a person.
 """
 
 import argparse
@@ -183,7 +189,8 @@ def short_of_full_marks(graded, lessons):
 
 
 def ours_short_of_full_marks(report, lessons):
-    graded = {notebook["name"]: (notebook["score"], notebook["max_score"])
+    graded = {notebook["name"]: (notebook["score"],
+                                 notebook["max_score"] - written_points(notebook["name"]))
               for submission in json.loads(Path(report).read_text())["submissions"]
               for notebook in submission["notebooks"] if notebook.get("submitted", True)}
     return short_of_full_marks(graded, lessons)
@@ -224,8 +231,8 @@ def nbgrader_short_of_full_marks(directory, lessons):
     run_timed(nbgrader("export", "--to", str(directory / "grades.csv")), cwd=directory,
               env=nbgrader_environment())
     grades = pd.read_csv(directory / "grades.csv")
-    # nbgrader counts written answers in max_score until a person grades them; ours
-    # leaves them out of the score: compare the automatic points only
+    # both count written answers in max_score, which wait for a person to grade them:
+    # compare the automatic points only
     graded = {row.assignment: (row.score, row.max_score - written_points(row.assignment))
               for row in grades.itertuples()}
     return short_of_full_marks(graded, lessons)
@@ -305,7 +312,8 @@ def benchmark_workers(repeats, scratch):
           f"{'yes' if identical else 'NO'}", flush=True)
     for difference in report_differences(reports[1], reports[2]):
         print(f"  differs: {difference}", flush=True)
-    totals = {submission["student"]: (submission["score"], submission["max_score"])
+    written = sum(written_points(lesson) for lesson in all_lessons())
+    totals = {submission["student"]: (submission["score"], submission["max_score"] - written)
               for submission in reports[2]["submissions"]}
     complete_full = totals[COMPLETE_STUDENT][0] == totals[COMPLETE_STUDENT][1] > 0
     fresh_zero = totals[FRESH_STUDENT][0] == 0
@@ -320,6 +328,89 @@ def benchmark_workers(repeats, scratch):
             f"{'yes' if fresh_zero else 'NO'}"]
 
 
+# --- 4. the grader's overhead, lesson by lesson -----------------------------------------
+
+def cpu_seconds():
+    """CPU time of this process and of its children that have ended (the sandboxes)."""
+    import resource
+
+    own, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF,
+                                                         resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def timed(work):
+    """``(wall seconds, CPU seconds, value)`` of ``work()``."""
+    wall, cpu = time.perf_counter(), cpu_seconds()
+    value = work()
+    return time.perf_counter() - wall, cpu_seconds() - cpu, value
+
+
+def in_process_floor(lesson, notebook):
+    """Run the notebook's answer cells in the course's cells here, as a kernel would,
+    then judge every check on the result: what grading costs with no isolation."""
+    import nbformat
+
+    from grader.lessons import answer_stubs
+    from grader.rebuild import cells_to_run, rebuild
+
+    source = all_lessons()[lesson].source()
+    rebuilt = rebuild(source, nbformat.read(notebook, as_version=4), answer_stubs(lesson))
+    namespace = {"__name__": "__main__"}
+    for cell in cells_to_run(rebuilt.notebook):
+        exec(compile(cell.source, f"<{lesson}>", "exec"), namespace)  # noqa: S102
+    lesson_checks = checks.checks_for_lesson(lesson)
+    return sum(lesson_checks.judged(check.name, namespace, TIMING_SALT).passed
+               for check in lesson_checks)
+
+
+def floor_in_a_fresh_process(lesson, notebook):
+    """:func:`in_process_floor` in a worker process of its own (imports paid, like the
+    grader's student process pays them; nothing learned by one lesson helps the next)."""
+    with concurrent.futures.ProcessPoolExecutor(max_workers=1) as pool:
+        return pool.submit(timed_floor, lesson, notebook).result()
+
+
+def timed_floor(lesson, notebook):
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()):  # what the notebook's cells print
+        return timed(lambda: in_process_floor(lesson, notebook))
+
+
+def graded_in_a_sandbox(lesson, notebook):
+    from grader.grade_notebook import grade_notebook
+
+    result = grade_notebook(notebook, TIMING_SALT, lesson=lesson)
+    return sum(check.status == "passed" for check in result.checks), len(result.checks)
+
+
+def benchmark_overhead(repeats):
+    lessons = sorted(path.stem for path in (SUBMISSIONS / COMPLETE_STUDENT).glob("*.ipynb"))
+    print(f"\n== 4. The grader's overhead per lesson ({COMPLETE_STUDENT}'s notebooks, best "
+          f"of {repeats}; CPU counts the sandbox's processes) ==", flush=True)
+    print("(CPU is what to compare on a busy machine: a check that makes a round trip per "
+          "step waits for the CPU far longer than it works, and wall time shows the load)")
+    print(f"{'lesson':<22} {'grader wall':>11} {'grader CPU':>10} {'floor wall':>10} "
+          f"{'floor CPU':>9} {'overhead CPU':>12} {'wall':>6} {'checks passed':>13}",
+          flush=True)
+    ratios = {}
+    for lesson in lessons:
+        notebook = SUBMISSIONS / COMPLETE_STUDENT / f"{lesson}.ipynb"
+        graded = min((timed(lambda: graded_in_a_sandbox(lesson, notebook))
+                      for _ in range(repeats)), key=lambda run: run[0])
+        floor = min((floor_in_a_fresh_process(lesson, notebook) for _ in range(repeats)),
+                    key=lambda run: run[0])
+        passed, total = graded[2]
+        ratios[lesson] = graded[1] / floor[1]
+        print(f"{lesson:<22} {graded[0]:>10.1f}s {graded[1]:>9.1f}s {floor[0]:>9.1f}s "
+              f"{floor[1]:>8.1f}s {ratios[lesson]:>11.2f}x {graded[0] / floor[0]:>5.1f}x "
+              f"{passed:>6}/{total} (floor {floor[2]}/{total})", flush=True)
+    return ["grader overhead per lesson (grader CPU / in-process floor CPU): "
+            + ", ".join(f"{lesson[:2]} {ratio:.2f}x" for lesson, ratio in ratios.items())]
+
+
 # --- the command line -----------------------------------------------------------------
 
 def parse_arguments(argv):
@@ -332,6 +423,7 @@ def parse_arguments(argv):
                         help="timings are the best of this many runs (default 1)")
     parser.add_argument("--skip-false-failures", action="store_true")
     parser.add_argument("--skip-timing", action="store_true")
+    parser.add_argument("--skip-overhead", action="store_true")
     return parser.parse_args(argv)
 
 
@@ -347,6 +439,8 @@ def main(argv=None):
         with tempfile.TemporaryDirectory(prefix="grading-benchmark-") as scratch:
             summary += benchmark_one_submission(args.repeats, Path(scratch))
             summary += benchmark_workers(args.repeats, Path(scratch))
+    if not args.skip_overhead:
+        summary += benchmark_overhead(args.repeats)
     print_summary(summary, started)
 
 
