@@ -352,7 +352,7 @@ def in_process_floor(lesson, notebook):
     import nbformat
 
     from grader.lessons import answer_stubs
-    from grader.rebuild import cells_to_run, rebuild
+    from grader.judge.rebuild import cells_to_run, rebuild
 
     source = all_lessons()[lesson].source()
     rebuilt = rebuild(source, nbformat.read(notebook, as_version=4), answer_stubs(lesson))
@@ -380,7 +380,7 @@ def timed_floor(lesson, notebook):
 
 
 def graded_in_a_sandbox(lesson, notebook):
-    from grader.grade_notebook import grade_notebook
+    from grader.judge.grade_notebook import grade_notebook
 
     result = grade_notebook(notebook, TIMING_SALT, lesson=lesson)
     return sum(check.status == "passed" for check in result.checks), len(result.checks)
