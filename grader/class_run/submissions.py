@@ -107,7 +107,7 @@ def _shown(path, root):
         return printable(path)
 
 
-def _notebooks_under(folder, skipped, student=None):
+def notebooks_under(folder, skipped, student=None):
     """The notebook files under ``folder`` (links not followed), noting what is skipped."""
     found, named_like_notebooks = [], []
     for top, folders, files in os.walk(folder):
@@ -167,7 +167,7 @@ def candidate(path, root, lesson, submission):
         answer_stubs(lesson)), saved)
 
 
-def _jobs_of_student(student, root, paths, skipped):
+def jobs_of_student(student, root, paths, skipped):
     """The jobs of one student's notebooks ``paths`` (under ``root``): one per lesson."""
     readable, unreadable = {}, []
     for path in paths:
@@ -265,7 +265,7 @@ def find_jobs(path):
     subfolders = [entry for entry in entries if _kind(entry) == "folder"
                   and not entry.name.startswith(".") and entry.name != "__pycache__"]
     inner_skips = {folder: [] for folder in subfolders}
-    found = {folder: _notebooks_under(folder, inner_skips[folder], folder.name)
+    found = {folder: notebooks_under(folder, inner_skips[folder], folder.name)
              for folder in subfolders}
     is_class = any((found[folder] or inner_skips[folder])
                    and not part_of_a_students_folder(folder) for folder in subfolders)
@@ -274,8 +274,8 @@ def find_jobs(path):
         if part_of_a_students_folder(path.resolve()):  # <student>/<lesson>/ given
             name = path.resolve().parent.name
         skipped = []
-        notebooks = _notebooks_under(path, skipped, name)
-        jobs, names = _jobs_of_student(name, path, notebooks, skipped), [name]
+        notebooks = notebooks_under(path, skipped, name)
+        jobs, names = jobs_of_student(name, path, notebooks, skipped), [name]
         if not notebooks and not skipped:
             raise CannotGrade(f"no notebooks found under {printable(path)}")
         return Found(jobs, skipped, names)
@@ -299,5 +299,5 @@ def find_jobs(path):
         if not found[folder] and not inner_skips[folder]:
             skipped.append(Skipped(folder.name, f"{printable(folder)}: no notebook (.ipynb) "
                                                 "in this student's folder, nothing graded"))
-        jobs += _jobs_of_student(folder.name, folder, found[folder], skipped)
+        jobs += jobs_of_student(folder.name, folder, found[folder], skipped)
     return Found(jobs, skipped, [folder.name for folder in students])

@@ -78,34 +78,16 @@ def build_bundle(lesson, out, salt=None):
 
 def find_submission(folder, lesson):
     """The submitted notebook of ``lesson`` in ``folder`` (matched by name, metadata or
-    cells) and a note naming the others when there were several: as the class grader
-    chooses, the one holding the student's work (:mod:`grader.class_run.submissions`)."""
-    from grader.class_run.submissions import candidate, choose_notebook
-    from grader.judge.submission_file import UnreadableSubmission, read_submission
-    from grader.lessons import UnknownLesson, lesson_of
+    cells) and a note naming the others when there were several: chosen as the class
+    grader chooses in a student's folder (:func:`grader.class_run.submissions.jobs_of_student`:
+    the one holding the student's work), with the same note."""
+    from grader.class_run.submissions import jobs_of_student, notebooks_under
 
-    candidates = []
-    for path in sorted(Path(folder).rglob("*.ipynb")):
-        if path.is_symlink() or not path.is_file() or ".ipynb_checkpoints" in path.parts:
-            continue
-        try:
-            submission = read_submission(path)
-            if lesson_of(path, submission).name == lesson:
-                candidates.append(candidate(path, folder, lesson, submission))
-        except (UnknownLesson, UnreadableSubmission):
-            continue
-    if not candidates:
-        return None, None
-    chosen, others = choose_notebook(lesson, candidates)
-    note = None
-    if others:
-        note = (f"Your submission held {len(candidates)} notebooks of {lesson}: "
-                f"{chosen.shown} was graded ({chosen.changed} answer cells changed from "
-                "the released notebook), not " + ", ".join(
-                    f"{other.shown} ({other.changed} changed)" for other in others)
-                + ". The one with the most answer cells changed is graded, then the "
-                "latest saved.")
-    return chosen.path, note
+    ignored = []  # what is not graded, and why: the note of the chosen job says what matters
+    jobs = jobs_of_student("the submission", Path(folder), notebooks_under(folder, ignored),
+                           ignored)
+    job = next((job for job in jobs if job.lesson == lesson), None)
+    return (None, None) if job is None else (job.path, job.choice)
 
 
 def _tests(result, visibility, graded):
