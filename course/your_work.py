@@ -17,8 +17,7 @@ import re
 from pathlib import Path
 
 from course.add_to_class import add_to_class
-
-EXPORT_MARK = "#| export"
+from course.export_mark import is_exported
 EDITION = Path(__file__).resolve().parent.parent
 
 
@@ -37,7 +36,7 @@ def exports_of(lesson, notebooks=None):
     for cell in cells:
         source = cell.get("source", "")
         source = "".join(source) if isinstance(source, list) else source
-        if cell.get("cell_type") == "code" and source.startswith(EXPORT_MARK):
+        if cell.get("cell_type") == "code" and is_exported(source):
             exec(compile(source, f"{path}", "exec"), namespace)  # noqa: S102 - your own code
     return {name: value for name, value in namespace.items()
             if not name.startswith("_") and name != "add_to_class"}

@@ -9,7 +9,8 @@ the class body so the module reads like ordinary Python.
 import re
 import textwrap
 
-EXPORT_MARK = "#| export"
+from course.export_mark import is_exported
+
 SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 ADD_TO_CLASS = re.compile(r"^@add_to_class\((\w+)\)\s*$")
 CLASS_HEADER = re.compile(r"^class (\w+)\b", re.MULTILINE)
@@ -35,9 +36,9 @@ def _has_top_level_code_after(first_line_index, lines):
 
 
 def _exported_code(cell):
-    lines = cell.source.splitlines()
-    if cell.cell_type != "code" or not lines or lines[0].strip() != EXPORT_MARK:
+    if cell.cell_type != "code" or not is_exported(cell.source):
         return None
+    lines = cell.source.splitlines()
     kept = [line for line in lines[1:] if line.strip() not in SOLUTION_MARKERS]
     return "\n".join(kept).strip("\n")
 
