@@ -55,8 +55,8 @@ SMOKE_SIZES = {
                               "EPISODES = 50\nCHECKPOINTS = [25, 50]",
                               "CAPACITIES = [1_000, 10_000, 100_000]":
                               "CAPACITIES = [1_000, 10_000]"},
-    "04_hindsight_replay": {"BITS = {4: 1000, 6: 3000, 8: 4000}": "BITS = {4: 500, 6: 600, 8: 600}",
-                            "RELATIVE_EPISODES = 2000": "RELATIVE_EPISODES = 500"},
+    "04_hindsight_replay": {"BITS = {4: 1000, 6: 3000, 8: 4000}": "BITS = {4: 300, 6: 300, 8: 300}",
+                            "RELATIVE_EPISODES = 2000": "RELATIVE_EPISODES = 200"},
     "05_combined_replay": {"EPISODES, BATCH, EARLY = 200, 8, 50":
                            "EPISODES, BATCH, EARLY = 30, 8, 20",
                            "def cartpole_run(seed, episodes=300)":
