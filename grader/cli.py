@@ -106,10 +106,10 @@ def _grade(args):
                 if only & {check.name for check in checks_for_lesson(job.lesson)}]
     from grader.outputs.grades_by_people import CannotApply, GradesByPeople
 
+    maxima = lesson_maxima(only)  # read from every source notebook: once
     try:  # before grading: a typo in the instructor's files costs seconds, not a run
-        by_people = GradesByPeople.read(lesson_maxima(only), args.manual, args.policy,
-                                        args.handed_in)
-        by_people.check_class(found.students, lesson_maxima(only))
+        by_people = GradesByPeople.read(args.manual, args.policy, args.handed_in)
+        by_people.check_class(found.students, maxima)
     except CannotApply as error:
         print(f"grader: {error}", file=sys.stderr)
         return 2
@@ -135,7 +135,7 @@ def _grade(args):
     results = run.results
     for student in found.students:  # a student whose every file was skipped is listed too
         results.setdefault(student, [])
-    report = submissions_report(results, skipped, lesson_maxima(only))
+    report = submissions_report(results, skipped, maxima)
     by_people.record_hand_in_times(report, jobs, args.path)
     applied = by_people.apply(report)
     print(summary_table(report))
@@ -379,7 +379,7 @@ def _export(args):
     from grader.outputs.report import write_atomically, write_json
 
     try:
-        by_people = GradesByPeople.read(report["lessons"], args.manual, args.policy)
+        by_people = GradesByPeople.read(args.manual, args.policy)
         applied = by_people.apply(report)
         roster = Roster.read(args.roster) if args.roster else None
         assignments = read_assignments(args.assignments) if args.assignments else None

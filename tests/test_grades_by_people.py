@@ -271,7 +271,7 @@ def notebook_of(report, student, lesson):
 def test_a_late_notebook_with_and_without_an_extension_gets_the_stated_penalty(late_class,
                                                                               tmp_path):
     folder, jobs, report, policy = late_class
-    by_people = GradesByPeople.read(report["lessons"], policy=str(policy))
+    by_people = GradesByPeople.read(policy=str(policy))
     by_people.record_hand_in_times(report, jobs, folder)
     by_people.apply(report)
     ada = notebook_of(report, "ada", "01_qlearning")
@@ -310,7 +310,7 @@ def test_a_late_notebook_with_and_without_an_extension_gets_the_stated_penalty(l
 def test_lateness_left_to_the_lms_penalises_nothing_but_is_reported(late_class):
     folder, jobs, report, policy = late_class
     policy.write_text(POLICY.replace('grace_minutes', 'lateness = "lms"\ngrace_minutes'))
-    by_people = GradesByPeople.read(report["lessons"], policy=str(policy))
+    by_people = GradesByPeople.read(policy=str(policy))
     by_people.record_hand_in_times(report, jobs, folder)
     lines = by_people.apply(report)
     ada = notebook_of(report, "ada", "01_qlearning")
@@ -323,7 +323,7 @@ def test_hand_in_times_from_the_lms_come_first(late_class, tmp_path):
     folder, jobs, report, policy = late_class
     times = tmp_path / "times.csv"
     times.write_text("student,lesson,time\nada,01,2026-09-14T20:00:00+00:00\n")
-    by_people = GradesByPeople.read(report["lessons"], policy=str(policy),
+    by_people = GradesByPeople.read(policy=str(policy),
                                     handed_in=str(times))
     by_people.record_hand_in_times(report, jobs, folder)
     by_people.apply(report)

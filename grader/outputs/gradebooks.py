@@ -173,9 +173,9 @@ def generic(report, roster=None):
     rows = [["student", *identity, *(lesson for lesson, _ in lessons), "total"]]
     for folder, person, submission in _students(report, roster):
         scores = [_score(submission, lesson) for lesson, _ in lessons]
-        total = sum(float(score) for score in scores if score not in ("", EXCUSED_MARK))
+        total = "" if submission is None else _number(submission["score"])  # excused: not in it
         rows.append([printable(folder, 200), *(person.get(column, "") for column in identity),
-                     *scores, _number(total) if submission is not None else ""])
+                     *scores, total])
     return _csv(rows)
 
 

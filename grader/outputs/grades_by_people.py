@@ -27,8 +27,8 @@ class GradesByPeople:
     hand_in_times: dict = field(default_factory=dict)  # (student, lesson) -> datetime
 
     @classmethod
-    def read(cls, lessons, manual=None, policy=None, handed_in=None):
-        """The files given, read and checked for form against ``lessons`` (names)."""
+    def read(cls, manual=None, policy=None, handed_in=None):
+        """The files given, read and checked for form against the course's lessons."""
         from grader.lessons import all_lessons
 
         course = list(all_lessons())
