@@ -240,7 +240,7 @@ def nbgrader_short_of_full_marks(directory, lessons):
 
 def written_points(lesson):
     """Points of the lesson's manually graded answers."""
-    from grader.judge.rebuild import is_manually_graded, nbgrader_meta
+    from grader.nbgrader_cells import is_manually_graded, nbgrader_meta
     from grader.lessons import all_lessons
 
     return sum(float(nbgrader_meta(cell).get("points", 0))

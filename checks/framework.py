@@ -39,9 +39,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from checks.requirements import TAG, Rule, tagged
 from checks.lending import (forget_mirrored, from_student_code, kept_here, lent_in_notebook,
                             take_refusal, to_student_code)
+from checks.requirements import TAG, Rule, tagged
+from checks.status import Status
 from course.add_to_class import lost_methods
 from course.your_work import where_raised, written_in_a_notebook
 
@@ -244,12 +245,11 @@ class Check:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a check said: ``status`` as the grader reports it ("passed", "failed",
-    "not written", "error"), the share of its points earned, and the feedback after the
+    """What a check said: its :class:`~checks.status.Status`, the share of its points earned, and the feedback after the
     check's title. ``origin`` names the code that raised, when a probe's call failed in
     code it calls (see :class:`ProbeError`); ``figure`` and ``rule`` are the verdict's."""
 
-    status: str
+    status: Status
     fraction: float
     title: str
     detail: str
@@ -259,7 +259,7 @@ class Outcome:
 
     @property
     def passed(self):
-        return self.status == "passed"
+        return self.status == Status.PASSED
 
     @property
     def feedback(self):
@@ -284,13 +284,13 @@ def probe_and_judge(check, inputs, objects, title, metered=contextlib.nullcontex
         with metered():
             data = as_plain_data(check.probe(inputs, **objects))
     except NotWrittenYet as error:  # a stub, not a bug: its own status and words
-        problem = Outcome("not written", 0.0, title, str(error), error.origin)
+        problem = Outcome(Status.NOT_WRITTEN, 0.0, title, str(error), error.origin)
     except ProbeError as error:
-        problem = Outcome("error", 0.0, title, str(error), error.origin)
+        problem = Outcome(Status.ERROR, 0.0, title, str(error), error.origin)
     except Exception as error:
         if strict:
             raise
-        problem = Outcome("error", 0.0, title, f"checking your code raised "
+        problem = Outcome(Status.ERROR, 0.0, title, f"checking your code raised "
                           f"{type(error).__name__}: {_shortened(error, 300)}")
     finally:
         forget_mirrored()  # a check's lending ends with it
@@ -303,9 +303,9 @@ def probe_and_judge(check, inputs, objects, title, metered=contextlib.nullcontex
     except Exception as error:
         if strict:
             raise
-        return Outcome("error", 0.0, title, f"your code's results could not be judged "
+        return Outcome(Status.ERROR, 0.0, title, f"your code's results could not be judged "
                        f"({type(error).__name__}).")
-    return Outcome("passed" if verdict.passed else "failed",
+    return Outcome(Status.PASSED if verdict.passed else Status.FAILED,
                    min(1.0, max(0.0, verdict.fraction)), title, verdict.feedback,
                    figure=verdict.figure, rule=verdict.rule)
 
@@ -461,7 +461,7 @@ class LessonChecks:
         the title: which inputs)."""
         check = self[name]
         outcome = self.judged(name, namespace, salt, which)
-        if outcome.passed or (outcome.status == "not written" and outcome.origin):
+        if outcome.passed or (outcome.status == Status.NOT_WRITTEN and outcome.origin):
             return outcome  # passed, or the unwritten code that raised is named: no guesses
         notes = []
         for callee in check.calls:
@@ -484,13 +484,13 @@ class LessonChecks:
         title = f"{check.title} ({which})" if which else check.title
         missing = [needed for needed in check.needs if needed not in namespace]
         if missing:
-            return Outcome("error", 0.0, title, f"{', '.join(missing)} is not defined yet. "
+            return Outcome(Status.ERROR, 0.0, title, f"{', '.join(missing)} is not defined yet. "
                            "Run the cells above this one first.")
         objects = {needed: namespace[needed] for needed in check.needs}
         objects.update({name: namespace[name] for name in check.stand_ins if name in namespace})
         lost = methods_lost_by_redefinition(objects)
         if lost:
-            return Outcome("error", 0.0, title, lost)
+            return Outcome(Status.ERROR, 0.0, title, lost)
         self._seed_global_generators(check.name, salt)
         inputs = as_plain_data(self.inputs(check.name, salt))
         return probe_and_judge(check, inputs, objects, title)

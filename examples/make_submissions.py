@@ -13,7 +13,7 @@ import nbformat
 REPOSITORY = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPOSITORY))
 
-from grader.judge.rebuild import is_answer, is_manually_graded, nbgrader_meta  # noqa: E402
+from grader.nbgrader_cells import is_answer, is_manually_graded, nbgrader_meta  # noqa: E402
 from grader.lessons import all_lessons, solution_answers  # noqa: E402
 
 OUTPUT = REPOSITORY / "examples" / "submissions"

@@ -7,9 +7,11 @@
 - ``student/``: the student's self-check, ``python -m grader check``.
 
 At the top, what several rooms share: ``cli`` (the commands, thin), ``lessons`` (the one
-lesson registry, and where the repository's folders are), ``course_version``,
-``safe_text``, and ``salts`` (the CLI chooses the salt and the class run's store keeps its
-hash; the judge only receives it, so it is no part of the judge).
+lesson registry, and where the repository's folders are), ``results`` (the typed results
+of checks, written answers, notebooks, students and classes, with the one data form the
+store, the report and every output use), ``nbgrader_cells`` (what an nbgrader cell is),
+``course_version``, ``safe_text``, and ``salts`` (the CLI chooses the salt and the class
+run's store keeps its hash; the judge only receives it, so it is no part of the judge).
 """
 
 import sys

@@ -43,7 +43,7 @@ def _grade(args):
     from grader.outputs.feedback_pages import write_feedback_pages
     from grader.outputs.gradebooks import (GradebookError, Roster, gradebook_text,
                                            gradebook_warnings, read_assignments)
-    from grader.outputs.report import (check_writable, lesson_maxima, submissions_report,
+    from grader.outputs.report import (check_writable, class_report, lesson_maxima,
                                        summary_table, write_atomically, write_json)
     from grader.safe_text import printable
     from grader.salts import chosen_salt
@@ -135,14 +135,14 @@ def _grade(args):
     results = run.results
     for student in found.students:  # a student whose every file was skipped is listed too
         results.setdefault(student, [])
-    report = submissions_report(results, skipped, maxima)
+    report = class_report(results, skipped, maxima)
     by_people.record_hand_in_times(report, jobs, args.path)
     applied = by_people.apply(report)
     print(summary_table(report))
     _say_what_awaits_a_person(report, args.manual)
     for line in applied:
         print(line)
-    print(f"\ngraded {run.graded} notebook(s) of {len(report['submissions'])} student(s) in "
+    print(f"\ngraded {run.graded} notebook(s) of {len(report.submissions)} student(s) in "
           f"{time.monotonic() - started:.1f} s (isolation: {isolation}; budgets per sandbox "
           f"held by {mechanism_name(isolation != NOT_ISOLATED)})"
           + (f"; {run.reused} taken from an earlier run" if run.reused else "")
@@ -176,14 +176,14 @@ def _grade(args):
 
 
 def _say_what_awaits_a_person(report, manual):
-    from grader.outputs.report import AWAITING
+    from grader.results import WrittenStatus
 
-    waiting = [answer for submission in report["submissions"]
-               for notebook in submission["notebooks"] for answer in notebook["manual"]
-               if answer["status"] == AWAITING]
+    waiting = [answer for _, notebook in report.notebooks() for answer in notebook.written
+               if answer.status == WrittenStatus.AWAITING]
     if waiting:
         print(f"\n{len(waiting)} written answer(s) await manual grading "
-              f"({sum(a['max_score'] for a in waiting):g} points, not in the scores above "
+              f"({sum(answer.max_score for answer in waiting):g} points, not in the scores "
+              "above "
               + ("yet: give their points in " + manual if manual else
                  "until a person grades them: --manual FILE writes a file to grade them in")
               + ")")
@@ -365,11 +365,18 @@ def _export(args):
 
     from grader.safe_text import printable
 
+    from grader.results import ClassReport
+
     try:
         with open(args.report) as handle:
-            report = json.load(handle)
-        if not isinstance(report, dict) or "lessons" not in report:
+            data = json.load(handle)
+        if not isinstance(data, dict) or "lessons" not in data:
             raise ValueError("not a report of python -m grader grade --json")
+        try:
+            report = ClassReport.from_data(data)
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            raise ValueError(f"not a report of python -m grader grade --json "
+                             f"({type(error).__name__}: {error})") from None
     except (OSError, ValueError) as error:
         print(f"grader: {printable(args.report)}: {printable(error)}", file=sys.stderr)
         return 2

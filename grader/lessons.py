@@ -38,7 +38,21 @@ class Lesson:
         return Path(self.exports_to).stem if self.exports_to else None
 
     def source(self):
-        return nbformat.read(self.source_path, as_version=4)
+        """The source notebook: read once per process (again if the file changes), and a
+        copy each time, so a caller may change it."""
+        info = self.source_path.stat()
+        return nbformat.from_dict(_read_notebook(self.source_path, info.st_mtime_ns,
+                                                 info.st_size))
+
+    @property
+    def stubs(self):
+        """``{grade_id: source}`` of the answer cells as released (:func:`answer_stubs`)."""
+        return answer_stubs(self.name)
+
+
+@lru_cache(maxsize=32)
+def _read_notebook(path, mtime_ns, size):
+    return nbformat.read(path, as_version=4)
 
 
 def source_notebooks(root=REPOSITORY):
@@ -56,6 +70,15 @@ def all_lessons(root=REPOSITORY):
 
 class UnknownLesson(ValueError):
     pass
+
+
+def lesson_named(name):
+    """The lesson called ``name`` ("02_replay_buffer"); UnknownLesson if there is none."""
+    lessons = all_lessons()
+    if name not in lessons:
+        raise UnknownLesson(f"{name}: not a lesson of this course (the lessons are "
+                            f"{', '.join(sorted(lessons))})")
+    return lessons[name]
 
 
 def _cell_ids(lesson):
@@ -79,7 +102,7 @@ def answer_stubs(name):
     released to students: what an answer cell holds before a student works in it. Read
     from the released notebook (a test keeps it equal to what a release makes), else
     made again (importing nbgrader: a second of CPU in every grader run)."""
-    from grader.judge.rebuild import is_answer, is_manually_graded, nbgrader_meta
+    from grader.nbgrader_cells import is_answer, is_manually_graded, nbgrader_meta
 
     released = REPOSITORY / STUDENT_DIR / f"{name}.ipynb"
     if released.is_file():
@@ -95,7 +118,7 @@ def solution_answers(name):
     """``{grade_id: text}`` of lesson ``name``'s answer cells (code, and written answers)
     with the instructors' answers, as a student would have typed them: the source's cells
     without their ``### BEGIN SOLUTION`` / ``### END SOLUTION`` marker lines."""
-    from grader.judge.rebuild import is_answer, is_manually_graded, nbgrader_meta
+    from grader.nbgrader_cells import is_answer, is_manually_graded, nbgrader_meta
 
     markers = ("### BEGIN SOLUTION", "### END SOLUTION")
     return {nbgrader_meta(cell)["grade_id"]:

@@ -23,10 +23,10 @@ EXAMPLES = REPOSITORY / "examples" / "submissions"
 LOADED_BY_GRADING = """
 import json, sys
 from grader.judge.grade_notebook import grade_notebook
-from grader.judge.rebuild import nbgrader_meta, test_cells
 from grader.lessons import all_lessons
+from grader.nbgrader_cells import autograded_cells, nbgrader_meta
 
-first = test_cells(all_lessons()["01_qlearning"].source())[0]
+first = autograded_cells(all_lessons()["01_qlearning"].source())[0]
 result = grade_notebook(sys.argv[1], "course-version-test", lesson="01_qlearning",
                         only={nbgrader_meta(first)["grade_id"]})
 assert [check.status for check in result.checks] == ["passed"], result.checks

@@ -7,10 +7,9 @@ import pytest
 
 from checks.framework import comparison
 from grader.class_run.submissions import find_jobs
-from grader.judge.grade_notebook import CheckResult, NotebookResult
-from grader.judge.rebuild import WrittenAnswer
 from grader.outputs.feedback_pages import write_feedback_pages
-from grader.outputs.report import lesson_maxima, submissions_report
+from grader.outputs.report import class_report, lesson_maxima
+from grader.results import CheckResult, NotebookResult, WrittenAnswer
 
 sys.path.insert(0, str(Path(__file__).parent / "support"))
 from browser import PHONE, headless_chromium  # noqa: E402
@@ -47,7 +46,7 @@ def a_class(folder):
     (folder / "cam").mkdir()
     (folder / "cam" / "03_prioritized_replay.ipynb").write_text("my notes, not a notebook")
     skipped = find_jobs(folder / "cam").skipped
-    return submissions_report({"ada": [ada, capstone], "bob<script>x</script>": [bob],
+    return class_report({"ada": [ada, capstone], "bob<script>x</script>": [bob],
                                "cam": cam}, skipped, lessons=lesson_maxima())
 
 

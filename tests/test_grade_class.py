@@ -25,12 +25,12 @@ from grader.class_run.dask_cluster import grading_cluster
 from grader.class_run.grade_class import grade_class
 from grader.class_run.result_store import ResultStore
 from grader.class_run.submissions import find_jobs
-from grader.judge import rebuild
 from grader.judge.grade_notebook import grade_notebook
 from grader.judge.sandbox import SCRATCH_NAME, remove_stale_scratch, stale_scratch_folders
 from grader.judge.sandbox_resources import sandbox_groups
 from grader.lessons import all_lessons
-from grader.outputs.report import graded_content, lesson_maxima, submissions_report
+from grader.nbgrader_cells import autograded_cells, nbgrader_meta
+from grader.outputs.report import class_report, graded_content, lesson_maxima
 from submission_factory import QUICK_CHECKS, REPOSITORY, write_submission
 
 # one module cluster and one undisturbed run, shared: these tests run on one xdist worker
@@ -66,9 +66,9 @@ KILL_AFTER = 2.0  # seconds into the busy check: the victim sleeps, deaf to its 
 SANDBOX_PROGRAMS = ("unshare", "setpriv", "sandbox_launcher.py", "sandbox_init.py",
                     "student_server.py")
 PR_SET_CHILD_SUBREAPER = 36
-CHECK_ORDER = [rebuild.nbgrader_meta(cell)["grade_id"]  # the order checks are graded in
-               for cell in rebuild.test_cells(all_lessons()[LESSON].source())
-               if rebuild.nbgrader_meta(cell)["grade_id"] in ONLY]
+CHECK_ORDER = [nbgrader_meta(cell)["grade_id"]  # the order checks are graded in
+               for cell in autograded_cells(all_lessons()[LESSON].source())
+               if nbgrader_meta(cell)["grade_id"] in ONLY]
 
 
 # --- what runs on the workers: faults injected through grade_class(grade=...) ----------
@@ -129,8 +129,8 @@ def copy_class(folder):
 def report_of(results):
     """The JSON report, as ``python -m grader grade --only ... --json`` writes it, without
     the measured CPU and wall seconds (they vary from run to run)."""
-    return graded_content(json.loads(json.dumps(submissions_report(results, (),
-                                                                   lesson_maxima(ONLY)))))
+    return graded_content(json.loads(json.dumps(
+        class_report(results, (), lesson_maxima(ONLY)).to_data())))
 
 
 def differences(report, expected):

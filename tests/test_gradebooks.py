@@ -16,10 +16,10 @@ import sys
 
 import pytest
 
-from grader.judge.grade_notebook import CheckResult, NotebookResult
 from grader.outputs.gradebooks import (GradebookError, Roster, canvas, generic,
                                        gradebook_warnings, moodle)
-from grader.outputs.report import lesson_maxima, submissions_report
+from grader.outputs.report import class_report, lesson_maxima
+from grader.results import CheckResult, NotebookResult
 
 LESSONS = list(lesson_maxima())
 ROSTER = """folder,name,id,sis_user_id,sis_login_id,email,section
@@ -37,7 +37,7 @@ def a_class():
     ben[0].add(CheckResult("test_update", 0.0, 3.0, "failed", "not implemented yet"))
     dan = [NotebookResult("03_prioritized_replay")]  # not in the roster
     dan[0].add(CheckResult("test_sumtree_totals", 2.0, 2.0, "passed", "fine"))
-    return submissions_report({"ada": ada, "ben": ben, "dan": dan}, lessons=lesson_maxima())
+    return class_report({"ada": ada, "ben": ben, "dan": dan}, lessons=lesson_maxima())
 
 
 @pytest.fixture()
@@ -52,7 +52,7 @@ def rows_of(text):
 
 
 def test_the_json_lists_every_lesson_for_everyone_and_no_zero_for_missing_work():
-    report = a_class()
+    report = a_class().to_data()
     maxima = {s["student"]: s["max_score"] for s in report["submissions"]}
     assert len(set(maxima.values())) == 1  # the same course maximum for every student
     ben = next(s for s in report["submissions"] if s["student"] == "ben")

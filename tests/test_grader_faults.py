@@ -7,7 +7,7 @@ import nbformat
 import pytest
 
 from attacks import OBJECT_HEAVY_FRAME, OVERSIZED_FRAME
-from grader.judge.rebuild import is_test, nbgrader_meta
+from grader.nbgrader_cells import is_test, nbgrader_meta
 from submission_factory import (QUICK_CHECKS, as_json, feedback, grade, solution_answers,
                                 statuses, write_submission)
 
@@ -143,7 +143,7 @@ def test_student_added_cells_are_not_run(tmp_path, lesson):
         notebook.cells.insert(3, nbformat.v4.new_code_cell("import os; os._exit(1)"))
 
     result = grade(write_submission(tmp_path, lesson, edit=add_a_cell_that_breaks_everything))
-    assert result.score == result.max_score
+    assert result.score == result.automatic_max_score
 
 
 # --- answers and frames too large for the grader ------------------------------------------

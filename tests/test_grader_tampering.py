@@ -10,9 +10,9 @@ import pytest
 
 from checks import checks_for_lesson
 
-from grader.judge.rebuild import is_test, nbgrader_meta
 from grader.judge.sandbox import namespaces_available
 from grader.lessons import REPOSITORY
+from grader.nbgrader_cells import is_test, nbgrader_meta
 from submission_factory import grade, statuses, write_submission
 
 # this module's fixtures are computed once: its tests share one pytest-xdist worker

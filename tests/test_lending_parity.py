@@ -20,11 +20,11 @@ from bugs import ALL_BUGS, LESSONS, edited
 from bugs.correct_variants import CORRECT_VARIANTS
 from checks import checks_for_lesson
 from grader.judge.grade_notebook import NotebookGrading
-from grader.judge.rebuild import nbgrader_meta, rebuild
-from grader.judge.rebuild import test_cells as graded_cells  # not a test of this module
+from grader.judge.rebuild import rebuild
 from grader.judge.sandbox import (DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, make_scratch,
                                   remove_scratch)
 from grader.lessons import all_lessons, answer_stubs
+from grader.nbgrader_cells import autograded_cells, nbgrader_meta
 from support.in_process import checks_running, fake_submission, namespace_for
 from test_bugs_in_process import BUG_SUITE_SALT
 
@@ -58,7 +58,7 @@ def versions(lesson):
 def in_the_notebook(lesson, answers, names):
     lesson_checks, namespace = checks_for_lesson(lesson), namespace_for(lesson, answers)
     points = {nbgrader_meta(cell)["grade_id"]: float(nbgrader_meta(cell).get("points", 0))
-              for cell in graded_cells(all_lessons()[lesson].source())}
+              for cell in autograded_cells(all_lessons()[lesson].source())}
     outcomes = {name: lesson_checks.outcome(name, namespace, BUG_SUITE_SALT) for name in names}
     return {name: (outcome.status, round(points[name] * outcome.fraction, 6))
             for name, outcome in outcomes.items()}
@@ -66,7 +66,7 @@ def in_the_notebook(lesson, answers, names):
 
 def in_the_grader(grading, rebuilt, names):
     grading.load(rebuilt)
-    cells = {nbgrader_meta(cell)["grade_id"]: cell for cell in graded_cells(rebuilt.notebook)}
+    cells = {nbgrader_meta(cell)["grade_id"]: cell for cell in autograded_cells(rebuilt.notebook)}
     results = [grading.grade_check(cells[name]) for name in names]
     return {result.id: (result.status, result.score) for result in results}
 

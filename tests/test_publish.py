@@ -24,8 +24,8 @@ from grader.authoring.hub_links import BadHubOption, checked_branch
 import grader.authoring.publish
 from grader.authoring.publish import (CannotPublish, edition_hub_links, plan, publish,
                                       student_notebook, student_readme)
-from grader.judge.rebuild import is_answer, is_test, nbgrader_meta
 from grader.lessons import all_lessons
+from grader.nbgrader_cells import is_answer, is_test, nbgrader_meta
 from test_notebooks_execute import (code_cells, describe_error, errors_in, is_experiment,
                                     run_all_problems)
 

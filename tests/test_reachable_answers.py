@@ -19,9 +19,10 @@ from contextlib import contextmanager, redirect_stdout
 import pytest
 
 from checks import checks_for_lesson
-from grader.judge.rebuild import cells_to_run, nbgrader_meta, rebuild
+from grader.judge.rebuild import cells_to_run, rebuild
 from grader.judge.sandbox import make_scratch, remove_scratch
 from grader.lessons import all_lessons
+from grader.nbgrader_cells import nbgrader_meta
 
 CALL_TIME_LIMIT = 10  # seconds one check may take on a substitute (most fail at once)
 MEMORY_LIMIT = 2 * 2**30  # bytes: a substitute may build huge arrays (a sandbox caps them)

@@ -21,7 +21,7 @@ import pytest
 from grader.class_run.result_store import ResultStore
 from grader.class_run.submissions import NotebookJob
 from grader.cli import main
-from grader.judge.grade_notebook import NotebookResult
+from grader.results import NotebookResult
 from grader.lessons import answer_stubs, solution_answers
 from grader.outputs.similarity import (MIN_FINGERPRINTS, StudentAnswers, answers_of,
                                        compare, notebooks_to_compare)

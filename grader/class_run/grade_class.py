@@ -30,14 +30,13 @@ from grader.class_run.baselines import (baseline_name, install_baselines, needed
                                         train_baseline)
 from grader.class_run.class_progress import ClassProgress
 from grader.class_run.dask_cluster import ClusterError, worker_threads
-from grader.class_run.result_store import result_data, result_from_data
 from grader.course_version import course_version
-from grader.judge.grade_notebook import (CELL_TIME_LIMIT, CheckResult, NotebookResult,
-                                         grade_notebook)
-from grader.judge.rebuild import nbgrader_meta, test_cells
+from grader.judge.grade_notebook import CELL_TIME_LIMIT, grade_notebook
 from grader.judge.sandbox import DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, isolation_level
 from grader.judge.submission_file import notebook_hash, read_once
 from grader.lessons import all_lessons
+from grader.nbgrader_cells import autograded_cells, nbgrader_meta
+from grader.results import CheckResult, NotebookResult, Status
 from grader.safe_text import printable
 
 WAIT_SLICE = 1.0  # seconds between redraws of the progress bars while tasks run
@@ -56,9 +55,9 @@ class ClassRun:
 def failed_notebook(lesson, reason):
     """The result of a notebook whose grading broke down: every check, 0, with the reason."""
     result = NotebookResult(lesson)
-    for cell in test_cells(all_lessons()[lesson].source()):
+    for cell in autograded_cells(all_lessons()[lesson].source()):
         meta = nbgrader_meta(cell)
-        result.add(CheckResult(meta["grade_id"], 0.0, float(meta.get("points", 0)), "error",
+        result.add(CheckResult(meta["grade_id"], 0.0, float(meta.get("points", 0)), Status.ERROR,
                                f"not graded: {reason}"))
     result.notes.append(f"This notebook was not graded: {reason}.")
     return result
@@ -96,7 +95,7 @@ def grade_task(key, job, submission, salt, options, baselines, version, topic, g
     except Exception as error:  # a grader bug must not lose the rest of the class
         problem = f"the grader failed on it ({type(error).__name__}: {printable(error, 300)})"
         result = failed_notebook(job.lesson, problem)
-    return result_data(result), time.monotonic() - started, problem
+    return result.to_data(), time.monotonic() - started, problem
 
 
 # --- here -------------------------------------------------------------------------------
@@ -222,7 +221,7 @@ class ClassGrading:
         outcome = self._outcome(future, label_of(job))
         if isinstance(outcome, tuple):
             data, seconds, problem = outcome
-            result = result_from_data(data)
+            result = NotebookResult.from_data(data)
         else:
             seconds = None
             problem = WORKER_DIED if isinstance(outcome, KilledWorker) else (

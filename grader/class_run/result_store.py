@@ -3,7 +3,8 @@
 ::
 
     DIR/manifest.jsonl            one line per notebook graded, appended as it is graded
-    DIR/results/<key>.json        what grading that notebook gave (a NotebookResult)
+    DIR/results/<key>.json        what grading that notebook gave (a NotebookResult's data:
+                                  its entry in the report, grader.results)
     DIR/baselines/<course version>/<salt hash>.json   the learning checks' baselines
 
 A notebook's key is a hash of its student, its lesson, the hash of the notebook's bytes,
@@ -28,12 +29,11 @@ import fcntl
 import hashlib
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
-from grader.judge.grade_notebook import CheckResult, NotebookResult
-from grader.judge.rebuild import WrittenAnswer
 from grader.outputs.report import write_atomically
+from grader.results import NotebookResult
 from grader.safe_text import printable
 from grader.salts import salt_hash
 
@@ -42,21 +42,6 @@ MANIFEST = "manifest.jsonl"
 
 class StoreError(Exception):
     """The folder cannot hold this run's results; the message says why, in one line."""
-
-
-def result_data(result):
-    """A NotebookResult as JSON data."""
-    return {"name": result.name, "score": result.score, "max_score": result.max_score,
-            "checks": [asdict(check) for check in result.checks], "notes": list(result.notes),
-            "written": [asdict(answer) for answer in result.written],
-            "isolation": result.isolation}
-
-
-def result_from_data(data):
-    return NotebookResult(data["name"], data["score"], data["max_score"],
-                          [CheckResult(**check) for check in data["checks"]],
-                          list(data["notes"]), [WrittenAnswer(**w) for w in data["written"]],
-                          data["isolation"])
 
 
 def manifest_entries(folder):
@@ -175,13 +160,13 @@ class ResultStore:
 
     def load(self, key):
         entry = self.entries[key]
-        return result_from_data(json.loads((self.folder / entry["file"]).read_text()))
+        return NotebookResult.from_data(json.loads((self.folder / entry["file"]).read_text()))
 
     def save(self, entry, result, graded=True, seconds=None):
         """Write ``result`` for ``entry`` and append its manifest line, flushed to disk."""
         entry = {**entry, "graded": graded, "file": f"results/{entry['key']}.json",
                  "seconds": None if seconds is None else round(seconds, 3)}
-        write_atomically(self.folder / entry["file"], json.dumps(result_data(result)) + "\n")
+        write_atomically(self.folder / entry["file"], json.dumps(result.to_data()) + "\n")
         with open(self.folder / MANIFEST, "a") as handle:
             handle.write(json.dumps(entry, sort_keys=True) + "\n")
             handle.flush()

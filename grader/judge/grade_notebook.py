@@ -9,18 +9,19 @@ process that dies, hangs or breaks the protocol is replaced for the next check.
 """
 
 import contextlib
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from checks import checks_for_lesson
 from checks.framework import (Outcome, as_plain_data, callee_note, names_callee,
                               probe_and_judge, seed_for, with_notes)
-from grader.judge.rebuild import cells_to_run, is_answer, nbgrader_meta, rebuild, test_cells
+from grader.judge.rebuild import cells_to_run, rebuild
 from grader.judge.sandbox import (DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, isolation,
                                   make_scratch, remove_scratch)
 from grader.judge.student_process import StudentProcess, StudentProcessLost
 from grader.judge.submission_file import UnreadableSubmission, read_submission
-from grader.lessons import answer_stubs, lesson_of
+from grader.lessons import lesson_named, lesson_of
+from grader.nbgrader_cells import autograded_cells, is_answer, nbgrader_meta
+from grader.results import CheckResult, NotebookResult, Status
 from grader.safe_text import printable
 
 # Budgets are CPU seconds of the sandbox and of the grader's work for it
@@ -30,37 +31,6 @@ CELL_TIME_LIMIT = 30.0  # CPU seconds for one answer cell of the notebook itself
 COURSE_CELL_TIME_LIMIT = 60.0  # the course's own cells (imports, helpers): never tighter
 HOUSEKEEPING_TIME_LIMIT = 10.0  # CPU seconds for seeding, looking names up, forgetting
 MAX_RESTARTS = 8  # past this many lost processes, the remaining checks are not attempted
-
-
-@dataclass
-class CheckResult:
-    id: str
-    score: float
-    max_score: float
-    status: str  # "passed" | "failed" | "not written" | "error" | "timeout"
-    feedback: str
-    figure: dict | None = None  # learning checks: the run judged next to its baseline
-    # what the probe spent (CPU: the sandbox's and the grader's work for it), measured,
-    # so not part of what two gradings of the same submission must agree on
-    usage: dict | None = None  # {"cpu_seconds": ..., "wall_seconds": ...}
-
-
-@dataclass
-class NotebookResult:
-    name: str
-    score: float = 0.0
-    max_score: float = 0.0  # automatic points only: written answers are graded by people
-    checks: list = field(default_factory=list)
-    notes: list = field(default_factory=list)
-    written: list = field(default_factory=list)  # rebuild.WrittenAnswer, awaiting a person
-    # grader.judge.sandbox.isolation(): "level" (ISOLATED or NOT_ISOLATED: the wall it was
-    # graded in) and what held each budget of its sandbox ("memory", "tasks", "cpu_time"...)
-    isolation: dict = field(default_factory=dict)
-
-    def add(self, result):
-        self.checks.append(result)
-        self.score += result.score
-        self.max_score += result.max_score
 
 
 class CannotGoOn(Exception):
@@ -158,17 +128,17 @@ class NotebookGrading:
         try:
             outcome = self._probe_and_judge(check, inputs, time_limit)
             status, fraction, figure = outcome.status, outcome.fraction, outcome.figure
-            said = (outcome.detail if outcome.status in ("passed", "failed")
+            said = (outcome.detail if outcome.status in (Status.PASSED, Status.FAILED)
                     else printable(outcome.detail, 1000))  # what the student's code raised
             feedback = f"{check.title}: {said}"
             self.origin = outcome.origin
         except StudentProcessLost as lost:
             status, fraction, feedback = self._describe_lost_check(check, lost)
             self._recover(lost)
-        if status != "passed" and not (status == "not written" and self.origin):
+        if status != Status.PASSED and not (status == Status.NOT_WRITTEN and self.origin):
             # (the unwritten code that raised is named: no guesses, as in a notebook)
             feedback = with_notes(feedback, self._callee_notes(check))
-        if status != "passed" and self.cell_problems:
+        if status != Status.PASSED and self.cell_problems:
             feedback += " Note: " + " ".join(self.cell_notes())
         result = CheckResult(name, round(points * fraction, 6), points, status, feedback,
                              figure, self.probe_usage)
@@ -185,7 +155,7 @@ class NotebookGrading:
             failures = [(self.checks[name].title,
                          _after_title(self.results[name].feedback, self.checks[name].title))
                         for name in callee.checks
-                        if name in self.results and self.results[name].status != "passed"]
+                        if name in self.results and not self.results[name].passed]
             if failures:
                 notes.append(callee_note(callee, failures, self.lesson.name))
         return notes
@@ -213,8 +183,9 @@ class NotebookGrading:
             objects = self.process.lookup(check.needs)
         missing = [name for name in check.needs if name not in objects]
         if missing:
-            return Outcome("error", 0.0, check.title, f"{', '.join(missing)} is not defined. "
-                           "Its answer cell did not run to the end, or the name was changed.")
+            return Outcome(Status.ERROR, 0.0, check.title,
+                           f"{', '.join(missing)} is not defined. Its answer cell did not "
+                           "run to the end, or the name was changed.")
         return probe_and_judge(check, inputs, objects, check.title,
                                metered=lambda: self._metered(time_limit),
                                after_probe=self._forget_check_objects, strict=False)
@@ -236,13 +207,13 @@ class NotebookGrading:
 
     def _describe_lost_check(self, check, lost):
         if lost.reason == "timeout":
-            return ("timeout", 0.0, f"{check.title}: {_spent_words(lost)}.")
+            return (Status.TIMEOUT, 0.0, f"{check.title}: {_spent_words(lost)}.")
         if lost.reason == "died":
-            return ("error", 0.0, f"{check.title}: the student's process died while your code "
-                    f"was checked ({_death_words(lost, self.memory_mb)}). It was restarted "
+            return (Status.ERROR, 0.0, f"{check.title}: the student's process died while your "
+                    f"code was checked ({_death_words(lost, self.memory_mb)}). It was restarted "
                     "for the remaining checks.")
         why = f" ({printable(lost.detail, 200)})" if lost.detail else ""
-        return ("error", 0.0, f"{check.title}: your notebook's process sent the grader "
+        return (Status.ERROR, 0.0, f"{check.title}: your notebook's process sent the grader "
                 f"something it could not read{why}, so this check was stopped.")
 
     def close(self):
@@ -274,13 +245,14 @@ def not_graded(result, tests, reason):
         meta = nbgrader_meta(cell)
         if meta["grade_id"] not in done:
             result.add(CheckResult(meta["grade_id"], 0.0, float(meta.get("points", 0)),
-                                   "error", f"not graded: {reason}"))
+                                   Status.ERROR, f"not graded: {reason}"))
 
 
 def grade_notebook(path, salt, memory_mb=DEFAULT_MEMORY_MB, disk_mb=DEFAULT_DISK_MB,
                    isolate=True, only=None, cell_time_limit=CELL_TIME_LIMIT,
                    check_time_limit=None, lesson=None, submission=None, progress=None):
-    """Grade the notebook at ``path`` (as ``lesson``, a name, when given).
+    """Grade the notebook at ``path`` (as ``lesson``, a :class:`~grader.lessons.Lesson` or
+    its name, when given; else as the lesson the file is).
 
     ``only`` restricts grading to some check names, and ``check_time_limit`` replaces
     every check's own limit: both let tests grade quickly. ``submission``, when given,
@@ -298,12 +270,14 @@ def grade_notebook(path, salt, memory_mb=DEFAULT_MEMORY_MB, disk_mb=DEFAULT_DISK
         submission, unreadable = None, str(submission)
     else:
         unreadable = None
-    lesson = lesson_of(path if lesson is None else f"{lesson}.ipynb", submission)
-    source = lesson.source()
-    rebuilt = rebuild(source, submission, answer_stubs(lesson.name))
+    if lesson is None:
+        lesson = lesson_of(path, submission)
+    elif isinstance(lesson, str):
+        lesson = lesson_named(lesson)
+    rebuilt = rebuild(lesson.source(), submission, lesson.stubs)
     result = NotebookResult(lesson.name, written=rebuilt.written,
                             isolation=isolation(isolate, memory_mb))
-    tests = [cell for cell in test_cells(rebuilt.notebook)
+    tests = [cell for cell in autograded_cells(rebuilt.notebook)
              if only is None or nbgrader_meta(cell)["grade_id"] in only]
     if unreadable is not None:
         result.notes.append(f"The notebook could not be read: {unreadable}.")

@@ -13,39 +13,11 @@ import nbformat
 
 from grader.judge.student_notebook import student_version
 from grader.judge.submission_file import Submission
+from grader.nbgrader_cells import is_answer, is_manually_graded, is_test, nbgrader_meta
+from grader.results import WrittenAnswer
 
 EXPERIMENT_TAG = "experiment"  # given cells the grader skips: plots, long experiments
 VISIBLE_TESTS_TAG = "visible-tests"  # the cell that loads the checks: never in a sandbox
-
-
-def nbgrader_meta(cell):
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    return meta if isinstance(meta, dict) else {}
-
-
-def is_answer(cell):
-    meta = nbgrader_meta(cell)
-    return cell.cell_type == "code" and meta.get("solution", False) and not meta.get("grade")
-
-
-def is_test(cell):
-    meta = nbgrader_meta(cell)
-    return cell.cell_type == "code" and meta.get("grade", False)
-
-
-def is_manually_graded(cell):
-    meta = nbgrader_meta(cell)
-    return meta.get("solution", False) and meta.get("grade", False) and cell.cell_type != "code"
-
-
-@dataclass
-class WrittenAnswer:
-    """A manually graded answer: graded by a person, outside the automatic score."""
-
-    id: str
-    max_score: float
-    answer: str
-    answered: bool
 
 
 @dataclass
@@ -99,7 +71,3 @@ def cells_to_run(notebook):
     return [cell for cell in notebook.cells
             if cell.cell_type == "code" and not is_test(cell)
             and not {EXPERIMENT_TAG, VISIBLE_TESTS_TAG} & set(cell.metadata.get("tags", []))]
-
-
-def test_cells(notebook):
-    return [cell for cell in notebook.cells if is_test(cell)]

@@ -6,7 +6,7 @@ similarity report. ``spec`` is here rather than with authoring: it writes no cou
 it renders the checks for readers (``grader spec`` for instructors, and what each check
 asks on the feedback pages and in the student's self-check), as the other outputs do.
 
-- ``report``: the JSON report, the gradebook CSV and the printed table of a run.
+- ``report``: the class report made from the notebooks' results, as JSON and as the printed table.
 - ``gradebooks``: gradebooks an LMS imports as they are (Canvas, Moodle, ...).
 - ``feedback_pages``: one self-contained feedback page per student.
 - ``gradescope``: a Gradescope autograder bundle for a lesson, and its results there.

@@ -18,12 +18,12 @@ import html
 import io
 from pathlib import Path
 
-from grader.outputs.report import AWAITING, GRADED_BY_A_PERSON
 from grader.outputs.spec import asks_of
+from grader.results import Status, WrittenStatus
 from grader.safe_text import printable
 
-STATUS_WORDS = {"passed": "passed", "failed": "not passed", "error": "error",
-                "timeout": "time limit", "not written": "not written yet"}
+STATUS_WORDS = {Status.PASSED: "passed", Status.FAILED: "not passed", Status.ERROR: "error",
+                Status.TIMEOUT: "time limit", Status.NOT_WRITTEN: "not written yet"}
 
 CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto;
@@ -105,31 +105,31 @@ def _text(value, limit=4000):
 
 
 def _check_html(check, lesson):
-    status = check["status"]
-    asks = asks_of(lesson, check["id"])
+    status = check.status
+    asks = asks_of(lesson, check.id)
     parts = [f'<div class="check {html.escape(status.replace(" ", "-"))}"><p><span class="status">'
-             f'{html.escape(STATUS_WORDS.get(status, status))}</span> · '
-             f'<code>{_text(check["id"], 100)}</code> · {check["score"]:g} / '
-             f'{check["max_score"]:g} points</p>'
+             f'{html.escape(STATUS_WORDS[status])}</span> · '
+             f'<code>{_text(check.id, 100)}</code> · {check.score:g} / '
+             f'{check.max_score:g} points</p>'
              + (f'<p class="asks">It asks: {_text(asks)}</p>' if asks else "")
-             + f'<p>{_text(check["feedback"])}</p>']
-    override = check.get("override")
+             + f'<p>{_text(check.feedback)}</p>']
+    override = check.override
     if override:
         parts.append(f'<p class="comment"><strong>Regraded by a person: '
-                     f'{override["points"]:g} / {check["max_score"]:g} points</strong> '
-                     f'(in place of the {check["score"]:g} above).'
-                     + (f' {_text(override["comment"])}' if override["comment"] else "")
+                     f'{override.points:g} / {check.max_score:g} points</strong> '
+                     f'(in place of the {check.score:g} above).'
+                     + (f' {_text(override.comment)}' if override.comment else "")
                      + "</p>")
-    if check.get("figure"):
-        png = base64.b64encode(figure_png(check["figure"])).decode("ascii")
+    if check.figure:
+        png = base64.b64encode(figure_png(check.figure)).decode("ascii")
         parts.append(f'<img src="data:image/png;base64,{png}" '
-                     f'alt="{html.escape(figure_alt(check["figure"]))}">')
+                     f'alt="{html.escape(figure_alt(check.figure))}">')
     parts.append("</div>")
     return "".join(parts)
 
 
 def _excused_html(notebook, title):
-    comment = notebook.get("excused_comment")
+    comment = notebook.excused_comment
     return (f'<section><h2 id="{title}">{title}</h2><p><strong>Excused</strong> by your '
             f'instructor: this lesson counts in no total.'
             + (f' {_text(comment)}' if comment else "") + "</p></section>")
@@ -137,24 +137,24 @@ def _excused_html(notebook, title):
 
 def _written_html(answer):
     """A written answer, with a person's grade and comment once given."""
-    if answer["status"] == GRADED_BY_A_PERSON:
-        verdict = f"graded by a person: {answer['score']:g} / {answer['max_score']:g} points"
-    elif answer["status"] == AWAITING:
-        verdict = f"{answer['max_score']:g} points, awaiting a person"
+    if answer.status == WrittenStatus.GRADED:
+        verdict = f"graded by a person: {answer.score:g} / {answer.max_score:g} points"
+    elif answer.status == WrittenStatus.AWAITING:
+        verdict = f"{answer.max_score:g} points, awaiting a person"
     else:
-        verdict = f"{answer['max_score']:g} points, not answered"
-    comment = (f'<p class="comment"><strong>Comment:</strong> {_text(answer["comment"])}</p>'
-               if answer.get("comment") else "")
-    return (f"<h3>Written answer <code>{_text(answer['id'], 100)}</code> ({verdict})</h3>"
-            f'<div class="written">{_text(answer["answer"], 20000)}</div>{comment}')
+        verdict = f"{answer.max_score:g} points, not answered"
+    comment = (f'<p class="comment"><strong>Comment:</strong> {_text(answer.comment)}</p>'
+               if answer.comment else "")
+    return (f"<h3>Written answer <code>{_text(answer.id, 100)}</code> ({verdict})</h3>"
+            f'<div class="written">{_text(answer.answer, 20000)}</div>{comment}')
 
 
 def _score_words(notebook):
     """How the lesson's score was made: the checks, a person's grades, any late penalty."""
-    words = [f'<p><strong>{notebook["score"]:g} / {notebook["max_score"]:g} points</strong>']
-    graded = [a for a in notebook.get("manual", []) if a["status"] == GRADED_BY_A_PERSON]
-    waiting = sum(a["max_score"] for a in notebook.get("manual", []) if a["status"] == AWAITING)
-    regraded = [check for check in notebook["checks"] if check.get("override")]
+    words = [f'<p><strong>{notebook.score:g} / {notebook.max_score:g} points</strong>']
+    graded = [a for a in notebook.written if a.status == WrittenStatus.GRADED]
+    waiting = notebook.awaiting_points
+    regraded = [check for check in notebook.checks if check.override]
     parts = ["the automatic checks"]
     if regraded:
         parts.append(f"{len(regraded)} check{'s' if len(regraded) != 1 else ''} regraded by "
@@ -166,81 +166,77 @@ def _score_words(notebook):
         words.append(f" {waiting:g} more points await a person's grading of your written "
                      "answers.")
     words.append("</p>")
-    late = notebook.get("late")
-    if late:
-        penalty = late.get("penalty_fraction", 0.0)
-        words.append(f'<p class="late">{_text(late["explanation"])}'
-                     + (f' Before the penalty: {notebook["raw_score"]:g} points; after it: '
-                        f'{notebook["score"]:g}.' if penalty else "") + "</p>")
+    if notebook.late:
+        words.append(f'<p class="late">{_text(notebook.late.explanation)}'
+                     + (f' Before the penalty: {notebook.raw_score:g} points; after it: '
+                        f'{notebook.score:g}.' if notebook.penalty_fraction else "") + "</p>")
     return "".join(words)
 
 
 def _lesson_html(notebook):
-    title = _text(notebook["name"], 100)
-    if notebook.get("excused"):
+    title = _text(notebook.name, 100)
+    if notebook.excused:
         return _excused_html(notebook, title)
-    if not notebook.get("submitted", True) and notebook.get("notes"):
-        reasons = "".join(f'<li class="note">{_text(note)}</li>' for note in notebook["notes"])
+    if not notebook.submitted and notebook.notes:
+        reasons = "".join(f'<li class="note">{_text(note)}</li>' for note in notebook.notes)
         return (f'<section><h2 id="{title}">{title}</h2><p><strong>Not graded</strong>: '
                 f'you handed in a file of this lesson, but it could not be graded (worth '
-                f'{notebook["max_score"]:g} points):</p>'
+                f'{notebook.max_score:g} points):</p>'
                 f'<ul>{reasons}</ul></section>')
-    if not notebook.get("submitted", True):
+    if not notebook.submitted:
         return (f'<section><h2 id="{title}">{title}</h2><p>Not submitted (worth '
-                f'{notebook["max_score"]:g} points).</p></section>')
+                f'{notebook.max_score:g} points).</p></section>')
     parts = [f'<section><h2 id="{title}">{title}</h2>', _score_words(notebook)]
-    parts += [_check_html(check, notebook["name"]) for check in notebook["checks"]]
-    if notebook["notes"]:
+    parts += [_check_html(check, notebook.name) for check in notebook.checks]
+    if notebook.notes:
         parts.append("<h3>Notes</h3><ul>")
-        parts += [f'<li class="note">{_text(note)}</li>' for note in notebook["notes"]]
+        parts += [f'<li class="note">{_text(note)}</li>' for note in notebook.notes]
         parts.append("</ul>")
-    parts += [_written_html(answer) for answer in notebook.get("manual", [])]
+    parts += [_written_html(answer) for answer in notebook.written]
     parts.append("</section>")
     return "".join(parts)
 
 
-def headline(submission):
-    """The score of what was handed in, beside the course's total: a student who handed
-    in the two lessons set so far, both at full marks, reads 26 / 26, not 26 / 89."""
-    notebooks = submission["notebooks"]
-    handed_in = [n for n in notebooks if n.get("submitted", True) and not n.get("excused")]
-    not_graded = [n for n in notebooks if not n.get("submitted", True) and n.get("notes")]
-    total = (f'The course\'s total is {submission["max_score"]:g} points over '
+def headline(submission, lessons):
+    """The score of what was handed in, beside the course's total (of ``lessons``,
+    ``{name: points}``): a student who handed in the two lessons set so far, both at full
+    marks, reads 26 / 26, not 26 / 89."""
+    notebooks = submission.notebooks
+    handed_in = submission.counted
+    not_graded = [n for n in notebooks if not n.submitted and n.notes]
+    total = (f'The course\'s total is {submission.max_score(lessons):g} points over '
              f'{len(notebooks)} lessons.')
     unread = (f' ({len(not_graded)} more handed in could not be graded: see '
-              f'{", ".join(_text(n["name"], 100) for n in not_graded)} below.)'
+              f'{", ".join(_text(n.name, 100) for n in not_graded)} below.)'
               if not_graded else "")
     if not handed_in:
         return f"<strong>No lesson graded yet.</strong>{unread} {total}"
-    maximum = submission.get("max_score_handed_in",
-                             sum(notebook["max_score"] for notebook in handed_in))
-    names = ", ".join(_text(notebook["name"], 100) for notebook in handed_in)
-    lessons = f'{len(handed_in)} lesson{"s" if len(handed_in) != 1 else ""}'
-    waiting = sum(answer["max_score"] for notebook in handed_in
-                  for answer in notebook.get("manual", []) if answer["status"] == AWAITING)
+    names = ", ".join(_text(notebook.name, 100) for notebook in handed_in)
+    count = f'{len(handed_in)} lesson{"s" if len(handed_in) != 1 else ""}'
+    waiting = sum(notebook.awaiting_points for notebook in handed_in)
     pending = (f" {waiting:g} of those points await a person's grading of your written "
                "answers." if waiting else "")
-    return (f'<strong>{submission["score"]:g} / {maximum:g} points</strong> for the '
-            f'{lessons} you handed in ({names}).{pending}{unread} {total}')
+    return (f'<strong>{submission.score:g} / {submission.max_score_handed_in:g} points'
+            f'</strong> for the {count} you handed in ({names}).{pending}{unread} {total}')
 
 
 def _score_cell(notebook):
-    if notebook.get("excused"):
+    if notebook.excused:
         return "<td>excused</td>"
-    if notebook.get("submitted", True):
-        return f'<td>{notebook["score"]:g} / {notebook["max_score"]:g}</td>'
-    return "<td>not graded</td>" if notebook.get("notes") else "<td>not submitted</td>"
+    if notebook.submitted:
+        return f'<td>{notebook.score:g} / {notebook.max_score:g}</td>'
+    return "<td>not graded</td>" if notebook.notes else "<td>not submitted</td>"
 
 
-def page(submission, course_title="Experience replay"):
-    """The HTML page of one student's ``submission`` (an entry of the JSON report)."""
-    student = _text(submission["student"], 200)
+def page(submission, lessons, course_title="Experience replay"):
+    """The HTML page of one student's ``submission`` (a StudentResult of a report whose
+    lessons are ``lessons``, ``{name: points}``)."""
+    student = _text(submission.student, 200)
     rows = "".join(
-        f'<tr><td><a href="#{_text(n["name"], 100)}">{_text(n["name"], 100)}</a></td>'
-        + _score_cell(n) + "</tr>" for n in submission["notebooks"])
-    notes = "".join(f'<li class="note">{_text(note)}</li>'
-                    for note in submission.get("notes", []))
-    body = "".join(_lesson_html(notebook) for notebook in submission["notebooks"])
+        f'<tr><td><a href="#{_text(n.name, 100)}">{_text(n.name, 100)}</a></td>'
+        + _score_cell(n) + "</tr>" for n in submission.notebooks)
+    notes = "".join(f'<li class="note">{_text(note)}</li>' for note in submission.notes)
+    body = "".join(_lesson_html(notebook) for notebook in submission.notebooks)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -248,7 +244,7 @@ def page(submission, course_title="Experience replay"):
 <style>{CSS}</style></head>
 <body><main>
 <h1>{html.escape(course_title)}: feedback for {student}</h1>
-<p>{headline(submission)}</p>
+<p>{headline(submission, lessons)}</p>
 <p>{WHAT_WAS_CHECKED}</p>
 <table><caption>Score per lesson</caption><thead><tr><th scope="col">lesson</th>
 <th scope="col">score</th></tr></thead><tbody>{rows}</tbody></table>
@@ -265,16 +261,17 @@ def page_name(student):
 
 
 def write_feedback_pages(report, folder):
-    """Write one page per student into ``folder``; return their paths."""
+    """Write one page per student of ``report`` (a ClassReport) into ``folder``; return
+    their paths."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     written, used = [], set()
-    for submission in report["submissions"]:
-        name = page_name(submission["student"])
+    for submission in report.submissions:
+        name = page_name(submission.student)
         while name in used:  # two folders that differ only in unsafe characters
             name = name.replace(".html", "_.html")
         used.add(name)
         path = folder / name
-        path.write_text(page(submission), encoding="utf-8")
+        path.write_text(page(submission, report.lessons), encoding="utf-8")
         written.append(path)
     return written

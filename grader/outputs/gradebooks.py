@@ -32,7 +32,7 @@ import csv
 import io
 from dataclasses import dataclass, field
 
-from grader.outputs.report import GRADED_BY_A_PERSON
+from grader.results import WrittenStatus
 from grader.safe_text import printable
 
 FORMATS = ("generic", "canvas", "moodle")
@@ -92,12 +92,12 @@ def read_assignments(path):
 
 def lesson_columns(report):
     """The lessons of the gradebook, in course order, with their maximum points."""
-    return list(report["lessons"].items())
+    return list(report.lessons.items())
 
 
 def _students(report, roster):
     """``[(folder, identity dict, submission or None)]``: the class and the roster."""
-    submitted = {submission["student"]: submission for submission in report["submissions"]}
+    submitted = {submission.student: submission for submission in report.submissions}
     folders = sorted(set(submitted) | set(roster.people if roster else ()))
     return [(folder, (roster.people.get(folder, {}) if roster else {}), submitted.get(folder))
             for folder in folders]
@@ -107,8 +107,8 @@ def unrostered(report, roster):
     """Students whose folder the roster does not name."""
     if roster is None:
         return []
-    return sorted(submission["student"] for submission in report["submissions"]
-                  if submission["student"] not in roster.people)
+    return sorted(submission.student for submission in report.submissions
+                  if submission.student not in roster.people)
 
 
 EXCUSED_MARK = "EX"  # Canvas's mark for an excused assignment: in no total
@@ -117,41 +117,36 @@ EXCUSED_MARK = "EX"  # Canvas's mark for an excused assignment: in no total
 def _score(submission, lesson, excused=EXCUSED_MARK):
     """The lesson's cell: its score after a person's grades and any late penalty, blank
     when not handed in, ``excused`` when a person excused it."""
-    if submission is None:
-        return ""
-    notebook = next((n for n in submission["notebooks"] if n["name"] == lesson), None)
+    notebook = submission.notebook(lesson) if submission else None
     if notebook is None:
         return ""
-    if notebook.get("excused"):
+    if notebook.excused:
         return excused
-    if not notebook.get("submitted", True):
+    if not notebook.submitted:
         return ""
-    return _number(notebook["score"])
+    return _number(notebook.score)
 
 
 def _feedback(submission, lesson):
-    notebook = next((n for n in (submission or {}).get("notebooks", [])
-                     if n["name"] == lesson), None)
+    notebook = submission.notebook(lesson) if submission else None
     if notebook is None:
         return ""
-    if notebook.get("excused"):
-        return " ".join(["Excused.", printable(notebook.get("excused_comment") or "", 400)]).strip()
-    if not notebook.get("submitted", True):  # a file that could not be graded says why
-        return " ".join(["Not graded:", *(printable(note, 400) for note in notebook["notes"])]
-                        ) if notebook.get("notes") else ""
-    failed = [check for check in notebook["checks"]
-              if check["status"] != "passed" and not check.get("override")]
-    lines = [f"{notebook['score']:g} / {notebook['max_score']:g}."]
-    late = notebook.get("late") or {}
-    if late.get("late"):
-        lines.append(printable(late["explanation"], 400))
-    lines += [f"{check['id']} regraded: {check['override']['points']:g} / "
-              f"{check['max_score']:g}. {printable(check['override']['comment'], 400)}".strip()
-              for check in notebook["checks"] if check.get("override")]
-    lines += [f"{answer['id']}: {answer['score']:g} / {answer['max_score']:g}. "
-              f"{printable(answer.get('comment') or '', 400)}".strip()
-              for answer in notebook.get("manual", []) if answer["status"] == GRADED_BY_A_PERSON]
-    lines += [printable(check["feedback"], 400) for check in failed[:3]]
+    if notebook.excused:
+        return " ".join(["Excused.", printable(notebook.excused_comment or "", 400)]).strip()
+    if not notebook.submitted:  # a file that could not be graded says why
+        return " ".join(["Not graded:", *(printable(note, 400) for note in notebook.notes)]
+                        ) if notebook.notes else ""
+    failed = [check for check in notebook.checks if not check.passed and not check.override]
+    lines = [f"{notebook.score:g} / {notebook.max_score:g}."]
+    if notebook.late and notebook.late.late:
+        lines.append(printable(notebook.late.explanation, 400))
+    lines += [f"{check.id} regraded: {check.override.points:g} / {check.max_score:g}. "
+              f"{printable(check.override.comment, 400)}".strip()
+              for check in notebook.checks if check.override]
+    lines += [f"{answer.id}: {answer.score:g} / {answer.max_score:g}. "
+              f"{printable(answer.comment or '', 400)}".strip()
+              for answer in notebook.written if answer.status == WrittenStatus.GRADED]
+    lines += [printable(check.feedback, 400) for check in failed[:3]]
     if len(failed) > 3:
         lines.append(f"({len(failed) - 3} more checks not passed: see the feedback page)")
     return " ".join(lines)
@@ -173,7 +168,7 @@ def generic(report, roster=None):
     rows = [["student", *identity, *(lesson for lesson, _ in lessons), "total"]]
     for folder, person, submission in _students(report, roster):
         scores = [_score(submission, lesson) for lesson, _ in lessons]
-        total = "" if submission is None else _number(submission["score"])  # excused: not in it
+        total = "" if submission is None else _number(submission.score)  # excused: not in it
         rows.append([printable(folder, 200), *(person.get(column, "") for column in identity),
                      *scores, total])
     return _csv(rows)

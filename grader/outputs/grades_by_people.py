@@ -51,17 +51,16 @@ class GradesByPeople:
         root = Path(root)
         top = root if root.is_dir() else root.parent
         where = {(job.student, job.lesson): job.path for job in jobs}
-        for submission in report["submissions"]:
-            for notebook in submission["notebooks"]:
-                path = where.get((submission["student"], notebook["name"]))
-                if notebook["submitted"] and path is not None:
-                    notebook["handed_in"] = hand_in_time(submission["student"], notebook["name"],
-                                                         path, top, self.hand_in_times)
+        for submission, notebook in report.notebooks():
+            path = where.get((submission.student, notebook.name))
+            if notebook.submitted and path is not None:
+                notebook.handed_in = hand_in_time(submission.student, notebook.name, path, top,
+                                                  self.hand_in_times)
 
     def apply(self, report):
-        """Apply the manual grades and the policy to ``report`` (in place); add a row to
-        the manual grades file for each written answer awaiting a person. Returns lines
-        for the instructor: what was applied, what waits."""
+        """Apply the manual grades and the policy to ``report`` (a ClassReport, in place);
+        add a row to the manual grades file for each written answer awaiting a person.
+        Returns lines for the instructor: what was applied, what waits."""
         lines = []
         if self.manual_path:
             waiting = apply_manual_grades(report, self.grades, self.manual_path)
@@ -78,9 +77,9 @@ class GradesByPeople:
                             else ""))
         if self.policy is not None:
             apply_late_policy(report, self.policy)
-            late = [n for s in report["submissions"] for n in s["notebooks"]
-                    if (n.get("late") or {}).get("late")]
-            penalised = sum(n["late"]["penalty_fraction"] > 0 for n in late)
+            late = [notebook for _, notebook in report.notebooks()
+                    if notebook.late and notebook.late.late]
+            penalised = sum(notebook.penalty_fraction > 0 for notebook in late)
             lines.append(f"late policy: {len(late)} lesson(s) handed in late, {penalised} "
                          "penalised" + (" (lateness left to the LMS)"
                                         if self.policy.lateness == "lms" else ""))

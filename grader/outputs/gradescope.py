@@ -98,7 +98,7 @@ def _tests(result, visibility, graded):
             "number": f"{number}{'' if graded else 'v'}",
             "score": check.score if graded else 0.0,
             "max_score": check.max_score if graded else 0.0,
-            "status": "passed" if check.status == "passed" else "failed",
+            "status": "passed" if check.passed else "failed",  # Gradescope's two words
             "output": check.feedback.replace("\n", "  \n"),
             "output_format": "md",
             "visibility": visibility,
@@ -110,6 +110,7 @@ def grade_for_gradescope(root, lesson=None, salt=None):
     """Grade the submission under ``root`` and write ``results/results.json``."""
     from checks.framework import VISIBLE_SALT
     from grader.judge.grade_notebook import grade_notebook
+    from grader.judge.sandbox import ISOLATED
 
     root = Path(root)
     started = time.monotonic()
@@ -126,7 +127,7 @@ def grade_for_gradescope(root, lesson=None, salt=None):
         graded = grade_notebook(path, salt, lesson=lesson)
         notes = ([choice] if choice else []) + list(dict.fromkeys(visible.notes
                                                                   + graded.notes))
-        if graded.isolation.get("level") != "namespaces":
+        if graded.isolation.get("level") != ISOLATED:
             notes.append("Graded without the namespace sandbox: this container does not "
                          "allow it (each submission has a container of its own).")
         results = {

@@ -41,7 +41,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from grader.outputs.report import rescore
+from grader.results import HandIn, Lateness
 from grader.safe_text import printable
 
 PERIODS = {"day": timedelta(days=1), "hour": timedelta(hours=1)}
@@ -236,7 +236,8 @@ def _nbgrader_timestamp(notebook, student_folder):
 
 
 def hand_in_time(student, lesson, notebook, student_folder, given):
-    """``{"time": ISO 8601 in UTC, "source": words}`` for one graded notebook."""
+    """The :class:`~grader.results.HandIn` of one graded notebook: when (UTC), and read
+    from where."""
     if (student, lesson) in given:
         moment, source = given[(student, lesson)], "the hand-in times file"
     else:
@@ -249,8 +250,7 @@ def hand_in_time(student, lesson, notebook, student_folder, given):
         if moment is None:
             moment = datetime.fromtimestamp(Path(notebook).lstat().st_mtime, timezone.utc)
             source = "the file's modification time" + unreadable
-    return {"time": moment.astimezone(timezone.utc).isoformat(timespec="seconds"),
-            "source": source}
+    return HandIn(moment.astimezone(timezone.utc).isoformat(timespec="seconds"), source)
 
 
 # --- the penalty ---------------------------------------------------------------------------
@@ -260,51 +260,53 @@ def _duration(delta):
 
 
 def lateness_of(policy, student, lesson, handed_in):
-    """What the policy makes of a notebook handed in at ``handed_in`` (report data)."""
+    """The :class:`~grader.results.Lateness` the policy makes of a notebook handed in at
+    ``handed_in`` (a :class:`~grader.results.HandIn`)."""
     due, extended = policy.due_for(student, lesson)
     if due is None:
-        return {"due": None, "extended": False, "late": False, "penalty_fraction": 0.0,
-                "explanation": "This lesson has no due time."}
-    moment = datetime.fromisoformat(handed_in["time"])
+        return Lateness(None, False, False, 0.0, "This lesson has no due time.")
+    moment = datetime.fromisoformat(handed_in.time)
     late_by = moment - (due + policy.grace)
     shown, due_shown = moment.astimezone(policy.zone), due.astimezone(policy.zone)
-    when = (f"Handed in {shown:%Y-%m-%d %H:%M %Z} (from {handed_in['source']}); due "
+    when = (f"Handed in {shown:%Y-%m-%d %H:%M %Z} (from {handed_in.source}); due "
             f"{due_shown:%Y-%m-%d %H:%M %Z}"
             + (" with your extension" if extended else "")
             + (f", {policy.grace.total_seconds() / 60:g} minutes' grace" if policy.grace else ""))
-    data = {"due": due.astimezone(timezone.utc).isoformat(timespec="seconds"),
-            "extended": extended, "late": late_by > timedelta(0), "penalty_fraction": 0.0}
+    lateness = Lateness(due.astimezone(timezone.utc).isoformat(timespec="seconds"), extended,
+                        late_by > timedelta(0), 0.0, f"{when}: on time.")
     if late_by <= timedelta(0):
-        return {**data, "explanation": f"{when}: on time."}
+        return lateness
     if policy.lateness == "lms":
-        return {**data, "explanation": f"{when}: {_duration(late_by)} late. Your LMS applies "
-                                       "the course's late policy; the score here is before it."}
+        lateness.explanation = (f"{when}: {_duration(late_by)} late. Your LMS applies the "
+                                "course's late policy; the score here is before it.")
+        return lateness
     periods = math.ceil(late_by / PERIODS[policy.period])
     fraction = min(periods * policy.percent, 100 - policy.floor) / 100
     capped = periods * policy.percent > 100 - policy.floor
-    return {**data, "periods_late": periods, "penalty_fraction": round(fraction, 6),
-            "explanation": (f"{when}: {_duration(late_by)} late, {periods} {policy.period}"
+    lateness.periods_late, lateness.penalty_fraction = periods, round(fraction, 6)
+    lateness.explanation = (f"{when}: {_duration(late_by)} late, {periods} {policy.period}"
                             f"{'s' if periods != 1 else ''} at {policy.percent:g}% each"
                             + (f", at most {100 - policy.floor:g}%" if capped else "")
-                            + f": {fraction * 100:g}% off the score.")}
+                            + f": {fraction * 100:g}% off the score.")
+    return lateness
 
 
 def apply_late_policy(report, policy):
-    """Set each handed-in lesson's lateness and late-adjusted score in ``report`` (in
-    place) from the hand-in times it holds; PolicyError when a time is missing."""
-    for submission in report["submissions"]:
-        for notebook in submission["notebooks"]:
-            notebook.pop("late", None)
-            if not notebook["submitted"]:
-                continue
-            if not notebook.get("handed_in"):
-                raise PolicyError(
-                    f"the report has no hand-in time for {printable(submission['student'])}'s "
-                    f"{notebook['name']}: it was graded without --policy (grade again with "
-                    "it: --out and --resume keep what was graded)")
-            notebook["late"] = lateness_of(policy, submission["student"], notebook["name"],
-                                           notebook["handed_in"])
-    report["late_policy"] = {"lateness": policy.lateness, "percent": policy.percent,
-                             "per": policy.period, "floor": policy.floor,
-                             "grace_minutes": policy.grace.total_seconds() / 60}
-    return rescore(report)
+    """Set each handed-in lesson's lateness in ``report`` (a ClassReport, in place; its
+    late-adjusted scores follow) from the hand-in times it holds; PolicyError when a time
+    is missing."""
+    for submission, notebook in report.notebooks():
+        notebook.late = None
+        if not notebook.submitted:
+            continue
+        if notebook.handed_in is None:
+            raise PolicyError(
+                f"the report has no hand-in time for {printable(submission.student)}'s "
+                f"{notebook.name}: it was graded without --policy (grade again with "
+                "it: --out and --resume keep what was graded)")
+        notebook.late = lateness_of(policy, submission.student, notebook.name,
+                                    notebook.handed_in)
+    report.late_policy = {"lateness": policy.lateness, "percent": policy.percent,
+                          "per": policy.period, "floor": policy.floor,
+                          "grace_minutes": policy.grace.total_seconds() / 60}
+    return report

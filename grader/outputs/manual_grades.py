@@ -29,8 +29,8 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.outputs.report import (AWAITING, GRADED_BY_A_PERSON, UNANSWERED, rescore,
-                                   write_atomically)
+from grader.outputs.report import write_atomically
+from grader.results import Override, WrittenStatus
 from grader.safe_text import printable
 
 COLUMNS = ("student", "lesson", "item", "points", "comment", "max_points", "answer")
@@ -127,7 +127,7 @@ def read_manual_grades(path, lessons):
 def course_items(lessons):
     """``{lesson: {item: points}}``: the written answers and checks a person may grade in
     each of ``lessons``, from the course's source notebooks."""
-    from grader.judge.rebuild import is_manually_graded, is_test, nbgrader_meta
+    from grader.nbgrader_cells import is_manually_graded, is_test, nbgrader_meta
     from grader.lessons import all_lessons
 
     return {name: {nbgrader_meta(cell)["grade_id"]: float(nbgrader_meta(cell).get("points", 0))
@@ -161,53 +161,47 @@ def check_manual_grades(grades, students, items, path):
 
 
 def _clear(notebook):
-    """``notebook`` without any person's grade: what grading alone gave."""
-    notebook.pop("excused", None)
-    notebook.pop("excused_comment", None)
-    for check in notebook["checks"]:
-        check.pop("override", None)
-    for answer in notebook.get("manual", []):
-        answer.pop("comment", None)
-        answered = answer.get("answered", True)
-        answer["status"] = AWAITING if answered else UNANSWERED
-        answer["score"] = None if answered else 0.0
+    """``notebook`` (a NotebookResult) without any person's grade: what grading gave."""
+    notebook.excused, notebook.excused_comment = False, None
+    for check in notebook.checks:
+        check.override = None
+    for answer in notebook.written:
+        answer.ungrade()
 
 
 def _notebook(report, grade, where):
-    """The report entry ``grade`` is for; ManualGradesError when there is none."""
-    submission = next((s for s in report["submissions"] if s["student"] == grade.student),
-                      None)
+    """The report's NotebookResult ``grade`` is for; ManualGradesError when there is none."""
+    submission = report.student(grade.student)
     if submission is None:
         raise ManualGradesError(f"{where}: no student {printable(grade.student)!r} in the "
                                 "report (the student is their folder's name)")
-    notebook = next((n for n in submission["notebooks"] if n["name"] == grade.lesson), None)
+    notebook = submission.notebook(grade.lesson)
     if notebook is None:  # a report of --only some checks holds only their lessons
         raise ManualGradesError(f"{where}: this report does not hold {grade.lesson} "
-                                f"(it holds {', '.join(report['lessons'])})")
+                                f"(it holds {', '.join(report.lessons)})")
     return notebook
 
 
 def apply_manual_grades(report, grades, path):
-    """Put ``grades`` into ``report`` (in place, after clearing any applied before) and
-    set its scores again; return the lines of grades that cannot apply yet (a lesson the
-    student did not hand in, or that could not be graded): warnings, kept in the file."""
+    """Put ``grades`` into ``report`` (a ClassReport, in place, after clearing any applied
+    before; its scores follow from the parts); return the lines of grades that cannot
+    apply yet (a lesson the student did not hand in, or that could not be graded):
+    warnings, kept in the file."""
     shown = printable(path)
-    for submission in report["submissions"]:
-        for notebook in submission["notebooks"]:
-            _clear(notebook)
+    for _, notebook in report.notebooks():
+        _clear(notebook)
     waiting = []
     for grade in grades:
         where = f"{shown} line {grade.line}"
         notebook = _notebook(report, grade, where)
         if grade.points == EXCUSED:
-            notebook["excused"] = True
-            notebook["excused_comment"] = grade.comment
+            notebook.excused, notebook.excused_comment = True, grade.comment
             continue
-        answers = {answer["id"]: answer for answer in notebook.get("manual", [])}
-        checks = {check["id"]: check for check in notebook["checks"]}
-        if not notebook["submitted"]:
+        answers = {answer.id: answer for answer in notebook.written}
+        checks = {check.id: check for check in notebook.checks}
+        if not notebook.submitted:
             waiting.append(f"{where}: {printable(grade.student)}'s {grade.lesson} was "
-                           f"{notebook['status']}: its grade for {printable(grade.item)} "
+                           f"{notebook.status}: its grade for {printable(grade.item)} "
                            "waits until it is graded")
             continue
         item = answers.get(grade.item) or checks.get(grade.item)
@@ -215,15 +209,14 @@ def apply_manual_grades(report, grades, path):
             known = ", ".join(list(answers) + list(checks))
             raise ManualGradesError(f"{where}: {grade.lesson} has no written answer or check "
                                     f"{printable(grade.item)!r} (it has {known})")
-        if grade.points > item["max_score"]:
+        if grade.points > item.max_score:
             raise ManualGradesError(f"{where}: {grade.points:g} points for "
                                     f"{printable(grade.item)}, which is worth "
-                                    f"{item['max_score']:g}")
+                                    f"{item.max_score:g}")
         if grade.item in answers:
-            item.update(status=GRADED_BY_A_PERSON, score=grade.points, comment=grade.comment)
+            item.grade(grade.points, grade.comment)
         else:
-            item["override"] = {"points": grade.points, "comment": grade.comment}
-    rescore(report)
+            item.override = Override(grade.points, grade.comment)
     return waiting
 
 
@@ -244,15 +237,11 @@ def from_spreadsheet(text):
 def awaiting_rows(report, grades):
     """Template rows for the written answers awaiting a person that no row of ``grades``
     (nor a blank row already in the file) names."""
-    rows = []
-    for submission in report["submissions"]:
-        for notebook in submission["notebooks"]:
-            for answer in notebook.get("manual", []):
-                if answer["status"] == AWAITING:
-                    rows.append({"student": submission["student"], "lesson": notebook["name"],
-                                 "item": answer["id"], "points": "", "comment": "",
-                                 "max_points": f"{answer['max_score']:g}",
-                                 "answer": printable(answer["answer"], 20_000)})
+    rows = [{"student": submission.student, "lesson": notebook.name, "item": answer.id,
+             "points": "", "comment": "", "max_points": f"{answer.max_score:g}",
+             "answer": printable(answer.answer, 20_000)}
+            for submission, notebook in report.notebooks() for answer in notebook.written
+            if answer.status == WrittenStatus.AWAITING]
     named = {(grade.student, grade.lesson, grade.item) for grade in grades}
     return [row for row in rows if (row["student"], row["lesson"], row["item"]) not in named]
 
@@ -273,7 +262,7 @@ def add_awaiting_rows(report, grades, path):
     (the file is made, with its header, if there is none); rows already there are kept
     byte for byte. Returns how many rows were added."""
     path = Path(path)
-    present = _rows_in_file(path, report["lessons"])
+    present = _rows_in_file(path, report.lessons)
     rows = [row for row in awaiting_rows(report, grades)
             if (row["student"], row["lesson"], row["item"]) not in present]
     if not rows:

@@ -118,7 +118,7 @@ class Similarity:
 @lru_cache(maxsize=None)
 def answer_cell_ids(lesson):
     """The lesson's answer code cells' ``grade_id``s, in the notebook's order."""
-    from grader.judge.rebuild import is_answer, nbgrader_meta
+    from grader.nbgrader_cells import is_answer, nbgrader_meta
     from grader.lessons import all_lessons
 
     return tuple(nbgrader_meta(cell)["grade_id"]

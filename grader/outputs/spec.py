@@ -13,8 +13,8 @@ from collections import Counter
 
 from checks import checks_for_lesson
 from checks.requirements import tags_in
-from grader.judge.rebuild import nbgrader_meta
 from grader.lessons import all_lessons
+from grader.nbgrader_cells import nbgrader_meta
 
 
 def check_points(lesson):

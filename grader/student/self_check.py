@@ -16,39 +16,44 @@ import nbformat
 from checks import checks_for_lesson
 from checks.framework import VISIBLE_SALT
 from grader.judge.grade_notebook import grade_notebook
-from grader.judge.rebuild import is_answer, is_manually_graded, nbgrader_meta
-from grader.judge.submission_file import UnreadableSubmission, read_submission
+from grader.judge.submission_file import (UnreadableSubmission, parse_submission,
+                                          read_notebook_bytes)
 from grader.lessons import lesson_of
-from grader.outputs.report import graded_notebook_report
+from grader.nbgrader_cells import is_answer, is_manually_graded, nbgrader_meta
 from grader.outputs.spec import asks_of
+from grader.results import Status
 from grader.safe_text import printable
 
-STATUS_WORDS = {"passed": "\u2713 passed", "failed": "\u2717 failed",
-                "not written": "\u2026 not written yet", "error": "\u2717 error",
-                "timeout": "\u2717 timed out"}
+STATUS_WORDS = {Status.PASSED: "\u2713 passed", Status.FAILED: "\u2717 failed",
+                Status.NOT_WRITTEN: "\u2026 not written yet", Status.ERROR: "\u2717 error",
+                Status.TIMEOUT: "\u2717 timed out"}
 
 
 def self_check(path, salt=VISIBLE_SALT, learning=False, isolate=True):
-    """(the notebook's report entry, as in the class report; names of learning checks
-    skipped; what the rebuild ignored, in words)."""
+    """(the notebook's :class:`~grader.results.NotebookResult`, as in the class report;
+    names of learning checks skipped; what the rebuild ignored, in words). The file is
+    read once: what is graded is what was looked at."""
     try:
-        submission = read_submission(path)
-    except UnreadableSubmission:
-        submission = None  # grade_notebook reports it; the file's name may say the lesson
-    lesson = lesson_of(path, submission)
+        data = read_notebook_bytes(path)
+        submission = parse_submission(data)
+    except UnreadableSubmission as error:
+        data, submission = None, error  # grade_notebook reports it
+    readable = not isinstance(submission, UnreadableSubmission)
+    lesson = lesson_of(path, submission if readable else None)  # the name may still say it
     checks = checks_for_lesson(lesson.name)
     skipped = [] if learning else [check.name for check in checks if check.learning]
     only = None if learning else {check.name for check in checks if not check.learning}
-    result = grade_notebook(path, salt, isolate=isolate, only=only)
-    return graded_notebook_report(result), skipped, ignored_by_rebuild(lesson, path)
+    result = grade_notebook(path, salt, isolate=isolate, only=only, lesson=lesson,
+                            submission=submission)
+    return result, skipped, ignored_by_rebuild(lesson, data)
 
 
-def ignored_by_rebuild(lesson, path):
-    """Code in the submitted notebook that grading does not use: cells the student added
-    and changes to the course's own cells. Empty if the notebook cannot be read (the
-    check's notes say why)."""
+def ignored_by_rebuild(lesson, data):
+    """Code in the submitted notebook (its file's bytes) that grading does not use: cells
+    the student added and changes to the course's own cells. Empty if the notebook cannot
+    be read (the check's notes say why)."""
     try:
-        submitted = nbformat.read(str(path), as_version=4)
+        submitted = nbformat.reads(data.decode("utf-8"), as_version=4)
     except Exception:  # unreadable: grade_notebook has already said so in the notes
         return []
     course_cells = {nbgrader_meta(cell).get("grade_id"): cell for cell in lesson.source().cells
@@ -73,33 +78,35 @@ def ignored_by_rebuild(lesson, path):
 
 
 def printed_report(notebook, skipped, ignored, salt):
-    """The self-check as a student reads it in a terminal or a notebook's output."""
-    lines = [f"Self-check of {notebook['name']}, graded as the grader does (rebuilt from "
-             f"the course, answer cells only, isolation: {notebook['isolation']['level']}; salt "
+    """The self-check (a :class:`~grader.results.NotebookResult`) as a student reads it in
+    a terminal or a notebook's output."""
+    lines = [f"Self-check of {notebook.name}, graded as the grader does (rebuilt from "
+             f"the course, answer cells only, isolation: {notebook.isolation['level']}; salt "
              f"{salt!r})", ""]
-    for check in notebook["checks"]:
-        status = STATUS_WORDS.get(check["status"], check["status"])
-        lines.append(f"{status:<18} {check['id']} ({check['score']:g}/{check['max_score']:g})")
-        asks = asks_of(notebook["name"], check["id"])
+    for check in notebook.checks:
+        status = STATUS_WORDS[check.status]
+        lines.append(f"{status:<18} {check.id} ({check.score:g}/{check.max_score:g})")
+        asks = asks_of(notebook.name, check.id)
         if asks:
             lines.append(f"    asks: {asks}")
-        lines.append(f"    {check['feedback']}")
+        lines.append(f"    {check.feedback}")
     for name in skipped:
         lines.append(f"{'- skipped':<18} {name} (a learning check: run with --learning, "
                      "a minute or more)")
-    for note in notebook["notes"]:
+    for note in notebook.notes:
         lines.append(f"note: {note}")
-    for answer in notebook["manual"]:
-        state = "graded by a person" if answer["answered"] else "NOT ANSWERED yet"
-        lines.append(f"written answer {answer['id']} ({answer['max_score']:g} pts): {state}")
+    for answer in notebook.written:
+        state = "graded by a person" if answer.answered else "NOT ANSWERED yet"
+        lines.append(f"written answer {answer.id} ({answer.max_score:g} pts): {state}")
     for what in ignored:
         lines.append(f"ignored: {what}")
-    lines += ["", f"score: {notebook['score']:g} / "
-                  f"{sum(c['max_score'] for c in notebook['checks']):g} from the checks run"
+    lines += ["", f"score: {notebook.automatic_score:g} / "
+                  f"{notebook.automatic_max_score:g} from the checks run"
               + (f" ({len(skipped)} learning check(s) skipped)" if skipped else "")]
     return "\n".join(lines)
 
 
 def write_self_check_json(notebook, skipped, ignored, path):
     with open(path, "w") as out:
-        json.dump({"notebook": notebook, "skipped": skipped, "ignored": ignored}, out, indent=2)
+        json.dump({"notebook": notebook.to_data(), "skipped": skipped, "ignored": ignored},
+                  out, indent=2)

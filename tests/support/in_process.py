@@ -18,9 +18,9 @@ if str(REPOSITORY) not in sys.path:
     sys.path.insert(0, str(REPOSITORY))
 
 from checks import checks_for_lesson  # noqa: E402
-from grader.judge.rebuild import (cells_to_run, is_answer, nbgrader_meta,  # noqa: E402
-                                  rebuild)
+from grader.judge.rebuild import cells_to_run, rebuild  # noqa: E402
 from grader.lessons import all_lessons, answer_stubs  # noqa: E402
+from grader.nbgrader_cells import is_answer, nbgrader_meta  # noqa: E402
 
 
 def answer_cells(notebook):
