@@ -26,8 +26,8 @@ from grader.authoring.publish import (CannotPublish, edition_hub_links, plan, pu
                                       student_notebook, student_readme)
 from grader.judge.rebuild import is_answer, is_test, nbgrader_meta
 from grader.lessons import all_lessons
-from test_notebooks_execute import (code_cells, describe_error, errors_in, is_experiment,
-                                    run_all_problems)
+from tests.support.run_all import (code_cells, describe_error, errors_in, is_experiment,
+                                   run_all_problems)
 
 pytestmark = [pytest.mark.xdist_group('edition'), pytest.mark.notebooks]
 
