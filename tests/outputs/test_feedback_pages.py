@@ -12,7 +12,7 @@ from grader.judge.rebuild import WrittenAnswer
 from grader.outputs.feedback_pages import write_feedback_pages
 from grader.outputs.report import lesson_maxima, submissions_report
 
-sys.path.insert(0, str(Path(__file__).parent / "support"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 from browser import PHONE, headless_chromium  # noqa: E402
 
 pytestmark = pytest.mark.xdist_group('browser')

@@ -27,7 +27,7 @@ from grader.outputs.similarity import (MIN_FINGERPRINTS, StudentAnswers, answers
                                        compare, notebooks_to_compare)
 from submission_factory import submission
 
-sys.path.insert(0, str(Path(__file__).parent / "support"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 from browser import PHONE, headless_chromium  # noqa: E402
 
 LESSON = "02_replay_buffer"

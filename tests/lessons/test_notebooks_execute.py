@@ -7,7 +7,7 @@
   run small: two seeds each (``SEEDS = range(10)`` becomes ``range(2)``) and, in the
   slowest, fewer episodes or steps (``SMOKE_SIZES``): the same code, a fraction of the
   time. What the full runs show is measured on the notebooks' own seeds by
-  ``tests/test_claims_*.py``, and ``benchmarks/notebook_runtime.py`` runs them whole.
+  ``tests/lessons/test_claims_*.py``, and ``benchmarks/notebook_runtime.py`` runs them whole.
   Its last cell, the self-check, is left out: it grades these same answers as the
   example class's ``ada_complete``, which other tests grade and self-check.
 - A student notebook (``notebooks/``), untouched, runs to its last cell as "Run All" would
@@ -42,7 +42,7 @@ from tests.support.run_all import (NOT_RUN, cell_stdout, code_cells, describe_er
 
 pytestmark = pytest.mark.notebooks
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SOLUTIONS = sorted((REPO / "solutions").glob("[0-9][0-9]_*.ipynb"))
 STUDENT_NOTEBOOKS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 IMPORTS_CELL_ID = "imports"  # the grade_id of every lesson's imports cell
@@ -146,7 +146,7 @@ def test_solution_notebook_runs_cleanly_and_its_figures_show_all_their_data(path
     notebook = with_figure_checks(smoke_sized(nbformat.read(path, as_version=4), path.stem))
     # Its last cell, the self-check, grades the saved notebook in a sandbox: the example
     # class's ada_complete (these answers) is graded so by tests/test_grader_cli.py, and
-    # tests/test_self_check.py runs the self-check on it.
+    # tests/student/test_self_check.py runs the self-check on it.
     assert name_of(code_cells(notebook)[-1]) == SELF_CHECK_ID
     notebook.cells.remove(code_cells(notebook)[-1])
     execute(notebook, path.parent)
