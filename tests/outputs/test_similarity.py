@@ -385,16 +385,6 @@ def test_a_results_folder_gives_the_latest_graded_notebook_per_student(classroom
     assert tree_state(out) == before and tree_state(classroom) == class_before
 
 
-def test_the_notebooks_path_is_recorded_outside_the_key(classroom):
-    jobs, _ = notebooks_to_compare(classroom)
-    job = jobs[0]
-    moved = NotebookJob(job.student, Path("/elsewhere") / job.path.name, job.lesson)
-    here, there = (ResultStore.entry_for(j, "hash", "salt", "v", {}) for j in (job, moved))
-    assert here["key"] == there["key"]
-    assert (here["path"], there["path"]) == (str(job.path.absolute()),
-                                             f"/elsewhere/{job.path.name}")
-
-
 @pytest.mark.parametrize("arguments, expected", [
     (["missing-class", "--html", "{tmp}/p.html"], "no such file or folder: missing-class"),
     (["{tmp}/report.json", "--html", "{tmp}/p.html"],
