@@ -135,6 +135,23 @@ def test_a_last_line_torn_by_a_kill_is_ignored(store):
         again.close()
 
 
+def test_a_result_saved_after_a_torn_line_keeps_a_line_of_its_own(store):
+    first = entry(store, job("ana"))
+    store.save(first, a_result())
+    with open(store.folder / MANIFEST, "a") as manifest:
+        manifest.write('{"key": "torn by a kill')  # no newline: killed mid-line
+    store.close()
+    resumed = ResultStore(store.folder)
+    try:
+        later = entry(resumed, job("ben"))
+        resumed.save(later, a_result())
+    finally:
+        resumed.close()
+    assert [line["key"] for line in manifest_entries(store.folder)] == [first["key"],
+                                                                        later["key"]]
+    assert [one.student for one in latest_graded(store.folder)] == ["ana", "ben"]
+
+
 def test_the_notebook_graded_last_per_student_and_lesson_in_line_order(store):
     first = job("ana", "/term/class/ana/draft.ipynb")
     resubmitted = job("ana", f"/term/class/ana/{LESSON}.ipynb")
