@@ -74,7 +74,7 @@ class AtMost:
 # says otherwise. The largest argument a correct answer passes to a served method is
 # a CartPole network's 4,610 parameters (lesson 07's step and load_parameters), every
 # other is a batch of at most 64 rows or a state: 65,536 is 14 times the largest, and a
-# served method given it runs in well under a second (tests/test_served_limits.py).
+# served method given it runs in well under a second (tests/threats/test_served_limits.py).
 DEFAULT_LIMIT = AtMost(65_536, "takes at most {limit:,} numbers in one argument, and no int "
                                 "over {limit:,} (it could be a size)")
 
@@ -264,7 +264,7 @@ def _shown(value):
 # A notebook's test cell runs the student's code in the process of the check, so nothing
 # needs to cross. The student's code is still given the objects the grader would lend it,
 # with what crosses the channel copied as the channel copies it, so that what a visible
-# test allows, refuses and judges is what the grader does (tests/test_lending_parity.py):
+# test allows, refuses and judges is what the grader does (tests/threats/test_lending_parity.py):
 #
 # - a served object is a :class:`ServedView`: its remote and deferred methods, its
 #   readable attributes (read as copies) and its settable ones, nothing else; a deferred

@@ -9,9 +9,10 @@ ends with ``[rule: name]``, the same tag that stands beside the sentence in the 
 a student can find the requirement their code missed.
 
 In a lesson's Markdown a requirement's sentence carries its tag, ``[rule: name]``
-(written ``<sub>[rule: name]</sub>`` so that it reads as a footnote); tests/test_requirements.py
-holds each lesson to it: every tag names a rule of the lesson's checks, every rule is tagged
-in the text, and every rule has a bug in ``tests/bugs`` that breaks it.
+(written ``<sub>[rule: name]</sub>`` so that it reads as a footnote);
+tests/lessons/test_requirements.py holds each lesson to it: every tag names a rule of the
+lesson's checks, every rule is tagged in the text, and every rule has a bug in
+``tests/bugs`` that breaks it.
 """
 
 import re

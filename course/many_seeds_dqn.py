@@ -6,7 +6,7 @@ each seed, what ``course.dqn.train_dqn`` runs with a ``dqn_step`` built on the
 ``td_targets`` and ``loss_gradient`` it is given (the lesson's ``huber_loss_gradient``),
 and with that seed's CartPole, exploration generator, ``QNetwork`` and buffer; it returns
 one ``course.dqn.DQNRun`` per seed. Step for step the arithmetic is the one-seed loop's:
-``tests/test_many_seeds_dqn.py`` checks that each seed's run equals it (the same actions,
+``tests/lessons/test_many_seeds_dqn.py`` checks that each seed's run equals it (the same actions,
 episodes and parameters) for every replay below. The module holds no answer of any
 lesson: the targets and the loss's gradient are the caller's, and so are the buffers
 beyond the course's own two.

@@ -11,7 +11,7 @@ Q-value per action through ReLU hidden layers and a linear output layer:
   network.
 
 ``Adam(network, learning_rate)`` applies gradients: ``step(gradients)``. Everything is
-float64; ``tests/test_mlp.py`` checks the backward pass against finite differences.
+float64; ``tests/lessons/test_mlp.py`` checks the backward pass against finite differences.
 """
 
 import numpy as np

@@ -6,11 +6,11 @@ LESSON_NUMBER = re.compile(r"\[(\d\d)_")
 
 # Tests that take a minute or more, started first so that pytest-xdist's two workers
 # do not end with one of them alone on a long test.
-SLOWEST_FIRST = ("tests/test_grader_attacks.py",  # a graded class of 30 notebooks, then more
+SLOWEST_FIRST = ("tests/threats/test_grader_attacks.py",  # a class of 30 notebooks, then more
                  "tests/test_grader_cli.py",  # the example class
                  "test_solution_notebook_runs_cleanly_and_its_figures_show_all_their_data",
                  "test_run_all_with_a_wrong_answer",  # a whole lesson, with its experiments
-                 "tests/test_claims_lesson0")
+                 "tests/lessons/test_claims_lesson0")
 
 
 def pytest_configure(config):

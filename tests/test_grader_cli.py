@@ -385,27 +385,6 @@ def test_a_finished_renamed_copy_is_graded_not_the_untouched_release(handed_in):
     assert "Files that were not graded" in page and "my_homework.ipynb was graded" in page
 
 
-def test_several_notebooks_of_a_lesson_the_most_answered_then_the_latest_saved(tmp_path):
-    from grader.class_run.submissions import find_jobs
-
-    from grader.lessons import answer_stubs
-
-    student = tmp_path / "ann"
-    student.mkdir()
-    stub = answer_stubs("02_replay_buffer")["buffer_sample"]  # as released: not written
-    half = write_submission(tmp_path / "half", "02_replay_buffer", {"buffer_sample": stub})
-    half.rename(student / "02_replay_buffer.ipynb")  # named like the lesson, saved last
-    for name, when in (("final.ipynb", 1_700_000_000), ("final (copy).ipynb", 1_700_000_100)):
-        copy = write_submission(tmp_path / "drafts" / name, "02_replay_buffer")
-        copy.rename(student / name)
-        os.utime(student / name, (when, when))
-    (job,) = find_jobs(student).jobs
-    assert job.path.name == "final (copy).ipynb"  # all answers, like final, but later saved
-    reasons = " ".join(entry.reason for entry in find_jobs(student).skipped)
-    assert "final.ipynb: not graded" in reasons and "it was saved later" in reasons
-    assert "02_replay_buffer.ipynb: not graded" in reasons and "3 here" in reasons
-
-
 def test_a_malformed_notebook_is_not_graded_and_says_why_everywhere(handed_in):
     amy = handed_in["students"]["amy"]
     broken = lesson_entry(amy, "02_replay_buffer")
@@ -551,17 +530,3 @@ def test_the_least_memory_the_grader_accepts_grades_a_correct_notebook(tmp_path)
     graded = lesson_entry(ada, "06_capstone")
     # both checks passed; the written conclusion (3 points) waits for a person
     assert graded["score"] == graded["max_score"] - 3 > 0, graded
-
-
-def test_in_nbgrader_layout_a_lesson_folder_is_never_taken_for_a_student(tmp_path):
-    from grader.class_run.submissions import find_jobs
-
-    submitted = tmp_path / "submitted"
-    for student, lesson in (("ann", "02_replay_buffer"), ("ann", "01_qlearning"),
-                            ("bo", "01_qlearning")):
-        write_submission(submitted / student, lesson, student=lesson)  # <student>/<lesson>/
-    assert find_jobs(submitted).students == ["ann", "bo"]
-    for path in (submitted / "ann", submitted / "ann" / "02_replay_buffer",
-                 submitted / "ann" / "02_replay_buffer" / "02_replay_buffer.ipynb"):
-        assert {job.student for job in find_jobs(path).jobs} == {"ann"}, path
-    assert len(find_jobs(submitted / "ann").jobs) == 2

@@ -167,8 +167,12 @@ class ResultStore:
         entry = {**entry, "graded": graded, "file": f"results/{entry['key']}.json",
                  "seconds": None if seconds is None else round(seconds, 3)}
         write_atomically(self.folder / entry["file"], json.dumps(result.to_data()) + "\n")
-        with open(self.folder / MANIFEST, "a") as handle:
-            handle.write(json.dumps(entry, sort_keys=True) + "\n")
+        line = json.dumps(entry, sort_keys=True) + "\n"
+        with open(self.folder / MANIFEST, "a+b") as handle:
+            end = handle.seek(0, os.SEEK_END)
+            if end and os.pread(handle.fileno(), 1, end - 1) != b"\n":
+                line = "\n" + line  # a kill tore the last line: this one must not join it
+            handle.write(line.encode())
             handle.flush()
             os.fsync(handle.fileno())
         self.entries[entry["key"]] = entry

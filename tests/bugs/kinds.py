@@ -3,7 +3,7 @@
 Syntactic mutants (benchmarks/mutation_score.py) change an operator or a constant; the
 bugs students write are about meaning: a boundary, a state after wrap-around, the wrong
 random generator. Every bug in ``tests/bugs`` names its kind, and every rule of a lesson
-has a bug of a kind that fits it (tests/test_requirements.py), so the suite is aimed at
+has a bug of a kind that fits it (tests/lessons/test_requirements.py), so the suite is aimed at
 these classes of mistake, not only at the examples that prompted them.
 """
 

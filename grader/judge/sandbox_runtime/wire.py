@@ -74,7 +74,7 @@ class Limit(NamedTuple):
 # lesson 02 reply of 180,879 bytes and 36,226 items, the transcript of a 200-step Taxi
 # episode replayed in batches of 8 (lesson 05: 164,722 bytes, 33,026 items; the others
 # under 40 KB and 220 items). The limits are about 6x and 7x that. A frame within both
-# becomes at most about 26 MB of objects (tests/test_wire.py), where one under the old
+# becomes at most about 26 MB of objects (tests/judge/test_wire.py), where one under the old
 # limit of 256 MB became 6.8 GB.
 FROM_SANDBOX = Limit(bytes=2**20, items=250_000)
 # What the grader sends. Largest measured: 37,259 bytes (lesson 07), 143 items. But a

@@ -23,8 +23,8 @@ from test_publish import completed
 
 pytestmark = [pytest.mark.xdist_group('colab'), pytest.mark.notebooks]
 
-REPO = Path(__file__).resolve().parent.parent
-PINS = Path(__file__).with_name("colab_pins.txt")
+REPO = Path(__file__).resolve().parents[2]
+PINS = REPO / "tests" / "colab_pins.txt"
 LESSONS = ("01_qlearning", "02_replay_buffer")
 
 

@@ -17,7 +17,7 @@ The lesson's ablation (section 7, "What to expect") concludes, over 20 seeds per
 Each is checked on the notebook's seeds 0-19 and on the fresh seeds 1000-1019, with the
 notebook's own measures: ``DQNSettings()``, the course's many-seed runner given the
 solution notebook's ``td_targets`` and ``huber_loss_gradient`` (it trains every seed
-exactly as the one-seed loop does: tests/test_many_seeds_dqn.py), ``greedy_return``, the
+exactly as the one-seed loop does: tests/lessons/test_many_seeds_dqn.py), ``greedy_return``, the
 training return of the last 2,000 steps, and |Q| on 256 probe states drawn from the seed. The claim about every run is
 checked on the first two seeds of each set (any seed that broke it would refute it).
 About 65 s of CPU per seed set; each set and loss is its own xdist group (the Huber runs

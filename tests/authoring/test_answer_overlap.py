@@ -22,7 +22,7 @@ from grader.authoring.answer_overlap import (WINDOW, answer_regions, found_in,
                                              notebook_text, runs_of, statements)
 from grader.lessons import all_lessons
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 LESSONS = all_lessons()
 
 

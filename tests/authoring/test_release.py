@@ -22,7 +22,7 @@ from grader.lessons import SOURCE_DIR, STUDENT_DIR, source_notebooks
 # this module's fixtures are computed once: its tests share one pytest-xdist worker
 pytestmark = pytest.mark.xdist_group('release')
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 RERUN = "run `python -m grader release` and commit what it changes"
 SOURCES = source_notebooks(REPO)
 LESSONS = [path.stem for path in SOURCES]

@@ -23,7 +23,7 @@ from grader.lessons import all_lessons
 from submission_factory import TEST_SALT, grade, write_submission
 from support.in_process import fake_submission, namespace_for
 
-REPOSITORY = Path(__file__).resolve().parent.parent
+REPOSITORY = Path(__file__).resolve().parents[2]
 
 TD_TARGETS_NOT_WRITTEN = '''\
 #| export

@@ -2,7 +2,7 @@
 another, no empty axes. The measures (tests/support/figures.py) are tested here on
 figures made to have each problem, on the course's plotting helpers and on the feedback
 pages' bar chart; the lessons' own figures are measured as the solution notebooks run
-(tests/test_notebooks_execute.py).
+(tests/lessons/test_notebooks_execute.py).
 """
 
 import matplotlib

@@ -129,7 +129,7 @@ def test_the_same_submission_and_salt_give_the_same_report(tmp_path):
 def test_unanswered_notebook_scores_zero_and_every_check_says_why(tmp_path):
     path = Path(tmp_path) / "student" / "02_replay_buffer.ipynb"
     path.parent.mkdir()
-    fresh = nbformat.read(Path(__file__).parent.parent / "notebooks" / path.name, 4)
+    fresh = nbformat.read(Path(__file__).resolve().parents[2] / "notebooks" / path.name, 4)
     nbformat.write(fresh, path)
     result = grade(path)
     assert result.score == 0

@@ -11,7 +11,7 @@ from grader.outputs.feedback_pages import write_feedback_pages
 from grader.outputs.report import class_report, lesson_maxima
 from grader.results import CheckResult, NotebookResult, WrittenAnswer
 
-sys.path.insert(0, str(Path(__file__).parent / "support"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 from browser import PHONE, headless_chromium  # noqa: E402
 
 pytestmark = pytest.mark.xdist_group('browser')

@@ -7,7 +7,7 @@
   run small: two seeds each (``SEEDS = range(10)`` becomes ``range(2)``) and, in the
   slowest, fewer episodes or steps (``SMOKE_SIZES``): the same code, a fraction of the
   time. What the full runs show is measured on the notebooks' own seeds by
-  ``tests/test_claims_*.py``, and ``benchmarks/notebook_runtime.py`` runs them whole.
+  ``tests/lessons/test_claims_*.py``, and ``benchmarks/notebook_runtime.py`` runs them whole.
   Its last cell, the self-check, is left out: it grades these same answers as the
   example class's ``ada_complete``, which other tests grade and self-check.
 - A student notebook (``notebooks/``), untouched, runs to its last cell as "Run All" would
@@ -35,15 +35,17 @@ from nbclient import NotebookClient
 
 from grader.authoring.setup_cell import SETUP_CELL_ID
 from submission_factory import solution_answers
-from tests.support.figures import PROBLEM_PREFIX
+from tests.support.run_all import (NOT_RUN, cell_stdout, code_cells, describe_error, errors_in,
+                                   figure_problems_in, is_experiment, is_test, name_of,
+                                   nbgrader_meta, readability_problems, run_all_problems,
+                                   shown_values, stderr_in)
 
 pytestmark = pytest.mark.notebooks
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SOLUTIONS = sorted((REPO / "solutions").glob("[0-9][0-9]_*.ipynb"))
 STUDENT_NOTEBOOKS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 IMPORTS_CELL_ID = "imports"  # the grade_id of every lesson's imports cell
-EXPERIMENT_TAG = "experiment"
 SELF_CHECK_ID = "self-check"
 SMOKE_SEEDS = 2
 SEEDS_LINE = re.compile(r"^(\s*\w*SEEDS = range\()(\d+)(\))", re.MULTILINE)
@@ -67,9 +69,7 @@ SMOKE_SIZES = {
                     "episodes=100, early=(1, 50), late=(51, 100), threshold=195.0"},
     "07_neural_replay": {"SETTINGS = DQNSettings()": "SETTINGS = DQNSettings(steps=1000)"},
 }
-ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 FIGURE_CHECKS = REPO / "tests" / "support" / "figures.py"
-NOT_RUN = ("Skipped:", "Stopped:")  # how an experiment that did not finish begins to say so
 
 
 def test_there_are_notebooks_to_run():
@@ -85,64 +85,8 @@ def execute(notebook, cwd):
     return notebook
 
 
-def nbgrader_meta(cell):
-    return cell.metadata.get("nbgrader", {})
-
-
-def name_of(cell):
-    return nbgrader_meta(cell).get("grade_id") or cell.get("id")
-
-
-def code_cells(notebook):
-    return [cell for cell in notebook.cells if cell.cell_type == "code"]
-
-
-def errors_in(cell):
-    return [output for output in cell.get("outputs", []) if output.output_type == "error"]
-
-
-def stderr_in(cell):
-    return "".join(output.text for output in cell.get("outputs", [])
-                   if output.output_type == "stream" and output.name == "stderr")
-
-
-def cell_stdout(cell):
-    return "".join(output.text for output in cell.get("outputs", [])
-                   if output.output_type == "stream" and output.name == "stdout")
-
-
-def shown_values(cell):
-    """A cell's Out[] values: its last expression's value, as Jupyter shows it."""
-    return [output for output in cell.get("outputs", [])
-            if output.output_type == "execute_result"]
-
-
-def images_in(cell):
-    return [output for output in cell.get("outputs", [])
-            if output.output_type in ("display_data", "execute_result")
-            and "image/png" in output.get("data", {})]
-
-
-def figure_problems_in(cell):
-    return [line[len(PROBLEM_PREFIX):] for line in cell_stdout(cell).splitlines()
-            if line.startswith(PROBLEM_PREFIX)]
-
-
-def describe_error(cell, error):
-    traceback = ANSI_ESCAPE.sub("", "\n".join(error.traceback))
-    return f"cell {name_of(cell)!r}: {error.ename}: {error.evalue}\n{traceback}"
-
-
 def is_answer(cell):
     return nbgrader_meta(cell).get("solution", False) and not nbgrader_meta(cell).get("grade")
-
-
-def is_test(cell):
-    return nbgrader_meta(cell).get("grade", False)
-
-
-def is_experiment(cell):
-    return EXPERIMENT_TAG in cell.metadata.get("tags", [])
 
 
 def smoke_sized(notebook, lesson):
@@ -202,7 +146,7 @@ def test_solution_notebook_runs_cleanly_and_its_figures_show_all_their_data(path
     notebook = with_figure_checks(smoke_sized(nbformat.read(path, as_version=4), path.stem))
     # Its last cell, the self-check, grades the saved notebook in a sandbox: the example
     # class's ada_complete (these answers) is graded so by tests/test_grader_cli.py, and
-    # tests/test_self_check.py runs the self-check on it.
+    # tests/student/test_self_check.py runs the self-check on it.
     assert name_of(code_cells(notebook)[-1]) == SELF_CHECK_ID
     notebook.cells.remove(code_cells(notebook)[-1])
     execute(notebook, path.parent)
@@ -220,53 +164,6 @@ def test_solution_notebook_runs_cleanly_and_its_figures_show_all_their_data(path
     silent = [name_of(cell) for cell in code_cells(notebook)
               if is_test(cell) and "\u2713" not in cell_stdout(cell)]
     assert not silent, f"{path.name}: test cells that printed no \u2713 line: {silent}"
-
-
-def readability_problems(notebook):
-    """What a student who ran every cell of ``notebook`` would find hard to read: a cell
-    that raised (it would stop "Run All"), a traceback where a sentence belongs, an
-    experiment that did not finish and said so in more than one line or left a figure
-    under it, a test cell that shows a value, a figure that hides its data."""
-    problems = []
-    for cell in code_cells(notebook):
-        problems += [f"Run All would stop here: {describe_error(cell, error)}"
-                     for error in errors_in(cell)]
-        failure = stderr_in(cell)
-        if "Traceback" in failure:
-            problems.append(f"cell {name_of(cell)!r}: a traceback, not a sentence:\n{failure}")
-        if failure.startswith(NOT_RUN):
-            if len(failure.strip().splitlines()) != 1:
-                problems.append(f"cell {name_of(cell)!r} did not run and took more than "
-                                f"one line to say so:\n{failure}")
-            if images_in(cell):
-                problems.append(f"cell {name_of(cell)!r} did not run, yet shows a figure")
-        if is_test(cell) and shown_values(cell):
-            problems.append(f"test cell {name_of(cell)!r} shows a value as Out[]: "
-                            f"{shown_values(cell)[0].data.get('text/plain')!r}")
-        problems += [f"cell {name_of(cell)!r}: {problem}" for problem in figure_problems_in(cell)]
-    return problems
-
-
-def run_all_problems(notebook):
-    """What is wrong in an untouched notebook after Run All: what is hard to read
-    (:func:`readability_problems`), a test that passed on work not done or did not say
-    the work is not written, an experiment that stopped rather than saying it waits for
-    that work."""
-    problems = readability_problems(notebook)
-    for cell in code_cells(notebook):
-        shown, failure = cell_stdout(cell), stderr_in(cell)
-        if failure.startswith("Stopped:"):
-            problems.append(f"experiment {name_of(cell)!r} stopped on unwritten code: "
-                            f"{failure!r}")
-        if not is_test(cell):
-            continue
-        if "\u2713" in shown:
-            problems.append(f"test cell {name_of(cell)!r} passed on an empty notebook: "
-                            "students would see a pass for work not done")
-        if "\u2717" not in failure or "not written yet" not in failure:
-            problems.append(f"test cell {name_of(cell)!r} must show a \u2717 line saying "
-                            f"'not written yet'; it showed {shown + failure!r}")
-    return problems
 
 
 def self_check_output(notebook):

@@ -15,7 +15,7 @@ from checks import checks_for_lesson
 from checks.framework import VISIBLE_SALT
 from grader.outputs.report import graded_content
 from submission_factory import REPOSITORY
-from test_notebooks_execute import code_cells, cell_stdout, name_of, stderr_in
+from tests.support.run_all import cell_stdout, code_cells, name_of, stderr_in
 from tests.support.in_process import namespace_for
 
 pytestmark = pytest.mark.xdist_group("self-check")

@@ -1,6 +1,6 @@
 """The witnesses of the learning checks (checks/witness.py), in this process: the course's
 own loops and learning steps keep every rule; each way of breaking one is refused, with
-the rule in the refusal. (tests/test_grader_attacks.py grades the same tricks through a
+the rule in the refusal. (tests/threats/test_grader_attacks.py grades the same tricks through a
 sandboxed kernel.)"""
 
 import sys
@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-REPOSITORY = Path(__file__).resolve().parent.parent
+REPOSITORY = Path(__file__).resolve().parents[2]
 if str(REPOSITORY) not in sys.path:
     sys.path.insert(0, str(REPOSITORY))
 

@@ -5,8 +5,8 @@
   it too).
 - Each tag ``[rule: name]`` in a lesson's text names a rule of that lesson's checks, and
   each rule is tagged beside the sentence that tells the student.
-- Each rule has a bug in ``tests/bugs`` aimed at it (test_bugs_in_process.py runs each
-  bug and holds its failure to naming that rule).
+- Each rule has a bug in ``tests/bugs`` aimed at it (tests/threats/test_bugs_in_process.py
+  runs each bug and holds its failure to naming that rule).
 """
 
 import ast
@@ -17,7 +17,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-REPOSITORY = Path(__file__).resolve().parent.parent
+REPOSITORY = Path(__file__).resolve().parents[2]
 if str(REPOSITORY) not in sys.path:
     sys.path.insert(0, str(REPOSITORY))
 

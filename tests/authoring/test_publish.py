@@ -4,7 +4,7 @@ Lessons 01-03 are published into a fresh folder, as an instructor starting a cou
 would, and the edition is read and run the way a student would use it. Its files are
 compared with every answer of every lesson it does not release (all seven lessons here:
 nothing is released by default) by grader/authoring/answer_overlap.py's normalised
-statements, whose own tests (tests/test_answer_overlap.py) show it finds disguised copies.
+statements, whose own tests (tests/authoring/test_answer_overlap.py) show it finds disguised copies.
 """
 
 import os
@@ -26,12 +26,12 @@ from grader.authoring.publish import (CannotPublish, edition_hub_links, plan, pu
                                       student_notebook, student_readme)
 from grader.lessons import all_lessons
 from grader.nbgrader_cells import is_answer, is_test, nbgrader_meta
-from test_notebooks_execute import (code_cells, describe_error, errors_in, is_experiment,
-                                    run_all_problems)
+from tests.support.run_all import (code_cells, describe_error, errors_in, is_experiment,
+                                   run_all_problems)
 
 pytestmark = [pytest.mark.xdist_group('edition'), pytest.mark.notebooks]
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PUBLISHED = ("01_qlearning", "02_replay_buffer", "03_prioritized_replay")
 URL = "https://github.com/an-instructor/experience-replay-students"
 HUB = "https://hub.example.edu/"  # the trailing slash is tolerated

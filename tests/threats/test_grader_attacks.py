@@ -268,7 +268,7 @@ def assert_gains_nothing(result):
 # (checks.taxi_training.train_buffer_on_taxi): their learning checks are given the buffer
 # class alone, so whatever the student's loop does (steer the actions, replay a private
 # memory), they never call it. Lesson 01, which judges the student's loop, refuses each
-# of those tricks below, graded; tests/test_witness.py holds every rule in-process.
+# of those tricks below, graded; tests/threats/test_witness.py holds every rule in-process.
 @pytest.mark.parametrize("lesson, check, buffer", [
     ("02_replay_buffer", "test_replay_learning", "ReplayBuffer"),
     ("05_combined_replay", "test_cer_learning", "CombinedReplayBuffer")])
