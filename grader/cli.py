@@ -25,117 +25,41 @@ def _release(args):
     return 0
 
 
+class _Refused(Exception):
+    """A command cannot go on as asked: the message, one line, goes to stderr (exit 2)."""
+
+
 def _grade(args):
-    if not os.path.lexists(args.path):  # before the imports: a mistyped path is answered at once
-        from grader.safe_text import printable
-
-        print(f"grader: no such file or folder: {printable(args.path)}", file=sys.stderr)
-        return 2
-    problem = _too_many_workers(args)
-    if problem is not None:
-        print(f"grader: {problem}", file=sys.stderr)
-        return 2
-    from checks import checks_for_lesson
-    from checks.framework import DEFAULT_HIDDEN_SALT
-    from grader.class_run.submissions import CannotGrade, find_jobs
-    from grader.judge.sandbox import NOT_ISOLATED, isolation_level
-    from grader.judge.sandbox_resources import mechanism_name
-    from grader.outputs.feedback_pages import write_feedback_pages
-    from grader.outputs.gradebooks import (GradebookError, Roster, gradebook_text,
-                                           gradebook_warnings, read_assignments)
-    from grader.outputs.report import (check_writable, class_report, lesson_maxima,
-                                       summary_table, write_atomically, write_json)
-    from grader.safe_text import printable
-    from grader.salts import chosen_salt
-
-    isolation = isolation_level(not args.no_sandbox)
-    if args.require_sandbox and isolation == NOT_ISOLATED:
-        print("grader: --require-sandbox: " + ("--no-sandbox was given" if args.no_sandbox
-              else "this machine cannot give submissions their own namespaces (unshare, "
-                   "setpriv and pivot_root from util-linux, and user namespaces)"),
-              file=sys.stderr)
-        return 2
-    for option, path in (("--json", args.json), ("--csv", args.csv)):
-        if path:
-            try:
-                check_writable(path)
-            except OSError as error:
-                print(f"grader: {option} {printable(path)}: cannot write there "
-                      f"({printable(error.strerror or error)})", file=sys.stderr)
-                return 2
-    if args.feedback:
-        try:
-            os.makedirs(args.feedback, exist_ok=True)
-            check_writable(os.path.join(args.feedback, ".grader-can-write"))
-        except OSError as error:
-            print(f"grader: --feedback {printable(args.feedback)}: cannot write there "
-                  f"({printable(error.strerror or error)})", file=sys.stderr)
-            return 2
+    """``grader grade``: refuse what cannot work before anything is graded, grade the
+    class, apply what people decided, then print and write what was asked."""
     try:
-        roster = Roster.read(args.roster) if args.roster else None
-        assignments = read_assignments(args.assignments) if args.assignments else None
-        if args.format == "moodle" and roster is None:
-            raise GradebookError("--format moodle needs --roster with an email or id column: "
-                                 "Moodle matches students by e-mail or ID number")
-    except GradebookError as error:
-        print(f"grader: {error}", file=sys.stderr)
-        return 2
-    if args.resume and not args.out:
-        print("grader: --resume needs --out DIR, the folder of the run to resume",
-              file=sys.stderr)
-        return 2
-    if args.format == "canvas" and roster is None and args.csv:
-        print("grader: --format canvas without --roster: the Student column holds folder "
-              "names, and Canvas will match students by name", file=sys.stderr)
-    try:
-        found = find_jobs(args.path)
-    except CannotGrade as error:
-        print(f"grader: {error}", file=sys.stderr)
-        return 2
-    jobs, skipped = found.jobs, found.skipped
-    only = None
-    if args.only:
-        only = {name.strip() for name in args.only.split(",") if name.strip()}
-        known = {check.name for job in jobs for check in checks_for_lesson(job.lesson)}
-        unknown = sorted(only - known)
-        if unknown:
-            print(f"grader: --only: no check named {', '.join(unknown)} in the lessons "
-                  "found", file=sys.stderr)
-            return 2
-        jobs = [job for job in jobs  # lessons without any of those checks: nothing to do
-                if only & {check.name for check in checks_for_lesson(job.lesson)}]
-    from grader.outputs.grades_by_people import CannotApply, GradesByPeople
+        isolation, roster, assignments = _before_grading(args)
+        found, jobs, only = _class_to_grade(args)
+        from grader.outputs.grades_by_people import CannotApply, GradesByPeople
+        from grader.outputs.report import lesson_maxima
 
-    maxima = lesson_maxima(only)  # read from every source notebook: once
-    try:  # before grading: a typo in the instructor's files costs seconds, not a run
-        by_people = GradesByPeople.read(args.manual, args.policy, args.handed_in)
-        by_people.check_class(found.students, maxima)
-    except CannotApply as error:
-        print(f"grader: {error}", file=sys.stderr)
+        maxima = lesson_maxima(only)  # read from every source notebook: once
+        try:  # before grading: a typo in the instructor's files costs seconds, not a run
+            by_people = GradesByPeople.read(args.manual, args.policy, args.handed_in)
+            by_people.check_class(found.students, maxima)
+        except CannotApply as error:
+            raise _Refused(str(error)) from None
+        chosen = _salt_to_grade_with(args)
+    except _Refused as refusal:
+        print(f"grader: {refusal}", file=sys.stderr)
         return 2
-    chosen = chosen_salt(args.salt, DEFAULT_HIDDEN_SALT)
-    salt = chosen.value
-    if args.resume:
-        refusal = _resume_refusal(args.out, chosen)
-        if refusal:
-            print(f"grader: {refusal}", file=sys.stderr)
-            return 2
-    if salt == DEFAULT_HIDDEN_SALT:
-        print("grader: no --salt or GRADER_SALT given; using the default salt, which is "
-              "public (fine for practice, not for grades)", file=sys.stderr)
-    if isolation == NOT_ISOLATED:
-        print("grader: grading WITHOUT a sandbox (no Linux namespaces here, or "
-              "--no-sandbox): submissions can reach this machine", file=sys.stderr)
-    for line in skipped:
-        print(f"grader: {line}", file=sys.stderr)
+    _say_how_it_will_be_graded(chosen.value, isolation, found.skipped)
     started = time.monotonic()
-    run = _grade_on_dask(args, jobs, salt, only)
+    run = _grade_on_dask(args, jobs, chosen.value, only)
     if isinstance(run, int):
         return run
-    results = run.results
+    from grader.judge.sandbox import NOT_ISOLATED
+    from grader.judge.sandbox_resources import mechanism_name
+    from grader.outputs.report import class_report, summary_table
+
     for student in found.students:  # a student whose every file was skipped is listed too
-        results.setdefault(student, [])
-    report = class_report(results, skipped, maxima)
+        run.results.setdefault(student, [])
+    report = class_report(run.results, found.skipped, maxima)
     by_people.record_hand_in_times(report, jobs, args.path)
     applied = by_people.apply(report)
     print(summary_table(report))
@@ -150,6 +74,120 @@ def _grade(args):
     if args.out:
         print(f"results: {args.out} (one file per notebook, graded with {chosen.words}; "
               "--resume with the same salt grades only what it lacks)")
+    _write_grade_outputs(args, report, roster, assignments)
+    return 0
+
+
+def _before_grading(args):
+    """What must hold before a class is graded, checked in seconds so a finished run is
+    never lost to a typo: the path, the workers, the sandbox asked for, the outputs
+    writable, the roster and assignments readable. Returns (isolation, roster,
+    assignments); raises _Refused."""
+    from grader.safe_text import printable
+
+    if not os.path.lexists(args.path):
+        raise _Refused(f"no such file or folder: {printable(args.path)}")
+    problem = _too_many_workers(args)
+    if problem is not None:
+        raise _Refused(problem)
+    from grader.judge.sandbox import NOT_ISOLATED, isolation_level
+    from grader.outputs.gradebooks import GradebookError, Roster, read_assignments
+    from grader.outputs.report import check_writable
+
+    isolation = isolation_level(not args.no_sandbox)
+    if args.require_sandbox and isolation == NOT_ISOLATED:
+        raise _Refused("--require-sandbox: " + (
+            "--no-sandbox was given" if args.no_sandbox
+            else "this machine cannot give submissions their own namespaces (unshare, "
+                 "setpriv and pivot_root from util-linux, and user namespaces)"))
+    for option, path in (("--json", args.json), ("--csv", args.csv)):
+        if path:
+            try:
+                check_writable(path)
+            except OSError as error:
+                raise _Refused(f"{option} {printable(path)}: cannot write there "
+                               f"({printable(error.strerror or error)})") from None
+    if args.feedback:
+        try:
+            os.makedirs(args.feedback, exist_ok=True)
+            check_writable(os.path.join(args.feedback, ".grader-can-write"))
+        except OSError as error:
+            raise _Refused(f"--feedback {printable(args.feedback)}: cannot write there "
+                           f"({printable(error.strerror or error)})") from None
+    try:
+        roster = Roster.read(args.roster) if args.roster else None
+        assignments = read_assignments(args.assignments) if args.assignments else None
+        if args.format == "moodle" and roster is None:
+            raise GradebookError("--format moodle needs --roster with an email or id column: "
+                                 "Moodle matches students by e-mail or ID number")
+    except GradebookError as error:
+        raise _Refused(str(error)) from None
+    if args.resume and not args.out:
+        raise _Refused("--resume needs --out DIR, the folder of the run to resume")
+    if args.format == "canvas" and roster is None and args.csv:
+        print("grader: --format canvas without --roster: the Student column holds folder "
+              "names, and Canvas will match students by name", file=sys.stderr)
+    return isolation, roster, assignments
+
+
+def _class_to_grade(args):
+    """(what was found under the path, the jobs to grade, the checks of --only or None);
+    raises _Refused."""
+    from checks import checks_for_lesson
+    from grader.class_run.submissions import CannotGrade, find_jobs
+
+    try:
+        found = find_jobs(args.path)
+    except CannotGrade as error:
+        raise _Refused(str(error)) from None
+    jobs, only = found.jobs, None
+    if args.only:
+        only = {name.strip() for name in args.only.split(",") if name.strip()}
+        known = {check.name for job in jobs for check in checks_for_lesson(job.lesson)}
+        unknown = sorted(only - known)
+        if unknown:
+            raise _Refused(f"--only: no check named {', '.join(unknown)} in the lessons found")
+        jobs = [job for job in jobs  # lessons without any of those checks: nothing to do
+                if only & {check.name for check in checks_for_lesson(job.lesson)}]
+    return found, jobs, only
+
+
+def _salt_to_grade_with(args):
+    """The salt chosen (--salt, GRADER_SALT, or the public default); raises _Refused when
+    --resume would grade everything again with it."""
+    from checks.framework import DEFAULT_HIDDEN_SALT
+    from grader.salts import chosen_salt
+
+    chosen = chosen_salt(args.salt, DEFAULT_HIDDEN_SALT)
+    if args.resume:
+        refusal = _resume_refusal(args.out, chosen)
+        if refusal:
+            raise _Refused(refusal)
+    return chosen
+
+
+def _say_how_it_will_be_graded(salt, isolation, skipped):
+    from checks.framework import DEFAULT_HIDDEN_SALT
+    from grader.judge.sandbox import NOT_ISOLATED
+
+    if salt == DEFAULT_HIDDEN_SALT:
+        print("grader: no --salt or GRADER_SALT given; using the default salt, which is "
+              "public (fine for practice, not for grades)", file=sys.stderr)
+    if isolation == NOT_ISOLATED:
+        print("grader: grading WITHOUT a sandbox (no Linux namespaces here, or "
+              "--no-sandbox): submissions can reach this machine", file=sys.stderr)
+    for line in skipped:
+        print(f"grader: {line}", file=sys.stderr)
+
+
+def _write_grade_outputs(args, report, roster, assignments):
+    """The report, gradebook and pages asked for. A path that cannot be written now (it
+    was writable before grading) gets a rescue file: the run is never lost."""
+    from grader.outputs.feedback_pages import write_feedback_pages
+    from grader.outputs.gradebooks import gradebook_text, gradebook_warnings
+    from grader.outputs.report import write_atomically, write_json
+    from grader.safe_text import printable
+
     outputs, warnings = [], []
     if args.json:
         outputs.append(("report", args.json, lambda path: write_json(report, path)))
@@ -172,7 +210,6 @@ def _grade(args):
                   f"{what} is in {rescue}", file=sys.stderr)
     for line in warnings:  # last, where they are seen: who lacks a row, or an identity
         print(f"grader: {line}", file=sys.stderr)
-    return 0
 
 
 def _say_what_awaits_a_person(report, manual):
