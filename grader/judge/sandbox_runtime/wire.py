@@ -523,10 +523,10 @@ class Channel:
     def send(self, message, deadline=None):
         data = memoryview(pack(message, self.send_limit))
         while data:
-            self._wait(select.POLLOUT, deadline)
-            try:
+            try:  # the socket's buffer almost always has room: wait only when it has not
                 sent = self.sock.send(data)
             except BlockingIOError:
+                self._wait(select.POLLOUT, deadline)
                 continue
             except (BrokenPipeError, ConnectionResetError):
                 raise ChannelClosed("the other side closed the channel") from None
