@@ -77,7 +77,7 @@ def grading_settings(options):
 # --- on a worker ------------------------------------------------------------------------
 
 def grade_task(key, job, submission, salt, options, baselines, version, topic, grade=None):
-    """Grade one notebook on a Dask worker: ``(result data, seconds, problem or None)``."""
+    """Grade one notebook on a Dask worker: ``(NotebookResult, seconds, problem or None)``."""
     if course_version() != version:
         raise ClusterError("this worker imports another version of the course than the "
                            "grader")
@@ -95,7 +95,7 @@ def grade_task(key, job, submission, salt, options, baselines, version, topic, g
     except Exception as error:  # a grader bug must not lose the rest of the class
         problem = f"the grader failed on it ({type(error).__name__}: {printable(error, 300)})"
         result = failed_notebook(job.lesson, problem)
-    return result.to_data(), time.monotonic() - started, problem
+    return result, time.monotonic() - started, problem
 
 
 # --- here -------------------------------------------------------------------------------
@@ -220,8 +220,7 @@ class ClassGrading:
         job, entry = self.jobs[index], self.entries[index]
         outcome = self._outcome(future, label_of(job))
         if isinstance(outcome, tuple):
-            data, seconds, problem = outcome
-            result = NotebookResult.from_data(data)
+            result, seconds, problem = outcome
         else:
             seconds = None
             problem = WORKER_DIED if isinstance(outcome, KilledWorker) else (
