@@ -5,16 +5,15 @@
 """
 
 import importlib
+import pkgutil
+import re
 
-LESSON_MODULES = {
-    "01_qlearning": "checks.lesson01_qlearning",
-    "02_replay_buffer": "checks.lesson02_replay_buffer",
-    "03_prioritized_replay": "checks.lesson03_prioritized_replay",
-    "04_hindsight_replay": "checks.lesson04_hindsight_replay",
-    "05_combined_replay": "checks.lesson05_combined_replay",
-    "06_capstone": "checks.lesson06_capstone",
-    "07_neural_replay": "checks.lesson07_neural_replay",
-}
+# {lesson: module}, read from the modules' names ("lesson02_replay_buffer" holds the checks
+# of "02_replay_buffer"): the checks ship to students without the grader, so they cannot
+# import its lesson registry; tests/test_lessons.py holds the two to the same lessons.
+LESSON_MODULES = {match.group(1): f"{__name__}.{module.name}"
+                  for module in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name)
+                  if (match := re.fullmatch(r"lesson(\d\d_[a-z0-9_]+)", module.name))}
 
 
 def checks_for_lesson(lesson):

@@ -115,7 +115,7 @@ def td_update(qtable, transition, discount, weight=1.0, step_size=STEP_SIZE):
     return td_error
 
 
-class UniformReplay:
+class UniformMemoryReplay:
     """Uniform replay of a memory, with the prioritized buffer's interface (weights 1,
     priorities ignored). Slots are drawn in advance: it is the fast baseline."""
 

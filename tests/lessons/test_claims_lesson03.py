@@ -38,7 +38,7 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 if str(REPOSITORY) not in sys.path:
     sys.path.insert(0, str(REPOSITORY))
 
-from course.blind_cliffwalk import (UniformReplay, learn_from_replay,  # noqa: E402
+from course.blind_cliffwalk import (UniformMemoryReplay, learn_from_replay,  # noqa: E402
                                     replay_memory)
 from course.legal_actions import AllActions  # noqa: E402
 from course.lottery import LOTTERY, STATE, SURE, TRUE_QVALUES, lottery_memory  # noqa: E402
@@ -141,7 +141,7 @@ def test_per_learns_the_blind_cliffwalk_in_fewer_updates(lesson, seed_set):
     uniform, prioritized = [], []
     for seed in WALK_SEEDS[seed_set]:
         memory = replay_memory(WALK_N, seed)
-        uniform.append(learn_from_replay(UniformReplay(memory, seed=seed), memory,
+        uniform.append(learn_from_replay(UniformMemoryReplay(memory, seed=seed), memory,
                                          1_000_000).updates_to_solve)
         buffer = lesson["PrioritizedReplayBuffer"](len(memory), alpha=0.6, seed=seed)
         for transition in memory.rows():

@@ -123,11 +123,11 @@ def per_loop_expectation(inputs, run):
 
 def uniform_updates_to_solve(n, seeds):
     """What uniform replay needs on the same memories (the grader's own baseline)."""
-    from course.blind_cliffwalk import UniformReplay, learn_from_replay, replay_memory
+    from course.blind_cliffwalk import UniformMemoryReplay, learn_from_replay, replay_memory
 
     needed = []
     for seed in seeds:
         memory = replay_memory(n, seed)
-        needed.append(learn_from_replay(UniformReplay(memory, seed), memory,
+        needed.append(learn_from_replay(UniformMemoryReplay(memory, seed), memory,
                                         40 * CLIFFWALK_BUDGET[n]).updates_to_solve)
     return needed
