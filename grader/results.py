@@ -211,19 +211,22 @@ class NotebookResult:
     def add(self, check):
         self.checks.append(check)
 
-    def check(self, check_id):
-        return next((check for check in self.checks if check.id == check_id), None)
-
     # --- scores, always made from the parts ------------------------------------------
+    def _checks_points(self):
+        return sum(check.points for check in self.checks)
+
+    def _checks_worth(self):
+        return sum(check.max_score for check in self.checks)
+
     @property
     def automatic_score(self):
         """The checks' points (a person's regrade in place of a check's)."""
-        return round(sum(check.points for check in self.checks), DIGITS)
+        return round(self._checks_points(), DIGITS)
 
     @property
     def automatic_max_score(self):
         """What the checks are worth: the written answers' points are a person's to give."""
-        return round(sum(check.max_score for check in self.checks), DIGITS)
+        return round(self._checks_worth(), DIGITS)
 
     @property
     def raw_score(self):
@@ -231,7 +234,7 @@ class NotebookResult:
         any late penalty; None for a lesson not graded."""
         if not self.submitted:
             return None
-        return round(sum(check.points for check in self.checks)
+        return round(self._checks_points()
                      + sum(answer.score or 0.0 for answer in self.written), DIGITS)
 
     @property
@@ -249,7 +252,7 @@ class NotebookResult:
         counts them)."""
         if not self.submitted:
             return self.unsubmitted_max_score
-        return round(sum(check.max_score for check in self.checks)
+        return round(self._checks_worth()
                      + sum(answer.max_score for answer in self.written), DIGITS)
 
     @property

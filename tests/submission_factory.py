@@ -57,5 +57,6 @@ def feedback(result, check_id):
 def as_json(result):
     from grader.outputs.report import graded_content
 
-    return json.dumps(graded_content([vars(check) for check in result.checks] + [result.notes]),
+    return json.dumps(graded_content([check.to_data() for check in result.checks]
+                                     + [result.notes]),
                       sort_keys=True)

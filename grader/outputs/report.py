@@ -38,10 +38,7 @@ MEASURED = "usage"  # a check's CPU and wall seconds: measured, so they vary run
 def graded_content(data):
     """``data`` (a report, a notebook's entry, a check, or lists of them) without what is
     measured rather than judged: what two gradings of the same submission and salt must
-    agree on, check by check, whatever the machine's load. Typed results are taken as
-    their data."""
-    if hasattr(data, "to_data"):
-        data = data.to_data()
+    agree on, check by check, whatever the machine's load."""
     if isinstance(data, dict):
         return {key: graded_content(value) for key, value in data.items() if key != MEASURED}
     if isinstance(data, list):

@@ -39,7 +39,7 @@ notebook, budget, only = sys.argv[1], float(sys.argv[2]), set(sys.argv[3].split(
 print("imported", flush=True)  # the test may load the machine now: grading starts
 sys.stdin.readline()
 result = grade_notebook(notebook, "loaded-machine", only=only, check_time_limit=budget)
-checks = [vars(check) for check in result.checks]
+checks = [check.to_data() for check in result.checks]
 print(json.dumps({"graded": graded_content(checks + [result.notes]),
                   "usage": [check["usage"] for check in checks]}))
 '''
