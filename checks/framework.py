@@ -39,11 +39,14 @@ from typing import Any, Callable
 
 import numpy as np
 
+from checks.contracts import (INPUTS_UNTOUCHED, LENT_AS_STATED, NUMPY_SCALARS, RESULT_TYPES,
+                              lending_refused, numpy_forms, rows_problem)
 from checks.lending import (forget_mirrored, from_student_code, kept_here, lent_in_notebook,
                             take_refusal, to_student_code)
 from checks.requirements import TAG, Rule, tagged
 from checks.status import Status
 from course.add_to_class import lost_methods
+from course.unchanged_arguments import aliased, changed, same, snapshot
 from course.your_work import where_raised, written_in_a_notebook
 
 VISIBLE_SALT = "visible"
@@ -98,6 +101,19 @@ class ProbeError(Exception):
 
 class NotWrittenYet(ProbeError):
     """The student's code still raises ``NotImplementedError``: work not done, not a bug."""
+
+
+class ContractBroken(Exception):
+    """A call of the student's code broke what every call of the lesson promises
+    (:mod:`checks.contracts`): a failure of the check, naming ``rule``. Not a
+    :class:`ProbeError`, so that no probe that takes an error of the student's code for
+    an answer (a refusal, a raise it expects) can take it for one: it ends the probe."""
+
+    origin = None
+
+    def __init__(self, message, rule):
+        super().__init__(message)
+        self.rule = rule
 
 
 class StudentObjectBase:
@@ -235,6 +251,12 @@ class Check:
     # when its own checks fail too. In a notebook only what the student wrote is named
     # (an earlier lesson's module made from their notebook, not the course's reference).
     calls: tuple = ()
+    # {name: checks.contracts.Contract} of the lesson's callables, held on every call the
+    # probe makes (LessonChecks gives every check its lesson's table)
+    contracts: Any = None
+    # for a check that tests a sampler against its exact distribution: which, where, how
+    # (``grader spec`` lists it beside the rules)
+    distribution: str = ""
 
     def graded_callees(self, lesson):
         """The callees the grader runs the student's own code of: this lesson's, not
@@ -280,9 +302,15 @@ def probe_and_judge(check, inputs, objects, title, metered=contextlib.nullcontex
     objects, which a probe trusts to behave like the lesson's, and costs the check.
     """
     problem = None
+    _IN_FORCE.begin(check.contracts, objects)
     try:
         with metered():
-            data = as_plain_data(check.probe(inputs, **objects))
+            data = check.probe(inputs, **objects)
+            _IN_FORCE.settle()  # what the last calls (deferred ones) did to their arguments
+            data = as_plain_data(data)
+    except ContractBroken as error:  # a broken promise is a failure, not an error
+        problem = Outcome(Status.FAILED, 0.0, title, tagged(str(error), error.rule),
+                          error.origin, rule=error.rule)
     except NotWrittenYet as error:  # a stub, not a bug: its own status and words
         problem = Outcome(Status.NOT_WRITTEN, 0.0, title, str(error), error.origin)
     except ProbeError as error:
@@ -293,6 +321,7 @@ def probe_and_judge(check, inputs, objects, title, metered=contextlib.nullcontex
         problem = Outcome(Status.ERROR, 0.0, title, f"checking your code raised "
                           f"{type(error).__name__}: {_shortened(error, 300)}")
     finally:
+        _IN_FORCE.end()
         forget_mirrored()  # a check's lending ends with it
     if after_probe is not None:
         after_probe()
@@ -404,8 +433,23 @@ def hidden_salt():
 class LessonChecks:
     """The checks of one lesson, looked up by the grade_id of their test cell."""
 
-    def __init__(self, lesson, checks):
+    def __init__(self, lesson, checks, contracts=None, inputs_untouched=True, lends=True,
+                 distributions=None):
         self.lesson = lesson
+        self.contracts = contracts or {}
+        distributions = distributions or {}
+        unknown = set(distributions) - {check.name for check in checks}
+        if unknown:
+            raise ValueError(f"distribution tests of unknown checks: {sorted(unknown)}")
+        # every check that calls the student's code holds the lesson's contracts
+        checks = [dataclasses.replace(
+            check, contracts=self.contracts,
+            distribution=distributions.get(check.name, check.distribution),
+            rules=check.rules + tuple(rule for rule in _contract_rules(self.contracts)
+                                      if rule not in check.rules and check.needs
+                                      and (inputs_untouched or rule != INPUTS_UNTOUCHED)
+                                      and (lends or rule != LENT_AS_STATED)))
+            for check in checks]
         self.by_name = {check.name: check for check in checks}
         if len(self.by_name) != len(checks):
             raise ValueError(f"duplicate check names in lesson {lesson}")
@@ -543,6 +587,188 @@ def methods_lost_by_redefinition(objects):
     return None
 
 
+# --- contracts: what every call promises (checks.contracts) -------------------------------
+
+def _contract_rules(contracts):
+    """The contract rules a lesson's table can find broken."""
+    rules = [INPUTS_UNTOUCHED, LENT_AS_STATED]
+    if any(contract.returns.kind != "any" for contract in contracts.values()):
+        rules.append(RESULT_TYPES)
+    if any(contract.numpy_scalars for contract in contracts.values()):
+        rules.append(NUMPY_SCALARS)
+    rules += [contract.rows_rule for contract in contracts.values()
+              if contract.rows_rule is not None and contract.rows_rule not in rules]
+    return rules
+
+
+class _ContractsInForce:
+    """The contracts of the check whose probe is running, and the names of the objects it
+    drives: each looked-up object by the name the check asked for, each instance by the
+    class that made it (never a name the student's process gives)."""
+
+    def __init__(self):
+        self.table, self.names, self.calls = {}, {}, {}
+
+    def begin(self, table, objects):
+        self.table, self.names, self.calls = dict(table or {}), {}, {}
+        for name, value in objects.items():
+            self.name(value, name)
+
+    def end(self):
+        self.table, self.names = {}, {}
+
+    def name(self, value, name):
+        self.names[id(value)] = (value, name)
+
+    def name_of(self, function):
+        """The lesson's name of ``function`` (``td_targets``, ``ReplayBuffer.sample``), or
+        None for a callable the check did not get from the student."""
+        entry = self.names.get(id(function))
+        if entry is not None and entry[0] is function:
+            return entry[1]
+        if isinstance(function, StudentObjectBase):
+            try:
+                owner = object.__getattribute__(function, "_owner")
+                method = object.__getattribute__(function, "_name")
+            except AttributeError:
+                return None
+        else:
+            owner = getattr(function, "__self__", None)
+            method = getattr(function, "__name__", None)
+        entry = self.names.get(id(owner)) if owner is not None else None
+        if entry is None or entry[0] is not owner or not isinstance(method, str):
+            return None
+        return f"{entry[1]}.{method}"
+
+    def contract_of(self, function):
+        """(name, Contract) of ``function``, or (name, None) when the table has none."""
+        if not self.table:
+            return None, None
+        name = self.name_of(function)
+        return name, self.table.get(name)
+
+    def next_form(self, contract):
+        """Whether this call passes numpy scalars: every other call of each contract that
+        allows them (counted per contract, so that calls of two callables in turn do not
+        leave one of them always with Python's)."""
+        if contract is None or not contract.numpy_scalars:
+            return False
+        self.calls[id(contract)] = self.calls.get(id(contract), 0) + 1
+        return self.calls[id(contract)] % 2 == 0
+
+    def settle(self, near=None, description="one of the calls to your code"):
+        """Raise :class:`ContractBroken` if a call in the student's process changed its
+        arguments (the process tells; ``near``: an object of it, else every one named;
+        ``description``: the call just made)."""
+        processes = {student_process_of(value) for value, _ in self.names.values()}
+        if near is not None:
+            processes = {student_process_of(near)}
+        for process in processes - {None}:
+            for deferred, where in process.take_changed_arguments():
+                raise ContractBroken(_changed_words(deferred or description, where),
+                                     INPUTS_UNTOUCHED)
+
+    def held(self, description, name, contract, result, taken=None, function=None, args=()):
+        """Hold one call's ``result`` (and, in a notebook, its arguments' snapshot
+        ``taken``) to its contract; name an instance a class made."""
+        if taken:
+            moved = changed([(where, value, state[:2]) for where, value, state in taken]) or [
+                f"returned {where}" for where, _, state in taken if state[2]]
+            if moved:
+                raise ContractBroken(_changed_words(description, moved[0]), INPUTS_UNTOUCHED)
+        elif function is not None and student_process_of(function) is not None:
+            self.settle(near=function, description=description)
+        if contract is None:
+            return
+        if contract.makes:
+            self.name(result, name)
+            return
+        problem = contract.returns.problem(result)
+        if problem:
+            raise ContractBroken(f"{description} {problem}"
+                                 + (f": {contract.returns.says}" if contract.returns.says
+                                    else "") + ".", RESULT_TYPES)
+        problem = rows_problem(contract, args, result)
+        if problem:
+            raise ContractBroken(f"{description} {problem}.",
+                                 contract.rows_rule or RESULT_TYPES)
+
+
+_IN_FORCE = _ContractsInForce()
+
+
+def _changed_words(description, where):
+    if isinstance(where, str) and where.startswith("returned "):
+        where = where[len("returned "):]
+        which = f"argument {int(where) + 1}" if where.isdigit() else f"argument {where!r}"
+        return (f"{description} returned its {which} itself (or a view of it): the caller's "
+                "array would change with the result. Return a new array (np.array(x), "
+                "x.copy()).")
+    which = f"argument {where + 1}" if isinstance(where, int) else f"argument {where!r}"
+    return (f"{description} changed its {which} in place: a function must leave the arrays "
+            "and lists it is given as they were (work on a copy: np.array(x), x.copy(), "
+            "list(x)).")
+
+
+def _numpy_scalars_problem(description, function, args, kwargs, result):
+    """For a pure function that allows numpy scalars: the same call with them must give
+    the same result; a ContractBroken when it does not."""
+    name, contract = _IN_FORCE.contract_of(function)
+    if contract is None or not contract.pure or not contract.numpy_scalars:
+        return
+    forms = numpy_forms(args, contract.numpy_scalars)
+    if all(same(a, b) for a, b in zip(forms, args)):
+        return  # nothing to change: the arguments are numpy's already
+    lend = _lends(function)
+    try:
+        again = function(*(to_student_code(forms) if lend else forms),
+                          **(to_student_code(kwargs) if lend else kwargs))
+    except Exception as error:  # noqa: BLE001 - what it raised is the answer
+        _raise_refusal(lend)
+        if isinstance(error, ContractBroken):
+            raise
+        raise ContractBroken(f"{description} works, but with numpy scalars for its numbers "
+                             f"and flags it raised {type(error).__name__}: {error}",
+                             NUMPY_SCALARS) from None
+    _raise_refusal(lend)
+    if not same(_comparable(again), _comparable(result)):
+        raise ContractBroken(f"{description} gives {_short(result)}, but the same call with "
+                             f"numpy scalars ({_short(forms)}) gives {_short(again)}: treat "
+                             "np.int64, np.float64 and np.bool_ as Python's numbers (test a "
+                             "flag with `if terminated:`, never `is True`).", NUMPY_SCALARS)
+
+
+def _numpy_scalars_refused(description, function, args, kwargs, error):
+    """A call that raised with numpy scalars: made again with Python's numbers, and a
+    ContractBroken naming numpy-scalars when that one works (else the failure stands)."""
+    lend = _lends(function)
+    try:
+        function(*(to_student_code(args) if lend else args),
+                 **(to_student_code(kwargs) if lend else kwargs))
+    except Exception:  # noqa: BLE001 - it fails with Python's numbers too: its own failure
+        _raise_refusal(lend)
+        return
+    _raise_refusal(lend)
+    raise ContractBroken(f"{description} raised {type(error).__name__}: "
+                         f"{_shortened(error, 160)}, but the same call with Python's numbers "
+                         "works: treat np.int64, np.float64 and np.bool_ as Python's numbers "
+                         "(no isinstance(x, int) or type checks that refuse them).",
+                         NUMPY_SCALARS)
+
+
+def _comparable(value):
+    """A result as a value: numpy scalars as Python's, containers as lists."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return [_comparable(item) for item in value]
+    return value
+
+
+def _short(value):
+    return _shortened(repr(value), 80)
+
+
 def call_later(description, function, *args):
     """Call the student's ``function`` for its effect only (a buffer's ``add``): in the
     grader the call goes with the next request to the student's process, ahead of it,
@@ -603,43 +829,79 @@ def value_error_problem(call, outcome, why="", *, rule):
 
 def call_student(description, function, *args, **kwargs):
     """Call the student's code; turn any exception into a ProbeError that names the call
-    (:func:`failure_of`).
+    (:func:`failure_of`), and hold the call to its contract (:mod:`checks.contracts`:
+    :class:`ContractBroken` when it breaks it).
 
     In a notebook, the check's objects it is given are lent as the grader lends them,
     and the plain data it is given and returns are copies (:mod:`checks.lending`); what
     the grader would refuse (a refused or failed call on a lent object, even one the code
     caught) is raised here.
     """
+    name, contract = _IN_FORCE.contract_of(function)
+    return _call_once(description, function, args, kwargs, name, contract,
+                      _IN_FORCE.next_form(contract))
+
+
+def _call_once(description, function, args, kwargs, name, contract, with_numpy_scalars):
+    plain_args = args
+    if with_numpy_scalars and not contract.pure:
+        args = numpy_forms(args, contract.numpy_scalars)
+        description += " (with numpy scalars)"
     lend = _lends(function)
     if lend:
         args, kwargs = to_student_code(args), to_student_code(kwargs)
+    taken = snapshot(args, kwargs) if student_process_of(function) is None else None
     try:
         result = function(*args, **kwargs)
     except Exception as error:  # the student's bug, reported rather than propagated
         _raise_refusal(lend)
-        if isinstance(error, ProbeError):
+        if isinstance(error, (ProbeError, ContractBroken)):
             raise
-        raise failure_of(description, error, function) from None
+        failure = failure_of(description, error, function)
+        if with_numpy_scalars and not contract.pure and not isinstance(failure, NotWrittenYet):
+            _numpy_scalars_refused(description, function, plain_args, kwargs, error)
+        raise failure from None
     _raise_refusal(lend)
-    return from_student_code(result) if lend else result
+    if taken:  # handed back before the copy the channel makes: which argument it is
+        taken = [(where, value, (before, writeable, aliased([(where, value, None)], result)))
+                 for where, value, (before, writeable) in taken]
+    result = from_student_code(result) if lend else result
+    _IN_FORCE.held(description, name, contract, result, taken, function, args)
+    if contract is not None and contract.pure:
+        _numpy_scalars_problem(description, function, plain_args, kwargs, result)
+    return result
 
 
 def call_student_repeatedly(description, function, times, *args, **kwargs):
     """``[call_student(description, function, *args, **kwargs) for _ in range(times)]``:
     the same calls, the same errors; in the grader they cross to the student's process in
-    one round trip instead of ``times``."""
+    one round trip instead of ``times``. Numpy scalars (checks.contracts) are passed to all
+    of them or to none."""
+    name, contract = _IN_FORCE.contract_of(function)
+    with_numpy_scalars = _IN_FORCE.next_form(contract)
     process = student_process_of(function)
     if process is None:
-        return [call_student(description, function, *args, **kwargs) for _ in range(times)]
+        return [_call_once(description, function, args, kwargs, name, contract,
+                           with_numpy_scalars) for _ in range(times)]
+    plain_args = args
+    if with_numpy_scalars and not contract.pure:
+        args = numpy_forms(args, contract.numpy_scalars)
+        description += " (with numpy scalars)"
     try:
         results = process.call_repeatedly(function, times, args, kwargs)
     except Exception as error:  # the student's bug, reported rather than propagated
         if isinstance(error, ProbeError):
             raise
-        raise failure_of(description, error, function) from None
+        failure = failure_of(description, error, function)
+        if with_numpy_scalars and not contract.pure and not isinstance(failure, NotWrittenYet):
+            _numpy_scalars_refused(description, function, plain_args, kwargs, error)
+        raise failure from None
     if not isinstance(results, list) or len(results) != times:  # a forged reply
         raise ProbeError(f"{description} gave {type(results).__name__} where {times} "
                          "results were expected")
+    _IN_FORCE.settle(near=function, description=description)
+    for result in results if contract is not None else ():
+        _IN_FORCE.held(description, name, contract, result, args=args)
     return results
 
 
@@ -657,11 +919,19 @@ def _raise_refusal(lend):
 
 def failure_of(description, error, called=None):
     """The ProbeError that says what calling the student's ``description`` (``called``)
-    raised: :class:`NotWrittenYet` for ``NotImplementedError``. When notebook code other
+    raised: :class:`NotWrittenYet` for ``NotImplementedError``, and a
+    :class:`ContractBroken` naming ``lent-as-stated`` for a lent object's refusal of a use
+    the lesson does not list (checks.contracts). When notebook code other
     than the code called raised it (a loop that is written, calling an ``update`` that is
     not), that code is named, with its lesson."""
     origin = origin_of(error, called)
     who = origin_words(origin) if origin else None
+    if lending_refused(error):  # a use of a lent object the lesson does not list
+        broken = ContractBroken(f"{description} used an object the test lent it in a way the "
+                                f"lesson does not list: {error}. Use lent objects only as the "
+                                "lesson says.", LENT_AS_STATED)
+        broken.origin = origin
+        return broken
     if isinstance(error, NotImplementedError):
         failure = NotWrittenYet(
             f"{description} did not run to the end: the NotImplementedError comes from "

@@ -4,12 +4,14 @@ import math
 
 import numpy as np
 
-from checks.framework import (Callee, Check, LessonChecks, call_student,
+from checks.contracts import CLASS, INT, NUMBER, Contract
+from checks.expected import expected as reference
+from checks.framework import (Callee, Check, LessonChecks, attempted, call_student,
                               call_student_repeatedly, comparison, failed,
                               passed, reseed_global_generators, student_process_of,
                               wrong_amount)
-from checks.expected import expected as reference
 from checks.lending import mirrored
+from checks.operation_sequences import first_difference, observed, sequences, shown
 from checks.requirements import Rule
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
 from checks.stub_envs import call_training_loop, lent_corridor, scripted_agent
@@ -128,20 +130,100 @@ def _values_inputs(rng):
         qvalues.append(pairs)
         unset.append(left_out)
     return {"legal": legal, "qvalues": qvalues, "unset": unset,
-            "seed": int(rng.integers(2**31))}
+            "seed": int(rng.integers(2**31)), "epsilon": round(float(rng.uniform(0.1, 0.5)), 2),
+            "near_tie": [int(a) for a in rng.choice(legal[0], size=2, replace=False)],
+            # set and query in turn, on few states: an answer cached and not refreshed
+            # after a later set_qvalue is seen by the next query
+            "sequences": sequences(rng, lambda rng, _, __: _draw_operation(rng, legal))}
+
+
+SEQUENCE_STATES = 3  # the states a sequence works on: each comes up again and again
+NEAR, NEAR_TIE_CALLS = 1e-9, 60  # noise added to break ties picks the smaller ~half the time
+
+
+def _draw_operation(rng, legal):
+    state = int(rng.integers(SEQUENCE_STATES))
+    kind = rng.choice(["set", "set", "value", "best"])
+    if kind == "set":  # values on a coarse grid, so that ties happen, and near-ties too
+        near = 1e-9 * int(rng.integers(1, 4)) if rng.random() < 0.3 else 0.0
+        return ["set", state, int(rng.choice(legal[state])),
+                float(rng.integers(-4, 5)) / 2 + near]
+    return [str(kind), state]
 
 
 def _values_probe(inputs, QLearningAgent):
-    agent = _make_agent(QLearningAgent, inputs["legal"], inputs["seed"])
+    # an exploring agent: get_value and get_best_action do not depend on epsilon
+    agent = _make_agent(QLearningAgent, inputs["legal"], inputs["seed"],
+                        epsilon=inputs["epsilon"])
     _set_qvalues(agent, inputs["qvalues"])
     states = range(len(inputs["qvalues"]))
+
+    def apply(operation, agent):
+        if operation[0] == "set":
+            _, state, action, value = operation
+            call_student(f"set_qvalue({state}, {action}, {value})", agent.set_qvalue, state,
+                         action, value)
+            return None
+        if operation[0] == "value":
+            return _as_number(call_student(f"get_value({operation[1]})", agent.get_value,
+                                           operation[1]))
+        return _as_action(call_student(f"get_best_action({operation[1]})",
+                                       agent.get_best_action, operation[1]))
+
+    # a near-tie: two actions 1e-9 apart, the larger one is the best every time (no
+    # tolerance, no noise added to break ties)
+    near = _make_agent(QLearningAgent, inputs["legal"], inputs["seed"],
+                       epsilon=inputs["epsilon"])
+    low, high = inputs["near_tie"]
+    call_student(f"set_qvalue(0, {low}, 1.0)", near.set_qvalue, 0, low, 1.0)
+    call_student(f"set_qvalue(0, {high}, {1.0 + NEAR:g})", near.set_qvalue, 0, high, 1.0 + NEAR)
     return {
+        "near_tie": [_as_action(action) for action in call_student_repeatedly(
+            "get_best_action(0)", near.get_best_action, NEAR_TIE_CALLS, 0)],
         "values": [_as_number(call_student(f"get_value({s})", agent.get_value, s))
                    for s in states],
         "best_actions": [_as_action(call_student(f"get_best_action({s})",
                                                  agent.get_best_action, s))
                          for s in states],
+        "sequences": [observed(sequence, lambda operation, fresh=fresh: apply(operation, fresh))
+                      for sequence, fresh in
+                      ((sequence, _make_agent(QLearningAgent, inputs["legal"], inputs["seed"],
+                                              epsilon=inputs["epsilon"]))
+                       for sequence in inputs["sequences"])],
     }
+
+
+def _sequence_model(legal):
+    """What a correct agent answers to each operation of a sequence: None for a set, the
+    value, or the set of best actions (any of them is right: ties are random)."""
+    def model(sequence):
+        table, answers = {}, []
+        for operation in sequence:
+            state = operation[1]
+            if operation[0] == "set":
+                table[state, operation[2]] = operation[3]
+                answers.append(None)
+                continue
+            row = {action: table.get((state, action), 0.0) for action in legal[state]}
+            top = max(row.values())
+            answers.append(top if operation[0] == "value"
+                           else {action for action, value in row.items() if value == top})
+        return answers
+    return model
+
+
+def _agrees(got, wanted, operation):
+    if operation[0] == "set":
+        return True
+    if operation[0] == "value":
+        return isinstance(got, float) and got == wanted
+    return got in wanted
+
+
+def _operation_words(operation):
+    if operation[0] == "set":
+        return f"set_qvalue({operation[1]}, {operation[2]}, {operation[3]!r})"
+    return f"get_{'value' if operation[0] == 'value' else 'best_action'}({operation[1]})"
 
 
 def _values_verdict(inputs, data):
@@ -196,7 +278,35 @@ def _values_verdict(inputs, data):
             return failed(f"state {state} has {described}; get_best_action "
                           f"should return {expected_action} but returned {got_action}.",
                           rule=BEST_ACTION_IS_ARGMAX)
-    return passed(f"get_value and get_best_action agree on {len(inputs['qvalues'])} states.")
+    problem = wrong_amount("sequences", data.get("sequences"), len(inputs["sequences"]),
+                           rule=VALUE_IS_LEGAL_MAX)
+    if problem:
+        return problem
+    low, high = inputs["near_tie"]
+    wrong = [action for action in data.get("near_tie") or [None] if action != high]
+    if wrong or len(data["near_tie"]) != NEAR_TIE_CALLS:
+        return failed(f"in state 0, Q(0,{high}) = {1 + NEAR!r} is larger than Q(0,{low}) = 1.0 "
+                      f"(the others unset, 0), so get_best_action(0) should return {high} "
+                      f"every time, but over {NEAR_TIE_CALLS} calls it returned {wrong[0]!r}: "
+                      "compare the Q-values exactly (no tolerance, no noise added to break "
+                      "ties).", rule=BEST_ACTION_IS_ARGMAX)
+    found = first_difference(inputs["sequences"], data["sequences"],
+                             _sequence_model(inputs["legal"]), _agrees)
+    if found:
+        sequence, position, got, wanted = found
+        operation = sequence[position]
+        said = (f"should be {wanted:g}" if operation[0] == "value" else
+                f"should be one of {sorted(wanted)}" if isinstance(wanted, set) else "")
+        return failed(f"on a new agent (states with the same legal actions as above), the "
+                      f"calls {shown(sequence, position, _operation_words)} ended with "
+                      f"{_operation_words(operation)} returning {got}; it {said}. Compute "
+                      "it from the Q-values as they are now: an answer kept from before a "
+                      "later set_qvalue is out of date.",
+                      rule=VALUE_IS_LEGAL_MAX if operation[0] == "value"
+                      else BEST_ACTION_IS_ARGMAX)
+    return passed(f"get_value and get_best_action agree on {len(inputs['qvalues'])} states, "
+                  f"and after every set_qvalue of {len(inputs['sequences'])} sequences of "
+                  "calls.")
 
 
 # --- ties ----------------------------------------------------------------------------
@@ -281,6 +391,9 @@ def _ties_verdict(inputs, data):
 
 # --- epsilon-greedy -------------------------------------------------------------------
 
+RARE_DRAWS = 20_000  # at epsilon ~0.0035: ~50 exploring choices, 1% would give ~150
+
+
 def _epsilon_inputs(rng):
     n_actions = 6
     legal = sorted(rng.choice(n_actions, size=int(rng.integers(3, 6)), replace=False).tolist())
@@ -297,7 +410,11 @@ def _epsilon_inputs(rng):
     top = float(rng.integers(-300, 301)) / 100
     tie_qvalues = [[a, top if a in tied else top - float(rng.integers(50, 300)) / 100]
                    for a in legal]
+    # a small epsilon, not a multiple of 1/100: a coin drawn as an integer percent (or
+    # any coarse grid) explores at another rate, which RARE_DRAWS calls show
+    rare_epsilon = round(float(rng.uniform(0.0025, 0.0045)), 5)
     return {"legal": legal, "qvalues": qvalues, "epsilon": epsilon, "draws": draws,
+            "rare_epsilon": rare_epsilon,
             "tie_qvalues": tie_qvalues, "seed": int(rng.integers(2**31)),
             "global_seeds": rng.integers(2**31, size=2).tolist()}
 
@@ -326,14 +443,16 @@ def _epsilon_probe(inputs, QLearningAgent):
     return {"exploring": first, "exploring_again": second,
             "greedy": actions(0.0, 200, set_after_construction=True),
             "random": actions(1.0, 150 * len(inputs["legal"])),
-            "greedy_ties": actions(0.0, TIE_DRAWS, state=1)}
+            "greedy_ties": actions(0.0, TIE_DRAWS, state=1),
+            "rare": actions(inputs["rare_epsilon"], RARE_DRAWS)}
 
 
 def _epsilon_verdict(inputs, data):
     legal, epsilon = inputs["legal"], inputs["epsilon"]
     best, _ = max(inputs["qvalues"], key=lambda pair: pair[1])
     expected_draws = {"exploring": inputs["draws"], "exploring_again": inputs["draws"],
-                      "greedy": 200, "random": 150 * len(legal), "greedy_ties": TIE_DRAWS}
+                      "greedy": 200, "random": 150 * len(legal), "greedy_ties": TIE_DRAWS,
+                      "rare": RARE_DRAWS}
     for label, count in expected_draws.items():
         problem = wrong_amount("actions", data[label], count, rule=EPSILON_GREEDY)
         if problem:
@@ -355,6 +474,17 @@ def _epsilon_verdict(inputs, data):
                 f"(best action with probability 1 - eps + eps/{k}, every other with eps/{k}): "
                 + describe_counts(counts, expected, [f"action {a}" for a in legal]) + ".",
                 rule=EPSILON_GREEDY)
+    rare, k_rare = inputs["rare_epsilon"], len(legal)
+    explored = sum(action != best for action in data["rare"])
+    p_other = rare * (k_rare - 1) / k_rare  # a non-best action: exploring, and not the best
+    from scipy import stats  # here: scipy takes a second to import
+    if stats.binomtest(explored, RARE_DRAWS, p_other).pvalue < FALSE_FAILURE_RATE:
+        return failed(f"with epsilon={rare}, get_action should return an action other than "
+                      f"the best about {RARE_DRAWS * p_other:.0f} times in {RARE_DRAWS} calls "
+                      f"(probability epsilon x {k_rare - 1}/{k_rare}), but did {explored} times."
+                      " Compare a uniform draw in [0, 1) with epsilon itself "
+                      "(self.rng.random() < self.epsilon), not a rounded or scaled version.",
+                      rule=EPSILON_GREEDY)
     # the agents above were built with their epsilon; this one had it lowered to 0 later
     not_best = [a for a in data["greedy"] if a != best]
     if not_best:
@@ -402,8 +532,10 @@ def _update_inputs(rng):
 
 def _update_probe(inputs, QLearningAgent):
     legal = {s: list(range(inputs["n_actions"])) for s in range(inputs["n_states"])}
+    # exploring (epsilon > 0): an update that bootstraps from the action the agent would
+    # take rather than from the best one shows here
     agent = _make_agent(QLearningAgent, legal, inputs["seed"], alpha=inputs["alpha"],
-                        discount=inputs["discount"])
+                        epsilon=0.5, discount=inputs["discount"])
     after_each = []
     for state, action, reward, next_state, terminated in inputs["transitions"]:
         call_student(f"update({state}, {action}, {reward}, {next_state}, {terminated})",
@@ -465,12 +597,19 @@ def _loop_probe(inputs, play_and_train):
     # t_max ends an episode that no time limit ends first: given, and by its default
     for case, t_max, limit in (("stopped_by_t_max", inputs["time_limit"] - 2,
                                 inputs["time_limit"]),
+                               ("no_steps", 0, inputs["time_limit"]),  # t_max=0: none
                                ("default_t_max", None, DEFAULT_T_MAX + 5)):
         env = lent_corridor(inputs["length"], limit, step_reward=inputs["step_reward"],
                             goal_reward=inputs["goal_reward"])
         agent = scripted_agent(0)
         if t_max is None:
             call_training_loop("play_and_train(env, agent)", play_and_train, env, agent)
+        elif t_max == 0:  # what it raises is data: the other cases' rules come first
+            made = attempted(lambda: call_training_loop(
+                "play_and_train(env, agent, t_max=0)", play_and_train, env, agent, t_max=0))
+            if "raised" in made:
+                outcome[case] = {"steps": None, "raised": made["raised"]}
+                continue
         else:
             call_training_loop(f"play_and_train(env, agent, t_max={t_max})", play_and_train,
                                env, agent, t_max=t_max)
@@ -512,8 +651,12 @@ def _loop_verdict(inputs, data):
         return failed(f"the episode stopped after {timeout['steps']} steps, before the time "
                       f"limit of {limit}, though it neither terminated nor was truncated.",
                       rule=STOPS_AT_END)
-    for case, wanted in (("stopped_by_t_max", limit - 2), ("default_t_max", DEFAULT_T_MAX)):
-        steps = data[case]["steps"]
+    for case, wanted in (("stopped_by_t_max", limit - 2), ("no_steps", 0),
+                         ("default_t_max", DEFAULT_T_MAX)):
+        if "raised" in data.get(case, {}):
+            return failed(f"{data[case]['raised']}; with t_max={wanted} the loop takes "
+                          f"{wanted} steps and returns the total of none.", rule=T_MAX_CAP)
+        steps = data.get(case, {}).get("steps")
         if steps != wanted:
             call = ("play_and_train(env, agent)" if case == "default_t_max" else
                     f"play_and_train(env, agent, t_max={wanted})")
@@ -630,6 +773,27 @@ def _learning_verdict(inputs, data):
 AGENT = Callee("QLearningAgent", LESSON, ("test_value_and_best_action", "test_best_action_ties",
                                           "test_epsilon_greedy", "test_update"))
 
+# What every call of this lesson's code promises (checks.contracts): exact result types,
+# numpy scalars accepted where the text allows them; inputs untouched holds for all.
+CONTRACTS = {
+    "QLearningAgent": CLASS,
+    "QLearningAgent.get_qvalue": Contract(NUMBER, numpy_scalars=(0, 1)),
+    "QLearningAgent.get_value": Contract(NUMBER, numpy_scalars=(0,)),
+    "QLearningAgent.get_best_action": Contract(INT, numpy_scalars=(0,)),
+    "QLearningAgent.get_action": Contract(INT, numpy_scalars=(0,)),
+    "QLearningAgent.update": Contract(numpy_scalars=(0, 1, 2, 3, 4)),
+    "play_and_train": Contract(NUMBER),
+}
+
+DISTRIBUTIONS = {
+    "test_best_action_ties": "ties broken uniformly among the tied legal actions "
+                             "(chi-square over every tied action, rejection rate 1e-6)",
+    "test_epsilon_greedy": "get_action's choices against epsilon-greedy's exact "
+                           "probabilities at epsilon 0, one drawn in [0.15, 0.6], 1, and a "
+                           "small one in [0.0025, 0.0045] (chi-square and a binomial test, "
+                           "rejection rate 1e-6 each)",
+}
+
 CHECKS = LessonChecks(LESSON, [
     Check("test_value_and_best_action", "get_value and get_best_action", ("QLearningAgent",),
           _values_inputs, _values_probe, _values_verdict,
@@ -669,4 +833,4 @@ CHECKS = LessonChecks(LESSON, [
           asks="Your play_and_train trains the course's reference agent on Taxi about as well "
                "as the reference loop does.",
           rules=(LOOP_LEARNS,)),
-])
+], contracts=CONTRACTS, distributions=DISTRIBUTIONS, inputs_untouched=False)

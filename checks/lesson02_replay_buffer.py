@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from checks.contracts import CLASS, NUMBER, RESULT_TYPES, Contract, array, tuple_of
 from checks.expected import expected as reference
 from checks.framework import (Callee, Check, LessonChecks, attempted, call_student, comparison,
                               failed, fill_in_place, kept_with, outcome_of, parts_of, passed,
@@ -11,10 +12,11 @@ from checks.numbered_transitions import (GENERATOR_STORED, MARKER, batch_fields,
                                          generator_inputs, generator_problem,
                                          probability_of_a_repeat, sampled_fields,
                                          sampled_id_batches, sampled_ids, transition)
-from checks.replay_loops import (RecordingBuffer, call_replay_loop, driven_by,
-                                 replay_loop_inputs, sampled_before_storing)
+from checks.replay_loops import (RecordingBuffer, call_replay_loop, driven_by, replay_loop_inputs,
+                                 sampled_before_storing, stored_transitions_problem)
 from checks.requirements import Rule
-from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
+from checks.sampler_fit import batches_for, distribution_problem, fill_and_batch_cases
+from checks.statistics import FALSE_FAILURE_RATE
 from checks.stub_envs import episode_ends, episode_ends_problem, lent_corridor, scripted_agent
 
 LESSON = "02_replay_buffer"
@@ -37,8 +39,8 @@ TRANSITION_INTACT = Rule("transition-intact", "Each sampled row is one stored tr
 SAMPLE_REACHES_ALL = Rule("sample-reaches-every-transition", "sample can draw every stored "
                           "transition, the newest included.")
 # test_sample_types
-SAMPLE_FIVE_ARRAYS = Rule("sample-five-arrays", "sample returns five numpy arrays, one per field "
-                          "(obs_t, action, reward, obs_tp1, done).")
+# a result type the lesson states: held on every call (checks.contracts)
+SAMPLE_FIVE_ARRAYS = RESULT_TYPES
 BATCH_SHAPE = Rule("batch-shape", "Each sampled array holds batch_size rows, the batch as its "
                    "first axis, then the shape of one stored item.")
 DTYPES_FOLLOW_STORED = Rule("dtypes-follow-stored", "The sampled arrays keep the dtypes of what "
@@ -216,6 +218,8 @@ OBSERVATION_KINDS = {
     "integer states (Taxi)": (lambda k: k, "int64"),
     "float32 vectors (CartPole)": (lambda k: np.full(4, k, dtype=np.float32), "float32"),
     "uint8 arrays (images)": (lambda k: np.full((3, 2), k, dtype=np.uint8), "uint8"),
+    # numpy scalars keep their dtype too (an observation read off an int32 array)
+    "numpy int32 scalars": (lambda k: np.int32(k), "int32"),
 }
 
 
@@ -331,17 +335,12 @@ def _aliasing_verdict(inputs, data):
 # --- sampling distribution -------------------------------------------------------------
 
 def _uniform_inputs(rng):
-    capacity = int(rng.integers(6, 16))
-    stored = int(rng.integers(8, 20))
-    # 2.5 times the stored count: drawing indices below the capacity and folding them
-    # (i % len) then favours half the transitions 3:2, which 400 draws each expose with
-    # a chi-square statistic about four times the rejection threshold
-    partial_capacity = 2 * stored + stored // 2
-    return {"cases": [  # [capacity, additions]: wrapped around, and only partly filled
-                [capacity, capacity + int(rng.integers(0, capacity))],
-                [partial_capacity, stored]],
-            "batch_size": int(rng.integers(16, 64)), "draws_per_item": 400,
-            "seed": int(rng.integers(2**31)), **generator_inputs(rng)}
+    # a buffer filled part way and past its wrap, each sampled with a batch smaller than,
+    # equal to and larger than what it stores: a sampler that draws from the oldest
+    # batch_size transitions only, or from slots below the capacity, is right in some of
+    # these cases and wrong in others
+    return {"cases": fill_and_batch_cases(rng), "seed": int(rng.integers(2**31)),
+            **generator_inputs(rng)}
 
 
 def _kept(capacity, additions):
@@ -350,17 +349,14 @@ def _kept(capacity, additions):
 
 def _uniform_probe(inputs, ReplayBuffer):
     samples = []
-    for capacity, additions in inputs["cases"]:
-        buffer = _new_buffer(ReplayBuffer, capacity, inputs["seed"])
-        for k in range(additions):
+    for case in inputs["cases"]:
+        buffer = _new_buffer(ReplayBuffer, case["capacity"], inputs["seed"])
+        for k in range(case["additions"]):
             _add(buffer, *transition(k))
-        draws = len(_kept(capacity, additions)) * inputs["draws_per_item"]
-        ids = []
-        while len(ids) < draws:  # batches as long as asked for: one round of samples
-            batches = -(-(draws - len(ids)) // inputs["batch_size"])
-            for batch in sampled_id_batches(buffer, inputs["batch_size"], batches):
-                ids.extend(batch)
-        samples.append(ids[:draws])
+        stored = len(_kept(case["capacity"], case["additions"]))
+        batches = sampled_id_batches(buffer, case["batch_size"],
+                                     batches_for(stored, case["batch_size"]))
+        samples.append([i for batch in batches for i in batch])
     return {"ids": samples,
             **draws_by_seed(lambda seed: _new_buffer(ReplayBuffer, GENERATOR_STORED, seed),
                             lambda buffer, k: _add(buffer, *transition(k)), ReplayBuffer,
@@ -368,47 +364,49 @@ def _uniform_probe(inputs, ReplayBuffer):
 
 
 def _uniform_verdict(inputs, data):
-    problem = wrong_amount("sampling runs", data["ids"], len(inputs["cases"]),
-                           rule=SAMPLE_UNIFORM)
+    cases = inputs["cases"]
+    problem = wrong_amount("sampling runs", data["ids"], len(cases), rule=SAMPLE_UNIFORM)
     if problem:
         return problem
-    for (capacity, additions), ids in zip(inputs["cases"], data["ids"]):
-        kept = _kept(capacity, additions)
-        where = (f"with {len(kept)} transitions in a ReplayBuffer({capacity})"
-                 + (" (not yet full)" if additions < capacity else ""))
-        problem = wrong_amount("sampled transitions", ids, len(kept) * inputs["draws_per_item"],
+    for case, ids in zip(cases, data["ids"]):
+        kept = _kept(case["capacity"], case["additions"])
+        where = (f"after adding transitions 0..{case['additions'] - 1} to "
+                 f"ReplayBuffer({case['capacity']}) ({case['label']}), "
+                 f"sample({case['batch_size']})")
+        problem = wrong_amount("sampled transitions", ids,
+                               batches_for(len(kept), case["batch_size"]) * case["batch_size"],
                                rule=SAMPLE_UNIFORM)
         if problem:
             return problem
         if -1 in ids:
-            return failed(f"{where}, sample returned rows whose fields do not belong "
-                          "together; test_fifo_eviction says more.", rule=TRANSITION_INTACT)
+            return failed(f"{where} returned rows whose fields do not belong together; "
+                          "test_fifo_eviction says more.", rule=TRANSITION_INTACT)
         strays = [i for i in ids if i not in kept]
         if strays:
-            return failed(f"{where}, sampling returned transition {strays[0]}, which is not "
-                          f"stored ({kept[0]}..{kept[-1]}).", rule=FIFO_DROPS_OLDEST)
-        counts = [ids.count(i) for i in kept]
-        never = [i for i, count in zip(kept, counts) if count == 0]
-        if never:  # each is expected draws_per_item times: never by chance is impossible
-            return failed(f"{where}, transition {never[-1]} never came up in {len(ids)} draws"
-                          + (", the newest" if never[-1] == kept[-1] else "")
-                          + ": sample must be able to draw every stored index "
-                          "(rng.integers(n) already stops before n).", rule=SAMPLE_REACHES_ALL)
-        uniform = [1 / len(kept)] * len(kept)
-        if not fits(counts, uniform):
-            lean = "the newest" if counts[-1] > counts[0] else "the oldest"
-            return failed(f"{where}, each should come up about "
-                          f"{len(ids) / len(kept):.0f} times in {len(ids)} draws, but the "
-                          f"counts lean towards {lean}: "
-                          + describe_counts(counts, uniform, [f"#{i}" for i in kept])
-                          + ". Draw every stored index with equal probability.",
-                          rule=SAMPLE_UNIFORM)
+            return failed(f"{where} returned transition {strays[0]}, which is not stored "
+                          f"({kept[0]}..{kept[-1]}).", rule=FIFO_DROPS_OLDEST)
+        never = [i for i in kept if i not in ids]
+        if never:  # each is expected hundreds of times: never by chance is impossible
+            return failed(f"{where} never drew transition {never[-1]}"
+                          + (", the newest," if never[-1] == kept[-1] else "")
+                          + f" in {len(ids)} draws: sample must be able to draw every stored "
+                          "transition, whatever the batch size (rng.integers(n) already "
+                          "stops before n).", rule=SAMPLE_REACHES_ALL)
+        problem = distribution_problem(ids, {i: 1 / len(kept) for i in kept}, len(cases),
+                                       lambda i: f"transition {i}")
+        if problem:
+            return failed(f"{where} should draw each of the {len(kept)} stored transitions "
+                          f"equally often, but over {len(ids)} draws it {problem}. Draw "
+                          "every stored index with equal probability, whatever the batch "
+                          "size.", rule=SAMPLE_UNIFORM)
     problem = generator_problem(inputs, data, "ReplayBuffer", OWN_GENERATOR)
     if problem:
         return problem
-    return passed(f"draws fit a uniform distribution over the stored transitions, in a full "
-                  f"and in a partly filled buffer (chi-square, rejection rate "
-                  f"{FALSE_FAILURE_RATE:g}), from the buffer's own seeded generator.")
+    return passed(f"draws fit a uniform distribution over the stored transitions in "
+                  f"{len(cases)} cases (partly filled and wrapped around, batches smaller "
+                  f"than, equal to and larger than what is stored; chi-square, rejection "
+                  f"rate {FALSE_FAILURE_RATE:g} in all), from the buffer's own seeded "
+                  "generator.")
 
 
 def _replacement_inputs(rng):
@@ -586,6 +584,10 @@ def _loop_verdict(inputs, data):
                           "`replay is not None`, not `if replay:`, which asks len(replay)).",
                           rule=STORE_EVERY_STEP)
     for case in replayed:
+        problem = stored_transitions_problem(data[case]["added"], length)
+        if problem:
+            return failed(problem, rule=STORE_EVERY_STEP)
+    for case in replayed:
         problem = sampled_before_storing(data[case], data[case]["steps"])
         if problem:
             return failed(problem, rule=STORE_THEN_SAMPLE)
@@ -701,6 +703,25 @@ def _learning_verdict(inputs, data):
 BUFFER = Callee("ReplayBuffer", LESSON, ("test_len_never_above_capacity", "test_fifo_eviction",
                                          "test_sample_types", "test_no_aliasing"))
 
+# What every call of this lesson's code promises (checks.contracts): exact result types,
+# numpy scalars accepted where the text allows them; inputs untouched holds for all.
+CONTRACTS = {
+    "ReplayBuffer": CLASS,
+    "ReplayBuffer.add": Contract(numpy_scalars=(0, 1, 2, 3, 4)),
+    "ReplayBuffer.sample": Contract(tuple_of(*[array()] * 5), numpy_scalars=(0,), rows=0,
+                                     rows_rule=BATCH_SHAPE),
+    "play_and_train_with_replay": Contract(NUMBER),
+}
+
+DISTRIBUTIONS = {
+    "test_uniform_sampling": "uniform over every stored transition, in a buffer partly "
+                             "filled and one wrapped around, each with a batch smaller than, "
+                             "equal to and larger than what it stores (chi-square per case, "
+                             "rejection rate 1e-6 in all)",
+    "test_with_replacement": "how often a batch repeats a transition, against the birthday "
+                             "probability (binomial, rejection rate 1e-6)",
+}
+
 CHECKS = LessonChecks(LESSON, [
     Check("test_len_never_above_capacity", "len of a filling buffer", ("ReplayBuffer",),
           _filling_inputs, _len_probe, _len_verdict,
@@ -726,8 +747,9 @@ CHECKS = LessonChecks(LESSON, [
           _uniform_inputs, _uniform_probe, _uniform_verdict,
           rules=(SAMPLE_UNIFORM, SAMPLE_REACHES_ALL, OWN_GENERATOR, FIFO_DROPS_OLDEST,
                  TRANSITION_INTACT),
-          asks="sample draws every stored transition equally often (chi-square), full or "
-               "not, from the buffer's own generator seeded by its seed."),
+          asks="sample draws every stored transition equally often (chi-square), partly "
+               "filled and wrapped around, with batches smaller than, equal to and larger "
+               "than what is stored, from the buffer's own generator seeded by its seed."),
     Check("test_with_replacement", "sampling with replacement", ("ReplayBuffer",),
           _replacement_inputs, _replacement_probe, _replacement_verdict,
           rules=(WITH_REPLACEMENT, BATCH_SHAPE),
@@ -754,4 +776,4 @@ CHECKS = LessonChecks(LESSON, [
           rules=(REPLAY_LEARNS_FASTER,),
           asks="Your buffer, driven by the course's loop, trains the reference agent on Taxi "
                "faster early than no replay, and as well at the end."),
-])
+], contracts=CONTRACTS, distributions=DISTRIBUTIONS, inputs_untouched=False)

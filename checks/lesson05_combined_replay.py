@@ -3,23 +3,25 @@
 
 import numpy as np
 
+from checks.contracts import CLASS, INT, NUMBER, RESULT_TYPES, Contract, array, tuple_of
 from checks.expected import expected as reference
 from checks.framework import (Callee, Check, LessonChecks, attempted, call_student, comparison,
-                              failed, fill_in_place, outcome_of, parts_of, passed,
+                              failed, fill_in_place, kept_with, outcome_of, parts_of, passed,
                               result_by_reference, value_error_problem, wrong_amount)
 from checks.lesson01_qlearning import AGENT
 from checks.lesson02_replay_buffer import (
     AT_MOST_T_MAX, BATCH_SIZE_POSITIVE, BUFFER, DONE_IS_TERMINATED, EMPTY_SAMPLE_RAISES,
     ENDS_WITH_EPISODE, RETURNS_TOTAL, SAMPLE_NEW_ARRAYS, STORE_EVERY_STEP, STORE_THEN_SAMPLE,
     episode_end_rule)
-from checks.numbered_transitions import (MARKER, draws_by_seed, generator_inputs,
+from checks.numbered_transitions import (MARKER, batch_fields, draws_by_seed, generator_inputs,
                                          generator_problem, probability_of_a_repeat,
                                          sampled_id_batches, sampled_ids, transition,
                                          transition_ids)
-from checks.replay_loops import (RecordingBuffer, call_replay_loop, driven_by,
-                                 replay_loop_inputs, sampled_before_storing)
+from checks.replay_loops import (RecordingBuffer, call_replay_loop, driven_by, replay_loop_inputs,
+                                 sampled_before_storing, stored_transitions_problem)
 from checks.requirements import Rule
-from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
+from checks.sampler_fit import batches_for, distribution_problem, fill_and_batch_cases
+from checks.statistics import FALSE_FAILURE_RATE
 from checks.stub_envs import (counting_buffer, episode_cases, episode_ends,
                               episode_ends_problem, lent_corridor, scripted_agent)
 
@@ -60,8 +62,8 @@ ONE_BATCH_PER_STEP = Rule("one-batch-per-step", "Each step samples one batch of 
 LEARN_ONLY_FROM_BATCH = Rule("learn-only-from-batch", "The agent is updated on each row of "
                              "the sampled batch, in order, and on nothing else.")
 # test_discretize_edges, test_discretize_clipping, test_discretize_bins
-RETURNS_ONE_INT = Rule("returns-one-int", "discretize returns one int, the number of the "
-                       "observation's cell.")
+# a result type the lesson states: held on every call (checks.contracts)
+RETURNS_ONE_INT = RESULT_TYPES
 INNER_EDGE_BIN_ABOVE = Rule("inner-edge-bin-above", "A value on an inner bin edge belongs to "
                             "the bin above it, and the lower bound to the first bin.")
 UPPER_BOUND_LAST_BIN = Rule("upper-bound-last-bin", "The upper bound belongs to the last bin.")
@@ -189,34 +191,35 @@ def _newest_verdict(inputs, data):
 # --- the rest of the batch, uniform ------------------------------------------------------------
 
 def _rest_inputs(rng):
-    stored = int(rng.integers(4, 12))
-    return {"capacity": stored + int(rng.integers(0, 10)), "stored": stored,
-            "batch_size": int(rng.integers(8, 33)), "draws_per_item": 300,
+    # partly filled and wrapped around, batches smaller than, equal to and larger than
+    # what is stored (from 2 rows on: a batch of one is the newest alone)
+    return {"cases": fill_and_batch_cases(rng, fewest_stored=4, smallest_batch=2),
             "seed": int(rng.integers(2**31)), **generator_inputs(rng)}
 
 
 def _rest_probe(inputs, CombinedReplayBuffer):
-    buffer = _new_buffer(CombinedReplayBuffer, inputs["capacity"], inputs["seed"])
-    for k in range(inputs["stored"]):
-        _add(buffer, k)
-    newest, batch_size = inputs["stored"] - 1, inputs["batch_size"]
-    needed = (inputs["stored"] - 1) * inputs["draws_per_item"]
-    rests, drawn = [], 0
-    while drawn < needed:
-        batches = sampled_or_refused(buffer, batch_size, 10, inputs["stored"])
+    runs = []
+    for case in inputs["cases"]:
+        buffer = _new_buffer(CombinedReplayBuffer, case["capacity"], inputs["seed"])
+        for k in range(case["additions"]):
+            _add(buffer, k)
+        stored = min(case["additions"], case["capacity"])
+        newest = case["additions"] - 1
+        # about DRAWS_PER_SLOT rows of each older transition in the rest of the batches
+        count = batches_for(stored - 1, case["batch_size"] - 1)
+        batches = sampled_or_refused(buffer, case["batch_size"], count, stored)
         if isinstance(batches, dict):
-            return {"refused": batches.get("raised")}
+            return {"refused": batches.get("raised"), "case": case}
+        rests = []
         for ids in batches:
             if newest in ids:
                 ids.remove(newest)  # the one that must be there; the test above checks it
             rests.append(ids)
-        if drawn == sum(map(len, rests)):
-            break  # batches of the newest alone: nothing more will come
-        drawn = sum(map(len, rests))
+        runs.append(rests)
     seeded = draws_by_seed(lambda seed: _new_buffer(CombinedReplayBuffer, GENERATOR_CAPACITY,
                                                     seed),
                            _add, CombinedReplayBuffer, inputs)
-    return {"rests": rests, **seeded}
+    return {"runs": runs, **seeded}
 
 
 GENERATOR_CAPACITY = 100  # holds every transition draws_by_seed adds
@@ -225,45 +228,58 @@ GENERATOR_CAPACITY = 100  # holds every transition draws_by_seed adds
 def _rest_verdict(inputs, data):
     from scipy import stats  # here: scipy takes a second to import
 
-    others, batch = list(range(inputs["stored"] - 1)), inputs["batch_size"]
+    cases = inputs["cases"]
     if "refused" in data:
-        return failed(f"with transitions 0..{len(others)} stored, {data['refused']}. The other "
-                      "rows are drawn with replacement, so a batch may be larger than what "
-                      "is stored.", rule=REST_WITH_REPLACEMENT)
-    rests = data.get("rests") or []
-    rest = [i for ids in rests for i in ids]
-    if len(rest) < len(others) * inputs["draws_per_item"]:
-        return failed(f"expected at least {len(others) * inputs['draws_per_item']} rows "
-                      f"besides the newest, got {len(rest)}.", rule=BATCH_SIZE_ROWS)
-    strays = [i for i in rest if i not in others]
-    if strays:
-        again = strays[0] == len(others)
-        return failed(f"with transitions 0..{len(others)} stored, the rest of a batch held "
-                      f"{'the newest again' if again else f'transition {strays[0]}'}: "
-                      f"draw the other rows from the {len(others)} transitions before the "
-                      "newest.", rule=NEWEST_ONCE if again else ONLY_STORED)
-    counts = [rest.count(i) for i in others]
-    uniform = [1 / len(others)] * len(others)
-    if not fits(counts, uniform):
-        return failed("the rest of each batch should be drawn uniformly from the older "
-                      "transitions, but: " + describe_counts(counts, uniform,
-                                                             [f"#{i}" for i in others]) + ".",
-                      rule=REST_UNIFORM)
-    # drawn with replacement, batch - 1 rows from the older ones repeat one of them this
-    # often; too few batches with a repeat means drawing without replacement
-    p_repeat = probability_of_a_repeat(len(others), batch - 1)
-    with_repeats = sum(len(set(ids)) < len(ids) for ids in rests)
-    if stats.binom.cdf(with_repeats, len(rests), p_repeat) < FALSE_FAILURE_RATE:
-        return failed(f"drawing the other {batch - 1} rows of a batch with replacement from "
-                      f"{len(others)} older transitions repeats one in about {p_repeat:.0%} of "
-                      f"batches, but only {with_repeats} of your {len(rests)} did: draw each "
-                      "with replacement.", rule=REST_WITH_REPLACEMENT)
+        case = data.get("case") or cases[0]
+        return failed(f"with {min(case['additions'], case['capacity'])} transitions stored, "
+                      f"{data['refused']}. The other rows are drawn with replacement, so a "
+                      "batch may be larger than what is stored.", rule=REST_WITH_REPLACEMENT)
+    problem = wrong_amount("sampling runs", data.get("runs"), len(cases), rule=BATCH_SIZE_ROWS)
+    if problem:
+        return problem
+    for case, rests in zip(cases, data["runs"]):
+        batch, newest = case["batch_size"], case["additions"] - 1
+        others = list(range(max(0, case["additions"] - case["capacity"]), newest))
+        where = (f"after adding transitions 0..{newest} to CombinedReplayBuffer("
+                 f"{case['capacity']}) ({case['label']}), sample({batch})")
+        count = batches_for(len(others), batch - 1)
+        if len(rests) != count or any(len(ids) != batch - 1 for ids in rests):
+            return failed(f"{where} should return {batch - 1} rows besides the newest in each "
+                          f"of {count} batches; got {sorted({len(ids) for ids in rests})} "
+                          f"in {len(rests)}.", rule=BATCH_SIZE_ROWS)
+        rest = [i for ids in rests for i in ids]
+        strays = [i for i in rest if i not in others]
+        if strays:
+            again = strays[0] == newest
+            held = "the newest again" if again else f"transition {strays[0]}"
+            return failed(f"{where} held {held} in the rest of a batch: draw the other rows "
+                          f"from the {len(others)} transitions stored before the newest.",
+                          rule=NEWEST_ONCE if again else ONLY_STORED)
+        problem = distribution_problem(rest, {i: 1 / len(others) for i in others}, len(cases),
+                                       lambda i: f"transition {i}")
+        if problem:
+            return failed(f"{where} should draw the rest of each batch uniformly from the "
+                          f"{len(others)} older transitions, but over {len(rest)} rows it "
+                          f"{problem}.", rule=REST_UNIFORM)
+        # drawn with replacement, batch - 1 rows from the older ones repeat one of them this
+        # often; too few batches with a repeat means drawing without replacement
+        p_repeat = probability_of_a_repeat(len(others), batch - 1)
+        with_repeats = sum(len(set(ids)) < len(ids) for ids in rests)
+        if p_repeat > 0 and stats.binom.cdf(with_repeats, len(rests), p_repeat) \
+                < FALSE_FAILURE_RATE / len(cases):
+            return failed(f"{where}: drawing the other {batch - 1} rows with replacement "
+                          f"from {len(others)} older transitions repeats one in about "
+                          f"{p_repeat:.0%} of batches, but only {with_repeats} of your "
+                          f"{len(rests)} did: draw each with replacement.",
+                          rule=REST_WITH_REPLACEMENT)
     problem = generator_problem(inputs, data, "CombinedReplayBuffer", OWN_GENERATOR)
     if problem:
         return problem
-    return passed(f"besides the newest, batches are uniform over the older transitions "
-                  f"(chi-square, rejection rate {FALSE_FAILURE_RATE:g}), drawn with "
-                  "replacement from the buffer's own seeded generator.")
+    return passed(f"besides the newest, batches are uniform over the older transitions in "
+                  f"{len(cases)} cases (partly filled and wrapped around, batches smaller "
+                  f"than, equal to and larger than what is stored; chi-square, rejection rate "
+                  f"{FALSE_FAILURE_RATE:g} in all), drawn with replacement from the buffer's "
+                  "own seeded generator.")
 
 
 # --- one transition stored; errors ------------------------------------------------------------
@@ -294,12 +310,47 @@ def _single_probe(inputs, CombinedReplayBuffer):
             except Exception:  # read-only batches cannot leak: nothing to try
                 pass
         after_changing_it = sampled_ids(several, 1)
+    errors = [["sample(1) on an empty buffer", outcome_of(empty.sample, 1)],
+              [f"sample({inputs['bad_size']})", outcome_of(one.sample, inputs["bad_size"])]]
+    # a refused call leaves the buffer as it was: the newest still there, nothing lost
+    kept = _new_buffer(CombinedReplayBuffer, 10, inputs["seed"])
+    for k in range(5):
+        _add(kept, k)
+    for _ in range(2):
+        outcome_of(kept.sample, inputs["bad_size"])
+    # equal transitions: the newest is set aside once, not every stored copy equal to it,
+    # and the buffer's order (which one is oldest) is what it was
+    twins = _new_buffer(CombinedReplayBuffer, 3, inputs["seed"])
+    for k in TWINS:
+        _add(twins, k)
+    rests = []
+    for ids in sampled_id_batches(twins, 4, TWIN_BATCHES):
+        if TWINS[-1] in ids:
+            ids.remove(TWINS[-1])  # the newest, once
+        rests.extend(ids)
+    _add(twins, TWIN_EVICTS)
+    after = sorted({i for ids in sampled_id_batches(twins, 4, TWIN_BATCHES) for i in ids})
+    # the caller reuses its observation arrays after add: the newest row is what was stored
+    held = _new_buffer(CombinedReplayBuffer, 10, inputs["seed"])
+    observation = kept_with(np.full(3, 1.0), near=held)
+    following = kept_with(np.full(3, 2.0), near=held)
+    call_student("add(obs_t, action, reward, obs_tp1, done)", held.add, observation, 0, 0.0,
+                 following, False)
+    fill_in_place(observation, MARKER)
+    fill_in_place(following, MARKER)
+    # one transition stored: any batch is that one alone
+    newest_row = np.asarray(batch_fields(call_student("sample(2)", held.sample, 2), 2)[0])[0]
     return {"one": attempted(sampled_ids, one, inputs["batch_size"]),
             "batch_of_one": batch_of_one, "after_changing_it": after_changing_it,
-            "capacity_one": sampled_ids(tiny, inputs["batch_size"]),
-            "errors": [["sample(1) on an empty buffer", outcome_of(empty.sample, 1)],
-                       [f"sample({inputs['bad_size']})",
-                        outcome_of(one.sample, inputs["bad_size"])]]}
+            "capacity_one": sampled_ids(tiny, inputs["batch_size"]), "errors": errors,
+            "after_refusals": {"len": _len(kept), "ids": sampled_ids(kept, 2)},
+            "twins": {"rests": rests, "after": after},
+            "newest_after_caller_reuse": newest_row.reshape(-1).tolist()}
+
+
+# a CombinedReplayBuffer(3) given transition 3, 5 and 3 again (equal to the first), then 7;
+# in 50 batches of 4 the older 3 is missed with probability 2^-150
+TWINS, TWIN_EVICTS, TWIN_BATCHES = (3, 5, 3), 7, 50
 
 
 def _single_verdict(inputs, data):
@@ -338,8 +389,35 @@ def _single_verdict(inputs, data):
         problem = value_error_problem(call, outcome, ", as lesson 02's buffer does", rule=rule)
         if problem:
             return problem
+    if data.get("newest_after_caller_reuse") != [1.0, 1.0, 1.0]:
+        return failed("after add(obs, ...), the caller wrote over its obs array, and sample(1) "
+                      f"returned the newest row as {data.get('newest_after_caller_reuse')}, not "
+                      "the [1.0, 1.0, 1.0] stored: the batch's newest row is the transition the "
+                      "buffer holds (a copy), not the caller's arrays.", rule=ONLY_STORED)
+    twins = data.get("twins") or {}
+    rests = twins.get("rests") or []
+    if TWINS[0] not in rests or len(rests) != 3 * TWIN_BATCHES:
+        return failed(f"a CombinedReplayBuffer(3) holding transitions {list(TWINS)} (the first "
+                      f"and the newest equal) returned, besides the newest once, {len(rests)} "
+                      f"rows in {TWIN_BATCHES} batches of 4 and drew the older {TWINS[0]} "
+                      f"{rests.count(TWINS[0])} times: set the newest aside itself, once (not "
+                      "every transition equal to it), and draw the rest from all the older "
+                      "ones.", rule=REST_UNIFORM)
+    if twins.get("after") != sorted({*TWINS[1:], TWIN_EVICTS}):
+        return failed(f"after sampling, a CombinedReplayBuffer(3) holding transitions "
+                      f"{list(TWINS)} was given transition {TWIN_EVICTS}, which replaces the "
+                      f"oldest ({TWINS[0]}, the first one); it then drew {twins.get('after')}, "
+                      f"not {sorted({*TWINS[1:], TWIN_EVICTS})}: sample must leave the buffer "
+                      "as it was, its order included.", rule=SAMPLE_LEAVES_BUFFER)
+    after = data.get("after_refusals") or {}
+    if after.get("len") != 5 or 4 not in (after.get("ids") or []):
+        return failed(f"a buffer holding transitions 0 to 4 refused sample({inputs['bad_size']}) "
+                      f"twice; afterwards it should still hold all five, the newest (4) "
+                      f"included, but len was {after.get('len')} and sample(2) returned "
+                      f"{after.get('ids')}. Refuse a bad call before setting anything aside (or "
+                      "put it back whatever happens: try/finally).", rule=SAMPLE_LEAVES_BUFFER)
     return passed("one stored transition gives a batch of one, sample(1) hands out new "
-                  "arrays, and bad calls raise ValueError.")
+                  "arrays, bad calls raise ValueError and leave the buffer as it was.")
 
 
 # --- the loop that learns only from replay -------------------------------------------------------
@@ -354,7 +432,7 @@ def _loop_probe(inputs, play_and_train_from_replay):
         env = lent_corridor(inputs["length"], time_limit)
         long_run = case == "default_t_max"
         agent = scripted_agent(action)
-        buffer = counting_buffer() if long_run else RecordingBuffer()
+        buffer = counting_buffer() if long_run else RecordingBuffer(newest_alone_first=True)
         batch_size = 1 if long_run else inputs["batch_size"]
         extra = {} if t_max is None else {"t_max": t_max}
         total = call_replay_loop(
@@ -390,10 +468,14 @@ def _loop_verdict(inputs, data):
             return failed(f"the episode took {steps} steps but replay.add was called "
                           f"{len(run['added'])} times: store every transition once.",
                           rule=STORE_EVERY_STEP)
+        problem = stored_transitions_problem(run["added"], length)
+        if problem:
+            return failed(problem, rule=STORE_EVERY_STEP)
         problem = sampled_before_storing(run, steps, "total")
         if problem:
             return failed(problem, rule=STORE_THEN_SAMPLE)
-        if [len(rows) for rows in run["returned"]] != [batch] * steps:
+        # a combined buffer's first batch holds the one transition stored, alone
+        if [len(rows) for rows in run["returned"]] != [1] + [batch] * (steps - 1):
             return failed(f"expected one replay.sample({batch}) per step, after storing the "
                           f"step's transition, {steps} in this {steps}-step episode; got "
                           f"{len(run['returned'])} batch(es) of sizes "
@@ -589,6 +671,25 @@ def _learning_verdict(inputs, data):
     return passed(summary + ".", figure=figure)
 
 
+# What every call of this lesson's code promises (checks.contracts): exact result types,
+# numpy scalars accepted where the text allows them; inputs untouched holds for all.
+CONTRACTS = {
+    "CombinedReplayBuffer": CLASS,
+    "CombinedReplayBuffer.add": Contract(numpy_scalars=(0, 1, 2, 3, 4)),
+    "CombinedReplayBuffer.sample": Contract(tuple_of(*[array()] * 5), numpy_scalars=(0,),
+                                             batch_axis=True),
+    "play_and_train_from_replay": Contract(NUMBER),
+    "discretize": Contract(INT, pure=True),
+}
+
+DISTRIBUTIONS = {
+    "test_cer_rest_uniform": "the rows besides the newest: uniform over the older "
+                             "transitions, partly filled and wrapped around, batches smaller "
+                             "than, equal to and larger than what is stored (chi-square per "
+                             "case), and repeats as often as drawing with replacement gives "
+                             "(binomial); rejection rate 1e-6 in all",
+}
+
 CHECKS = LessonChecks(LESSON, [
     Check("test_cer_newest_exactly_once", "the newest transition in every batch",
           ("CombinedReplayBuffer",), _newest_inputs, _newest_probe, _newest_verdict,
@@ -604,12 +705,14 @@ CHECKS = LessonChecks(LESSON, [
           rules=(REST_UNIFORM, REST_WITH_REPLACEMENT, OWN_GENERATOR, NEWEST_ONCE, ONLY_STORED,
                  BATCH_SIZE_ROWS),
           asks="The other rows are drawn uniformly (chi-square) and with replacement from the "
-               "older transitions, by the buffer's own seeded generator."),
+               "older transitions, partly filled and wrapped around, with batches smaller "
+               "than, equal to and larger than what is stored, by the buffer's own seeded "
+               "generator."),
     Check("test_cer_single_transition", "one stored transition, and errors",
           ("CombinedReplayBuffer",), _single_inputs, _single_probe, _single_verdict,
           calls=(BUFFER,),
           rules=(ONLY_NEWEST_STORED, BATCH_OF_ONE, SAMPLE_NEW_ARRAYS, EMPTY_SAMPLE_RAISES,
-                 BATCH_SIZE_POSITIVE),
+                 BATCH_SIZE_POSITIVE, SAMPLE_LEAVES_BUFFER, REST_UNIFORM, ONLY_STORED),
           asks="One stored transition gives a batch of one, sample(1) is the newest alone in "
                "new arrays, and sampling an empty buffer or batch_size <= 0 raises "
                "ValueError."),
@@ -653,4 +756,4 @@ CHECKS = LessonChecks(LESSON, [
           rules=(CER_BEATS_UNIFORM,),
           asks="Your CER, driven by the course's loop, trains the reference agent with a "
                "100,000-transition buffer clearly faster than uniform replay."),
-])
+], contracts=CONTRACTS, distributions=DISTRIBUTIONS)

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from checks.contracts import RESULT_TYPES, INPUTS_UNTOUCHED, Contract, FLOAT, INT, optional, tuple_of
 from checks.expected import expected as reference
 from checks.framework import (Check, LessonChecks, NotWrittenYet, ProbeError, call_student,
                               failed, kept_with, outcome_of, passed, value_error_problem,
@@ -23,10 +24,10 @@ LESSON = "06_capstone"
 # shared by the three checks
 TAKES_LISTS = Rule("takes-lists", "Each function takes a plain list of numbers as well as a "
                    "numpy array.")
-INPUT_UNCHANGED = Rule("input-unchanged", "No function changes the array it is given.")
+INPUT_UNCHANGED = INPUTS_UNTOUCHED  # held on every call by the framework (checks.contracts)
 # test_confidence_interval
-INTERVAL_TRIPLE = Rule("interval-returns-mean-low-high", "confidence_interval returns "
-                       "(mean, low, high).")
+# a result type the lesson states: held on every call (checks.contracts)
+INTERVAL_TRIPLE = RESULT_TYPES
 INTERVAL_USES_T = Rule("interval-uses-t", "The interval is mean ± t · s/√n, with Student's t "
                        "at n − 1 degrees of freedom for the confidence level given.")
 INTERVAL_DDOF = Rule("interval-sample-std", "s is the sample standard deviation (ddof = 1).")
@@ -117,7 +118,11 @@ def _interval_inputs(rng):
     samples = [rng.normal(float(rng.uniform(-200, 200)), float(rng.uniform(0.5, 80)),
                           size=int(rng.integers(2, 30))).round(3).tolist() for _ in range(6)]
     samples.append([4.25] * int(rng.integers(2, 6)))  # every seed the same: no width
-    levels = [0.95, 0.95, 0.9, 0.99, float(rng.choice([0.8, 0.9, 0.99])), 0.95, 0.95]
+    # a large sample: Student's t all the same (not a normal quantile past some size)
+    samples.append(rng.normal(float(rng.uniform(-50, 50)), float(rng.uniform(1, 20)),
+                              size=int(rng.integers(40, 90))).round(3).tolist())
+    levels = [0.95, 0.95, 0.9, 0.99, float(rng.choice([0.8, 0.9, 0.99])), 0.95, 0.95,
+              float(rng.choice([0.9, 0.95, 0.99]))]
     return {"samples": samples, "levels": levels, "too_few": [float(rng.normal())]}
 
 
@@ -202,7 +207,7 @@ def _interval_verdict(inputs, data):
                                       rule=INTERVAL_TWO_VALUES))
     if problem:
         return problem
-    return passed("t intervals match scipy's for 2 to 30 seeds and several levels, from a list "
+    return passed("t intervals match scipy's for 2 to 90 seeds and several levels, from a list "
                   "too, leaving the array given as it was; one value or none is refused.")
 
 
@@ -324,6 +329,9 @@ def _autocorrelation_inputs(rng):
     walk = np.cumsum(rng.normal(size=steps))
     stream = np.column_stack([walk, rng.normal(size=(steps, 3))]).ravel().round(4).tolist()
     cases += [{"values": stream, "lag": 4}, {"values": stream, "lag": 1}]
+    # a series that varies on a tiny scale: it varies all the same (no tolerance for "constant")
+    cases.append({"values": [1e-9 * v for v in _ar_series(rng, int(rng.integers(20, 60)), 0.5)],
+                  "lag": int(rng.integers(1, 4))})
     # a state feature: small integers
     cases.append({"values": rng.integers(0, 5, size=int(rng.integers(10, 60))).astype(float)
                   .tolist(), "lag": int(rng.integers(1, 4))})
@@ -480,6 +488,14 @@ def _autocorrelation_verdict(inputs, data):
                   "slice gives 0; lags below 1, and fewer than two pairs, are refused.")
 
 
+# What every call of this lesson's code promises (checks.contracts): exact result types,
+# numpy scalars accepted where the text allows them; inputs untouched holds for all.
+CONTRACTS = {
+    "confidence_interval": Contract(tuple_of(FLOAT, FLOAT, FLOAT), numpy_scalars=(1,), pure=True),
+    "episodes_to_threshold": Contract(optional(INT), numpy_scalars=(1, 2), pure=True),
+    "autocorrelation": Contract(FLOAT, numpy_scalars=(1,), pure=True),
+}
+
 CHECKS = LessonChecks(LESSON, [
     Check("test_confidence_interval", "confidence intervals", ("confidence_interval",),
           _interval_inputs, _interval_probe, _interval_verdict,
@@ -502,4 +518,4 @@ CHECKS = LessonChecks(LESSON, [
                "was, and refuses lags below 1 or fewer than two pairs.",
           rules=(AUTOCORRELATION_PEARSON, AUTOCORRELATION_CONSTANT, TAKES_LISTS,
                  INPUT_UNCHANGED, AUTOCORRELATION_LAG, AUTOCORRELATION_PAIRS)),
-])
+], contracts=CONTRACTS, lends=False)

@@ -15,10 +15,11 @@ import math
 
 import numpy as np
 
+from checks.contracts import BOOL, FLOAT, RESULT_TYPES, Contract, array
 from checks.expected import expected as reference
-from checks.framework import (Callee, Check, LessonChecks, NotWrittenYet, ProbeError,
-                              call_student, comparison, failed, lent_where, packed, passed,
-                              unpacked, wrong_amount)
+from checks.framework import (Callee, Check, ContractBroken, LessonChecks, NotWrittenYet,
+                              ProbeError, call_student, comparison, failed, lent_where, packed,
+                              passed, unpacked, wrong_amount)
 from checks.lending import (DEFAULT_LIMIT, STAND_IN_BATCH, STAND_IN_PRIORITIES, AtMost, Served,
                             mirrored)
 from checks.records import Record
@@ -43,7 +44,8 @@ NO_BOOTSTRAP_WHEN_TERMINATED = Rule("no-bootstrap-when-terminated", "Where the e
 TRUNCATED_BOOTSTRAPS = Rule("only-terminated-rows-stop", "Only the terminated rows drop the "
                             "bootstrap: every other row of the batch (a time-limit cut "
                             "included) bootstraps.")
-TARGETS_SHAPE = Rule("targets-shape", "td_targets returns one target per row: shape (batch,).")
+# a result type the lesson states: held on every call (checks.contracts)
+TARGETS_SHAPE = RESULT_TYPES
 DISCOUNT_ZERO = Rule("discount-zero-is-a-discount", "A discount of 0 is a value like any "
                      "other: the targets are then the rewards.")
 
@@ -57,14 +59,15 @@ LOSS_MEAN = Rule("loss-is-a-mean", "The loss is divided by the number of rows B:
                  "and not divided by the sum of the weights.")
 ACTION_TAKEN_ONLY = Rule("action-taken-only", "Only the action taken in each row, a_i, "
                          "appears in the loss and in its gradient.")
-LOSS_IS_A_NUMBER = Rule("loss-is-a-number", "huber_loss returns L, a single float.")
+# a result type the lesson states: held on every call (checks.contracts)
+LOSS_IS_A_NUMBER = RESULT_TYPES
 
 # test_huber_gradient
 GRADIENT_OF_THE_LOSS = Rule("gradient-of-your-loss", "huber_loss_gradient is dL/dQ of the "
                             "loss: w_i * clip(delta_i, -1, 1) / B at (i, a_i), with "
                             "delta_i = Q(s_i, a_i) - y_i.")
-GRADIENT_SHAPE = Rule("gradient-shape", "The gradient has the Q-values' shape (batch, "
-                      "actions), zero except at the actions taken.")
+# a result type the lesson states: held on every call (checks.contracts)
+GRADIENT_SHAPE = RESULT_TYPES
 GRADIENT_CLIPPED = Rule("gradient-clipped", "Past |delta| = 1 the gradient is clipped: "
                         "clip(delta, -1, 1), not delta.")
 GRADIENT_WEIGHTED = Rule("gradient-weighted", "Each row's gradient is multiplied by its "
@@ -179,12 +182,13 @@ class FixedBatches:
                                  "update_priorities": {"slots": STAND_IN_PRIORITIES,
                                                        "td_errors": STAND_IN_PRIORITIES}})
 
-    def __init__(self, batches):
+    def __init__(self, batches, stored=1000):
         self.batches, self.samples = batches, Record("sample")
         self.priority_updates = Record("update_priorities")
+        self.stored = stored  # what len() says: fewer than a batch is a buffer like any other
 
     def __len__(self):
-        return 1000
+        return self.stored
 
     def sample(self, batch_size, beta=NOT_GIVEN):
         # [batch size, beta, whether beta was given]: a uniform buffer's sample takes the
@@ -286,6 +290,12 @@ def _targets_probe(inputs, td_targets):
                            f"terminated, {discount})", td_targets, target, rewards,
                            next_observations, terminated, discount)
         returned[name] = _returned(got, "td_targets")
+    # rewards that are integers (CartPole's +1 stored as an int): the targets are still
+    # floats (the contract holds the type; the values are the same targets)
+    call_student(f"td_targets(target_network, rewards, next_observations, terminated, "
+                 f"{inputs['discount']}) with integer rewards", td_targets, target,
+                 np.round(rewards).astype(np.int64), next_observations, terminated,
+                 inputs["discount"])
     return returned
 
 
@@ -477,6 +487,11 @@ def _gradient_probe(inputs, huber_loss, huber_loss_gradient):
             down = _student_loss(huber_loss, shifted, actions, targets, weights)
             differences.append((up - down) / (2 * FD_STEP))
         results.append({"gradient": gradient, "finite_differences": differences})
+    # Q-values given as integers: the gradient is still a float array (the contract holds it)
+    q_values, actions, targets, weights = _case_arrays(inputs["cases"][0])
+    call_student("huber_loss_gradient(q_values, actions, targets, weights) with integer "
+                 "q_values", huber_loss_gradient, np.round(q_values).astype(np.int64),
+                 actions, targets, weights)
     return {"results": results}
 
 
@@ -583,7 +598,7 @@ def _own_result(description, function, *args):
     written yet, or a bug its own check reports)."""
     try:
         return call_student(description, function, *args)
-    except ProbeError:
+    except (ProbeError, ContractBroken):  # its own check reports either
         return None
 
 
@@ -608,7 +623,9 @@ def _step_probe(inputs, dqn_step, td_targets, huber_loss_gradient):
     online, target = ServedNetwork(inputs["online_seed"]), ServedNetwork(inputs["target_seed"])
     optimizer = RecordingAdam(online, inputs["learning_rate"])
     batches = [served_batch(batch) for batch in inputs["batches"]]
-    buffer = FixedBatches(batches)
+    # a buffer that holds fewer transitions than a batch (sampling is with replacement):
+    # the step is taken all the same
+    buffer = FixedBatches(batches, stored=max(1, inputs["batch_size"] // 2))
     # what the student's td_targets and huber_loss_gradient give on each step's batch, on
     # networks like those the step holds: a step is judged against what a correct one
     # does with them, so that it is not blamed for theirs (each has its own check)
@@ -1104,6 +1121,16 @@ STEP_PARTS = (TD_TARGETS, HUBER_GRADIENT)
 STEP_RULES = (STEP_SAMPLES, TARGETS_FROM_TARGET_NETWORK, STEP_GRADIENT, TD_ERRORS_BEFORE,
               STEP_RETURNS, STEP_LEAVES_NETWORKS, PRIORITIES_FED_BACK)
 
+# What every call of this lesson's code promises (checks.contracts): exact result types,
+# numpy scalars accepted where the text allows them; inputs untouched holds for all.
+CONTRACTS = {
+    "td_targets": Contract(array("f", 1), numpy_scalars=(4,), pure=True),
+    "huber_loss": Contract(FLOAT, pure=True),
+    "huber_loss_gradient": Contract(array("f", 2), pure=True),
+    "dqn_step": Contract(array("f", 1)),
+    "sync_target": Contract(BOOL, numpy_scalars=(2, 3)),
+}
+
 CHECKS = LessonChecks(LESSON, [
     Check("test_td_targets", "TD targets from the target network", ("td_targets",),
           _targets_inputs, _targets_probe, _targets_verdict,
@@ -1153,4 +1180,4 @@ CHECKS = LessonChecks(LESSON, [
           asks="Your dqn_step and sync_target train a DQN on CartPole to at least 35% of the "
                "grader's greedy return on the same seeds.",
           rules=(DQN_LEARNS,)),
-])
+], contracts=CONTRACTS)

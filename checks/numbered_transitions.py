@@ -8,7 +8,8 @@ buffer draws its batches from its own seeded generator (:func:`draws_by_seed`).
 import numpy as np
 
 from checks.framework import (ProbeError, call_student, call_student_repeatedly, failed,
-                              reseed_global_generators, wrong_amount)
+                              lend_to, reseed_global_generators, wrong_amount)
+from checks.lent_generators import CountingGenerator
 
 
 # Transition number k is (k, k % 5, k / 2, k + 1, k % 3 == 0): every field can be traced
@@ -91,8 +92,16 @@ def draws_by_seed(new_buffer, add, near, inputs):
                 for i in ids]
 
     seed, other_seed = inputs["generator_seeds"]
+    # a generator put in the buffer's self.rng after it was made: its draws must come from it
+    lent_to = new_buffer(seed)
+    for k in range(GENERATOR_STORED):
+        add(lent_to, k)
+    generator = CountingGenerator(other_seed)
+    lend_to(lent_to, "rng", generator)
+    sampled_id_batches(lent_to, GENERATOR_BATCH, 1)
     return {"same_seed": [draws(seed, global_seed) for global_seed in inputs["global_seeds"]],
-            "other_seed": draws(other_seed, inputs["global_seeds"][0])}
+            "other_seed": draws(other_seed, inputs["global_seeds"][0]),
+            "lent_generator_draws": generator.draws}
 
 
 def generator_problem(inputs, data, buffer_class, rule):
@@ -114,6 +123,11 @@ def generator_problem(inputs, data, buffer_class, rule):
                       f"{again[:5]}...): sample must draw from the buffer's own generator, "
                       "self.rng = np.random.default_rng(seed), not from np.random, random or "
                       "a generator made without the seed (0 is a seed too).", rule=rule)
+    if not data.get("lent_generator_draws"):
+        return failed(f"after a {buffer_class}'s self.rng was replaced by another generator, "
+                      "sample drew nothing from it: draw every random number from self.rng, "
+                      "the attribute the lesson names (not a generator kept under another "
+                      "name).", rule=rule)
     if first == other:
         return failed(f"{made} and one with seed={other_seed} sampled the same {rows} "
                       "transitions: the seed argument must seed the buffer's generator "

@@ -25,7 +25,11 @@ class RecordingBuffer:
     __lending__ = Served(remote=("sample", "__len__"), deferred=("add",),
                          limits={"sample": {"batch_size": STAND_IN_BATCH}})
 
-    def __init__(self):
+    def __init__(self, newest_alone_first=False):
+        # newest_alone_first: with one transition stored, a batch is that one alone (a
+        # combined buffer's, lesson 05): a loop learns from the rows it gets, not
+        # batch_size of them
+        self.newest_alone_first = newest_alone_first
         self.added = Record("add")
         self.returned = Record("sample")  # the rows of each sampled batch
         self.held_when_sampled = Record("sample")  # len(self) at each sample call
@@ -46,7 +50,8 @@ class RecordingBuffer:
         if not self.added:
             raise ValueError("sample() on an empty buffer: add the transition first")
         start = 3 * len(self.returned)
-        rows = [self.added[(start + j) % len(self.added)] for j in range(batch_size)]
+        count = 1 if self.newest_alone_first and len(self.added) == 1 else batch_size
+        rows = [self.added[(start + j) % len(self.added)] for j in range(count)]
         self.returned.append(rows)
         return tuple(np.array(column) for column in zip(*rows))
 
@@ -93,3 +98,24 @@ def driven_by(data):
     """Whose loop drove the buffer, as the feedback and the figure say it."""
     return ("your buffer, driven by your own loop" if data.get("loop") == "yours"
             else "your buffer, driven by the course's loop")
+
+
+def stored_transitions_problem(added, length, goal_reward=10.0, step_reward=-1.0):
+    """What is wrong with the transitions ``added`` (rows a :class:`RecordingBuffer`
+    recorded) that a loop stored while playing one episode of a corridor of ``length``
+    from its start, in words, or None: each must be the step's own (state, action,
+    reward, next state), in order (whether done is terminated is judged apart)."""
+    state = 0
+    for step, row in enumerate(added, 1):
+        action = row[1]
+        following = min(length, state + action)
+        reward = goal_reward if following == length else step_reward
+        want = [state, action, reward, following]
+        if list(row[:4]) != want:
+            return (f"step {step} stored (state, action, reward, next_state) = "
+                    f"{tuple(row[:4])}, but that step of the corridor went "
+                    f"{tuple(want)}: store each step's own transition, the state it started "
+                    "from and the one it reached.")
+        state = following
+    return None
+

@@ -29,10 +29,10 @@ class ScriptedAgent(FixedActionAgent):
 
 def scripted_agent(action):
     """An agent that always plays ``action``, lent by mirroring: its ``get_action`` and
-    ``update`` calls are replayed on the :class:`ScriptedAgent` returned, and training
-    loops may set its ``epsilon``."""
+    ``update`` calls are replayed on the :class:`ScriptedAgent` returned. Nothing of it may
+    be set: a loop reads the agent and calls those two (the lessons' lending sentences)."""
     return mirrored(FixedActionAgent, action, logged=("get_action", "update"),
-                    settable=("epsilon",), original=ScriptedAgent(action))
+                    original=ScriptedAgent(action))
 
 
 def counting_buffer(prioritized=False):

@@ -18,14 +18,19 @@ import numpy as np
 
 
 class BitFlippingEnv(gym.Env):
-    """Flip bits until the state equals the goal; reward -1 per step, 0 on success."""
+    """Flip bits until the state equals the goal; reward -1 per step, 0 on success (or
+    ``step_reward`` and ``success_reward``: a goal environment's rewards are its own, and
+    code that recomputes them asks it, never assumes them)."""
 
     metadata = {"render_modes": ["ansi"]}
 
-    def __init__(self, n_bits, max_steps=None, render_mode=None):
+    def __init__(self, n_bits, max_steps=None, render_mode=None, success_reward=0.0,
+                 step_reward=-1.0, truncated_at_limit=False):
         if n_bits < 1:
             raise ValueError(f"need at least one bit, got n_bits={n_bits}")
         self.n_bits = n_bits
+        self.success_reward, self.step_reward = float(success_reward), float(step_reward)
+        self.truncated_at_limit = truncated_at_limit
         self.max_steps = n_bits if max_steps is None else max_steps
         self.render_mode = render_mode
         bits = gym.spaces.MultiBinary(n_bits)
@@ -59,13 +64,15 @@ class BitFlippingEnv(gym.Env):
         reward = float(self.compute_reward(observation["achieved_goal"], self.goal, {}))
         terminated = bool(self.compute_terminated(observation["achieved_goal"], self.goal, {}))
         truncated = bool(self.compute_truncated(observation["achieved_goal"], self.goal, {}))
-        return observation, reward, terminated, truncated and not terminated, {}
+        if not self.truncated_at_limit:
+            truncated = truncated and not terminated
+        return observation, reward, terminated, truncated, {}
 
     def compute_reward(self, achieved_goal, desired_goal, info):
-        """0 where the achieved goal equals the desired one, else -1 (batches: the last
-        axis holds the bits)."""
+        """0 (success_reward) where the achieved goal equals the desired one, else -1
+        (step_reward); batches: the last axis holds the bits."""
         reached = np.all(np.asarray(achieved_goal) == np.asarray(desired_goal), axis=-1)
-        return np.where(reached, 0.0, -1.0)
+        return np.where(reached, self.success_reward, self.step_reward)
 
     def compute_terminated(self, achieved_goal, desired_goal, info):
         return np.all(np.asarray(achieved_goal) == np.asarray(desired_goal), axis=-1)
@@ -80,10 +87,12 @@ class BitFlippingEnv(gym.Env):
         return None
 
 
-def make_bit_flipping(n_bits, seed=None):
+def make_bit_flipping(n_bits, seed=None, max_steps=None, truncated_at_limit=False):
     """A bit-flipping environment whose resets follow ``seed`` (its first episode is
-    drawn here, as ``make_taxi`` does for Taxi)."""
-    env = BitFlippingEnv(n_bits)
+    drawn here, as ``make_taxi`` does for Taxi). ``max_steps``: its step limit (n_bits when
+    not given); ``truncated_at_limit``: its last step says truncated even when it reaches the
+    goal, as gymnasium's ``TimeLimit`` does."""
+    env = BitFlippingEnv(n_bits, max_steps=max_steps, truncated_at_limit=truncated_at_limit)
     env.reset(seed=seed)
     return env
 

@@ -10,6 +10,7 @@ on every machine and judged by them, instead of by whichever budget runs out fir
 """
 
 import gymnasium as gym
+import numpy as np
 from gymnasium import spaces
 
 
@@ -51,7 +52,9 @@ class Corridor(gym.Env):
         self.steps_taken += 1
         self.episode_steps += 1
         self.position = min(self.length, self.position + int(action))
-        terminated = self.position == self.length
+        # numpy's bool, as many environments (and every vectorised one) return it: a loop
+        # that tests the flag with `is True` never sees the episode end
+        terminated = np.bool_(self.position == self.length)
         reward = self.goal_reward if terminated else self.step_reward
         return self.position, reward, terminated, False, {}
 

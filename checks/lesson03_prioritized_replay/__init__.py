@@ -17,6 +17,7 @@ inputs, probes the student's code and judges what it found:
 tree and buffer.
 """
 
+from checks.contracts import CLASS, FLOAT, NUMBER, Contract, array, tuple_of
 from checks.framework import Callee, Check, LessonChecks
 from checks.lesson01_qlearning import AGENT
 from checks.lesson03_prioritized_replay.bad_input import (
@@ -51,6 +52,29 @@ from checks.lesson03_prioritized_replay.weighted_update import (
 # The buffer samples and updates through the student's SumTree: its checks are named when
 # a buffer check fails and they fail too.
 SUM_TREE = Callee("SumTree", LESSON, ("test_sumtree_totals", "test_sumtree_prefix_sum"))
+
+# What every call of this lesson's code promises (checks.contracts): exact result types,
+# numpy scalars accepted where the text allows them; inputs untouched holds for all.
+CONTRACTS = {
+    "SumTree": CLASS,
+    "SumTree.get": Contract(array("float64", 1)),
+    "SumTree.find_prefix_sum": Contract(array("iu", 1)),
+    "PrioritizedReplayBuffer": CLASS,
+    "PrioritizedReplayBuffer.add": Contract(numpy_scalars=(0, 1, 2, 3, 4)),
+    "PrioritizedReplayBuffer.sample": Contract(tuple_of(*[array()] * 5, array("f", 1),
+                                                        array("iu", 1)),
+                                                numpy_scalars=(0, 1), rows=0),
+    "annealed_beta": Contract(FLOAT, numpy_scalars=(0, 1, 2), pure=True),
+    "prioritized_q_update": Contract(NUMBER, numpy_scalars=(1, 2, 3, 4, 5, 6)),
+    "play_and_train_with_per": Contract(NUMBER),
+}
+
+DISTRIBUTIONS = {
+    "test_sampling_follows_priorities": "every stored slot against P(i) = p_i^alpha / sum "
+                                        "p^alpha (chi-square, rejection rate 1e-6)",
+    "test_stratified_sampling": "one mass per equal slice of the total, each slice's draws "
+                                "uniform within it (rejection rate 1e-6)",
+}
 
 CHECKS = LessonChecks(LESSON, [
     Check("test_sumtree_totals", "sum tree totals", ("SumTree",),
@@ -146,4 +170,4 @@ CHECKS = LessonChecks(LESSON, [
           asks="On Blind Cliffwalks you have not seen, your buffer needs at most half the "
                "updates uniform replay needs (median), judged by replaying the slots it drew.",
           rules=(PER_BEATS_UNIFORM, SAMPLE_FILLED_SLOTS)),
-])
+], contracts=CONTRACTS, distributions=DISTRIBUTIONS)

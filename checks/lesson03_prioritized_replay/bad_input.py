@@ -3,8 +3,8 @@ raise."""
 
 import numpy as np
 
-from checks.framework import outcome_of, passed, value_error_problem, wrong_amount
-from checks.lesson03_prioritized_replay.driving import _fill, _new_buffer, _new_tree
+from checks.framework import failed, outcome_of, passed, value_error_problem, wrong_amount
+from checks.lesson03_prioritized_replay.driving import _fill, _max_priority, _new_buffer, _new_tree
 from checks.requirements import Rule
 
 
@@ -16,8 +16,9 @@ SAMPLE_REFUSES = Rule("sample-refuses-bad-input", "sample raises ValueError with
 UPDATE_REFUSES = Rule("update-refuses-bad-input", "update_priorities raises ValueError with a "
                       "message for NaN or infinite TD errors and for slots outside "
                       "[0, len(self)), not only outside the capacity.")
-TREE_REFUSES = Rule("tree-refuses-bad-input", "SumTree.update raises ValueError with a message "
-                    "for slots outside [0, capacity) and for negative or NaN priorities.")
+TREE_REFUSES = Rule("tree-refuses-bad-input", "SumTree.update and SumTree.get raise ValueError "
+                    "with a message for slots outside [0, capacity), and update for negative "
+                    "or NaN priorities.")
 
 
 # --- errors ---------------------------------------------------------------------------------
@@ -33,7 +34,8 @@ def _errors_probe(inputs, PrioritizedReplayBuffer, SumTree):
     filled = _new_buffer(PrioritizedReplayBuffer, capacity, 0.6, inputs["seed"])
     _fill(filled, range(stored))
     tree = _new_tree(SumTree, capacity)
-    return {"outcomes": list({
+    held_before = _max_priority(filled)
+    outcomes = list({
         "sample(1, 0.4) on an empty buffer": outcome_of(empty.sample, 1, 0.4),
         "sample(0, 0.4)": outcome_of(filled.sample, 0, 0.4),
         f"sample({inputs['bad_batch']}, 0.4)": outcome_of(filled.sample,
@@ -55,10 +57,15 @@ def _errors_probe(inputs, PrioritizedReplayBuffer, SumTree):
                                                      np.array([0]), np.array([np.inf])),
         f"SumTree({capacity}).update([{capacity}], [1.0])": outcome_of(
             tree.update, np.array([capacity]), np.array([1.0])),
-    }.items())}
+        # get reads a leaf: an index out of range would read an inner node or padding
+        f"SumTree({capacity}).get([{capacity}])": outcome_of(tree.get, np.array([capacity])),
+        f"SumTree({capacity}).get([-1])": outcome_of(tree.get, np.array([-1])),
+    }.items())
+    # refused calls change nothing: max_priority is what it was before them
+    return {"outcomes": outcomes, "max_priority": [held_before, _max_priority(filled)]}
 
 
-ERROR_CASES = 11
+ERROR_CASES = 13
 
 
 def _refusal_rule(call):
@@ -78,5 +85,11 @@ def _errors_verdict(inputs, data):
                                       rule=_refusal_rule(call))
         if problem:
             return problem
+    before, after = (data.get("max_priority") or [None, None])[:2]
+    if after != before:
+        return failed(f"update_priorities refused NaN and infinite TD errors and slots out of "
+                      f"range, but max_priority went from {before!r} to {after!r}: a refused "
+                      "call changes nothing. Check the whole call before changing anything.",
+                      rule=UPDATE_REFUSES)
     return passed("empty buffers, bad batch sizes, NaN and infinite TD errors, slots out of "
                   "range and negative or NaN priorities raise ValueError.")

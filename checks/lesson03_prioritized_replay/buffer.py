@@ -6,13 +6,15 @@ import math
 
 import numpy as np
 
+from checks.contracts import INPUTS_UNTOUCHED, RESULT_TYPES
 from checks.expected import expected as reference
 from checks.framework import (call_student, failed, kept_with, lend_to, passed,
                               reseed_global_generators, wrong_amount)
-from checks.lending import AtMost, Served
+from checks.lending import Served
+from checks.lent_generators import GENERATOR_LIMITS
 from checks.lesson03_prioritized_replay.driving import (
-    LESSON, _attempt, _close, _fill, _new_buffer, _priorities, _sample, _sampled_ids, _samples,
-    _tree_total, _unless_raised, _update_priorities)
+    LESSON, _attempt, _close, _fill, _max_priority, _new_buffer, _priorities, _sample,
+    _sampled_ids, _samples, _tree_total, _unless_raised, _update_priorities)
 from checks.requirements import Rule
 from checks.statistics import FALSE_FAILURE_RATE, chi_square_pvalue, describe_counts, fits
 
@@ -29,9 +31,8 @@ MAX_PRIORITY_NEVER_DECREASES = Rule("max-priority-never-decreases", "max_priorit
 # test_sampling_follows_priorities (and the other checks that read sample's rows)
 SAMPLING_PROPORTIONAL = Rule("sampling-proportional", "sample draws transition i with "
                              "probability P(i) = p_i^alpha / sum_k p_k^alpha.")
-SAMPLE_RETURNS = Rule("sample-returns", "sample returns (obs_t, action, reward, obs_tp1, done, "
-                      "weights, slots) with batch_size rows, each row the transition stored "
-                      "in its slot.")
+# a result type the lesson states: held on every call (checks.contracts)
+SAMPLE_RETURNS = RESULT_TYPES
 # test_stratified_sampling
 STRATIFIED = Rule("stratified", "sample cuts [0, total) into batch_size equal slices and draws "
                   "one mass in each, so equal priorities give each of batch_size transitions "
@@ -65,8 +66,8 @@ BUFFER_PARAMETERS = Rule("buffer-parameters", "The buffer uses the alpha and eps
 REPEATED_SLOTS = Rule("repeated-slots", "update_priorities accepts a slot given twice in one "
                       "call (a batch can hold a transition twice): the slot gets one of its "
                       "priorities and the total stays the sum of the priorities.")
-UPDATE_LEAVES_INPUTS = Rule("update-leaves-inputs", "update_priorities does not change the "
-                            "arrays of slots and TD errors it is given.")
+# update_priorities leaves its arrays as they were: held on every call (checks.contracts)
+UPDATE_LEAVES_INPUTS = INPUTS_UNTOUCHED
 # test_wraparound
 OVERWRITES_OLDEST = Rule("overwrites-oldest", "When full, add overwrites the oldest "
                          "transition: the buffer holds the newest capacity transitions.")
@@ -110,10 +111,13 @@ def _max_priority_probe(inputs, PrioritizedReplayBuffer):
     _update_priorities(buffer, inputs["raised"], inputs["raised_errors"])
     _fill(buffer, [first])
     after_raise = _priorities(buffer, [first])[0]
+    held_after_raise = _max_priority(buffer)
     _update_priorities(buffer, list(range(first + 1)), inputs["lowered_errors"])
     _fill(buffer, [first + 1])
     after_lowering = _priorities(buffer, [first + 1])[0]
-    return {"initial": initial, "after_raise": after_raise, "after_lowering": after_lowering}
+    return {"initial": initial, "after_raise": after_raise, "after_lowering": after_lowering,
+            "max_priority": [held_after_raise, _max_priority(buffer)]}
+
 
 
 def _max_priority_verdict(inputs, data):
@@ -158,6 +162,17 @@ def _max_priority_verdict(inputs, data):
             return failed(f"{moment}, a new transition should get the largest priority "
                           f"given so far, (|delta| + epsilon)^alpha = {want:.6g} "
                           f"(alpha={alpha}), but it got {got!r}.{reason}", rule=rule)
+    # self.max_priority holds p itself, the largest |delta| + epsilon given (1 at first),
+    # not p^alpha: the tree holds the powers
+    largest = max(1.0, max(abs(error) + EPSILON for error in raised))
+    held = data.get("max_priority") or [None, None]
+    if len(held) != 2 or not all(isinstance(h, float) and math.isclose(h, largest, rel_tol=1e-9)
+                                 for h in held):
+        return failed(f"after update_priorities with TD errors {raised} (epsilon "
+                      f"{EPSILON:g}) and later smaller ones, self.max_priority should be "
+                      f"{largest!r}, the largest p = |delta| + epsilon given so far (p itself, "
+                      f"not p^alpha), but it held {held[0]!r} and then {held[1]!r}.",
+                      rule=MAX_PRIORITY_NEVER_DECREASES)
     return passed("new transitions get the largest priority given so far, which never "
                   "decreases.")
 
@@ -760,28 +775,13 @@ def _wrap_verdict(inputs, data):
 
 # --- the buffer: never an empty slot or a slot out of range ------------------------------------
 
-# What student code may draw from the grader's generator in one call: the buffers under
-# test draw one number per row of a batch (7 here), or one per stored transition (14);
-# 65,536 is thousands of times that, and numpy draws it in milliseconds. The bounds of a
-# range may be arrays (one per row) that numpy broadcasts together: 256 numbers each.
-DRAWS = AtMost(65_536, "draws at most {limit:,} numbers per call", shape=True)
-POPULATION = AtMost(65_536, "draws from at most {limit:,} items")
-BOUNDS = AtMost(256, "takes at most {limit:,} numbers for each bound of a range", values=True)
-
-
 class TopOfTheRange(np.random.Generator):
     """numpy's generator, except that ``random`` and ``uniform`` return the largest value
     below the top of their range: every stratum's mass at the top of its slice, the
     last one a hair below the total (where floating-point sums go astray)."""
 
     # The grader keeps it and serves the student's buffer its draws across the boundary.
-    __lending__ = Served(
-        remote=("random", "uniform", "integers", "choice", "permutation"),
-        limits={"random": {"size": DRAWS},
-                "uniform": {"low": BOUNDS, "high": BOUNDS, "size": DRAWS},
-                "integers": {"low": BOUNDS, "high": BOUNDS, "size": DRAWS},
-                "choice": {"a": POPULATION, "size": DRAWS},
-                "permutation": {"x": POPULATION}})
+    __lending__ = Served(remote=tuple(GENERATOR_LIMITS), limits=GENERATOR_LIMITS)
 
     def random(self, size=None, dtype=np.float64, out=None):
         return np.full(() if size is None else size, np.nextafter(1.0, 0.0))[()]

@@ -87,6 +87,13 @@ def _priorities(buffer, slots):
     return _tree_get(tree, list(slots))
 
 
+def _max_priority(buffer):
+    """What the buffer's attribute max_priority holds (a number, or its description)."""
+    held = call_student("buffer.max_priority", lambda: buffer.max_priority)
+    return float(held) if isinstance(held, (int, float, np.integer, np.floating)) else repr(
+        held)[:60]
+
+
 def _update_priorities(buffer, slots, td_errors):
     call_student("update_priorities(slots, td_errors)", buffer.update_priorities,
                  np.asarray(slots, dtype=np.int64), np.asarray(td_errors, dtype=np.float64))

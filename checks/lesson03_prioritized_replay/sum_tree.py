@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from checks.contracts import INPUTS_UNTOUCHED
 from checks.expected import expected as reference
 from checks.framework import call_student, failed, kept_with, passed, wrong_amount
 from checks.lesson03_prioritized_replay.driving import (
@@ -31,8 +32,8 @@ SEARCH_TIE_GOES_RIGHT = Rule("search-tie-goes-right", "A mass equal to a running
 SEARCH_CLAMPED = Rule("search-clamped", "Masses are clamped into [0, total) and slots to "
                       "capacity - 1, so every search returns a slot that exists, even for a "
                       "mass a hair below the total.")
-SEARCH_LEAVES_MASSES = Rule("search-leaves-masses", "find_prefix_sum does not change the array "
-                            "of masses it is given.")
+# find_prefix_sum leaves its masses as they were: held on every call (checks.contracts)
+SEARCH_LEAVES_MASSES = INPUTS_UNTOUCHED
 
 
 # --- the sum tree: totals ----------------------------------------------------------------
@@ -46,15 +47,19 @@ def _totals_inputs(rng):
 def update_batches(inputs):
     """The batches of (slots, priorities) both the probe and the verdict replay: slots
     repeat within a batch (with one priority each) and share parents; priorities span
-    twelve orders of magnitude, where float32 sums drift."""
+    twelve orders of magnitude, where float32 sums drift. One batch in six gives a single
+    priority (a Python float) for all its slots, as the lesson allows."""
     rng = np.random.default_rng(inputs["seed"])
     batches = []
-    for _ in range(inputs["batches"]):
+    for number in range(inputs["batches"]):
         size = int(rng.integers(1, 65))
         base = int(rng.integers(inputs["capacity"]))
         slots = (base + rng.integers(0, 8, size=size)) % inputs["capacity"]  # neighbours
         values = np.exp(rng.uniform(-14, 14, size=inputs["capacity"]))
-        batches.append((slots, values[slots]))  # a repeated slot gets one priority
+        if number % 6 == 5:
+            batches.append((slots, float(values[base])))  # one priority for every slot
+        else:
+            batches.append((slots, values[slots]))  # a repeated slot gets one priority
     return batches
 
 
@@ -171,6 +176,11 @@ def _search_inputs(rng):
     small = cases[0]
     cases.append({"priorities": [p / 64 for p in small["priorities"]],
                   "masses": [m / 64 for m in small["masses"]]})
+    # and scaled by 2^-60 and 2^50 (exact too): a clamp with a fixed margin (total - 1e-12)
+    # is below 0 for the first and rounds back to the total for the second
+    for scale in (2.0 ** -60, 2.0 ** 50):
+        cases.append({"priorities": [p * scale for p in small["priorities"]],
+                      "masses": [m * scale for m in small["masses"]]})
     for top in (TOP_OF_THE_TREE, TOP_OF_THE_EVEN_TREE):
         total = math.fsum(top)
         cases.append({"priorities": top,

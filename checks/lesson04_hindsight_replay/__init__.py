@@ -15,6 +15,7 @@ inputs, probes the student's code and judges what it found:
 episodes the buffer checks store and read back.
 """
 
+from checks.contracts import BOOL, CLASS, NUMBER, Contract, array, tuple_of
 from checks.framework import Callee, Check, LessonChecks
 from checks.lesson01_qlearning import AGENT
 from checks.lesson04_hindsight_replay.buffer import (
@@ -44,6 +45,28 @@ from checks.lesson04_hindsight_replay.training_loop import (
 
 # The buffer draws its substitute goals' steps with the student's hindsight_goal_steps.
 GOAL_STEPS = Callee("hindsight_goal_steps", LESSON, ("test_goal_steps",))
+
+# What every call of this lesson's code promises (checks.contracts): exact result types,
+# numpy scalars accepted where the text allows them; inputs untouched holds for all.
+CONTRACTS = {
+    "GoalConditionedAgent": CLASS,
+    "GoalConditionedAgent.get_qvalue": Contract(NUMBER),
+    "hindsight_goal_steps": Contract(array("iu", 1)),
+    "HindsightReplayBuffer": CLASS,
+    "HindsightReplayBuffer.sample": Contract(
+        tuple_of(array(), array("iu", 1), array("f", 1), array(), array("b", 1), array()),
+        numpy_scalars=(0,), rows=0),
+    "play_and_learn_with_her": Contract(BOOL),
+}
+
+DISTRIBUTIONS = {
+    "test_goal_steps": "each strategy's goal steps uniform over the range it allows, for "
+                       "every (step, length) (chi-square, rejection rate 1e-6)",
+    "test_relabel_fraction": "the share relabelled against k / (k + 1) for several k "
+                             "(binomial, rejection rate 1e-6)",
+    "test_uniform_transitions": "uniform over every stored transition, episodes of unequal "
+                                "lengths (chi-square, rejection rate 1e-6)",
+}
 
 CHECKS = LessonChecks(LESSON, [
     Check("test_goal_agent", "goal-conditioned agent", ("GoalConditionedAgent",),
@@ -127,4 +150,4 @@ CHECKS = LessonChecks(LESSON, [
           asks="The course's agent and loop replaying from your buffer on 8-bit flipping "
                "solve more (state, goal) pairs than plain replay, by a margin.",
           rules=(HER_LEARNS,)),
-])
+], contracts=CONTRACTS, distributions=DISTRIBUTIONS)

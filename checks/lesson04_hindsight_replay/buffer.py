@@ -4,6 +4,7 @@ draws, wrap-around, and its errors for bad input."""
 
 import numpy as np
 
+from checks.contracts import RESULT_TYPES
 from checks.framework import (NotWrittenYet, ProbeError, call_student, call_student_repeatedly,
                               failed, fill_in_place, kept_with, outcome_of, passed,
                               reseed_global_generators, value_error_problem, wrong_amount)
@@ -28,8 +29,9 @@ EPISODE_COPIED = Rule("episode-copied", "store_episode copies the arrays it is g
                       "caller that reuses them afterwards changes nothing stored.")
 TRANSITION_AS_STORED = Rule("transition-as-stored", "Sampled transition t of an episode is its "
                             "observation t, action t and observation t + 1.")
-SAMPLE_RETURNS = Rule("sample-returns", "sample(batch_size) returns (obs, actions, rewards, "
-                      "next_obs, terminated, goals), one row per transition.")
+# sample returns (obs, actions, rewards, next_obs, terminated, goals), one row per
+# transition: a result type the lesson states, held on every call (checks.contracts)
+SAMPLE_RETURNS = RESULT_TYPES
 
 
 # test_goals_from_own_episode
@@ -318,8 +320,18 @@ def _rewards_probe(inputs, HindsightReplayBuffer):
     observations, achieved, _, actions = synthetic_episode(REACHED_EPISODE, 1)
     call_student("store_episode(observations, achieved_goals, desired_goal, actions)",
                  reached.store_episode, observations, achieved, achieved[1], actions)
+    # an environment of other rewards (+1 on success, 0 otherwise): the buffer asks it,
+    # and never assumes -1/0 (a terminated flag read off reward == 0 is wrong here)
+    other = _new_buffer(HindsightReplayBuffer, 20, 10, "future", 4, inputs["seed"],
+                        **OTHER_REWARDS)
+    for episode, length in enumerate(inputs["lengths"]):
+        _store(other, episode, length)
     return {"rows": [row for _ in range(20) for row in _decoded_sample(buffer, 32)],
-            "reached": _decoded_sample(reached, REACHED_ROWS)}
+            "reached": _decoded_sample(reached, REACHED_ROWS),
+            "other_rewards": [row for _ in range(5) for row in _decoded_sample(other, 32)]}
+
+
+OTHER_REWARDS = {"success_reward": 1.0, "step_reward": 0.0}
 
 
 REACHED_EPISODE = 7  # any episode number: its desired goal is what its one step achieved
@@ -336,15 +348,25 @@ def _rewards_verdict(inputs, data):
                            REACHED_ROWS, rule=SAMPLE_RETURNS)
     if problem:
         return problem
+    problem = wrong_amount("rows with other rewards", data.get("other_rewards", []), 160,
+                           rule=SAMPLE_RETURNS)
+    if problem:
+        return problem
     achieved_by_row = 0
-    for episode, step, _, reward, _, _, terminated, goal in data["reached"] + data["rows"]:
+    rows = ([(row, (0.0, -1.0)) for row in data["reached"] + data["rows"]]
+            + [(row, (OTHER_REWARDS["success_reward"], OTHER_REWARDS["step_reward"]))
+               for row in data["other_rewards"]])
+    for (episode, step, _, reward, _, _, terminated, goal), (success, miss) in rows:
         reached = goal == episode * STEPS_PER_CODE + step + 1  # the goal this step achieved
         achieved_by_row += reached and goal < DESIRED_OFFSET and episode != REACHED_EPISODE
-        want_reward, want_done = (0.0, True) if reached else (-1.0, False)
+        want_reward, want_done = (success, True) if reached else (miss, False)
         where = (f"the transition at step {step} of episode {episode} was paired with "
                  f"{describe_goal(goal)}" if episode != REACHED_EPISODE else
                  "the one transition of an episode that reached its own desired goal, "
                  "sampled with that goal")
+        if (success, miss) != (0.0, -1.0):
+            where += (f" (in an environment that pays {success:g} on success and {miss:g} "
+                      "otherwise)")
         if reward != want_reward:
             return failed(f"{where}, so its reward should be {want_reward:g}, but it came back "
                           f"as {reward:g}. Recompute every reward, for original goals and "
@@ -597,6 +619,8 @@ def _error_cases(inputs):
     """(call, the rule its ValueError keeps) of each bad input, in the probe's order."""
     return [
         ("HindsightReplayBuffer(..., strategy='futur')", UNKNOWN_STRATEGY_REFUSED),
+        ("HindsightReplayBuffer(..., strategy='Future')", UNKNOWN_STRATEGY_REFUSED),
+        ("HindsightReplayBuffer(..., strategy='final ')", UNKNOWN_STRATEGY_REFUSED),
         (f"HindsightReplayBuffer(..., k={inputs['bad_k']})", NEGATIVE_K_REFUSED),
         ("HindsightReplayBuffer(..., k=-1)", NEGATIVE_K_REFUSED),
         ("sample(4) on an empty buffer", EMPTY_SAMPLE_REFUSED),
@@ -620,6 +644,8 @@ def _errors_probe(inputs, HindsightReplayBuffer):
     observations, achieved, desired, actions = synthetic_episode(1, 3)
     cases = [
         lambda: HindsightReplayBuffer(env, 5, 6, strategy="futur", k=4),
+        lambda: HindsightReplayBuffer(env, 5, 6, strategy="Future", k=4),
+        lambda: HindsightReplayBuffer(env, 5, 6, strategy="final ", k=4),
         lambda: HindsightReplayBuffer(env, 5, 6, strategy="future", k=inputs["bad_k"]),
         lambda: HindsightReplayBuffer(env, 5, 6, strategy="future", k=-1),
         lambda: empty.sample(4),
@@ -638,7 +664,15 @@ def _errors_probe(inputs, HindsightReplayBuffer):
     _store(single, 0, 3)
     refused = [outcome_of(single.store_episode, observations, goals, desired, actions)
                for goals in (achieved[:3], synthetic_episode(1, 4)[1])]
-    return {"outcomes": outcomes, "refused": refused, "after": _decoded_sample(single, 32)}
+    # ... and the row the next episode replaces: still the oldest (here episode 0 of 0, 1)
+    pair = _new_buffer(HindsightReplayBuffer, 2, 6, "future", 4, inputs["seed"])
+    _store(pair, 0, 3)
+    _store(pair, 1, 3)
+    outcome_of(pair.store_episode, observations, achieved[:3], desired, actions)
+    _store(pair, 2, 3)
+    kept = sorted({row[0] for row in _decoded_sample(pair, 64)})
+    return {"outcomes": outcomes, "refused": refused, "after": _decoded_sample(single, 32),
+            "kept_after_refusal": kept}
 
 
 def _errors_verdict(inputs, data):
@@ -672,6 +706,13 @@ def _errors_verdict(inputs, data):
                           f"episode {next_episode}, step {next_step}, and "
                           f"{describe_goal(goal)}. Check the whole episode before writing "
                           "any of it.", rule=REFUSED_EPISODE_STORES_NOTHING)
+    if data.get("kept_after_refusal") != [1, 2]:
+        return failed("a HindsightReplayBuffer(env, 2, 6) held episodes 0 and 1, refused a "
+                      "malformed episode, then stored episode 2; it should then hold episodes "
+                      "1 and 2 (the oldest, 0, replaced), but sample drew from episodes "
+                      f"{data.get('kept_after_refusal')}. A refused episode must not move "
+                      "the row the next one goes to: check the whole episode before claiming "
+                      "a row.", rule=REFUSED_EPISODE_STORES_NOTHING)
     return passed("unknown strategies, k < 0, empty buffers, bad batch sizes and malformed "
                   "episodes raise ValueError, and a refused episode leaves the buffer as it "
                   "was.")

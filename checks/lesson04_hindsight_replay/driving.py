@@ -47,19 +47,21 @@ def synthetic_episode(episode, length):
     return observations, achieved, _bits(DESIRED_OFFSET + episode), actions
 
 
-def goal_env():
+def goal_env(**rewards):
     """A goal environment whose rewards the buffer recomputes: the bit-flipping rules
-    (reward 0 and terminated where the goals are equal, else -1) on 16-bit codes. The
-    student's buffer gets a copy of it (nothing it does to the copy reaches the grader)."""
+    (reward 0 and terminated where the goals are equal, else -1, or the ``rewards`` given:
+    ``success_reward``, ``step_reward``) on 16-bit codes. The student's buffer gets a copy
+    of it (nothing it does to the copy reaches the grader)."""
     from course.bit_flipping import BitFlippingEnv
 
-    return mirrored(BitFlippingEnv, CODE_BITS)
+    return mirrored(BitFlippingEnv, CODE_BITS, **rewards)
 
 
-def _new_buffer(HindsightReplayBuffer, max_episodes, max_steps, strategy, k, seed):
+def _new_buffer(HindsightReplayBuffer, max_episodes, max_steps, strategy, k, seed, **rewards):
     return call_student(f"HindsightReplayBuffer(env, {max_episodes}, {max_steps}, "
-                        f"strategy={strategy!r}, k={k})", HindsightReplayBuffer, goal_env(),
-                        max_episodes, max_steps, strategy=strategy, k=k, seed=seed)
+                        f"strategy={strategy!r}, k={k})", HindsightReplayBuffer,
+                        goal_env(**rewards), max_episodes, max_steps, strategy=strategy, k=k,
+                        seed=seed)
 
 
 def _store(buffer, episode, length):

@@ -33,7 +33,8 @@ AGENT_SEEDED = Rule("agent-seeded", "The agent's random choices come from lesson
 def _agent_inputs(rng):
     n_bits = int(rng.integers(3, 7))
     pairs = [[int(rng.integers(2 ** n_bits)), int(rng.integers(2 ** n_bits))] for _ in range(6)]
-    return {"n_bits": n_bits, "initial_value": -float(rng.integers(2, 20)),
+    # an int, as a caller may write it (-10): the table still holds floats after updates
+    return {"n_bits": n_bits, "initial_value": -int(rng.integers(2, 20)),
             "alpha": round(float(rng.uniform(0.2, 0.8)), 2), "discount": 0.9,
             "pairs": pairs, "updates": [[p, int(rng.integers(n_bits)), -1.0, q, False]
                                         for p, q in zip(pairs, pairs[1:])],

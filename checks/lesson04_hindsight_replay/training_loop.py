@@ -31,7 +31,7 @@ class ScriptedGoalAgent:
 
     # a pair is two ints; arrays in it would be broadcast together: 64 numbers at most
     __lending__ = Served(remote=("get_action",), deferred=("update",),
-                         readable=("epsilon", "n_bits"), settable=("epsilon",),
+                         readable=("epsilon", "n_bits"),
                          limits={"get_action": {"pair": AtMost(
                              64, "takes a (state, goal) pair of at most {limit} numbers")}})
 
@@ -116,10 +116,22 @@ def _loop_probe(inputs, play_and_learn_with_her):
     from course.bit_flipping import make_bit_flipping
 
     outcome = {}
-    for case, solves, seed in (("solves", True, inputs["seeds"][0]),
-                               ("fails", False, inputs["seeds"][1])):
-        env = mirrored(make_bit_flipping, inputs["n_bits"], seed, logged=("reset", "step"))
-        agent = ScriptedGoalAgent(inputs["n_bits"], solves)
+    n_bits, seed = inputs["n_bits"], inputs["seeds"][0]
+    # how many flips the solving agent needs in the first episode the loop plays: the
+    # TimeLimit of the last case ends it on exactly that step, goal reached
+    twin = make_bit_flipping(n_bits, seed, max_steps=4 * n_bits)
+    first, _ = twin.reset()
+    needed = int(np.sum(first["achieved_goal"] != first["desired_goal"]))
+    cases = (("solves", True, seed, {}),
+             ("fails", False, inputs["seeds"][1], {}),
+             # a limit of its own, longer than n_bits: the loop plays to it
+             ("fails_later", False, inputs["seeds"][1], {"max_steps": n_bits + LONGER}),
+             # reached on the last step a TimeLimit allows: truncated too, and a success
+             ("solves_at_the_limit", True, seed, {"max_steps": needed,
+                                                  "truncated_at_limit": True}))
+    for case, solves, seed, limits in cases:
+        env = mirrored(make_bit_flipping, n_bits, seed, logged=("reset", "step"), **limits)
+        agent = ScriptedGoalAgent(n_bits, solves)
         buffer = RecordingHindsightBuffer(env)
         result = call_student("play_and_learn_with_her(env, agent, replay, batch_size)",
                               play_and_learn_with_her, env, agent, buffer, inputs["batch_size"])
@@ -128,6 +140,9 @@ def _loop_probe(inputs, play_and_learn_with_her):
                          "episodes": buffer.episodes, "samples": buffer.samples,
                          "updates": agent.updates}
     return outcome
+
+
+LONGER = 3  # steps past n_bits the environment with a limit of its own allows
 
 
 def _loop_verdict(inputs, data):
@@ -173,5 +188,20 @@ def _loop_verdict(inputs, data):
         return failed("play_and_learn_with_her should return True when the episode reached "
                       f"its goal and False otherwise; it returned {data['solves']['returned']} "
                       f"and {data['fails']['returned']}.", rule=LOOP_RETURNS_SUCCESS)
+    later = data.get("fails_later") or {}
+    if later.get("steps") != n_bits + LONGER:
+        return failed(f"in an environment whose own limit is {n_bits + LONGER} steps (not "
+                      f"n_bits = {n_bits}), an episode that never reaches its goal should run "
+                      f"until truncated, {n_bits + LONGER} steps; it ran {later.get('steps')}: "
+                      "play until the environment says the episode ended.",
+                      rule=LOOP_PLAYS_TO_END)
+    at_limit = data.get("solves_at_the_limit") or {}
+    if at_limit.get("returned") is not True:
+        return failed("an episode that reached its goal on its last allowed step, in an "
+                      "environment that then says terminated and truncated both (as "
+                      "gymnasium's TimeLimit does), reached its "
+                      f"goal, but play_and_learn_with_her returned {at_limit.get('returned')}: "
+                      "success is terminated, whatever truncated says.",
+                      rule=LOOP_RETURNS_SUCCESS)
     return passed("each episode is played to its end, stored whole, then one batch is "
                   "replayed into the agent with the batch's goals.")

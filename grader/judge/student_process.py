@@ -225,6 +225,7 @@ class StudentProcess:
         self._lent = {}  # lend id -> (original object, declaration)
         self._lend_ids = {}  # id(original) -> lend id
         self._deferred = []  # (description, call) sent with the next request: see defer()
+        self._changed_arguments = []  # what calls changed of their inputs: see take_...
         self.restarts = -1
 
     # --- life ----------------------------------------------------------------------------
@@ -405,6 +406,7 @@ class StudentProcess:
         self._course_request({"op": "forget"}, "forgetting a check's objects")
         self._lent.clear()
         self._lend_ids.clear()
+        self._changed_arguments.clear()
 
     def call(self, target, args, kwargs, method=None, by_ref=False):
         return self._request({"op": "call", "target": self._encode(target),
@@ -486,6 +488,7 @@ class StudentProcess:
             poisoned = poisoned or self._replay(transcript)
             if poisoned:
                 raise TranscriptMismatch(poisoned)
+            self._note_changed_arguments(incoming.get("changed"), deferred)
             if "error" in incoming:
                 failed = incoming.get("deferred")
                 if type(failed) is int and 0 <= failed < len(deferred):
@@ -495,6 +498,31 @@ class StudentProcess:
                 return wire.decode(incoming.get("value"), self._reference, _plain_only)
             except wire.WireError as error:
                 raise self._lost("protocol", f"a reply could not be read: {error}") from None
+
+    def _note_changed_arguments(self, changed, deferred):
+        """Keep what the reply says the calls changed of their arguments, as (the deferred
+        call's description, or None for the request's own call; the argument's position
+        or keyword): read as words only, a few at most."""
+        if not isinstance(changed, list):
+            return
+        for entry in changed[:16]:
+            if not (isinstance(entry, list) and len(entry) == 2 and type(entry[0]) is int):
+                continue
+            which, where = entry
+            if type(where) is int and 0 <= where < 64:
+                pass
+            elif isinstance(where, str):
+                where = printable(where, 40)
+            else:
+                continue
+            description = deferred[which][0] if 0 <= which < len(deferred) else None
+            self._changed_arguments.append((description, where))
+
+    def take_changed_arguments(self):
+        """[(description or None, argument)] of the calls since the last take that changed
+        an array or list they were given (checks.framework holds calls to it)."""
+        changed, self._changed_arguments = self._changed_arguments, []
+        return changed
 
     def _send(self, message):
         # a process that does not read its channel spends no CPU on it: only the wall

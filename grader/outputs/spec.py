@@ -12,6 +12,7 @@ import textwrap
 from collections import Counter
 
 from checks import checks_for_lesson
+from checks.contracts import CONTRACT_RULES, contract_words
 from checks.requirements import tags_in
 from grader.lessons import all_lessons
 from grader.nbgrader_cells import nbgrader_meta
@@ -34,9 +35,12 @@ def tagged_sentences(lesson):
     for cell in lesson.source().cells:
         if cell.cell_type != "markdown":
             continue
+        said = ""
         for sentence in _sentences(cell.source):
+            # a tag that follows another tags the same sentence (two rules stated at once)
+            said = _plain(sentence) or said
             for name in tags_in(sentence):
-                found.setdefault(name, []).append(_plain(sentence))
+                found.setdefault(name, []).append(said)
     return found
 
 
@@ -83,20 +87,36 @@ def lesson_spec(lesson_name):
     sentences, bugs = tagged_sentences(lesson), bugs_by_rule(lesson_name)
     lines = [f"Lesson {lesson_name}: {len(list(checks))} checks, "
              f"{sum(points.values()):g} points"]
+    held = sorted({rule for check in checks for rule in check.rules
+                   if rule in CONTRACT_RULES}, key=CONTRACT_RULES.index)
+    lines += ["", "Contracts, held on every call of the student's code that any check makes:"]
+    for rule in held:
+        lines += _rule_lines(rule, sentences, bugs)
+    for name, contract in checks.contracts.items():
+        lines += _wrapped(f"{name}: {contract_words(contract)}", "  ")
     for check in checks:
         limit = f"{check.time_limit:g} s of CPU" + (", trains agents" if check.learning else "")
         worth = points.get(check.name, 0)
         lines += ["", f"{check.name}  ({worth:g} point{'' if worth == 1 else 's'}; {limit})",
                   *_wrapped(f"asks: {check.asks}", "  ")]
+        if check.distribution:
+            lines += _wrapped(f"distribution test: {check.distribution}", "  ")
         for rule in check.rules:
-            lines += _wrapped(f"rule {rule.name}: {rule.says}", "  ")
-            for sentence in sentences.get(rule.name, []):
-                lines += _wrapped(f'lesson: "{sentence}"', "      ")
-            if bugs is not None:
-                aimed = bugs.get(rule.name, [])
-                lines += _wrapped("bugs: " + (", ".join(f"{bug.name} ({bug.kind})"
-                                                        for bug in aimed) or "none"), "      ")
+            if rule in CONTRACT_RULES:
+                continue  # listed once, above
+            lines += _rule_lines(rule, sentences, bugs)
     return "\n".join(lines)
+
+
+def _rule_lines(rule, sentences, bugs):
+    lines = _wrapped(f"rule {rule.name}: {rule.says}", "  ")
+    for sentence in sentences.get(rule.name, []):
+        lines += _wrapped(f'lesson: "{sentence}"', "      ")
+    if bugs is not None:
+        aimed = bugs.get(rule.name, [])
+        lines += _wrapped("bugs: " + (", ".join(f"{bug.name} ({bug.kind})"
+                                                for bug in aimed) or "none"), "      ")
+    return lines
 
 
 def _wrapped(text, indent):

@@ -32,4 +32,7 @@ KINDS = {
                           "the wrong share",
     "protocol": "the lesson's interface not followed: a wrong return type or shape, an "
                 "attribute not kept up to date, a step of the loop left out or added",
+    "numpy-scalars": "a numpy scalar (np.bool_, np.int64, np.float64, as a row of a numpy "
+                     "batch holds) treated unlike Python's: a flag tested with `is True`, "
+                     "an isinstance(x, int) refusal",
 }

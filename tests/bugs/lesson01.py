@@ -279,7 +279,7 @@ BUGS = (
     Bug("loop_returns_nothing", LESSON, "test_play_and_train",
         {"play_and_train": LOOP_RETURNS_NOTHING},
         description="the total reward is added up but never returned",
-        rule="returns-total-reward", kind="protocol"),
+        rule="result-types", kind="protocol"),
     Bug("loop_returns_last_reward", LESSON, "test_play_and_train",
         {"play_and_train": LOOP_RETURNS_LAST_REWARD},
         description="returns the last step's reward instead of the episode's total",
@@ -307,4 +307,155 @@ BUGS = (
         {"play_and_train": LOOP_DEFAULT_T_MAX_OF_1000},
         description="the signature's default t_max changed from 10,000 to 1,000",
         rule="t-max-cap", kind="boundary"),
+)
+
+# --- what every call promises (checks.contracts) ------------------------------------------
+
+LOOP_DECAYS_EPSILON = _edit("play_and_train", (
+    "    return total_reward",
+    "    agent.epsilon *= 0.99  # explore a little less after each episode\n"
+    "    return total_reward"))
+
+BUGS = (*BUGS,
+    Bug("loop_decays_epsilon", LESSON, "test_play_and_train",
+        {"play_and_train": LOOP_DECAYS_EPSILON},
+        description="the loop decays agent.epsilon itself, which a loop may only read",
+        rule="lent-as-stated", kind="protocol"),
+)
+
+
+# --- blind round 1: wrong answers written from the lesson text alone ----------------
+
+COIN_QUANTISED_TO_PERCENT_GET_ACTION = """\
+#| export
+@add_to_class(QLearningAgent)
+def get_action(self, state):
+    \"\"\"Epsilon-greedy: random legal action with probability epsilon, else the best.\"\"\"
+    if self.rng.integers(100) < self.epsilon * 100:  # explore epsilon percent of the time
+        actions = list(self.get_legal_actions(state))
+        return actions[self.rng.integers(len(actions))]
+    return self.get_best_action(state)
+"""
+
+TERMINATED_COMPARED_WITH_IS_TRUE_UPDATE = """\
+#| export
+@add_to_class(QLearningAgent)
+def update(self, state, action, reward, next_state, terminated):
+    \"\"\"One Q-learning step towards reward + discount * V(next_state) (just the reward
+    when the episode terminated).\"\"\"
+    if terminated is True:
+        target = reward
+    else:
+        target = reward + self.discount * self.get_value(next_state)
+    old = self.get_qvalue(state, action)
+    self.set_qvalue(state, action, (1 - self.alpha) * old + self.alpha * target)
+"""
+
+BUGS = (*BUGS,
+    Bug("coin_quantised_to_percent", LESSON, "test_epsilon_greedy",
+        {"get_action": COIN_QUANTISED_TO_PERCENT_GET_ACTION},
+        description="explores when rng.integers(100) < 100 * epsilon: probabilities are rounded "
+                    "up to whole percents (epsilon 0.001 explores 1% of the time, 0.255 explores "
+                    "26%)",
+        rule="epsilon-greedy", kind="wrong-distribution"),
+    Bug("terminated_compared_with_is_true", LESSON, "test_update",
+        {"update": TERMINATED_COMPARED_WITH_IS_TRUE_UPDATE},
+        description="tests `terminated is True`, so a numpy True (np.bool_, what many "
+                    "environments return) is treated as not terminated and bootstraps",
+        rule="terminal-target-is-reward", kind="numpy-scalars"),
+)
+
+
+# --- blind round 2: wrong answers written from the lesson text alone ----------------
+
+TIES_BY_RANDOM_JITTER_GET_BEST_ACTION = """\
+#| export
+@add_to_class(QLearningAgent)
+def get_best_action(self, state):
+    \"\"\"A legal action of maximal Q-value; ties broken uniformly at random by ``self.rng``.\"\"\"
+    actions = list(self.get_legal_actions(state))
+    # a tiny random jitter breaks ties at random
+    noisy = [self.get_qvalue(state, action) + 1e-6 * self.rng.random() for action in actions]
+    return actions[int(np.argmax(noisy))]
+"""
+
+VALUE_IS_EPSILON_GREEDY_EXPECTATION_GET_VALUE = """\
+#| export
+@add_to_class(QLearningAgent)
+def get_value(self, state):
+    \"\"\"The largest Q-value over the legal actions of ``state``.\"\"\"
+    qvalues = [self.get_qvalue(state, action) for action in self.get_legal_actions(state)]
+    # the agent acts epsilon-greedily, so value what it will really do there
+    return (1 - self.epsilon) * max(qvalues) + self.epsilon * sum(qvalues) / len(qvalues)
+"""
+
+UPDATE_SARSA_TARGET_UPDATE = """\
+#| export
+@add_to_class(QLearningAgent)
+def update(self, state, action, reward, next_state, terminated):
+    \"\"\"One Q-learning step towards reward + discount * V(next_state) (just the reward
+    when the episode terminated).\"\"\"
+    if terminated:
+        target = reward
+    else:
+        next_action = self.get_action(next_state)
+        target = reward + self.discount * self.get_qvalue(next_state, next_action)
+    old = self.get_qvalue(state, action)
+    self.set_qvalue(state, action, (1 - self.alpha) * old + self.alpha * target)
+"""
+
+LOOP_DO_WHILE_T_MAX_ZERO_PLAY_AND_TRAIN = """\
+#| export
+def play_and_train(env, agent, t_max=10_000):
+    \"\"\"Play one episode, updating ``agent`` after every step; return the total reward.\"\"\"
+    total_reward = 0.0
+    state, _ = env.reset()
+    steps = 0
+    while True:
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        agent.update(state, action, reward, next_state, terminated)
+        total_reward += reward
+        state = next_state
+        steps += 1
+        if terminated or truncated or steps >= t_max:
+            break
+    return total_reward
+"""
+
+BUGS = (*BUGS,
+    Bug("ties_by_random_jitter", LESSON, "test_value_and_best_action",
+        {"get_best_action": TIES_BY_RANDOM_JITTER_GET_BEST_ACTION},
+        description="adds 1e-6 * rng.random() to every Q-value and takes the argmax: exact ties are broken uniformly, but an action ahead by less than 1e-6 often loses",
+        rule="best-action-is-argmax", kind="boundary"),
+    Bug("value_is_epsilon_greedy_expectation", LESSON, "test_value_and_best_action",
+        {"get_value": VALUE_IS_EPSILON_GREEDY_EXPECTATION_GET_VALUE},
+        also_fails=("test_update",),
+        description="returns (1 - eps) * max + eps * mean of the legal Q-values, the value of the epsilon-greedy policy; equal to the max only at epsilon 0 or when all Q-values are equal",
+        rule="value-is-legal-max", kind="wrong-formula"),
+    Bug("update_sarsa_target", LESSON, "test_update",
+        {"update": UPDATE_SARSA_TARGET_UPDATE},
+        description="bootstraps from Q(s', a') with a' = self.get_action(next_state), an epsilon-greedy sample, not from the max (same as the rule only at epsilon 0)",
+        rule="q-learning-rule", kind="wrong-source"),
+    Bug("loop_do_while_t_max_zero", LESSON, "test_play_and_train",
+        {"play_and_train": LOOP_DO_WHILE_T_MAX_ZERO_PLAY_AND_TRAIN},
+        description="checks the step count only after taking a step, so t_max=0 (or negative) still plays one step",
+        rule="t-max-cap", kind="boundary"),
+)
+
+
+# --- numpy scalars (checks.contracts) ------------------------------------------------------
+
+UPDATE_ASSERTS_PYTHON_INTS = _edit("update", (
+    '    """One Q-learning step towards reward + discount * V(next_state) (just the reward\n'
+    '    when the episode terminated)."""\n',
+    '    """One Q-learning step towards reward + discount * V(next_state) (just the reward\n'
+    '    when the episode terminated)."""\n'
+    '    assert isinstance(state, int) and isinstance(action, int), "states and actions are ints"\n'))
+
+BUGS = (*BUGS,
+    Bug("update_asserts_python_ints", LESSON, "test_update",
+        {"update": UPDATE_ASSERTS_PYTHON_INTS},
+        description="asserts isinstance(state, int): a replayed row's np.int64 is refused",
+        rule="numpy-scalars", kind="numpy-scalars"),
 )

@@ -351,8 +351,9 @@ BUGS = (
                     "once the buffer is full, biased to old transitions until then"),
     Bug("sample_without_replacement_clipped", LESSON, "test_with_replacement",
         {"buffer_sample": SAMPLE_WITHOUT_REPLACEMENT_CLIPPED},
-        also_fails=("test_sample_types", "test_no_aliasing"),
-        rule="with-replacement", kind="replacement",
+        also_fails=("test_fifo_eviction", "test_sample_types", "test_no_aliasing",
+                    "test_uniform_sampling"),
+        rule="batch-shape", kind="replacement",  # the short batch: every call's contract
         description="rng.choice(n, min(batch, n), replace=False): no repeats, and a "
                     "batch larger than the buffer comes back short"),
     Bug("sample_without_replacement_unless_forced", LESSON, "test_with_replacement",
@@ -385,8 +386,9 @@ BUGS = (
                     "observation array rewrites the past"),
     Bug("sample_returns_storage_views", LESSON, "test_no_aliasing",
         {**NUMPY_RING, "buffer_sample": SAMPLE_NUMPY_RING_VIEWS},
-        also_fails=("test_sample_types", "test_with_replacement"),
-        rule="sample-new-arrays", kind="mutates-input",
+        also_fails=("test_fifo_eviction", "test_sample_types", "test_uniform_sampling",
+                    "test_with_replacement"),
+        rule="batch-shape", kind="mutates-input",  # the slices' rows: every call's contract
         description="a preallocated numpy ring whose sample hands out slices of its "
                     "storage (views) when the batch asks for at least everything stored"),
     Bug("sample_hands_out_writable_views", LESSON, "test_no_aliasing",
@@ -408,6 +410,7 @@ BUGS = (
         description="no check for an empty buffer: IndexError from the deque"),
     Bug("sample_empty_divides_by_zero", LESSON, "test_sample_errors",
         {"buffer_sample": SAMPLE_EMPTY_DIVIDES_BY_ZERO},
+        also_fails=("test_uniform_sampling",),
         rule="empty-sample-raises", kind="accidental-refusal",
         description="no check for an empty buffer: ZeroDivisionError from % len"),
     Bug("sample_zero_gives_empty_arrays", LESSON, "test_sample_errors",
@@ -476,7 +479,11 @@ BUGS = (
         rule="one-batch-per-step", kind="protocol",
         description="the signature's default replay_batch_size changed from 32 to 1"),
     Bug("sample_returns_lists", LESSON, "test_sample_types",
-        {"buffer_sample": SAMPLE_RETURNS_LISTS}, rule="sample-five-arrays", kind="protocol",
+        {"buffer_sample": SAMPLE_RETURNS_LISTS},
+        # every check that samples holds sample to its result type
+        also_fails=("test_fifo_eviction", "test_no_aliasing", "test_uniform_sampling",
+                    "test_with_replacement", "test_sample_errors"),
+        rule="result-types", kind="protocol",
         description="sample returns five Python lists of the stored fields, not numpy "
                     "arrays"),
     Bug("sample_flattens_items", LESSON, "test_sample_types",
@@ -524,4 +531,189 @@ BUGS = (
         rule="no-replay-is-plain", kind="protocol",
         description="the update on the new transition moved under `if replay is not None`: "
                     "with replay=None the agent never learns"),
+)
+
+# --- samplers against their exact distribution (checks/sampler_fit.py) ---------------------
+
+SAMPLE_FROM_THE_OLDEST_BATCH = _edit("buffer_sample", (
+    "    indices = self.rng.integers(len(self._storage), size=batch_size)",
+    "    indices = self.rng.integers(min(batch_size, len(self._storage)), size=batch_size)"))
+
+BUGS = (*BUGS,
+    Bug("sample_from_the_oldest_batch", LESSON, "test_uniform_sampling",
+        {"buffer_sample": SAMPLE_FROM_THE_OLDEST_BATCH},
+        description="draws only among the oldest batch_size transitions: right whenever "
+                    "the batch is at least as large as the buffer",
+        rule="sample-reaches-every-transition", kind="size-from-argument"),
+)
+
+LOOP_DECAYS_EPSILON = _edit("play_and_train_with_replay", (
+    "    return play_and_train(env, WithUpdate(agent, learn), t_max)",
+    "    total = play_and_train(env, WithUpdate(agent, learn), t_max)\n"
+    "    agent.epsilon *= 0.99  # explore a little less after each episode\n"
+    "    return total"))
+
+BUGS = (*BUGS,
+    Bug("replay_loop_decays_epsilon", LESSON, "test_replay_loop",
+        {"play_and_train_with_replay": LOOP_DECAYS_EPSILON},
+        description="the loop decays agent.epsilon itself, which a loop may only read",
+        rule="lent-as-stated", kind="protocol"),
+)
+
+
+# --- blind round 1: wrong answers written from the lesson text alone ----------------
+
+GENERATOR_NOT_NAMED_RNG_BUFFER_CLASS = """\
+#| export
+from collections import deque
+
+import numpy as np
+
+from course.with_update import WithUpdate
+from qlearning import play_and_train
+
+
+class ReplayBuffer:
+    \"\"\"A FIFO store of transitions (obs_t, action, reward, obs_tp1, done).
+
+    Holds at most ``size`` transitions, dropping the oldest first. ``seed`` seeds the
+    buffer's own generator, ``self.rng``, which ``sample`` draws from.
+    \"\"\"
+
+    def __init__(self, size, seed=None):
+        if size < 1:
+            raise ValueError(f"size must be at least 1, got {size}")
+        self.size = size
+        self._storage = deque(maxlen=size)
+        self._rng = np.random.default_rng(seed)  # private: nobody else should draw from it
+
+    def __len__(self):
+        \"\"\"The number of transitions stored now (never more than ``size``).\"\"\"
+        return len(self._storage)
+"""
+
+GENERATOR_NOT_NAMED_RNG_BUFFER_SAMPLE = """\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    \"\"\"``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask).\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if len(self._storage) == 0:
+        raise ValueError("cannot sample from an empty buffer")
+    indices = self._rng.integers(len(self._storage), size=batch_size)
+    batch = [self._storage[i] for i in indices]
+    return tuple(np.stack(field) for field in zip(*batch))
+"""
+
+SAMPLE_SQUEEZES_BATCH_AXIS_BUFFER_SAMPLE = """\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    \"\"\"``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask).\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if len(self._storage) == 0:
+        raise ValueError("cannot sample from an empty buffer")
+    indices = self.rng.integers(len(self._storage), size=batch_size)
+    batch = [self._storage[i] for i in indices]
+    # squeeze away stray length-1 axes so scalars come back as (batch_size,)
+    return tuple(np.squeeze(np.stack(field)) for field in zip(*batch))
+"""
+
+BUGS = (*BUGS,
+    Bug("generator_not_named_rng", LESSON, "test_uniform_sampling",
+        {"buffer_class": GENERATOR_NOT_NAMED_RNG_BUFFER_CLASS,
+         "buffer_sample": GENERATOR_NOT_NAMED_RNG_BUFFER_SAMPLE},
+        description="the seeded generator is kept as self._rng: the buffer has no rng attribute, "
+                    "and a generator put in self.rng is never used by sample",
+        rule="own-generator", kind="protocol"),
+    Bug("sample_squeezes_batch_axis", LESSON, "test_sample_errors",
+        {"buffer_sample": SAMPLE_SQUEEZES_BATCH_AXIS_BUFFER_SAMPLE},
+        also_fails=("test_uniform_sampling",),
+        description="np.squeeze on every stacked field: a batch of one loses its batch axis (0-d "
+                    "arrays, (4,) observations), and stored items with a length-1 axis lose it",
+        rule="batch-shape", kind="boundary"),
+)
+
+
+# --- blind round 2: wrong answers written from the lesson text alone ----------------
+
+LOOP_TESTS_FLAGS_WITH_IS_TRUE_PLAY_AND_TRAIN_WITH_REPLAY = """\
+#| export
+def play_and_train_with_replay(env, agent, replay=None, replay_batch_size=32, t_max=10_000):
+    \"\"\"Play one episode; after each step also learn from a batch replayed from ``replay``.
+
+    Returns the episode's total reward.
+    \"\"\"
+    total_reward = 0.0
+    state, _ = env.reset()
+    for _ in range(t_max):
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        if replay is not None:
+            replay.add(state, action, reward, next_state, terminated)
+            batch = replay.sample(replay_batch_size)
+        agent.update(state, action, reward, next_state, terminated)
+        if replay is not None:
+            for transition in zip(*batch):
+                agent.update(*transition)
+        total_reward += reward
+        state = next_state
+        if terminated is True or truncated is True:
+            break
+    return total_reward
+"""
+
+ADD_SCALARS_TO_PYTHON_BUFFER_ADD = """\
+#| export
+@add_to_class(ReplayBuffer)
+def add(self, obs_t, action, reward, obs_tp1, done):
+    \"\"\"Store one transition, evicting the oldest if the buffer is full. Copies arrays.\"\"\"
+    def stored(field):
+        if np.ndim(field) == 0:
+            return np.asarray(field).item()  # plain Python number
+        return np.array(field)
+
+    self._storage.append(tuple(stored(field) for field in
+                               (obs_t, action, reward, obs_tp1, done)))
+"""
+
+BUGS = (*BUGS,
+    Bug("loop_tests_flags_with_is_true", LESSON, "test_replay_loop",
+        {"play_and_train_with_replay": LOOP_TESTS_FLAGS_WITH_IS_TRUE_PLAY_AND_TRAIN_WITH_REPLAY},
+        description="a written-out loop stops on `terminated is True or truncated is True`: with np.bool_ flags the episode runs on to t_max",
+        rule="ends-with-episode", kind="numpy-scalars"),
+    Bug("add_scalars_to_python", LESSON, "test_sample_types",
+        {"buffer_add": ADD_SCALARS_TO_PYTHON_BUFFER_ADD},
+        description="add turns 0-d fields into Python numbers with .item(): float32 rewards come back float64, uint8/int32 states as int64",
+        rule="dtypes-follow-stored", kind="protocol"),
+)
+
+
+# --- blind round 2: wrong answers written from the lesson text alone ----------------
+
+SAMPLE_REJECTS_NUMPY_BATCH_SIZE_BUFFER_SAMPLE = """\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    \"\"\"``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask).\"\"\"
+    if not isinstance(batch_size, int) or batch_size <= 0:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    if not self._storage:
+        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+    indices = self.rng.integers(len(self._storage), size=batch_size)
+    batch = [self._storage[i] for i in indices]
+    return tuple(np.stack(field) for field in zip(*batch))
+"""
+
+BUGS = (*BUGS,
+    Bug("sample_rejects_numpy_batch_size", LESSON, "test_fifo_eviction",
+        {"buffer_sample": SAMPLE_REJECTS_NUMPY_BATCH_SIZE_BUFFER_SAMPLE},
+        also_fails=("test_sample_types", "test_no_aliasing", "test_uniform_sampling", "test_with_replacement"),
+        description="the batch_size guard also demands isinstance(batch_size, int): sample(np.int64(8)) raises ValueError",
+        rule="numpy-scalars", kind="numpy-scalars"),
 )

@@ -353,7 +353,7 @@ BUGS = [
         {"sumtree_class": TREE_IN_FLOAT32},
         also_fails=("test_new_transitions_max_priority", "test_priority_updates"),
         description="float32 nodes: sums drift and priorities lose digits (tianshou #625)",
-        rule="tree-float64", kind="protocol"),
+        rule="result-types", kind="protocol"),
     Bug("tree_adds_differences", LESSON, "test_sumtree_totals",
         {"sumtree_update": TREE_ADDS_DIFFERENCES},
         also_fails=("test_sumtree_prefix_sum", "test_sampling_follows_priorities",
@@ -501,7 +501,7 @@ BUGS = [
     Bug("search_changes_the_masses", LESSON, "test_sumtree_prefix_sum",
         {"sumtree_find_prefix_sum": SEARCH_CHANGES_THE_MASSES},
         description="clamps and descends the caller's float64 masses in place",
-        rule="search-leaves-masses", kind="mutates-input"),
+        rule="inputs-untouched", kind="mutates-input"),
     Bug("max_priority_of_signed_errors", LESSON, "test_new_transitions_max_priority",
         {"per_update_priorities": MAX_PRIORITY_OF_SIGNED_ERRORS},
         description="max_priority from the largest signed TD error: a large negative one "
@@ -514,9 +514,11 @@ BUGS = [
         rule="max-priority-never-decreases", kind="wrong-source"),
     Bug("weights_and_slots_swapped", LESSON, "test_no_empty_or_out_of_range_samples",
         {"per_sample": WEIGHTS_AND_SLOTS_SWAPPED},
-        also_fails=("test_importance_weights", "test_wraparound"),
+        also_fails=("test_sampling_follows_priorities", "test_importance_weights",
+                    "test_stratified_sampling",
+                    "test_wraparound"),
         description="returns (..., slots, weights) instead of (..., weights, slots)",
-        rule="sample-returns", kind="protocol"),
+        rule="result-types", kind="protocol"),
     Bug("stratify_from_the_global_generator", LESSON, "test_stratified_sampling",
         {"per_sample": SAMPLE_FROM_THE_GLOBAL_GENERATOR},
         description="the strata's offsets from np.random, not self.rng",
@@ -555,8 +557,12 @@ BUGS = [
         rule="repeated-slots", kind="accidental-refusal"),
     Bug("td_errors_changed_in_place", LESSON, "test_priority_updates",
         {"per_update_priorities": TD_ERRORS_CHANGED_IN_PLACE},
+        # every check that updates priorities holds update_priorities to its inputs
+        also_fails=("test_new_transitions_max_priority", "test_sampling_follows_priorities",
+                    "test_importance_weights", "test_wraparound",
+                    "test_no_empty_or_out_of_range_samples"),
         description="|delta| + epsilon computed in the caller's array of TD errors",
-        rule="update-leaves-inputs", kind="mutates-input"),
+        rule="inputs-untouched", kind="mutates-input"),
     Bug("full_buffer_drops_new_transitions", LESSON, "test_wraparound",
         {"per_class": FULL_BUFFER_DROPS_NEW_TRANSITIONS},
         description="once full, add keeps the old transitions and drops the new",
@@ -604,3 +610,230 @@ BUGS = [
         description="the replayed batch is learned before the online update of the step",
         rule="loop-online-then-replay", kind="protocol"),
 ]
+
+# --- what every call promises (checks.contracts) ------------------------------------------
+
+BETA_REFUSES_NUMPY_STEPS = _edit("annealed_beta", (
+    '    """beta after ``step`` of ``total_steps``: linear from beta_start to 1, then 1."""\n',
+    '    """beta after ``step`` of ``total_steps``: linear from beta_start to 1, then 1."""\n'
+    '    if not isinstance(step, int) or not isinstance(total_steps, int):\n'
+    '        raise TypeError("step and total_steps must be ints")\n'))
+
+TREE_IN_FLOAT32_READ_AS_FLOAT64 = _edit(
+    "sumtree_class",
+    ("np.zeros(2 * self.leaf_count, dtype=np.float64)",
+     "np.zeros(2 * self.leaf_count, dtype=np.float32)"),
+    ("return self.nodes[self.leaf_count + self.checked_slots(slots)]",
+     "return self.nodes[self.leaf_count + self.checked_slots(slots)].astype(np.float64)"))
+
+BUGS = (*BUGS,
+    Bug("beta_refuses_numpy_steps", LESSON, "test_beta_schedule",
+        {"annealed_beta": BETA_REFUSES_NUMPY_STEPS},
+        description="isinstance(step, int) refuses the np.int64 step a numpy loop counter "
+                    "gives",
+        rule="numpy-scalars", kind="protocol"),
+    Bug("tree_in_float32_read_as_float64", LESSON, "test_sumtree_totals",
+        {"sumtree_class": TREE_IN_FLOAT32_READ_AS_FLOAT64},
+        also_fails=("test_new_transitions_max_priority", "test_priority_updates"),
+        description="float32 nodes read back as float64: the sums drift all the same",
+        rule="tree-float64", kind="wrong-formula"),
+)
+
+WEIGHT_THROUGH_THE_AGENTS_ALPHA = _edit("prioritized_q_update", (
+    "    agent.set_qvalue(obs, action, old + agent.alpha * weight * td_error)",
+    "    alpha = agent.alpha\n"
+    "    agent.alpha = alpha * weight  # a step scaled by the weight, through update\n"
+    "    agent.update(obs, action, reward, next_obs, done)\n"
+    "    agent.alpha = alpha"))
+
+BUGS = (*BUGS,
+    Bug("weight_through_the_agents_alpha", LESSON, "test_weighted_update",
+        {"prioritized_q_update": WEIGHT_THROUGH_THE_AGENTS_ALPHA},
+        description="scales the step by setting the lent agent's alpha around update",
+        rule="lent-as-stated", kind="protocol"),
+)
+
+
+# --- blind round 1: wrong answers written from the lesson text alone ----------------
+
+SCALAR_PRIORITY_ONLY_FOR_THE_FIRST_SLOT_SUMTREE_UPDATE = """\
+#| export
+@add_to_class(SumTree)
+def update(self, slots, priorities):
+    \"\"\"Set the priorities of ``slots`` (arrays of equal length; a single priority applies
+    to all) and recompute every sum above them, level by level for the whole batch.\"\"\"
+    slots = self.checked_slots(slots)
+    priorities = np.atleast_1d(np.asarray(priorities, dtype=np.float64))
+    if not np.all(np.isfinite(priorities) & (priorities >= 0)):
+        raise ValueError(f"priorities must be finite and non-negative, got {priorities}")
+    for slot, priority in zip(slots, priorities):
+        node = self.leaf_count + slot
+        self.nodes[node] = priority
+        while node > 1:
+            node //= 2
+            self.nodes[node] = self.nodes[2 * node] + self.nodes[2 * node + 1]
+"""
+
+TREE_GET_WITHOUT_CHECKING_SLOTS_SUMTREE_CLASS = """\
+#| export
+import numpy as np
+
+from course.ring_buffer import NumpyRingBuffer
+from course.with_update import WithUpdate
+from qlearning import play_and_train
+
+
+class SumTree:
+    \"\"\"Non-negative float64 priorities of ``capacity`` slots, and all their partial sums.
+
+    A binary heap in one array: node 1 is the root, node k has children 2k and 2k + 1, and
+    slot i is leaf ``leaf_count + i``, where ``leaf_count`` is the smallest power of two
+    >= capacity. Every inner node holds the sum of its children; the root, the total.
+    \"\"\"
+
+    def __init__(self, capacity):
+        if capacity < 1:
+            raise ValueError(f"capacity must be at least 1, got {capacity}")
+        self.capacity = capacity
+        self.leaf_count = 1 << (capacity - 1).bit_length()
+        self.depth = self.leaf_count.bit_length() - 1
+        self.nodes = np.zeros(2 * self.leaf_count, dtype=np.float64)
+
+    @property
+    def total(self):
+        \"\"\"The sum of all priorities: the root.\"\"\"
+        return float(self.nodes[1])
+
+    def get(self, slots):
+        \"\"\"The priorities of ``slots`` (an array of slot numbers), as a float64 array.\"\"\"
+        return self.nodes[self.leaf_count + np.asarray(slots, dtype=np.int64)]
+
+    def checked_slots(self, slots):
+        \"\"\"``slots`` as an int64 array; ValueError if any is outside [0, capacity).\"\"\"
+        slots = np.asarray(slots)
+        if slots.size and slots.dtype.kind not in "iu":
+            raise ValueError(f"slots must be integers, got dtype {slots.dtype}")
+        slots = slots.astype(np.int64)
+        if slots.size and (slots.min() < 0 or slots.max() >= self.capacity):
+            raise ValueError(f"slots must lie in [0, {self.capacity}), got "
+                             f"{slots[(slots < 0) | (slots >= self.capacity)][:3]}")
+        return slots
+"""
+
+BUGS = (*BUGS,
+    Bug("scalar_priority_only_for_the_first_slot", LESSON, "test_sumtree_totals",
+        {"sumtree_update": SCALAR_PRIORITY_ONLY_FOR_THE_FIRST_SLOT_SUMTREE_UPDATE},
+        description="update loops over zip(slots, np.atleast_1d(priorities)): a single priority "
+                    "sets only the first slot, and a short priorities array silently drops slots",
+        rule="tree-total", kind="boundary"),
+    Bug("tree_get_without_checking_slots", LESSON, "test_errors",
+        {"sumtree_class": TREE_GET_WITHOUT_CHECKING_SLOTS_SUMTREE_CLASS},
+        description="get indexes nodes[leaf_count + slots] directly: slot -1 returns an inner "
+                    "node's sum, a slot past the capacity a padding leaf's 0, no ValueError",
+        rule="tree-refuses-bad-input", kind="accidental-refusal"),
+)
+
+
+# --- blind round 2: wrong answers written from the lesson text alone ----------------
+
+CLAMP_WITH_AN_ABSOLUTE_MARGIN_SUMTREE_FIND_PREFIX_SUM = """\
+#| export
+@add_to_class(SumTree)
+def find_prefix_sum(self, masses):
+    \"\"\"For each mass m, the slot i with p_0 + ... + p_(i-1) <= m < p_0 + ... + p_i: the
+    slot whose share of the total holds m. Masses are clamped into [0, total) first.\"\"\"
+    total = self.total
+    if not total > 0:
+        raise ValueError("cannot search a sum tree whose priorities are all zero")
+    masses = np.clip(np.asarray(masses, dtype=np.float64), 0.0, total - 1e-12)  # just below the total
+    nodes = np.ones(masses.shape, dtype=np.int64)
+    for _ in range(self.depth):
+        nodes *= 2
+        left_sum = self.nodes[nodes]
+        go_right = masses >= left_sum
+        masses -= left_sum * go_right
+        nodes += go_right
+    return np.minimum(nodes - self.leaf_count, self.capacity - 1)
+"""
+
+MAX_PRIORITY_KEPT_AFTER_ALPHA_PER_CLASS = """\
+#| export
+class PrioritizedReplayBuffer:
+    \"\"\"Proportional prioritized replay (Schaul et al., 2016).
+
+    Transitions live in ``self.storage`` (a NumpyRingBuffer); their priorities p^alpha
+    in ``self.tree`` (a SumTree), slot for slot. New transitions get the largest priority
+    given so far, ``self.max_priority`` (1 at first); ``update_priorities`` sets
+    p = |delta| + epsilon. ``seed`` seeds the buffer's generator ``self.rng``.
+    \"\"\"
+
+    def __init__(self, capacity, alpha=0.6, epsilon=1e-6, seed=None):
+        if alpha < 0 or not epsilon > 0:
+            raise ValueError(f"need alpha >= 0 and epsilon > 0, got {alpha} and {epsilon}")
+        self.capacity, self.alpha, self.epsilon = capacity, alpha, epsilon
+        self.storage = NumpyRingBuffer(capacity)
+        self.tree = SumTree(capacity)
+        self.max_priority = 1.0  # 1 ** alpha == 1
+        self.rng = np.random.default_rng(seed)
+
+    def __len__(self):
+        \"\"\"The number of transitions stored (at most ``capacity``).\"\"\"
+        return len(self.storage)
+
+    def add(self, obs_t, action, reward, obs_tp1, done):
+        \"\"\"Store a transition (overwriting the oldest when full) at the maximal priority.\"\"\"
+        slot = self.storage.add(obs_t, action, reward, obs_tp1, done)
+        self.tree.update([slot], self.max_priority)  # already a tree priority p^alpha
+"""
+
+MAX_PRIORITY_KEPT_AFTER_ALPHA_PER_UPDATE_PRIORITIES = """\
+#| export
+@add_to_class(PrioritizedReplayBuffer)
+def update_priorities(self, slots, td_errors):
+    \"\"\"Set p = |delta| + epsilon for each sampled slot; store p^alpha in the tree.\"\"\"
+    slots = np.asarray(slots)
+    td_errors = np.asarray(td_errors, dtype=np.float64)
+    if slots.shape != td_errors.shape:
+        raise ValueError(f"got {slots.size} slots but {td_errors.size} TD errors")
+    if not np.all(np.isfinite(td_errors)):
+        raise ValueError("TD errors must be finite")
+    if np.any((slots < 0) | (slots >= len(self))):
+        raise ValueError(f"slots must lie in [0, {len(self)}), the filled part of the buffer")
+    tree_priorities = (np.abs(td_errors) + self.epsilon) ** self.alpha
+    self.tree.update(slots, tree_priorities)
+    if tree_priorities.size:
+        self.max_priority = max(self.max_priority, float(tree_priorities.max()))
+"""
+
+MAX_PRIORITY_RAISED_BEFORE_THE_CHECKS_PER_UPDATE_PRIORITIES = """\
+#| export
+@add_to_class(PrioritizedReplayBuffer)
+def update_priorities(self, slots, td_errors):
+    \"\"\"Set p = |delta| + epsilon for each sampled slot; store p^alpha in the tree.\"\"\"
+    slots = np.asarray(slots)
+    td_errors = np.asarray(td_errors, dtype=np.float64)
+    if slots.shape != td_errors.shape:
+        raise ValueError(f"got {slots.size} slots but {td_errors.size} TD errors")
+    if np.any((slots < 0) | (slots >= len(self))):
+        raise ValueError(f"slots must lie in [0, {len(self)}), the filled part of the buffer")
+    priorities = np.abs(td_errors) + self.epsilon
+    if priorities.size:
+        self.max_priority = max(self.max_priority, float(priorities.max()))
+    # SumTree.update refuses NaN and infinite priorities with a ValueError
+    self.tree.update(slots, priorities ** self.alpha)
+"""
+
+BUGS = (*BUGS,
+    Bug("clamp_with_an_absolute_margin", LESSON, "test_sumtree_prefix_sum",
+        {"sumtree_find_prefix_sum": CLAMP_WITH_AN_ABSOLUTE_MARGIN_SUMTREE_FIND_PREFIX_SUM},
+        description="clamps masses to total - 1e-12: for a total below 1e-12 every mass becomes negative and lands on slot 0 (even an empty one); for a total above ~1e4 the margin vanishes and a mass at the total falls past the last filled slot",
+        rule="search-interval", kind="boundary"),
+    Bug("max_priority_kept_after_alpha", LESSON, "test_new_transitions_max_priority",
+        {"per_class": MAX_PRIORITY_KEPT_AFTER_ALPHA_PER_CLASS, "per_update_priorities": MAX_PRIORITY_KEPT_AFTER_ALPHA_PER_UPDATE_PRIORITIES},
+        description="keeps max_priority as the largest p^alpha (what the tree holds) and gives new transitions max_priority without ** alpha: the tree agrees with the reference, but buffer.max_priority is p^alpha, not p",
+        rule="max-priority-never-decreases", kind="wrong-formula"),
+    Bug("max_priority_raised_before_the_checks", LESSON, "test_errors",
+        {"per_update_priorities": MAX_PRIORITY_RAISED_BEFORE_THE_CHECKS_PER_UPDATE_PRIORITIES},
+        description="raises max_priority from |delta| + epsilon before the tree refuses an infinite TD error: the call raises ValueError, but max_priority is now inf and every later add fails",
+        rule="update-refuses-bad-input", kind="accidental-refusal"),
+)

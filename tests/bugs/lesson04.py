@@ -295,7 +295,7 @@ BUGS = [
         rule="episode-goal-steps", kind="boundary",
         description="'episode' may pick the state the episode started in"),
     Bug("len_counts_episodes", LESSON, "test_store_episode", {"her_class": LEN_COUNTS_EPISODES},
-        also_fails=("test_uniform_transitions",),
+        also_fails=("test_uniform_transitions", "test_errors"),
         rule="len-counts-transitions", kind="wrong-formula",
         description="len(buffer) is the number of episodes, not transitions"),
     Bug("no_strategy_check", LESSON, "test_errors", {"her_class": NO_STRATEGY_CHECK},
@@ -303,7 +303,8 @@ BUGS = [
         description="a misspelt strategy is accepted and behaves like 'episode'"),
     Bug("overwrites_the_newest_when_full", LESSON, "test_wraparound",
         {"her_store_episode": OVERWRITES_THE_NEWEST_WHEN_FULL},
-        also_fails=("test_store_episode",),  # len, as it wraps, counts the wrong episodes
+        # len, as it wraps, counts the wrong episodes
+        also_fails=("test_store_episode", "test_errors"),
         rule="replaces-oldest", kind="after-wrap",
         description="when full, each new episode replaces the last one stored"),
     Bug("goals_from_any_episode", LESSON, "test_goals_from_own_episode",
@@ -394,7 +395,8 @@ BUGS = [
     Bug("len_counts_overwritten_episodes", LESSON, "test_store_episode",
         {"her_class": LEN_COUNTS_OVERWRITTEN_EPISODES,
          "her_store_episode": LEN_COUNTS_OVERWRITTEN_EPISODES_STORE},
-        also_fails=("test_wraparound",),  # sample draws among len(self) transitions
+        # sample draws among len(self) transitions
+        also_fails=("test_wraparound", "test_errors"),
         rule="len-after-wrap", kind="after-wrap",
         description="len(buffer) adds every episode's steps, overwritten ones included"),
     Bug("episode_kept_by_reference", LESSON, "test_store_episode",
@@ -412,7 +414,7 @@ BUGS = [
         also_fails=("test_goals_from_own_episode", "test_rewards_recomputed",
                     "test_relabel_fraction", "test_uniform_transitions", "test_wraparound",
                     "test_errors"),
-        rule="sample-returns", kind="protocol",
+        rule="result-types", kind="protocol",
         description="sample returns (..., goals, terminated): the last two swapped"),
     Bug("goal_steps_rounded", LESSON, "test_goal_steps",
         {"hindsight_goal_steps": GOAL_STEPS_ROUNDED},
@@ -492,6 +494,332 @@ BUGS = [
         description="samples min(batch_size, len(replay)), not batch_size"),
     Bug("her_loop_returns_nothing", LESSON, "test_her_loop",
         {"play_and_learn_with_her": LOOP_RETURNS_NOTHING},
-        rule="loop-returns-success", kind="protocol",
+        rule="result-types", kind="protocol",
         description="returns None, not whether the goal was reached"),
 ]
+
+# --- what every call promises (checks.contracts) ------------------------------------------
+
+GOAL_STEPS_SHIFT_THE_CALLERS_STEPS = _edit("hindsight_goal_steps", (
+    "        first = steps + 1\n",
+    "        steps += 1  # in place: no new array\n        first = steps\n"))
+
+LOOP_ALWAYS_SAYS_SUCCESS = _edit("play_and_learn_with_her", (
+    "    return bool(terminated)", "    return True"))
+
+BUGS = (*BUGS,
+    Bug("goal_steps_shift_the_callers_steps", LESSON, "test_goal_steps",
+        {"hindsight_goal_steps": GOAL_STEPS_SHIFT_THE_CALLERS_STEPS},
+        description="'future' adds 1 to the caller's array of steps in place",
+        rule="inputs-untouched", kind="mutates-input"),
+    Bug("loop_always_says_success", LESSON, "test_her_loop",
+        {"play_and_learn_with_her": LOOP_ALWAYS_SAYS_SUCCESS},
+        description="returns True whether or not the episode reached its goal",
+        rule="loop-returns-success", kind="protocol"),
+)
+
+HER_LOOP_DECAYS_EPSILON = _edit("play_and_learn_with_her", (
+    "    return bool(terminated)",
+    "    agent.epsilon *= 0.999  # explore a little less after each episode\n"
+    "    return bool(terminated)"))
+
+BUGS = (*BUGS,
+    Bug("her_loop_decays_epsilon", LESSON, "test_her_loop",
+        {"play_and_learn_with_her": HER_LOOP_DECAYS_EPSILON},
+        description="the loop decays agent.epsilon itself, which a loop may only read",
+        rule="lent-as-stated", kind="protocol"),
+)
+
+
+# --- blind round 1: wrong answers written from the lesson text alone ----------------
+
+REFUSED_EPISODE_ADVANCES_THE_ROW_HER_STORE_EPISODE = """\
+#| export
+@add_to_class(HindsightReplayBuffer)
+def store_episode(self, observations, achieved_goals, desired_goal, actions):
+    \"\"\"Store an episode of T steps: T + 1 observations and achieved goals (from reset
+    on), its desired goal and T actions, copied. Replaces the oldest episode when full.\"\"\"
+    row = self.next_row  # claim the row this episode goes to
+    self.next_row = (row + 1) % self.max_episodes
+    observations, achieved_goals = np.asarray(observations), np.asarray(achieved_goals)
+    desired_goal, actions = np.asarray(desired_goal), np.asarray(actions)
+    steps = len(actions)
+    if not 1 <= steps <= self.max_episode_steps:
+        raise ValueError(f"an episode must have 1 to {self.max_episode_steps} steps, "
+                         f"got {steps}")
+    if len(observations) != steps + 1 or len(achieved_goals) != steps + 1:
+        raise ValueError(f"{steps} actions need {steps + 1} observations and achieved "
+                         f"goals, got {len(observations)} and {len(achieved_goals)}")
+    if self.observations is None:
+        rows, columns = self.max_episodes, self.max_episode_steps + 1
+        self.observations = np.zeros((rows, columns, *observations.shape[1:]),
+                                     dtype=observations.dtype)
+        self.achieved_goals = np.zeros((rows, columns, *achieved_goals.shape[1:]),
+                                       dtype=achieved_goals.dtype)
+        self.desired_goals = np.zeros((rows, *desired_goal.shape), dtype=desired_goal.dtype)
+        self.actions = np.zeros((rows, columns - 1), dtype=actions.dtype)
+    self.observations[row, :steps + 1] = observations
+    self.achieved_goals[row, :steps + 1] = achieved_goals
+    self.desired_goals[row] = desired_goal
+    self.actions[row, :steps] = actions
+    self.lengths[row] = steps
+"""
+
+STRATEGY_NAMES_CASE_FOLDED_HER_CLASS = """\
+#| export
+class HindsightReplayBuffer:
+    \"\"\"Whole episodes of a goal environment, replayed with substituted goals (HER).
+
+    Holds up to ``max_episodes`` episodes of at most ``max_episode_steps`` steps, a new
+    one replacing the oldest when full. ``sample`` draws stored transitions uniformly and
+    gives each, with probability k / (k + 1), a goal achieved later in its own episode
+    (``strategy``), recomputing rewards and termination with ``env``.
+    \"\"\"
+
+    def __init__(self, env, max_episodes, max_episode_steps, strategy="future", k=4,
+                 seed=None):
+        strategy = str(strategy).strip().lower()  # 'Future' and 'future' alike
+        if strategy not in HER_STRATEGIES:
+            raise ValueError(f"strategy must be one of {HER_STRATEGIES}, got {strategy!r}")
+        if k < 0:
+            raise ValueError(f"k must be >= 0 (a share k/(k+1) is relabelled), got {k}")
+        if max_episodes < 1 or max_episode_steps < 1:
+            raise ValueError("max_episodes and max_episode_steps must be at least 1")
+        self.env, self.strategy, self.k = env, strategy, k
+        self.max_episodes, self.max_episode_steps = max_episodes, max_episode_steps
+        self.rng = np.random.default_rng(seed)
+        self.lengths = np.zeros(max_episodes, dtype=np.int64)  # 0: an empty row
+        self.next_row = 0  # where the next episode goes
+        self.observations = None  # the arrays are made when the first episode arrives
+
+    def __len__(self):
+        \"\"\"The number of stored transitions.\"\"\"
+        return int(self.lengths.sum())
+"""
+
+TERMINATED_FROM_THE_REWARD_HER_SAMPLE = """\
+#| export
+@add_to_class(HindsightReplayBuffer)
+def sample(self, batch_size):
+    \"\"\"``batch_size`` stored transitions drawn uniformly, a share k/(k+1) relabelled with
+    hindsight goals; returns (obs, actions, rewards, next_obs, terminated, goals).\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    total = len(self)
+    if total == 0:
+        raise ValueError("cannot sample from an empty buffer: store an episode first")
+    ends = np.cumsum(self.lengths)
+    flat = self.rng.integers(total, size=batch_size)
+    episodes = np.searchsorted(ends, flat, side="right")
+    steps = flat - (ends[episodes] - self.lengths[episodes])
+    goals = self.desired_goals[episodes].copy()
+    relabel = self.rng.random(batch_size) < self.k / (self.k + 1)
+    goal_steps = hindsight_goal_steps(self.strategy, steps[relabel],
+                                      self.lengths[episodes[relabel]], self.rng)
+    goals[relabel] = self.achieved_goals[episodes[relabel], goal_steps]
+    next_achieved = self.achieved_goals[episodes, steps + 1]
+    rewards = self.env.compute_reward(next_achieved, goals, {})
+    terminated = rewards == 0  # the reward is 0 exactly when the goal is reached
+    return (self.observations[episodes, steps], self.actions[episodes, steps], rewards,
+            self.observations[episodes, steps + 1], terminated, goals)
+"""
+
+BUGS = (*BUGS,
+    Bug("refused_episode_advances_the_row", LESSON, "test_errors",
+        {"her_store_episode": REFUSED_EPISODE_ADVANCES_THE_ROW_HER_STORE_EPISODE},
+        description="claims the next row (advances next_row) before checking the episode, so a "
+                    "refused episode makes the next one replace the second-oldest",
+        rule="refused-episode-stores-nothing", kind="after-wrap"),
+    Bug("strategy_names_case_folded", LESSON, "test_errors",
+        {"her_class": STRATEGY_NAMES_CASE_FOLDED_HER_CLASS},
+        description="lower-cases and strips the strategy before checking it, so 'Future' or "
+                    "'FINAL ' are accepted instead of refused",
+        rule="unknown-strategy-refused", kind="accidental-refusal"),
+    Bug("terminated_from_the_reward", LESSON, "test_rewards_recomputed",
+        {"her_sample": TERMINATED_FROM_THE_REWARD_HER_SAMPLE},
+        description="terminated = rewards == 0 instead of env.compute_terminated: right for bit "
+                    "flipping, wrong for any env whose success reward is not 0",
+        rule="terminated-recomputed", kind="wrong-source"),
+)
+
+
+# --- blind round 2: wrong answers written from the lesson text alone ----------------
+
+FINAL_RETURNS_LENGTHS_AS_GIVEN_HINDSIGHT_GOAL_STEPS = """\
+#| export
+HER_STRATEGIES = ("future", "final", "episode")
+
+
+def hindsight_goal_steps(strategy, steps, lengths, rng):
+    \"\"\"For transitions at ``steps`` of episodes of ``lengths`` steps, the index into each
+    episode's T + 1 achieved goals of a substitute goal, drawn with ``rng``: 'future'
+    t+1 .. T, 'final' T, 'episode' 1 .. T (uniformly).\"\"\"
+    if strategy == "final":
+        return lengths  # the goal where each episode ended
+    steps, lengths = np.asarray(steps), np.asarray(lengths)
+    if strategy == "future":
+        first = steps + 1
+    elif strategy == "episode":
+        first = np.ones_like(steps)
+    else:
+        raise ValueError(f"strategy must be one of {HER_STRATEGIES}, got {strategy!r}")
+    return first + (rng.random(steps.shape) * (lengths + 1 - first)).astype(np.int64)
+"""
+
+INT_INITIAL_VALUE_TRUNCATES_UPDATES_GOAL_AGENT = """\
+#| export
+import numpy as np
+
+from course.bit_flipping import bits_to_int
+from qlearning import QLearningAgent
+
+
+class GoalConditionedAgent(QLearningAgent):
+    \"\"\"Lesson 01's Q-learning on pairs ``(state, goal)`` of bits_to_int numbers.
+
+    The legal actions of every pair are the ``n_bits`` flips. A Q-value never set is
+    ``initial_value``.
+    \"\"\"
+
+    def __init__(self, n_bits, alpha, epsilon, discount, initial_value=-10.0, seed=None):
+        super().__init__(alpha, epsilon, discount,
+                         get_legal_actions=lambda pair: range(n_bits), seed=seed)
+        self.n_bits = n_bits
+        self.initial_value = initial_value
+        self.table = {}
+
+    def get_qvalue(self, pair, action):
+        \"\"\"Q(pair, action); ``initial_value`` if never set.\"\"\"
+        if pair not in self.table:
+            return self.initial_value
+        return self.table[pair][action]
+
+    def set_qvalue(self, pair, action, value):
+        if pair not in self.table:
+            self.table[pair] = np.full(self.n_bits, self.initial_value)
+        self.table[pair][action] = value
+"""
+
+ACTIONS_STORED_AS_FLOATS_HER_STORE_EPISODE = """\
+#| export
+@add_to_class(HindsightReplayBuffer)
+def store_episode(self, observations, achieved_goals, desired_goal, actions):
+    \"\"\"Store an episode of T steps: T + 1 observations and achieved goals (from reset
+    on), its desired goal and T actions, copied. Replaces the oldest episode when full.\"\"\"
+    observations, achieved_goals = np.asarray(observations), np.asarray(achieved_goals)
+    desired_goal, actions = np.asarray(desired_goal), np.asarray(actions)
+    steps = len(actions)
+    if not 1 <= steps <= self.max_episode_steps:
+        raise ValueError(f"an episode must have 1 to {self.max_episode_steps} steps, "
+                         f"got {steps}")
+    if len(observations) != steps + 1 or len(achieved_goals) != steps + 1:
+        raise ValueError(f"{steps} actions need {steps + 1} observations and achieved "
+                         f"goals, got {len(observations)} and {len(achieved_goals)}")
+    if self.observations is None:
+        rows, columns = self.max_episodes, self.max_episode_steps + 1
+        self.observations = np.zeros((rows, columns, *observations.shape[1:]))
+        self.achieved_goals = np.zeros((rows, columns, *achieved_goals.shape[1:]))
+        self.desired_goals = np.zeros((rows, *desired_goal.shape))
+        self.actions = np.zeros((rows, columns - 1))
+    row = self.next_row
+    self.observations[row, :steps + 1] = observations
+    self.achieved_goals[row, :steps + 1] = achieved_goals
+    self.desired_goals[row] = desired_goal
+    self.actions[row, :steps] = actions
+    self.lengths[row] = steps
+    self.next_row = (row + 1) % self.max_episodes
+"""
+
+SUCCESS_FROM_NOT_TRUNCATED_PLAY_AND_LEARN_WITH_HER = """\
+#| export
+def play_and_learn_with_her(env, agent, replay, batch_size):
+    \"\"\"Play one episode, store it in ``replay``, then learn from one batch of it.
+    Returns True if the episode reached its goal.\"\"\"
+    observation, _ = env.reset()
+    desired_goal = observation["desired_goal"]
+    goal = int(bits_to_int(desired_goal))
+    observations, achieved_goals = [observation["observation"]], [observation["achieved_goal"]]
+    actions, terminated, truncated = [], False, False
+    while not (terminated or truncated):
+        action = agent.get_action((int(bits_to_int(observation["observation"])), goal))
+        observation, _, terminated, truncated, _ = env.step(action)
+        observations.append(observation["observation"])
+        achieved_goals.append(observation["achieved_goal"])
+        actions.append(action)
+    replay.store_episode(observations, achieved_goals, desired_goal, actions)
+    states, actions, rewards, next_states, dones, goals = replay.sample(batch_size)
+    for state, action, reward, next_state, done, goal in zip(
+            bits_to_int(states).tolist(), actions.tolist(), rewards.tolist(),
+            bits_to_int(next_states).tolist(), dones.tolist(), bits_to_int(goals).tolist()):
+        agent.update((state, goal), action, reward, (next_state, goal), done)
+    return not truncated  # the episode ended before its time limit: it reached the goal
+"""
+
+LOOP_COUNTS_N_FLIPS_ITSELF_PLAY_AND_LEARN_WITH_HER = """\
+#| export
+def play_and_learn_with_her(env, agent, replay, batch_size):
+    \"\"\"Play one episode, store it in ``replay``, then learn from one batch of it.
+    Returns True if the episode reached its goal.\"\"\"
+    observation, _ = env.reset()
+    desired_goal = observation["desired_goal"]
+    goal = int(bits_to_int(desired_goal))
+    observations, achieved_goals = [observation["observation"]], [observation["achieved_goal"]]
+    actions, terminated = [], False
+    for _ in range(agent.n_bits):  # n flips always suffice
+        action = agent.get_action((int(bits_to_int(observation["observation"])), goal))
+        observation, _, terminated, truncated, _ = env.step(action)
+        observations.append(observation["observation"])
+        achieved_goals.append(observation["achieved_goal"])
+        actions.append(action)
+        if terminated:
+            break
+    replay.store_episode(observations, achieved_goals, desired_goal, actions)
+    states, actions, rewards, next_states, dones, goals = replay.sample(batch_size)
+    for state, action, reward, next_state, done, goal in zip(
+            bits_to_int(states).tolist(), actions.tolist(), rewards.tolist(),
+            bits_to_int(next_states).tolist(), dones.tolist(), bits_to_int(goals).tolist()):
+        agent.update((state, goal), action, reward, (next_state, goal), done)
+    return bool(terminated)
+"""
+
+BUGS = (*BUGS,
+    Bug("final_returns_lengths_as_given", LESSON, "test_goal_steps",
+        {"hindsight_goal_steps": FINAL_RETURNS_LENGTHS_AS_GIVEN_HINDSIGHT_GOAL_STEPS},
+        description="'final' returns lengths before np.asarray: a list of lengths comes back as the caller's own list, not an array",
+        rule="inputs-untouched", kind="mutates-input"),
+    Bug("int_initial_value_truncates_updates", LESSON, "test_goal_agent",
+        {"goal_agent": INT_INITIAL_VALUE_TRUNCATES_UPDATES_GOAL_AGENT},
+        description="rows are np.full(n_bits, initial_value): with an int initial_value (-10) the row is an int array and every Q-value set is truncated (-10.4 is stored as -10)",
+        rule="agent-update", kind="protocol"),
+    Bug("actions_stored_as_floats", LESSON, "test_store_episode",
+        {"her_store_episode": ACTIONS_STORED_AS_FLOATS_HER_STORE_EPISODE},
+        also_fails=("test_goals_from_own_episode", "test_rewards_recomputed", "test_relabel_fraction", "test_uniform_transitions", "test_wraparound", "test_errors"),
+        description="storage preallocated with np.zeros' default float64: sample hands out actions 3.0 instead of 3 (and float observations and goals), which a tabular agent cannot index with",
+        rule="result-types", kind="protocol"),
+    Bug("success_from_not_truncated", LESSON, "test_her_loop",
+        {"play_and_learn_with_her": SUCCESS_FROM_NOT_TRUNCATED_PLAY_AND_LEARN_WITH_HER},
+        description="returns not truncated: an environment that reports terminated and truncated together on its last step (as gymnasium's TimeLimit does) counts a success as a failure",
+        rule="loop-returns-success", kind="past-terminal"),
+    Bug("loop_counts_n_flips_itself", LESSON, "test_her_loop",
+        {"play_and_learn_with_her": LOOP_COUNTS_N_FLIPS_ITSELF_PLAY_AND_LEARN_WITH_HER},
+        description="plays at most agent.n_bits steps ('n flips always suffice'), stopping on terminated only: an environment whose time limit is longer is cut short and an unfinished episode stored",
+        rule="loop-plays-to-end", kind="size-from-argument"),
+)
+
+
+# --- numpy scalars (checks.contracts) ------------------------------------------------------
+
+HER_SAMPLE_REFUSES_NUMPY_SIZES = _edit("her_sample", (
+    '    hindsight goals; returns (obs, actions, rewards, next_obs, terminated, goals)."""\n',
+    '    hindsight goals; returns (obs, actions, rewards, next_obs, terminated, goals)."""\n'
+    '    if type(batch_size) is not int:\n'
+    '        raise TypeError(f"batch_size must be an int, got {type(batch_size).__name__}")\n'))
+
+BUGS = (*BUGS,
+    Bug("her_sample_refuses_numpy_sizes", LESSON, "test_goals_from_own_episode",
+        {"her_sample": HER_SAMPLE_REFUSES_NUMPY_SIZES},
+        also_fails=("test_store_episode", "test_rewards_recomputed", "test_relabel_fraction",
+                    "test_uniform_transitions", "test_wraparound", "test_errors"),
+        description="type(batch_size) is not int refuses an np.int64 batch size",
+        rule="numpy-scalars", kind="numpy-scalars"),
+)

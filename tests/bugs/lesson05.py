@@ -225,12 +225,13 @@ BUGS = [
         rule="cer-beats-uniform", kind="wrong-distribution",
         description="no newest transition: uniform replay, which collapses with a big buffer"),
     Bug("cer_one_row_too_many", LESSON, "test_cer_newest_exactly_once",
-        {"cer_buffer": ONE_ROW_TOO_MANY},
-        also_fails=("test_cer_single_transition",),  # sample(1) returns two rows
+        {"cer_buffer": ONE_ROW_TOO_MANY},  # sample(1) returns two rows
+        also_fails=("test_cer_rest_uniform", "test_cer_single_transition"),
         rule="batch-size-rows", kind="boundary",
         description="the newest plus batch_size others: batches one row too big"),
     Bug("cer_rest_from_the_recent_half", LESSON, "test_cer_rest_uniform",
         {"cer_buffer": REST_FROM_THE_RECENT_HALF},
+        also_fails=("test_cer_single_transition",),
         rule="rest-uniform-over-older", kind="wrong-distribution",
         description="the other rows come from the newer half only"),
     Bug("cer_copies_the_only_transition", LESSON, "test_cer_single_transition",
@@ -283,7 +284,8 @@ BUGS = [
         description="total_reward = reward: returns the last step's reward, not the sum"),
     Bug("cer_keeps_every_transition", LESSON, "test_cer_newest_exactly_once",
         {"cer_buffer": KEEPS_EVERY_TRANSITION}, rule="only-stored", kind="after-wrap",
-        also_fails=("test_cer_single_transition",),  # CombinedReplayBuffer(1) too
+        also_fails=("test_cer_rest_uniform",
+                    "test_cer_single_transition"),  # CombinedReplayBuffer(1) too
         description="add also keeps its own list of every transition, which sample draws "
                     "from: evicted transitions come back once the buffer is full"),
     Bug("cer_puts_the_newest_back_first", LESSON, "test_cer_newest_exactly_once",
@@ -294,7 +296,8 @@ BUGS = [
                     "oldest, and the next batch's newest is the one before"),
     Bug("cer_rest_without_replacement", LESSON, "test_cer_rest_uniform",
         {"cer_buffer": REST_WITHOUT_REPLACEMENT}, rule="rest-with-replacement",
-        kind="replacement", also_fails=("test_cer_newest_exactly_once",),
+        also_fails=("test_cer_newest_exactly_once", "test_cer_single_transition"),
+        kind="replacement",
         description="the other rows drawn with rng.choice(..., replace=False): no repeats, "
                     "and a batch larger than the buffer raises"),
     Bug("cer_rest_from_the_global_generator", LESSON, "test_cer_rest_uniform",
@@ -339,7 +342,264 @@ BUGS = [
         kind="boundary",
         description="ceil - 1: a value on an inner edge lands in the bin below it"),
     Bug("discretize_returns_the_cells", LESSON, "test_discretize_bins",
-        {"discretize": DISCRETIZE_RETURNS_THE_CELLS}, rule="returns-one-int", kind="protocol",
+        {"discretize": DISCRETIZE_RETURNS_THE_CELLS}, rule="result-types", kind="protocol",
         also_fails=("test_discretize_edges", "test_discretize_clipping"),
         description="returns each dimension's bin as a tuple, not the cell's number"),
 ]
+
+# --- what every call promises (checks.contracts) ------------------------------------------
+
+DISCRETIZE_CLIPS_IN_PLACE = _edit("discretize", (
+    "    clipped = np.clip(np.asarray(observation, dtype=np.float64), lows, highs)",
+    "    clipped = np.asarray(observation, dtype=np.float64)\n"
+    "    np.clip(clipped, lows, highs, out=clipped)  # no copy"))
+
+BUGS = (*BUGS,
+    Bug("discretize_clips_in_place", LESSON, "test_discretize_clipping",
+        {"discretize": DISCRETIZE_CLIPS_IN_PLACE},
+        also_fails=("test_discretize_bins",),
+        description="clips a float64 observation in the caller's own array (np.asarray "
+                    "does not copy it)",
+        rule="inputs-untouched", kind="mutates-input"),
+)
+
+LOOP_DECAYS_EPSILON = _edit("play_and_train_from_replay", (
+    "    return play_and_train(env, WithUpdate(agent, learn_only_from_replay), t_max)",
+    "    total = play_and_train(env, WithUpdate(agent, learn_only_from_replay), t_max)\n"
+    "    agent.epsilon *= 0.99  # explore a little less after each episode\n"
+    "    return total"))
+
+BUGS = (*BUGS,
+    Bug("cer_loop_decays_epsilon", LESSON, "test_replay_only_loop",
+        {"play_and_train_from_replay": LOOP_DECAYS_EPSILON},
+        description="the loop decays agent.epsilon itself, which a loop may only read",
+        rule="lent-as-stated", kind="protocol"),
+)
+
+
+# --- blind round 1: wrong answers written from the lesson text alone ----------------
+
+CER_BAD_CALL_LOSES_THE_NEWEST_CER_BUFFER = """\
+#| export
+import math
+
+import gymnasium as gym
+import numpy as np
+
+from course.with_update import WithUpdate
+from qlearning import QLearningAgent, play_and_train
+from replay_buffer import ReplayBuffer
+
+
+class CombinedReplayBuffer(ReplayBuffer):
+    \"\"\"Combined experience replay (Zhang & Sutton, 2017): each batch is the newest
+    transition, once, plus ``batch_size - 1`` drawn uniformly, with replacement, from the
+    transitions stored before it (just the newest while nothing else is stored).\"\"\"
+
+    def sample(self, batch_size):
+        if len(self) <= 1:  # empty: lesson 02 refuses; one stored: the newest alone
+            return super().sample(min(batch_size, 1))
+        newest = self._storage.pop()
+        if batch_size == 1:
+            self._storage.append(newest)
+            return tuple(np.array([field]) for field in newest)
+        rest = super().sample(batch_size - 1)  # lesson 02 refuses bad batch sizes
+        self._storage.append(newest)
+        return tuple(np.concatenate([np.array([field]), others])
+                     for field, others in zip(newest, rest))
+"""
+
+LOOP_STORES_NEXT_STATE_AS_STATE_PLAY_AND_TRAIN_FROM_REPLAY = """\
+#| export
+def play_and_train_from_replay(env, agent, replay, batch_size, t_max=10_000):
+    \"\"\"Play one episode; at each step store the transition, then learn from one batch
+    sampled from ``replay`` (and from nothing else). Returns the total reward.\"\"\"
+    state, _ = env.reset()
+    total_reward = 0.0
+    for _ in range(t_max):
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        total_reward += reward
+        state = next_state
+        replay.add(state, action, reward, next_state, terminated)
+        for transition in zip(*replay.sample(batch_size)):
+            agent.update(*transition)
+        if terminated or truncated:
+            break
+    return total_reward
+"""
+
+BUGS = (*BUGS,
+    Bug("cer_bad_call_loses_the_newest", LESSON, "test_cer_single_transition",
+        {"cer_buffer": CER_BAD_CALL_LOSES_THE_NEWEST_CER_BUFFER},
+        description="relies on lesson 02's sample(batch_size - 1) to refuse batch_size <= 0, but "
+                    "has already popped the newest: the ValueError escapes and the buffer has "
+                    "lost its newest transition",
+        rule="sample-leaves-buffer", kind="accidental-refusal"),
+    Bug("loop_stores_next_state_as_state", LESSON, "test_replay_only_loop",
+        {"play_and_train_from_replay": LOOP_STORES_NEXT_STATE_AS_STATE_PLAY_AND_TRAIN_FROM_REPLAY},
+        description="hand-written loop sets state = next_state before replay.add, so every "
+                    "stored transition starts from the state it ends in",
+        rule="store-every-step", kind="wrong-source"),
+)
+
+
+# --- blind round 2: wrong answers written from the lesson text alone ----------------
+
+CER_EXCLUDES_COPIES_OF_THE_NEWEST_CER_BUFFER = """\
+#| export
+import math
+
+import gymnasium as gym
+import numpy as np
+
+from course.with_update import WithUpdate
+from qlearning import QLearningAgent, play_and_train
+from replay_buffer import ReplayBuffer
+
+
+class CombinedReplayBuffer(ReplayBuffer):
+    \"\"\"Combined experience replay (Zhang & Sutton, 2017): each batch is the newest
+    transition, once, plus ``batch_size - 1`` drawn uniformly, with replacement, from the
+    transitions stored before it (just the newest while nothing else is stored).\"\"\"
+
+    def sample(self, batch_size):
+        if batch_size <= 0 or not self._storage:
+            return super().sample(batch_size)  # lesson 02's ValueError
+        newest = self._storage[-1]
+
+        def same(a, b):
+            return all(np.array_equal(x, y) for x, y in zip(a, b))
+
+        others = [t for t in self._storage if not same(t, newest)]  # newest exactly once
+        rows = [newest]
+        if batch_size > 1 and others:
+            rows += [others[i] for i in self.rng.integers(len(others), size=batch_size - 1)]
+        return tuple(np.stack(fields) for fields in zip(*rows))
+"""
+
+CER_REJECTS_NUMPY_BATCH_SIZE_CER_BUFFER = """\
+#| export
+import math
+
+import gymnasium as gym
+import numpy as np
+
+from course.with_update import WithUpdate
+from qlearning import QLearningAgent, play_and_train
+from replay_buffer import ReplayBuffer
+
+
+class CombinedReplayBuffer(ReplayBuffer):
+    \"\"\"Combined experience replay (Zhang & Sutton, 2017): each batch is the newest
+    transition, once, plus ``batch_size - 1`` drawn uniformly, with replacement, from the
+    transitions stored before it (just the newest while nothing else is stored).\"\"\"
+
+    def sample(self, batch_size):
+        if not isinstance(batch_size, int) or batch_size <= 0:
+            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        if not self._storage:
+            return super().sample(batch_size)  # lesson 02's ValueError
+        newest = self._storage.pop()
+        try:
+            rest = super().sample(batch_size - 1) if batch_size > 1 and self._storage else None
+        finally:
+            self._storage.append(newest)
+        batch = tuple(np.stack([field]) for field in newest)
+        if rest is None:
+            return batch
+        return tuple(np.concatenate(fields) for fields in zip(batch, rest))
+"""
+
+CER_SETS_ASIDE_BY_VALUE_CER_BUFFER = """\
+#| export
+import math
+
+import gymnasium as gym
+import numpy as np
+
+from course.with_update import WithUpdate
+from qlearning import QLearningAgent, play_and_train
+from replay_buffer import ReplayBuffer
+
+
+class CombinedReplayBuffer(ReplayBuffer):
+    \"\"\"Combined experience replay (Zhang & Sutton, 2017): each batch is the newest
+    transition, once, plus ``batch_size - 1`` drawn uniformly, with replacement, from the
+    transitions stored before it (just the newest while nothing else is stored).\"\"\"
+
+    def sample(self, batch_size):
+        if batch_size <= 0 or not self._storage:
+            return super().sample(batch_size)  # lesson 02's ValueError
+        newest = self._storage[-1]
+        self._storage.remove(newest)  # set aside while lesson 02's sample draws
+        try:
+            rest = super().sample(batch_size - 1) if batch_size > 1 and self._storage else None
+        finally:
+            self._storage.append(newest)  # back at the end, as the newest
+        batch = tuple(np.stack([field]) for field in newest)
+        if rest is None:
+            return batch
+        return tuple(np.concatenate(fields) for fields in zip(batch, rest))
+"""
+
+BUGS = (*BUGS,
+    Bug("cer_excludes_copies_of_the_newest", LESSON, "test_cer_single_transition",
+        {"cer_buffer": CER_EXCLUDES_COPIES_OF_THE_NEWEST_CER_BUFFER},
+        description="drops from the pool every stored transition equal to the newest: older identical transitions (Taxi's repeated illegal moves) are never drawn, and if all stored are equal the batch shrinks to one row",
+        rule="rest-uniform-over-older", kind="wrong-source"),
+    Bug("cer_rejects_numpy_batch_size", LESSON, "test_cer_newest_exactly_once",
+        {"cer_buffer": CER_REJECTS_NUMPY_BATCH_SIZE_CER_BUFFER},
+        also_fails=("test_cer_rest_uniform", "test_cer_single_transition"),
+        description="validates with isinstance(batch_size, int), so sample(np.int64(8)) raises ValueError",
+        rule="numpy-scalars", kind="numpy-scalars"),
+    Bug("cer_sets_aside_by_value", LESSON, "test_cer_single_transition",
+        {"cer_buffer": CER_SETS_ASIDE_BY_VALUE_CER_BUFFER},
+        description="sets the newest aside with self._storage.remove(newest), which removes the first EQUAL transition: when an older copy exists it is that one that goes, the newest stays in the pool and is appended a second time",
+        rule="sample-leaves-buffer", kind="after-wrap"),
+)
+
+
+# --- blind round 1: wrong answers written from the lesson text alone ----------------
+
+CER_NEWEST_KEPT_FROM_ADD_UNCOPIED_CER_BUFFER = """\
+#| export
+import math
+
+import gymnasium as gym
+import numpy as np
+
+from course.with_update import WithUpdate
+from qlearning import QLearningAgent, play_and_train
+from replay_buffer import ReplayBuffer
+
+
+class CombinedReplayBuffer(ReplayBuffer):
+    \"\"\"Combined experience replay (Zhang & Sutton, 2017): each batch is the newest
+    transition, once, plus ``batch_size - 1`` drawn uniformly, with replacement, from the
+    transitions stored before it (just the newest while nothing else is stored).\"\"\"
+
+    def add(self, obs_t, action, reward, obs_tp1, done):
+        super().add(obs_t, action, reward, obs_tp1, done)
+        self._newest = (obs_t, action, reward, obs_tp1, done)  # at hand, O(1)
+
+    def sample(self, batch_size):
+        if batch_size <= 0 or not self._storage:
+            return super().sample(batch_size)
+        newest = self._storage.pop()  # set aside, so that lesson 02's sample draws the rest
+        try:
+            rest = super().sample(batch_size - 1) if batch_size > 1 and self._storage else None
+        finally:
+            self._storage.append(newest)
+        batch = tuple(np.array([field]) for field in self._newest)
+        if rest is None:
+            return batch
+        return tuple(np.concatenate(fields) for fields in zip(batch, rest))
+"""
+
+BUGS = (*BUGS,
+    Bug("cer_newest_kept_from_add_uncopied", LESSON, "test_cer_single_transition",
+        {"cer_buffer": CER_NEWEST_KEPT_FROM_ADD_UNCOPIED_CER_BUFFER},
+        description="add keeps a reference to the arguments it was given and sample builds the newest row from them; if the caller reuses/changes its observation array after add, the batch's newest row is not what the buffer stored",
+        rule="only-stored", kind="mutates-input"),
+)

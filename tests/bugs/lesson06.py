@@ -209,7 +209,7 @@ BUGS = [
     Bug("interval_without_the_mean", LESSON, "test_confidence_interval",
         {"confidence_interval": INTERVAL_WITHOUT_THE_MEAN},
         description="returns (low, high), leaving out the mean",
-        rule="interval-returns-mean-low-high", kind="protocol"),
+        rule="result-types", kind="protocol"),
     Bug("interval_refuses_only_one_value", LESSON, "test_confidence_interval",
         {"confidence_interval": INTERVAL_REFUSES_ONLY_ONE_VALUE},
         description="== 1 instead of < 2: an empty array gives (nan, nan, nan) instead of "
@@ -223,7 +223,7 @@ BUGS = [
         {"confidence_interval": INTERVAL_CENTRES_IN_PLACE},
         description="values -= mean on np.asarray's result, which is the caller's array: "
                     "the right interval, and the caller's seeds overwritten",
-        rule="input-unchanged", kind="mutates-input"),
+        rule="inputs-untouched", kind="mutates-input"),
     Bug("threshold_without_the_short_run_guard", LESSON, "test_episodes_to_threshold",
         {"episodes_to_threshold": THRESHOLD_WITHOUT_THE_SHORT_RUN_GUARD},
         description="no check for a run shorter than one window: np.convolve then swaps "
@@ -232,12 +232,12 @@ BUGS = [
     Bug("threshold_nan_when_never", LESSON, "test_episodes_to_threshold",
         {"episodes_to_threshold": THRESHOLD_NAN_WHEN_NEVER},
         description="nan instead of None when no window reaches the threshold",
-        rule="threshold-none-if-never", kind="protocol"),
+        rule="result-types", kind="protocol"),
     Bug("threshold_subtracts_in_place", LESSON, "test_episodes_to_threshold",
         {"episodes_to_threshold": THRESHOLD_SUBTRACTS_IN_PLACE},
         description="returns -= threshold on the caller's array: the right answer, and the "
                     "caller's returns shifted",
-        rule="input-unchanged", kind="mutates-input"),
+        rule="inputs-untouched", kind="mutates-input"),
     Bug("autocorrelation_needs_an_array", LESSON, "test_autocorrelation",
         {"autocorrelation": AUTOCORRELATION_NEEDS_AN_ARRAY},
         description="slices of the argument as given: a list's slices have no .std()",
@@ -246,10 +246,81 @@ BUGS = [
         {"autocorrelation": AUTOCORRELATION_CENTRES_IN_PLACE},
         description="values -= values.mean() on the caller's array: r is unchanged, the "
                     "caller's values are not",
-        rule="input-unchanged", kind="mutates-input"),
+        rule="inputs-untouched", kind="mutates-input"),
     Bug("autocorrelation_refuses_only_one_pair", LESSON, "test_autocorrelation",
         {"autocorrelation": AUTOCORRELATION_REFUSES_ONLY_ONE_PAIR},
         description="== 1 instead of < 2: a lag as long as the values leaves no pair and "
                     "gives nan instead of ValueError",
         rule="autocorrelation-needs-two-pairs", kind="accidental-refusal"),
 ]
+
+# --- what every call promises (checks.contracts) ------------------------------------------
+
+LAG_MUST_BE_A_PYTHON_INT = _edit("autocorrelation", (
+    "    values = np.asarray(values, dtype=np.float64)\n",
+    "    if not isinstance(lag, int):\n"
+    "        raise ValueError(f\"lag must be an int, got {lag!r}\")\n"
+    "    values = np.asarray(values, dtype=np.float64)\n"))
+
+BUGS = (*BUGS,
+    Bug("lag_must_be_a_python_int", LESSON, "test_autocorrelation",
+        {"autocorrelation": LAG_MUST_BE_A_PYTHON_INT},
+        description="isinstance(lag, int) refuses an np.int64 lag from a numpy range",
+        rule="numpy-scalars", kind="protocol"),
+)
+
+
+# --- blind round 1: wrong answers written from the lesson text alone ----------------
+
+INTERVAL_NORMAL_FOR_LARGE_SAMPLES_CONFIDENCE_INTERVAL = """\
+#| export
+import time
+
+import numpy as np
+from scipy import stats
+
+
+def confidence_interval(values, confidence=0.95):
+    \"\"\"(mean, low, high): Student's t interval for the mean of ``values``.\"\"\"
+    values = np.asarray(values, dtype=np.float64)
+    if values.size < 2:
+        raise ValueError(f"a confidence interval needs at least two values, got {values.size}")
+    mean = float(values.mean())
+    if values.size >= 30:  # large sample: the normal approximation is good enough
+        quantile = stats.norm.ppf((1 + confidence) / 2)
+    else:
+        quantile = stats.t.ppf((1 + confidence) / 2, values.size - 1)
+    half_width = float(stats.sem(values) * quantile)
+    return mean, mean - half_width, mean + half_width
+"""
+
+BUGS = (*BUGS,
+    Bug("interval_normal_for_large_samples", LESSON, "test_confidence_interval",
+        {"confidence_interval": INTERVAL_NORMAL_FOR_LARGE_SAMPLES_CONFIDENCE_INTERVAL},
+        description="switches to the normal quantile from 30 values on: right for the study's "
+                    "ten seeds, too narrow for larger samples",
+        rule="interval-uses-t", kind="wrong-formula"),
+)
+
+
+# --- blind round 2: wrong answers written from the lesson text alone ----------------
+
+AUTOCORRELATION_CONSTANT_BY_TOLERANCE_AUTOCORRELATION = """\
+#| export
+def autocorrelation(values, lag):
+    \"\"\"Pearson's r between values[:-lag] and values[lag:] (0.0 if either slice is constant).\"\"\"
+    values = np.asarray(values, dtype=np.float64)
+    if lag < 1 or values.size - lag < 2:
+        raise ValueError("need a lag of at least 1 and at least two pairs of values")
+    before, after = values[:-lag], values[lag:]
+    if np.isclose(before.std(), 0) or np.isclose(after.std(), 0):
+        return 0.0
+    return float(np.corrcoef(before, after)[0, 1])
+"""
+
+BUGS = (*BUGS,
+    Bug("autocorrelation_constant_by_tolerance", LESSON, "test_autocorrelation",
+        {"autocorrelation": AUTOCORRELATION_CONSTANT_BY_TOLERANCE_AUTOCORRELATION},
+        description="np.isclose(std, 0) (atol 1e-8) calls a slice that varies on a small scale constant and returns 0.0 instead of r",
+        rule="autocorrelation-pearson", kind="boundary"),
+)

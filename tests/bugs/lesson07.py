@@ -248,7 +248,7 @@ BUGS = [
         {"td_targets": KEEPS_THE_ACTION_AXIS},
         also_fails=("test_dqn_step", "test_dqn_step_prioritized"),  # (batch, batch) targets
         description="max with keepdims: (batch, 1) + (batch,) broadcasts to (batch, batch)",
-        rule="targets-shape", kind="protocol"),
+        rule="result-types", kind="protocol"),
     Bug("targets_zero_discount_as_missing", LESSON, "test_td_targets",
         {"td_targets": ZERO_DISCOUNT_AS_MISSING},
         description="`discount or 0.99`: a discount of 0 becomes 0.99",
@@ -256,7 +256,7 @@ BUGS = [
     Bug("loss_per_row", LESSON, "test_huber_loss", {"huber_loss": LOSS_PER_ROW},
         also_fails=("test_huber_gradient",),
         description="returns each row's weighted loss, not their mean",
-        rule="loss-is-a-number", kind="protocol"),
+        rule="result-types", kind="protocol"),
     Bug("loss_rescales_the_weights", LESSON, "test_huber_loss",
         {"huber_loss": LOSS_RESCALES_WEIGHTS, "huber_loss_gradient": GRADIENT_RESCALES_WEIGHTS},
         description="divides the weights by their largest again (loss and gradient agree)",
@@ -273,7 +273,7 @@ BUGS = [
         {"huber_loss_gradient": GRADIENT_PER_ROW},
         also_fails=("test_dqn_step", "test_dqn_step_prioritized"),
         description="returns the gradient at the actions taken, shape (batch,)",
-        rule="gradient-shape", kind="protocol"),
+        rule="result-types", kind="protocol"),
     Bug("gradient_at_every_action", LESSON, "test_huber_gradient",
         {"huber_loss_gradient": GRADIENT_AT_EVERY_ACTION},
         description="every action's Q-value pulled towards the row's target",
@@ -306,5 +306,145 @@ BUGS = [
     Bug("sync_returns_none_when_idle", LESSON, "test_target_sync",
         {"sync_target": SAYS_NOTHING_WHEN_IDLE},
         description="returns True when it syncs, nothing otherwise",
-        rule="sync-returns-whether-it-synced", kind="protocol"),
+        rule="result-types", kind="protocol"),
 ]
+
+# --- what every call promises (checks.contracts) ------------------------------------------
+
+TARGETS_BUILT_IN_THE_REWARDS = _edit("td_targets", (
+    "    return np.asarray(rewards, dtype=np.float64) + discount * bootstrap",
+    "    targets = np.asarray(rewards, dtype=np.float64)  # float64 already: no copy\n"
+    "    targets += discount * bootstrap\n"
+    "    return targets"))
+
+DISCOUNT_MUST_BE_A_FLOAT = _edit("td_targets", (
+    "    next_values = target_network.predict(next_observations).max(axis=1)\n",
+    "    if not isinstance(discount, float) or isinstance(discount, np.floating):\n"
+    "        raise TypeError(f\"discount must be a float, got {type(discount).__name__}\")\n"
+    "    next_values = target_network.predict(next_observations).max(axis=1)\n"))
+
+SYNC_ALWAYS_SAYS_YES = _edit("sync_target", ("    return False", "    return True"))
+
+BUGS = (*BUGS,
+    Bug("targets_built_in_the_rewards", LESSON, "test_td_targets",
+        {"td_targets": TARGETS_BUILT_IN_THE_REWARDS},
+        description="adds the bootstrap to the caller's float64 rewards in place",
+        rule="inputs-untouched", kind="mutates-input"),
+    Bug("discount_must_be_a_float", LESSON, "test_td_targets",
+        {"td_targets": DISCOUNT_MUST_BE_A_FLOAT},
+        description="refuses a discount that is an np.float64 (numpy's float)",
+        rule="numpy-scalars", kind="protocol"),
+    Bug("sync_always_says_yes", LESSON, "test_target_sync",
+        {"sync_target": SYNC_ALWAYS_SAYS_YES},
+        description="returns True at every step, synced or not",
+        rule="sync-returns-whether-it-synced", kind="protocol"),
+)
+
+STEP_DECAYS_THE_LEARNING_RATE = _edit("dqn_step", (
+    "    optimizer.step(online.gradients(observations, gradient))",
+    "    optimizer.learning_rate *= 0.9999  # anneal the step size\n"
+    "    optimizer.step(online.gradients(observations, gradient))"))
+
+BUGS = (*BUGS,
+    Bug("step_decays_the_learning_rate", LESSON, "test_dqn_step",
+        {"dqn_step": STEP_DECAYS_THE_LEARNING_RATE},
+        also_fails=("test_dqn_step_prioritized",),
+        description="anneals the lent optimizer's learning rate, which it may only read",
+        rule="lent-as-stated", kind="protocol"),
+)
+
+
+# --- blind round 1: wrong answers written from the lesson text alone ----------------
+
+GRADIENT_KEEPS_INTEGER_DTYPE_HUBER_LOSS_GRADIENT = """\
+#| export
+def huber_loss_gradient(q_values, actions, targets, weights):
+    \"\"\"d huber_loss / d q_values: shape of q_values, nonzero only at the actions taken.\"\"\"
+    q_values = np.asarray(q_values)
+    rows = np.arange(len(actions))
+    errors = q_values[rows, actions] - targets
+    gradient = np.zeros_like(q_values)
+    gradient[rows, actions] = np.asarray(weights) * np.clip(errors, -1.0, 1.0) / len(rows)
+    return gradient
+"""
+
+STEP_SKIPS_A_SMALL_BUFFER_DQN_STEP = """\
+#| export
+def dqn_step(online, target, optimizer, replay, batch_size, discount, beta=None):
+    \"\"\"One DQN gradient step on a batch from ``replay`` (prioritized when ``beta`` is
+    given); returns the batch's TD errors, targets - Q(s, a), before the step.\"\"\"
+    if len(replay) < batch_size:
+        return None  # not enough experience yet
+    if beta is None:
+        observations, actions, rewards, next_observations, terminated = \\
+            replay.sample(batch_size)
+        weights = np.ones(len(actions))
+    else:
+        (observations, actions, rewards, next_observations, terminated, weights,
+         slots) = replay.sample(batch_size, beta)
+    actions = np.asarray(actions, dtype=np.int64)
+    targets = td_targets(target, rewards, next_observations, terminated, discount)
+    q_values = online.predict(observations)
+    td_errors = targets - q_values[np.arange(len(actions)), actions]
+    gradient = huber_loss_gradient(q_values, actions, targets, weights)
+    optimizer.step(online.gradients(observations, gradient))
+    if beta is not None:
+        replay.update_priorities(slots, td_errors)
+    return td_errors
+"""
+
+BUGS = (*BUGS,
+    Bug("gradient_keeps_integer_dtype", LESSON, "test_huber_gradient",
+        {"huber_loss_gradient": GRADIENT_KEEPS_INTEGER_DTYPE_HUBER_LOSS_GRADIENT},
+        description="np.zeros_like(np.asarray(q_values)) is an int array when the Q-values are "
+                    "ints: the gradient is truncated to 0",
+        rule="result-types", kind="protocol"),
+    Bug("step_skips_a_small_buffer", LESSON, "test_dqn_step",
+        {"dqn_step": STEP_SKIPS_A_SMALL_BUFFER_DQN_STEP},
+        also_fails=("test_dqn_step_prioritized",),
+        description="returns None without sampling or stepping when the buffer holds fewer than "
+                    "batch_size transitions",
+        rule="result-types", kind="boundary"),
+)
+
+
+# --- blind round 2: wrong answers written from the lesson text alone ----------------
+
+TARGETS_IN_A_COPY_OF_INTEGER_REWARDS_TD_TARGETS = """\
+#| export
+import numpy as np
+
+
+def td_targets(target_network, rewards, next_observations, terminated, discount):
+    \"\"\"r + discount * max_a' Q_target(s', a') for each row; just r where terminated.\"\"\"
+    targets = np.array(rewards)
+    alive = ~np.asarray(terminated, dtype=bool)
+    next_values = target_network.predict(next_observations).max(axis=1)
+    targets[alive] = targets[alive] + discount * next_values[alive]
+    return targets
+"""
+
+TARGETS_DISCOUNT_ZERO_RETURNS_THE_REWARDS_TD_TARGETS = """\
+#| export
+import numpy as np
+
+
+def td_targets(target_network, rewards, next_observations, terminated, discount):
+    \"\"\"r + discount * max_a' Q_target(s', a') for each row; just r where terminated.\"\"\"
+    if discount == 0:
+        return rewards  # no bootstrap at all: the targets are the rewards
+    next_values = target_network.predict(next_observations).max(axis=1)
+    bootstrap = np.where(np.asarray(terminated, dtype=bool), 0.0, next_values)
+    return np.asarray(rewards, dtype=np.float64) + discount * bootstrap
+"""
+
+BUGS = (*BUGS,
+    Bug("targets_in_a_copy_of_integer_rewards", LESSON, "test_td_targets",
+        {"td_targets": TARGETS_IN_A_COPY_OF_INTEGER_REWARDS_TD_TARGETS},
+        description="np.array(rewards) then assigns the bootstrapped rows: integer rewards give an int array, the bootstrap truncated",
+        rule="result-types", kind="protocol"),
+    Bug("targets_discount_zero_returns_the_rewards", LESSON, "test_td_targets",
+        {"td_targets": TARGETS_DISCOUNT_ZERO_RETURNS_THE_REWARDS_TD_TARGETS},
+        description="with discount 0 returns `rewards` itself: the caller's list (or int array, or the very same array object)",
+        rule="inputs-untouched", kind="mutates-input"),
+)

@@ -87,6 +87,25 @@ def test_every_tag_in_the_text_names_a_rule_and_every_rule_is_tagged(lesson):
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
+def test_every_rule_quotes_a_sentence_of_the_text(lesson):
+    from grader.lessons import all_lessons
+    from grader.outputs.spec import tagged_sentences
+
+    quoted = tagged_sentences(all_lessons()[lesson])
+    empty = sorted(name for name, sentences in quoted.items() if not all(sentences))
+    assert not empty, f"{lesson}: rules whose tag quotes an empty sentence: {empty}"
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_every_check_that_tests_a_distribution_says_so_in_the_spec(lesson):
+    # the statistical checks (benchmarks/catch_rates.py) name their distribution test
+    from benchmarks.catch_rates import STATISTICAL
+
+    for name in STATISTICAL.get(lesson, ()):
+        assert checks_for_lesson(lesson)[name].distribution, f"{lesson}: {name}"
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
 def test_every_rule_has_a_bug_that_breaks_it(lesson):
     rules, bugs = rules_of(lesson), bugs_by_rule(lesson)
     unbroken = sorted(name for name in rules if not bugs.get(name))

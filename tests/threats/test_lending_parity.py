@@ -101,7 +101,14 @@ def test_the_notebook_and_the_grader_agree_on_every_version(lesson):
 
 
 def test_what_a_lent_object_does_not_offer_fails_in_the_notebook_too():
+    # a lent object refuses what its lending does not offer, and the refusal is a failure
+    # of the rule lent-as-stated (checks.contracts), with no points
     lesson = "07_neural_replay"
+    lesson_checks = checks_for_lesson(lesson)
     for name, answers in BEYOND_THE_LENDING[lesson].items():
-        judged = in_the_notebook(lesson, answers, checks_running(lesson, answers))
-        assert {status for status, _ in judged.values()} == {"error"}, (name, judged)
+        namespace = namespace_for(lesson, answers)
+        for check in checks_running(lesson, answers):
+            outcome = lesson_checks.outcome(check, namespace, BUG_SUITE_SALT)
+            assert outcome.status == "failed" and outcome.fraction == 0, (name, check, outcome)
+            assert outcome.rule is not None and outcome.rule.name == "lent-as-stated", (
+                name, check, outcome.feedback)

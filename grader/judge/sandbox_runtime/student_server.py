@@ -28,6 +28,11 @@ import numpy as np
 
 import wire
 
+try:  # the course's comparison of arguments before and after a call
+    from course import unchanged_arguments
+except ImportError:  # a sandbox without the course's helpers: nothing compared
+    unchanged_arguments = None
+
 MAX_MESSAGE_TEXT = 500  # characters of an exception's message that are sent
 # entries of calls on mirrored objects sent in one message (a corridor step is ~60 bytes,
 # so a batch stays far below the channel's 1 MiB limit on what the sandbox sends)
@@ -173,6 +178,7 @@ class StudentServer:
         self.next_callback = 0
         self.shell = None
         self.called = None  # what the request being answered called: its errors' origin
+        self.changed = []  # [call, argument] each call of the request changed (watched)
 
     # --- values ------------------------------------------------------------------------
     def keep(self, value):
@@ -298,6 +304,7 @@ class StudentServer:
                 return
             reply = {"op": "reply", "id": request.get("id")}
             self.called = None
+            self.changed = []
             try:
                 self.run_deferred(request.get("deferred"), reply)
                 handler = getattr(self, "op_" + str(request.get("op")))
@@ -307,6 +314,8 @@ class StudentServer:
                 reply.pop("value", None)
                 reply["error"] = _describe(error, self.called)
             reply["transcript"] = self.take_transcript()
+            if self.changed:
+                reply["changed"] = self.changed[:16]
             try:
                 self.channel.send(reply)
             except wire.WireError as error:  # too large, or not JSON
@@ -319,7 +328,7 @@ class StudentServer:
         the request is not run."""
         for index, call in enumerate(calls or ()):
             reply["deferred"] = index
-            self.op_call(call)
+            self.op_call(call, which=index)
         reply.pop("deferred", None)
 
     def op_hello(self, request):
@@ -340,13 +349,26 @@ class StudentServer:
         namespace = self.shell.user_ns if self.shell is not None else {}
         return {name: namespace[name] for name in request["names"] if name in namespace}, False
 
-    def op_call(self, request):
+    def op_call(self, request, which=-1):
         target = self.decode(request["target"])
         if request.get("method") is not None:
             target = getattr(target, request["method"])
         self.called = target
-        result = target(*self.decode(request["args"]), **self.decode(request["kwargs"]))
+        args, kwargs = self.decode(request["args"]), self.decode(request["kwargs"])
+        result = self.watched(which, target, args, kwargs)
         return result, bool(request.get("by_ref"))
+
+    def watched(self, which, target, args, kwargs):
+        """``target(*args, **kwargs)``, noting in ``self.changed`` each array or list
+        argument the call changed (``which``: the deferred call's index, -1 the request's):
+        every lesson's functions leave their inputs as they were."""
+        taken = unchanged_arguments.snapshot(args, kwargs) if unchanged_arguments else []
+        result = target(*args, **kwargs)
+        if taken:
+            self.changed.extend([which, where] for where in unchanged_arguments.changed(taken))
+            self.changed.extend([which, f"returned {where}"]
+                                for where in unchanged_arguments.aliased(taken, result))
+        return result
 
     def op_call_repeatedly(self, request):
         """The same call ``times`` times in one request, each with its own copy of the
@@ -356,7 +378,8 @@ class StudentServer:
         if request.get("method") is not None:
             target = getattr(target, request["method"])
         self.called = target
-        return [target(*self.decode(request["args"]), **self.decode(request["kwargs"]))
+        return [self.watched(-1, target, self.decode(request["args"]),
+                             self.decode(request["kwargs"]))
                 for _ in range(int(request["times"]))], False
 
     def op_apply(self, request):

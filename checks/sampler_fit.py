@@ -1,0 +1,72 @@
+"""Samplers against their exact distribution, at every fill level and batch size.
+
+A buffer's ``sample`` is tested over a grid of cases (:func:`fill_and_batch_cases`):
+before its ring wraps and after, each with a batch smaller than what is stored, equal to
+it and larger. A sampler that draws only from the oldest ``batch_size`` transitions, or
+only from the first ``capacity`` slots, or never the newest, is right in some cells of
+that grid and wrong in others, so every cell is tested, each with a goodness-of-fit test
+over every stored slot (:func:`distribution_problem`). The cases share the check's
+false-failure rate (Bonferroni: each rejects at ``FALSE_FAILURE_RATE / cases``).
+"""
+
+import numpy as np
+
+from checks.statistics import FALSE_FAILURE_RATE, chi_square_pvalue
+
+DRAWS_PER_SLOT = 300  # expected draws of each stored transition in each case
+
+
+def fill_and_batch_cases(rng, smallest=6, largest=16, fewest_stored=3, smallest_batch=1):
+    """``[{"capacity", "additions", "batch_size", "label"}]``: a buffer of a random
+    capacity filled part way (before the wrap) and past it, sampled with a batch below,
+    equal to and above the number stored."""
+    capacity = int(rng.integers(smallest, largest + 1))
+    partly = int(rng.integers(fewest_stored, capacity))  # stored before the wrap
+    wrapped = capacity + int(rng.integers(1, 2 * capacity))  # additions past the wrap
+    cases = []
+    for additions, stored, fill in ((partly, partly, "partly filled"),
+                                    (wrapped, capacity, "wrapped around")):
+        for batch_size, relation in ((int(rng.integers(smallest_batch, stored)),
+                                      "smaller than"),
+                                     (stored, "equal to"),
+                                     (stored + int(rng.integers(1, 2 * stored + 1)),
+                                      "larger than")):
+            cases.append({"capacity": capacity, "additions": additions,
+                          "batch_size": batch_size,
+                          "label": f"{fill}, batch {relation} the {stored} stored"})
+    return cases
+
+
+def batches_for(stored, batch_size, draws_per_slot=DRAWS_PER_SLOT):
+    """How many batches give each of ``stored`` slots about ``draws_per_slot`` draws."""
+    return -(-stored * draws_per_slot // batch_size)
+
+
+def distribution_problem(drawn, expected, cases, describe=str):
+    """Why the draws ``drawn`` (a list of ids) do not fit ``expected`` (``{id:
+    probability}``, every stored slot), in words, or None. ``cases``: how many such tests
+    the check makes (each rejects at FALSE_FAILURE_RATE / cases). ``describe(id)`` names a
+    slot. Names the slots drawn that are not stored, the stored ones never drawn, and the
+    ones drawn most too often or too rarely."""
+    ids = list(expected)
+    strays = sorted({i for i in drawn if i not in expected}, key=str)
+    if strays:
+        return (f"drew {describe(strays[0])}, which is not stored"
+                + (f" (and {len(strays) - 1} more)" if len(strays) > 1 else ""))
+    counts = np.array([drawn.count(i) for i in ids], dtype=np.float64)
+    probabilities = np.array([expected[i] for i in ids], dtype=np.float64)
+    never = [i for i, count, p in zip(ids, counts, probabilities)
+             if count == 0 and p * len(drawn) >= 30]  # never, by chance: below e^-30
+    if never:
+        shown = ", ".join(describe(i) for i in never[:4])
+        return (f"never drew {shown}" + (f" and {len(never) - 4} more" if len(never) > 4
+                                         else "")
+                + f" in {len(drawn)} draws (each expected about "
+                + f"{len(drawn) * probabilities[ids.index(never[0])]:.0f} times)")
+    if chi_square_pvalue(counts, probabilities) >= FALSE_FAILURE_RATE / cases:
+        return None
+    wanted = probabilities * counts.sum()
+    order = np.argsort(-np.abs(counts - wanted) / np.sqrt(wanted))[:3]
+    return "drew " + "; ".join(
+        f"{describe(ids[k])} {counts[k]:.0f} times (expected about {wanted[k]:.0f})"
+        for k in order)
