@@ -607,15 +607,16 @@ class _ContractsInForce:
     class that made it (never a name the student's process gives)."""
 
     def __init__(self):
-        self.table, self.names, self.calls = {}, {}, {}
+        self.table, self.names, self.calls, self.active = {}, {}, {}, False
 
     def begin(self, table, objects):
         self.table, self.names, self.calls = dict(table or {}), {}, {}
+        self.active = True
         for name, value in objects.items():
             self.name(value, name)
 
     def end(self):
-        self.table, self.names = {}, {}
+        self.table, self.names, self.active = {}, {}, False
 
     def name(self, value, name):
         self.names[id(value)] = (value, name)
@@ -665,8 +666,9 @@ class _ContractsInForce:
             processes = {student_process_of(near)}
         for process in processes - {None}:
             for deferred, where in process.take_changed_arguments():
-                raise ContractBroken(_changed_words(deferred or description, where),
-                                     INPUTS_UNTOUCHED)
+                if self.active:  # held on the calls of a lesson check's probe only
+                    raise ContractBroken(_changed_words(deferred or description, where),
+                                         INPUTS_UNTOUCHED)
 
     def held(self, description, name, contract, result, taken=None, function=None, args=()):
         """Hold one call's ``result`` (and, in a notebook, its arguments' snapshot
@@ -676,7 +678,7 @@ class _ContractsInForce:
                 f"returned {where}" for where, _, state in taken if state[2]]
             if moved:
                 raise ContractBroken(_changed_words(description, moved[0]), INPUTS_UNTOUCHED)
-        elif function is not None and student_process_of(function) is not None:
+        elif function is not None and self.active and student_process_of(function) is not None:
             self.settle(near=function, description=description)
         if contract is None:
             return
@@ -850,7 +852,9 @@ def _call_once(description, function, args, kwargs, name, contract, with_numpy_s
     lend = _lends(function)
     if lend:
         args, kwargs = to_student_code(args), to_student_code(kwargs)
-    taken = snapshot(args, kwargs) if student_process_of(function) is None else None
+    # inputs untouched: held on the calls of a lesson check's probe
+    taken = (snapshot(args, kwargs) if _IN_FORCE.active and student_process_of(function) is None
+             else None)
     try:
         result = function(*args, **kwargs)
     except Exception as error:  # the student's bug, reported rather than propagated

@@ -33,22 +33,22 @@ class CountingGenerator(np.random.Generator):
         super().__init__(np.random.PCG64(seed))
         self.draws = 0
 
-    def random(self, *args, **kwargs):
+    def random(self, size=None, dtype=np.float64, out=None):
         self.draws += 1
-        return super().random(*args, **kwargs)
+        return super().random(size, dtype, out)
 
-    def uniform(self, *args, **kwargs):
+    def uniform(self, low=0.0, high=1.0, size=None):
         self.draws += 1
-        return super().uniform(*args, **kwargs)
+        return super().uniform(low, high, size)
 
-    def integers(self, *args, **kwargs):
+    def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
         self.draws += 1
-        return super().integers(*args, **kwargs)
+        return super().integers(low, high, size, dtype, endpoint)
 
-    def choice(self, *args, **kwargs):
+    def choice(self, a, size=None, replace=True, p=None, axis=0, shuffle=True):
         self.draws += 1
-        return super().choice(*args, **kwargs)
+        return super().choice(a, size, replace, p, axis, shuffle)
 
-    def permutation(self, *args, **kwargs):
+    def permutation(self, x, axis=0):
         self.draws += 1
-        return super().permutation(*args, **kwargs)
+        return super().permutation(x, axis)

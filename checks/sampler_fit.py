@@ -13,7 +13,7 @@ import numpy as np
 
 from checks.statistics import FALSE_FAILURE_RATE, chi_square_pvalue
 
-DRAWS_PER_SLOT = 300  # expected draws of each stored transition in each case
+DRAWS_PER_SLOT = 200  # expected draws of each stored transition in each case
 
 
 def fill_and_batch_cases(rng, smallest=6, largest=16, fewest_stored=3, smallest_batch=1):

@@ -50,7 +50,7 @@ def test_every_served_class_is_found():
     assert set(served_classes()) == {
         "RecordingBuffer", "TopOfTheRange", "RecordingPrioritizedBuffer",
         "ScriptedGoalAgent", "RecordingHindsightBuffer", "ServedNetwork", "RecordingAdam",
-        "FixedBatches", "ServedUniformReplay", "WitnessedAgent"}
+        "FixedBatches", "ServedUniformReplay", "WitnessedAgent", "CountingGenerator"}
 
 
 @pytest.mark.parametrize("name", sorted(served_classes()))
@@ -65,6 +65,7 @@ def test_limits_name_arguments_the_methods_have(name):
 # --- the largest allowed calls are cheap; one more is refused -------------------------------
 
 def _objects():
+    from checks.lent_generators import CountingGenerator
     from checks.lesson03_prioritized_replay.buffer import TopOfTheRange
     from checks.lesson03_prioritized_replay.training_loop import RecordingPrioritizedBuffer
     from checks.lesson04_hindsight_replay.training_loop import RecordingHindsightBuffer
@@ -107,6 +108,8 @@ def _objects():
                                  (65_536, 65_536, False), (10**9, 1, False)),
         "TopOfTheRange.permutation": (TopOfTheRange(np.random.PCG64(0)), "permutation",
                                       (65_536,), (10**9,)),
+        "CountingGenerator.integers": (CountingGenerator(0), "integers", (65_536, None, 65_536),
+                                       (10, None, 10**9)),
     }
 
 
