@@ -26,9 +26,11 @@ def episodes_to_threshold(returns, threshold, window):
     returns = np.asarray(returns, dtype=np.float64)
     if returns.size < window:
         return None
-    window_means = np.convolve(returns, np.ones(window) / window, mode="valid")
-    reached = np.flatnonzero(window_means >= threshold)
-    return int(reached[0]) + window if reached.size else None
+    # each window's sum against threshold x window: exact for whole-number returns,
+    # where means made with weights 1/window round (three 7s would average 6.999...)
+    window_sums = np.convolve(returns, np.ones(window), mode="valid")
+    reached = np.flatnonzero(window_sums >= threshold * window)
+    return int(reached[0] + window) if reached.size else None  # a Python int
 
 
 def autocorrelation(values, lag):
@@ -38,7 +40,7 @@ def autocorrelation(values, lag):
         raise ValueError(f"need a lag of at least 1 and at least two pairs of values, got "
                          f"lag {lag} for {values.size} values")
     before, after = values[:-lag], values[lag:]
-    if before.std() == 0 or after.std() == 0:
+    if np.all(before == before[0]) or np.all(after == after[0]):  # constant slices
         return 0.0
     return float(np.corrcoef(before, after)[0, 1])
 

@@ -14,7 +14,8 @@ from checks.lending import mirrored
 from checks.operation_sequences import first_difference, observed, sequences, shown
 from checks.requirements import Rule
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
-from checks.stub_envs import call_training_loop, lent_corridor, scripted_agent
+from checks.stub_envs import (call_training_loop, lent_corridor, play_order_problem,
+                              scripted_agent, timeline)
 from course.corridor import runaway_limit
 
 LESSON = "01_qlearning"
@@ -51,9 +52,10 @@ Q_LEARNING_RULE = Rule("q-learning-rule", "update sets Q(s, a) to (1 - alpha) Q(
 TERMINAL_TARGET = Rule("terminal-target-is-reward", "With terminated=True the target is the "
                        "reward alone: a terminal state has no future to bootstrap from.")
 # test_play_and_train
-LOOP_STEPS = Rule("loop-steps", "play_and_train resets the environment, then at each step "
-                  "asks the agent for an action, steps the environment with it and calls "
-                  "agent.update once.")
+LOOP_STEPS = Rule("loop-steps", "play_and_train resets the environment once, with "
+                  "env.reset() and no seed, then at each step asks the agent once for an "
+                  "action for the state the environment is in, steps the environment with it "
+                  "and calls agent.update once, before it asks again.")
 UPDATE_OWN_TRANSITION = Rule("update-own-transition", "Each agent.update gets the step just "
                              "played: the state the action was chosen in, that action, its "
                              "reward and the next state.")
@@ -413,19 +415,25 @@ def _epsilon_inputs(rng):
     # a small epsilon, not a multiple of 1/100: a coin drawn as an integer percent (or
     # any coarse grid) explores at another rate, which RARE_DRAWS calls show
     rare_epsilon = round(float(rng.uniform(0.002, 0.004)), 5)
+    # state 2 has other legal actions (some of those of state 0 missing): an agent that
+    # keeps the legal actions of the first state it saw explores state 0 among them
+    others = sorted(set(range(n_actions)) - set(legal))
+    other_legal = sorted(others + rng.choice(legal, size=1).tolist())
     return {"legal": legal, "qvalues": qvalues, "epsilon": epsilon, "draws": draws,
-            "rare_epsilon": rare_epsilon,
+            "rare_epsilon": rare_epsilon, "other_legal": other_legal,
             "tie_qvalues": tie_qvalues, "seed": int(rng.integers(2**31)),
             "global_seeds": rng.integers(2**31, size=2).tolist()}
 
 
 def _epsilon_probe(inputs, QLearningAgent):
-    legal = [inputs["legal"], inputs["legal"]]
+    legal = [inputs["legal"], inputs["legal"], inputs["other_legal"]]
 
-    def actions(epsilon, draws, set_after_construction=False, state=0):
+    def actions(epsilon, draws, set_after_construction=False, state=0, first_elsewhere=False):
         start = 0.9 if set_after_construction else epsilon
         agent = _make_agent(QLearningAgent, legal, inputs["seed"], epsilon=start)
         _set_qvalues(agent, [inputs["qvalues"], inputs["tie_qvalues"]])
+        if first_elsewhere:  # a few choices in state 2 first, whose legal actions differ
+            call_student_repeatedly("get_action(2)", agent.get_action, 5, 2)
         if set_after_construction:
             # an agent that copies epsilon on its first call is caught
             call_student_repeatedly("get_action(state)", agent.get_action, 20, state)
@@ -442,7 +450,7 @@ def _epsilon_probe(inputs, QLearningAgent):
     first, second = (reseeded(seed) for seed in inputs["global_seeds"])
     return {"exploring": first, "exploring_again": second,
             "greedy": actions(0.0, 200, set_after_construction=True),
-            "random": actions(1.0, 150 * len(inputs["legal"])),
+            "random": actions(1.0, 150 * len(inputs["legal"]), first_elsewhere=True),
             "greedy_ties": actions(0.0, TIE_DRAWS, state=1),
             "rare": actions(inputs["rare_epsilon"], RARE_DRAWS)}
 
@@ -460,9 +468,12 @@ def _epsilon_verdict(inputs, data):
     for label in expected_draws:
         illegal = [a for a in data[label] if a not in legal]
         if illegal:
-            return failed(f"get_action returned {illegal[0]!r}, but the legal actions in this "
-                          f"state are {legal}. Explore among get_legal_actions(state) only.",
-                          rule=LEGAL_ONLY)
+            elsewhere = (f" (this agent had first chosen 5 times in state 2, whose legal "
+                         f"actions are {inputs['other_legal']}: ask get_legal_actions for the "
+                         "state at hand)" if label == "random" else "")
+            return failed(f"get_action(0) returned {illegal[0]!r}, but the legal actions in "
+                          f"state 0 are {legal}{elsewhere}. Explore among "
+                          "get_legal_actions(state) only.", rule=LEGAL_ONLY)
     k = len(legal)
     for label, eps in (("exploring", epsilon), ("random", 1.0)):
         counts = [data[label].count(a) for a in legal]
@@ -587,13 +598,15 @@ DEFAULT_T_MAX = 10_000  # the default the signature gives
 def _loop_probe(inputs, play_and_train):
     outcome = {}
     for case, action in (("reaches_goal", 1), ("runs_out_of_time", 0)):
-        env = lent_corridor(inputs["length"], inputs["time_limit"],
+        events = timeline()
+        env = lent_corridor(inputs["length"], inputs["time_limit"], events,
                             step_reward=inputs["step_reward"],
                             goal_reward=inputs["goal_reward"])
-        agent = scripted_agent(action)
+        agent = scripted_agent(action, events)
         total = call_training_loop("play_and_train(env, agent)", play_and_train, env, agent)
         outcome[case] = {"returned": _as_number(total), "updates": agent.updates,
-                         "steps": env.unwrapped.steps_taken, "resets": env.unwrapped.resets}
+                         "steps": env.unwrapped.steps_taken, "resets": env.unwrapped.resets,
+                         "order": list(events)}
     # t_max ends an episode that no time limit ends first: given, and by its default
     for case, t_max, limit in (("stopped_by_t_max", inputs["time_limit"] - 2,
                                 inputs["time_limit"]),
@@ -629,6 +642,10 @@ def _loop_verdict(inputs, data):
             return failed(f"the episode took {case['steps']} steps but agent.update was called "
                           f"{len(case['updates'])} times: update once per step.",
                           rule=LOOP_STEPS)
+    for case in (goal, timeout):  # the actions played are the agent's
+        problem = play_order_problem(case["order"], only_played=True)
+        if problem:
+            return failed(problem, rule=LOOP_STEPS)
     if goal["steps"] != length:
         return failed(f"in a corridor the agent finishes in {length} steps, but the episode "
                       f"ran {goal['steps']} steps: stop when terminated is True.",
@@ -673,8 +690,13 @@ def _loop_verdict(inputs, data):
     problem = _transitions_problem(inputs, goal["updates"], timeout["updates"])
     if problem:
         return failed(problem, rule=UPDATE_OWN_TRANSITION)
+    for case in (goal, timeout):  # reset, then get_action, step and update in turn
+        problem = play_order_problem(case["order"])
+        if problem:
+            return failed(problem, rule=LOOP_STEPS)
     return passed("episodes end on terminated or truncated, and only terminated reaches "
-                  "update.")
+                  "update; one reset without a seed, then get_action, step and update in "
+                  "turn.")
 
 
 def _transitions_problem(inputs, goal_updates, timeout_updates):

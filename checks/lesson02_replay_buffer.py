@@ -15,7 +15,8 @@ from checks.numbered_transitions import (GENERATOR_STORED, MARKER, batch_fields,
 from checks.replay_loops import (RecordingBuffer, call_replay_loop, driven_by, replay_loop_inputs,
                                  sampled_before_storing, stored_transitions_problem)
 from checks.requirements import Rule
-from checks.sampler_fit import batches_for, distribution_problem, fill_and_batch_cases
+from checks.sampler_fit import (batches_for, distribution_problem, fill_and_batch_cases,
+                                row_order_problem)
 from checks.statistics import FALSE_FAILURE_RATE
 from checks.stub_envs import episode_ends, episode_ends_problem, lent_corridor, scripted_agent
 
@@ -50,10 +51,13 @@ DTYPES_FOLLOW_STORED = Rule("dtypes-follow-stored", "The sampled arrays keep the
 ADD_COPIES = Rule("add-copies", "add stores copies: changing the caller's arrays afterwards does "
                   "not change what the buffer holds.")
 SAMPLE_NEW_ARRAYS = Rule("sample-new-arrays", "sample returns new arrays, not views of the "
-                         "storage: changing a batch in place does not change the buffer.")
+                         "storage nor arrays it returned before: changing a batch in place "
+                         "does not change the buffer, and sampling again does not change a "
+                         "batch.")
 # test_uniform_sampling
-SAMPLE_UNIFORM = Rule("sample-uniform", "sample draws every stored transition with equal "
-                      "probability, in a full buffer and in a partly filled one.")
+SAMPLE_UNIFORM = Rule("sample-uniform", "Each row of a batch is its own draw, in the order "
+                      "drawn: every stored transition with equal probability, in a full "
+                      "buffer and in a partly filled one.")
 OWN_GENERATOR = Rule("own-generator", "sample draws from the buffer's own generator self.rng, "
                      "made from ReplayBuffer(size, seed)'s seed: the same seed gives the same "
                      "batches whatever numpy's global generator holds, another seed others.")
@@ -118,7 +122,9 @@ def _len_probe(inputs, ReplayBuffer):
     buffer = _new_buffer(ReplayBuffer, inputs["capacity"], inputs["seed"])
     lengths = [_len(buffer)]
     for k in range(inputs["additions"]):
-        _add(buffer, *transition(k))
+        # every third transition equals the one before it: a buffer stores what it is
+        # given, an equal transition again as a new one
+        _add(buffer, *transition(k - 1 if k % 3 == 2 else k))
         lengths.append(_len(buffer))
     # the smallest buffer there is: size 1 must work, and hold one transition
     made = attempted(_new_buffer, ReplayBuffer, 1, inputs["seed"])
@@ -148,8 +154,12 @@ def _len_verdict(inputs, data):
             want = min(added, size)
             if got != want:
                 too_many = isinstance(got, int) and got > size
-                return failed(f"after adding {added} transition(s) to ReplayBuffer({size}), "
-                              f"len(buffer) should be {want} but is {got}."
+                again = (" (every third one equal to the one before it: an equal "
+                         "transition added again is stored again)"
+                         if size == capacity and added >= 3 else "")
+                return failed(f"after adding {added} transition(s){again} to "
+                              f"ReplayBuffer({size}), len(buffer) should be {want} but is "
+                              f"{got}."
                               + (" The buffer must never hold more than its size."
                                  if too_many else ""),
                               rule=LEN_AT_MOST_SIZE if too_many else LEN_COUNTS_STORED)
@@ -290,6 +300,11 @@ def _aliasing_probe(inputs, ReplayBuffer):
         obs_next = kept_with(np.full(3, float(k + 1)), near=buffer)
         originals.append((obs, obs_next))
         _add(buffer, obs, k % 5, k / 2, obs_next, False)
+    # a batch the learner keeps, read before and after the buffer samples again
+    kept = call_student("sample(64)", result_by_reference, buffer.sample, 64)
+    kept_before = np.asarray(batch_fields(kept, 64)[0]).tolist()
+    sampled_fields(buffer, 64)
+    kept_after = np.asarray(batch_fields(kept, 64)[0]).tolist()
     for obs, obs_next in originals:  # the caller reuses its arrays, as envs often do
         fill_in_place(obs, MARKER)
         fill_in_place(obs_next, MARKER)
@@ -303,7 +318,8 @@ def _aliasing_probe(inputs, ReplayBuffer):
     # many draws afterwards, so an overwritten stored transition is sure to come up
     after = [row for _ in range(AFTER_MUTATION_BATCHES)
              for row in np.asarray(sampled_fields(buffer, 64)[0]).tolist()]
-    return {"after_caller_mutation": after_caller_mutation, "after_batch_mutation": after}
+    return {"after_caller_mutation": after_caller_mutation, "after_batch_mutation": after,
+            "kept_before": kept_before, "kept_after": kept_after}
 
 
 def _aliasing_verdict(inputs, data):
@@ -321,6 +337,12 @@ def _aliasing_verdict(inputs, data):
         return failed("overwriting a sampled batch in place changed what the buffer stores: "
                       "sample must return new arrays, not views of the storage.",
                       rule=SAMPLE_NEW_ARRAYS)
+    if data["kept_before"] != data["kept_after"]:
+        return failed("a batch that sample(64) returned changed when sample was called again "
+                      "(its observations went from "
+                      f"{data['kept_before'][:2]}... to {data['kept_after'][:2]}...): each call "
+                      "must hand out arrays of its own, never refill the ones it returned "
+                      "before (a learner keeps batches).", rule=SAMPLE_NEW_ARRAYS)
     # the copies judged, the count: too few rows could hide a stored row that changed
     if len(first) != 64:
         return failed(f"sample(64) returned {len(first)} observations; see "
@@ -392,13 +414,19 @@ def _uniform_verdict(inputs, data):
                           + f" in {len(ids)} draws: sample must be able to draw every stored "
                           "transition, whatever the batch size (rng.integers(n) already "
                           "stops before n).", rule=SAMPLE_REACHES_ALL)
-        problem = distribution_problem(ids, {i: 1 / len(kept) for i in kept}, len(cases),
+        # two tests per case (the slots' counts, the rows' order) share the rate
+        problem = distribution_problem(ids, {i: 1 / len(kept) for i in kept}, 2 * len(cases),
                                        lambda i: f"transition {i}")
         if problem:
             return failed(f"{where} should draw each of the {len(kept)} stored transitions "
                           f"equally often, but over {len(ids)} draws it {problem}. Draw "
                           "every stored index with equal probability, whatever the batch "
                           "size.", rule=SAMPLE_UNIFORM)
+        size = case["batch_size"]
+        problem = row_order_problem([ids[k:k + size] for k in range(0, len(ids), size)],
+                                    len(kept), 2 * len(cases))
+        if problem:
+            return failed(f"{where} {problem}.", rule=SAMPLE_UNIFORM)
     problem = generator_problem(inputs, data, "ReplayBuffer", OWN_GENERATOR)
     if problem:
         return problem
@@ -532,9 +560,10 @@ def _loop_probe(inputs, play_and_train_with_replay):
              "without_replay": (1, False, time_limit, (batch,)),
              "stopped_by_t_max": (0, True, time_limit, (batch, t_max)),
              "default_batch_size": (1, True, time_limit, ()),
+             "without_replay_t_max": (0, False, time_limit, (batch, t_max)),
              "default_t_max": (0, False, DEFAULT_T_MAX + 5, ())}
     for case, (action, use_replay, limit, arguments) in cases.items():
-        env = lent_corridor(length, limit)
+        env = lent_corridor(length, limit, **LOOP_REWARDS)
         agent, buffer = scripted_agent(action), RecordingBuffer()
         returned = call_replay_loop(
             "play_and_train_with_replay(env, agent, replay"
@@ -555,6 +584,9 @@ def _loop_probe(inputs, play_and_train_with_replay):
 
 
 REACH_THE_GOAL = ("reaches_goal", "without_replay", "default_batch_size")
+# rewards with fractions (exact in binary): a loop that makes a replayed row's reward an
+# int learns from another transition than the buffer returned
+LOOP_REWARDS = {"step_reward": -0.75, "goal_reward": 10.25}
 
 
 def _loop_verdict(inputs, data):
@@ -572,8 +604,10 @@ def _loop_verdict(inputs, data):
     # how long each episode must last: to the goal, to the time limit, to t_max
     ends = episode_ends(length, time_limit, DEFAULT_T_MAX)
     expected = {**ends, "without_replay": ends["reaches_goal"],
-                "default_batch_size": ends["reaches_goal"]}
-    problem = episode_ends_problem(length, data, expected, REACH_THE_GOAL, "returned")
+                "default_batch_size": ends["reaches_goal"],
+                "without_replay_t_max": ends["stopped_by_t_max"]}
+    problem = episode_ends_problem(length, data, expected, REACH_THE_GOAL, "returned",
+                                   **LOOP_REWARDS)
     if problem:
         return failed(problem, rule=episode_end_rule(data, expected))
     for case in replayed:
@@ -584,7 +618,9 @@ def _loop_verdict(inputs, data):
                           "`replay is not None`, not `if replay:`, which asks len(replay)).",
                           rule=STORE_EVERY_STEP)
     for case in replayed:
-        problem = stored_transitions_problem(data[case]["added"], length)
+        problem = stored_transitions_problem(data[case]["added"], length,
+                                             LOOP_REWARDS["goal_reward"],
+                                             LOOP_REWARDS["step_reward"])
         if problem:
             return failed(problem, rule=STORE_EVERY_STEP)
     for case in replayed:

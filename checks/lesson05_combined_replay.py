@@ -1,5 +1,6 @@
 """Checks for lesson 05: combined experience replay and the CartPole discretiser."""
 
+import math
 
 import numpy as np
 
@@ -34,7 +35,8 @@ LESSON = "05_combined_replay"
 NEWEST_ONCE = Rule("newest-exactly-once", "Every batch holds the newest transition exactly "
                    "once, also after the buffer is full and drops its oldest.")
 BATCH_SIZE_ROWS = Rule("batch-size-rows", "A batch has batch_size rows: the newest and "
-                       "batch_size - 1 others.")
+                       "batch_size - 1 others, in five arrays shaped as lesson 02's sample "
+                       "shapes them (the batch first, then the shape of one stored item).")
 ONLY_STORED = Rule("only-stored", "Every row of a batch is a transition the buffer holds now, "
                    "its fields together.")
 SAMPLE_LEAVES_BUFFER = Rule("sample-leaves-buffer", "sample leaves the buffer as it was: the "
@@ -65,7 +67,8 @@ LEARN_ONLY_FROM_BATCH = Rule("learn-only-from-batch", "The agent is updated on e
 # a result type the lesson states: held on every call (checks.contracts)
 RETURNS_ONE_INT = RESULT_TYPES
 INNER_EDGE_BIN_ABOVE = Rule("inner-edge-bin-above", "A value on an inner bin edge belongs to "
-                            "the bin above it, and the lower bound to the first bin.")
+                            "the bin above it, and the lower bound to the first bin, with the "
+                            "formula computed as written (an edge written as a decimal too).")
 UPPER_BOUND_LAST_BIN = Rule("upper-bound-last-bin", "The upper bound belongs to the last bin.")
 CLIP_INTO_RANGE = Rule("clip-into-range", "A value outside [low, high] is clipped into it "
                        "first, so it falls in the first or last bin.")
@@ -340,7 +343,18 @@ def _single_probe(inputs, CombinedReplayBuffer):
     fill_in_place(following, MARKER)
     # one transition stored: any batch is that one alone
     newest_row = np.asarray(batch_fields(call_student("sample(2)", held.sample, 2), 2)[0])[0]
-    return {"one": attempted(sampled_ids, one, inputs["batch_size"]),
+    # observations that are 2-d float32 arrays: a batch stacks them, it does not flatten
+    shaped = _new_buffer(CombinedReplayBuffer, 10, inputs["seed"])
+    for k in range(3):
+        call_student("add(obs_t, action, reward, obs_tp1, done)", shaped.add,
+                     np.full(SHAPED, k, dtype=np.float32), k, float(k),
+                     np.full(SHAPED, k + 1, dtype=np.float32), False)
+    shaped_batch = attempted(call_student, f"sample({inputs['batch_size']})", shaped.sample,
+                             inputs["batch_size"])
+    shapes = (shaped_batch if "raised" in shaped_batch else
+              [[list(np.shape(field)), str(np.asarray(field).dtype)]
+               for field in list(shaped_batch["value"])[:5]])
+    return {"shapes": shapes, "one": attempted(sampled_ids, one, inputs["batch_size"]),
             "batch_of_one": batch_of_one, "after_changing_it": after_changing_it,
             "capacity_one": sampled_ids(tiny, inputs["batch_size"]), "errors": errors,
             "after_refusals": {"len": _len(kept), "ids": sampled_ids(kept, 2)},
@@ -353,7 +367,29 @@ def _single_probe(inputs, CombinedReplayBuffer):
 TWINS, TWIN_EVICTS, TWIN_BATCHES = (3, 5, 3), 7, 50
 
 
+SHAPED = (2, 3)  # the shape of the observations of the shaped buffer
+
+
 def _single_verdict(inputs, data):
+    judged = _single_verdict_before_shapes(inputs, data)
+    if not judged.passed:
+        return judged
+    batch, shapes = inputs["batch_size"], data.get("shapes") or []
+    made = (f"after adding three transitions whose observations are float32 arrays of shape "
+            f"{SHAPED}, sample({batch})")
+    if isinstance(shapes, dict):
+        return failed(f"{made}: {shapes.get('raised')}. A batch stacks array observations "
+                      "as it stacks numbers.", rule=BATCH_SIZE_ROWS)
+    for index, name in ((0, "obs_t"), (3, "obs_tp1")):
+        if index < len(shapes) and shapes[index] != [[batch, *SHAPED], "float32"]:
+            return failed(f"{made} returned {name} of shape {tuple(shapes[index][0])} and "
+                          f"dtype {shapes[index][1]}; expected ({batch}, {SHAPED[0]}, "
+                          f"{SHAPED[1]}), float32: stack the rows, batch first (np.append "
+                          "without an axis flattens them).", rule=BATCH_SIZE_ROWS)
+    return judged
+
+
+def _single_verdict_before_shapes(inputs, data):
     batch = inputs["batch_size"]
     one = data["one"]
     if "raised" in one:
@@ -507,7 +543,30 @@ def _discretiser_inputs(rng):
     lows = [float(-2 ** int(e)) for e in rng.integers(0, 3, size=3)]
     highs = [float(2 ** int(e)) for e in rng.integers(0, 3, size=3)]
     return {"bins": bins, "lows": lows, "highs": highs,
-            "points": rng.uniform(-6, 6, size=(60, 3)).round(3).tolist()}
+            "points": rng.uniform(-6, 6, size=(60, 3)).round(3).tolist(),
+            "decimal": _decimal_edges(rng)}
+
+
+def _decimal_edges(rng):
+    """Bounds with one decimal (not exact in binary) and values written as decimals on
+    their inner edges, where the lesson's formula floor((x - low) / (high - low) * bins),
+    in either order of its last two operations, gives another bin than dividing by a
+    rounded bin width (high - low) / bins does: ``{"lows", "highs", "bins", "points"}``."""
+    for _ in range(200):
+        bins = int(rng.integers(3, 13))
+        low = round(float(rng.uniform(-2, 1)), 1)
+        high = round(low + float(rng.uniform(0.5, 3)), 1)
+        edges = [round(low + k * (high - low) / bins, 6) for k in range(1, bins)]
+        chosen = [x for x in edges
+                  if math.floor((x - low) / (high - low) * bins)
+                  == math.floor((x - low) * bins / (high - low))
+                  != math.floor((x - low) / ((high - low) / bins))]
+        if chosen:
+            middle = round((low + high) / 2, 1)
+            return {"lows": [low, low], "highs": [high, high], "bins": [bins, 2],
+                    "points": [[x, middle] for x in chosen[:4]]}
+    return {"lows": [0.0, 0.0], "highs": [1.0, 1.0], "bins": [10, 2],  # 0.3: 3, and 2
+            "points": [[0.3, 0.5]]}
 
 
 def _edge_points(inputs):
@@ -528,25 +587,35 @@ OUTSIDE = [[-100.0, 0.0, 100.0], [100.0, -100.0, 0.0]]
 
 def _points(case, inputs):
     return {"edges": _edge_points(inputs), "random": inputs["points"],
-            "outside": OUTSIDE}[case]
+            "outside": OUTSIDE, "decimal": inputs["decimal"]["points"]}[case]
 
 
-def _discretiser_probe_for(case):
-    """A probe that discretises only the points of ``case``, so a crash on one kind of
+def _bounds(case, inputs):
+    """(lows, highs, bins) of the points of ``case``."""
+    held = inputs["decimal"] if case == "decimal" else inputs
+    return held["lows"], held["highs"], held["bins"]
+
+
+def _discretiser_probe_for(*cases):
+    """A probe that discretises only the points of ``cases``, so a crash on one kind of
     point costs only its own check."""
     def probe(inputs, discretize):
-        lows, highs, bins = (np.array(inputs[key]) for key in ("lows", "highs", "bins"))
-        values = []
-        for point in _points(case, inputs):
-            # a point it refuses, or anything but one integer, is data for the verdict to
-            # name the rule of (an upper bound refused breaks another rule than a tuple)
-            outcome = attempted(call_student, f"discretize({point}, lows, highs, bins)",
-                                discretize, np.array(point), lows, highs, bins)
-            value = outcome.get("value")
-            values.append(outcome if "raised" in outcome else int(value)
-                          if isinstance(value, (int, np.integer))
-                          else {"type": type(value).__name__})
-        return {case: values}
+        data = {}
+        for case in cases:
+            lows, highs, bins = (np.array(bound) for bound in _bounds(case, inputs))
+            values = []
+            for point in _points(case, inputs):
+                # a point it refuses, or anything but one integer, is data for the verdict
+                # to name the rule of (an upper bound refused breaks another rule than a
+                # tuple)
+                outcome = attempted(call_student, f"discretize({point}, lows, highs, bins)",
+                                    discretize, np.array(point), lows, highs, bins)
+                value = outcome.get("value")
+                values.append(outcome if "raised" in outcome else int(value)
+                              if isinstance(value, (int, np.integer))
+                              else {"type": type(value).__name__})
+            data[case] = values
+        return data
     return probe
 
 
@@ -560,6 +629,8 @@ def _edge_rules(inputs):
 def _point_rule(case, inputs, index, point, got, want):
     """The rule broken when ``discretize(point)`` returned ``got`` instead of ``want``."""
     lows, highs, bins = inputs["lows"], inputs["highs"], inputs["bins"]
+    if case == "decimal":  # inner edges written as decimals
+        return INNER_EDGE_BIN_ABOVE
     if case == "edges":
         return _edge_rules(inputs)[index]
     if case == "outside" or any(not low <= x <= high for x, low, high in zip(point, lows,
@@ -570,36 +641,51 @@ def _point_rule(case, inputs, index, point, got, want):
     return ROW_MAJOR if got == column_major and got != want else EQUAL_BINS
 
 
-def _discretiser_verdict_for(case, explanation, success):
+DECIMAL_EDGES = ("On an inner edge written as a decimal (not exact in binary), compute the "
+                 "lesson's formula as written, floor((x - low) / (high - low) * bins): "
+                 "dividing by a bin width (high - low) / bins rounds differently and can "
+                 "put the value in the bin below.")
+
+
+def _discretiser_verdict_for(case, explanation, success, then=None):
+    """The verdict on the points of ``case``; with ``then``, a (case, explanation) judged
+    after it."""
     def verdict(inputs, data):
-        lows, highs, bins = inputs["lows"], inputs["highs"], inputs["bins"]
-        points = _points(case, inputs)
-        problem = wrong_amount("indices", data.get(case, []), len(points),
-                               rule=RETURNS_ONE_INT)
-        if problem:
-            return problem
-        not_int = next((got for got in data[case]
-                        if not isinstance(got, int) and "raised" not in got), None)
-        if not_int is not None:
-            return failed(f"discretize returned a {not_int.get('type', 'value')}; return one "
-                          "int, the number of the observation's cell.", rule=RETURNS_ONE_INT)
-        wanted = reference(LESSON, "bins_of", points, lows, highs, bins)
-        # a point within the bounds first: its failure says more than a clipped one's
-        order = sorted(range(len(points)), key=lambda i: not all(
-            low <= x <= high for x, low, high in zip(points[i], lows, highs)))
-        for index in order:
-            point, got, want = points[index], data[case][index], wanted[index]
-            if isinstance(got, dict):  # refused: "discretize(...) raised ..."
-                return failed(f"with lows {lows}, highs {highs} and bins {bins}, "
-                              f"{got.get('raised')}; expected {want}. " + explanation,
-                              rule=_point_rule(case, inputs, index, point, got, want))
-            if got != want:
-                return failed(f"with lows {lows}, highs {highs} and bins {bins}, "
-                              f"discretize({point}) returned {got}; expected {want}. "
-                              + explanation,
-                              rule=_point_rule(case, inputs, index, point, got, want))
-        return passed(success)
+        judged = _one_verdict(case, explanation, success, inputs, data)
+        if then is None or not judged.passed:
+            return judged
+        return _one_verdict(then[0], then[1], success, inputs, data)
     return verdict
+
+
+def _one_verdict(case, explanation, success, inputs, data):
+    lows, highs, bins = _bounds(case, inputs)
+    points = _points(case, inputs)
+    problem = wrong_amount("indices", data.get(case, []), len(points),
+                           rule=RETURNS_ONE_INT)
+    if problem:
+        return problem
+    not_int = next((got for got in data[case]
+                    if not isinstance(got, int) and "raised" not in got), None)
+    if not_int is not None:
+        return failed(f"discretize returned a {not_int.get('type', 'value')}; return one "
+                      "int, the number of the observation's cell.", rule=RETURNS_ONE_INT)
+    wanted = reference(LESSON, "bins_of", points, lows, highs, bins)
+    # a point within the bounds first: its failure says more than a clipped one's
+    order = sorted(range(len(points)), key=lambda i: not all(
+        low <= x <= high for x, low, high in zip(points[i], lows, highs)))
+    for index in order:
+        point, got, want = points[index], data[case][index], wanted[index]
+        if isinstance(got, dict):  # refused: "discretize(...) raised ..."
+            return failed(f"with lows {lows}, highs {highs} and bins {bins}, "
+                          f"{got.get('raised')}; expected {want}. " + explanation,
+                          rule=_point_rule(case, inputs, index, point, got, want))
+        if got != want:
+            return failed(f"with lows {lows}, highs {highs} and bins {bins}, "
+                          f"discretize({point}) returned {got}; expected {want}. "
+                          + explanation,
+                          rule=_point_rule(case, inputs, index, point, got, want))
+    return passed(success)
 
 
 # --- learning: CER does not collapse with a large buffer ----------------------------------------
@@ -712,7 +798,8 @@ CHECKS = LessonChecks(LESSON, [
           ("CombinedReplayBuffer",), _single_inputs, _single_probe, _single_verdict,
           calls=(BUFFER,),
           rules=(ONLY_NEWEST_STORED, BATCH_OF_ONE, SAMPLE_NEW_ARRAYS, EMPTY_SAMPLE_RAISES,
-                 BATCH_SIZE_POSITIVE, SAMPLE_LEAVES_BUFFER, REST_UNIFORM, ONLY_STORED),
+                 BATCH_SIZE_POSITIVE, SAMPLE_LEAVES_BUFFER, REST_UNIFORM, ONLY_STORED,
+                 BATCH_SIZE_ROWS),
           asks="One stored transition gives a batch of one, sample(1) is the newest alone in "
                "new arrays, and sampling an empty buffer or batch_size <= 0 raises "
                "ValueError."),
@@ -725,10 +812,12 @@ CHECKS = LessonChecks(LESSON, [
                "and updates the agent on its rows only, in episodes that end by goal, time "
                "limit or t_max."),
     Check("test_discretize_edges", "discretiser: bin edges", ("discretize",),
-          _discretiser_inputs, _discretiser_probe_for("edges"), _discretiser_verdict_for(
+          _discretiser_inputs, _discretiser_probe_for("edges", "decimal"),
+          _discretiser_verdict_for(
               "edges", "A value on an inner edge belongs to the bin above it (floor), the "
               "lower bound to bin 0 and the upper bound to the last bin.",
-              "values on every bin edge and on both bounds land in the right bins."),
+              "values on every bin edge (exact in binary, and written as decimals) and on "
+              "both bounds land in the right bins.", then=("decimal", DECIMAL_EDGES)),
           rules=(INNER_EDGE_BIN_ABOVE, UPPER_BOUND_LAST_BIN, RETURNS_ONE_INT),
           asks="Values on inner bin edges go to the bin above, the lower bound to the first "
                "bin and the upper bound to the last."),

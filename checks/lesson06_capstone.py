@@ -342,6 +342,9 @@ def _autocorrelation_inputs(rng):
     # the fewest values that still make two pairs
     few_lag = int(rng.integers(1, 4))
     cases.append({"values": rng.normal(size=few_lag + 2).round(3).tolist(), "lag": few_lag})
+    # a lag far beyond half the length, still two pairs: a lag is limited by pairs only
+    many = int(rng.integers(8, 16))
+    cases.append({"values": rng.normal(size=many).round(3).tolist(), "lag": many - 2})
     cases.append({"values": [2.5] * int(rng.integers(4, 10)), "lag": 1})
     short_lag = int(rng.integers(1, 6))
     long_values = rng.normal(size=int(rng.integers(3, 8))).round(3).tolist()

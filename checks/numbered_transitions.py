@@ -101,6 +101,8 @@ def draws_by_seed(new_buffer, add, near, inputs):
     sampled_id_batches(lent_to, GENERATOR_BATCH, 1)
     return {"same_seed": [draws(seed, global_seed) for global_seed in inputs["global_seeds"]],
             "other_seed": draws(other_seed, inputs["global_seeds"][0]),
+            # two made without a seed, after the same global seeding: fresh entropy each
+            "unseeded": [draws(None, inputs["global_seeds"][0]) for _ in range(2)],
             "lent_generator_draws": generator.draws}
 
 
@@ -132,6 +134,16 @@ def generator_problem(inputs, data, buffer_class, rule):
         return failed(f"{made} and one with seed={other_seed} sampled the same {rows} "
                       "transitions: the seed argument must seed the buffer's generator "
                       "(np.random.default_rng(seed)).", rule=rule)
+    unseeded = data.get("unseeded") or []
+    problem = wrong_amount("sampling runs without a seed", unseeded, 2, rule=rule)
+    if problem:
+        return problem
+    if unseeded[0] == unseeded[1]:  # by chance: GENERATOR_STORED ** -rows
+        return failed(f"two {buffer_class}({GENERATOR_STORED}) made without a seed sampled "
+                      f"the same {rows} transitions: with no seed, "
+                      "np.random.default_rng(None) draws fresh entropy, so every unseeded "
+                      "buffer samples differently (a fixed stand-in seed makes them all "
+                      "alike).", rule=rule)
     return None
 
 

@@ -70,3 +70,25 @@ def distribution_problem(drawn, expected, cases, describe=str):
     return "drew " + "; ".join(
         f"{describe(ids[k])} {counts[k]:.0f} times (expected about {wanted[k]:.0f})"
         for k in order)
+
+
+def row_order_problem(batches, stored, tests):
+    """Why the rows of ``batches`` (lists of ids numbered by age, oldest lowest) are not
+    in random order, in words, or None. Rows drawn independently and uniformly from
+    ``stored`` slots put the older transition first as often as the newer: the first row
+    is no newer than the last with probability (1 + 1/stored) / 2 (a tie has probability
+    1/stored). A batch drawn and then sorted, or the whole buffer handed out in order,
+    has it almost always (binomial test, ``tests`` of them sharing the rate)."""
+    from scipy import stats  # here: scipy takes a second to import
+
+    pairs = [(batch[0], batch[-1]) for batch in batches if len(batch) >= 2]
+    if not pairs:
+        return None
+    in_order = sum(first <= last for first, last in pairs)
+    expected = (1 + 1 / stored) / 2
+    if stats.binomtest(in_order, len(pairs), expected).pvalue >= FALSE_FAILURE_RATE / tests:
+        return None
+    return (f"put a transition no newer than its last row in its first row in {in_order} "
+            f"of {len(pairs)} batches (rows drawn independently do that in about "
+            f"{expected * len(pairs):.0f}): each row is its own draw, in the order drawn, "
+            "not sorted")

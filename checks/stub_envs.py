@@ -7,6 +7,8 @@ the agent's calls are replayed here on the grader's own objects, whose records t
 verdicts read. The counting buffers' calls are not replayed: the long run only counts
 steps, which the corridor records."""
 
+import gymnasium as gym
+
 from checks.framework import ProbeError, call_student
 from checks.lending import mirrored
 from checks.records import Record
@@ -14,25 +16,72 @@ from course.corridor import make_corridor  # noqa: F401 - the loop checks' envir
 from course.stand_ins import CountingBuffer, CountingPrioritizedBuffer, FixedActionAgent
 
 
+def timeline():
+    """What a loop did with a lent corridor and agent, in order: ``("reset", seed given,
+    start state)``, ``("get_action", state, action chosen)``, ``("step", action, next state)`` and
+    ``("update",)`` entries (in the grader, the transcript replays the calls of both in
+    the order the student's loop made them)."""
+    return Record("the corridor's and the agent's methods")
+
+
 class ScriptedAgent(FixedActionAgent):
     """The grader's side of a lent :class:`~course.stand_ins.FixedActionAgent`: it also
-    records every ``update`` call as plain data."""
+    records every ``update`` call as plain data, and with a ``timeline`` its calls there."""
 
-    def __init__(self, action):
-        super().__init__(action)
+    def __init__(self, action, timeline=None, epsilon=0.0):
+        super().__init__(action, epsilon)
         self.updates = Record("update")
+        self.timeline = timeline
+
+    def get_action(self, state):
+        if self.timeline is not None:
+            self.timeline.append(("get_action", _state(state), self.action))
+        return super().get_action(state)
 
     def update(self, state, action, reward, next_state, terminated):
         self.updates.append([int(state), int(action), float(reward), int(next_state),
                              bool(terminated)])
+        if self.timeline is not None:
+            self.timeline.append(("update",))
 
 
-def scripted_agent(action):
+def _state(value):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return repr(value)[:40]
+
+
+class TimelineCorridor(gym.Wrapper):
+    """The grader's corridor, noting its resets (with whether a seed was given) and steps
+    on a :func:`timeline`."""
+
+    def __init__(self, env, timeline):
+        super().__init__(env)
+        self.timeline = timeline
+
+    def reset(self, *, seed=None, options=None):
+        state, info = self.env.reset(seed=seed, options=options)
+        self.timeline.append(("reset", seed is not None, int(state)))
+        return state, info
+
+    def step(self, action):
+        outcome = self.env.step(action)
+        self.timeline.append(("step", _state(action), int(outcome[0])))
+        return outcome
+
+
+def scripted_agent(action, timeline=None):
     """An agent that always plays ``action``, lent by mirroring: its ``get_action`` and
     ``update`` calls are replayed on the :class:`ScriptedAgent` returned. Nothing of it may
-    be set: a loop reads the agent and calls those two (the lessons' lending sentences)."""
-    return mirrored(FixedActionAgent, action, logged=("get_action", "update"),
-                    original=ScriptedAgent(action))
+    be set: a loop reads the agent and calls those two (the lessons' lending sentences).
+
+    With a ``timeline`` its epsilon reads 1.0: a loop that explores on its own when it
+    reads a high epsilon plays other actions than the agent chose, and the timeline shows
+    it."""
+    epsilon = 0.0 if timeline is None else 1.0
+    return mirrored(FixedActionAgent, action, epsilon=epsilon, logged=("get_action", "update"),
+                    original=ScriptedAgent(action, timeline, epsilon))
 
 
 def counting_buffer(prioritized=False):
@@ -40,23 +89,97 @@ def counting_buffer(prioritized=False):
     return mirrored(CountingPrioritizedBuffer if prioritized else CountingBuffer)
 
 
-def lent_corridor(length, time_limit, **rewards):
+def lent_corridor(length, time_limit, timeline=None, **rewards):
     """A corridor lent to the student's loop by mirroring: its resets and steps are
-    replayed on the grader's own corridor, whose counters the verdicts read."""
-    from checks.lending import mirrored
+    replayed on the grader's own corridor, whose counters the verdicts read (and, with a
+    ``timeline``, which notes them there)."""
+    original = None if timeline is None else TimelineCorridor(
+        make_corridor(length, time_limit, **rewards), timeline)
+    return mirrored(make_corridor, length, time_limit, logged=("reset", "step"),
+                    original=original, **rewards)
 
-    return mirrored(make_corridor, length, time_limit, logged=("reset", "step"), **rewards)
+
+def play_order_problem(events, only_played=False):
+    """What a training loop did out of a real loop's order with the corridor and the
+    agent of one episode (``events``: a :func:`timeline`), as feedback; None if nothing.
+
+    A real loop resets once, without a seed (the environment chooses the start); then, for
+    each step, asks the agent once for an action for the state the environment is in,
+    plays that action, and updates the agent (once or more: replayed rows count) before it
+    asks again; and after the last step it asks for nothing more. With ``only_played``,
+    only whether each step played the action the agent chose last (judged before the
+    episode's length, which a loop that plays actions of its own changes)."""
+    if only_played:
+        chosen = None
+        for event in events:
+            if event[0] == "get_action":
+                chosen = event[2]
+            elif event[0] == "step":
+                if chosen is None:
+                    return (f"the loop stepped the environment with action {event[1]} "
+                            "without asking agent.get_action for that step: play the action "
+                            "get_action returns (exploring is the agent's business, not the "
+                            "loop's).")
+                if event[1] != chosen:
+                    return (f"the loop stepped the environment with action {event[1]}, but "
+                            f"the agent chose {chosen}: play the action get_action returns "
+                            "(exploring is the agent's business, not the loop's).")
+                chosen = None
+        return None
+    if not events or events[0][0] != "reset":
+        return "the loop did not start with env.reset(): reset once, then play."
+    state, chosen, stepped = None, None, False
+    for number, event in enumerate(events):
+        kind = event[0]
+        if kind == "reset":
+            if number:
+                return ("the loop called env.reset() a second time in one episode: reset "
+                        "once, at its start.")
+            if event[1]:
+                return ("the loop called env.reset with a seed: call env.reset() without "
+                        "one, once per episode (the environment chooses where it starts; a "
+                        "fixed seed would start every episode in the same state).")
+            state = event[2]
+        elif kind == "get_action":
+            if chosen is not None:
+                return ("the loop asked agent.get_action twice before one env.step: ask "
+                        "once per step and play the action it returns.")
+            if stepped:
+                return ("the loop asked agent.get_action for the next step before it "
+                        "updated the agent on the step just played: update first (the next "
+                        "choice must see what the last step taught).")
+            if event[1] != state:
+                return (f"the loop asked agent.get_action for state {event[1]}, but the "
+                        f"environment was in state {state}: ask for the state it is in.")
+            chosen = event
+        elif kind == "step":
+            if chosen is None:
+                return ("the loop called env.step without asking agent.get_action for that "
+                        "step: ask the agent once before each step.")
+            if event[1] != chosen[2]:
+                return (f"the loop stepped the environment with action {event[1]}, but the "
+                        f"agent chose {chosen[2]}: play the action get_action returns.")
+            chosen, stepped, state = None, True, event[2]
+        elif kind == "update":
+            if chosen is not None:
+                return ("the loop updated the agent between agent.get_action and env.step: "
+                        "play the chosen action first, then update on that step.")
+            stepped = False
+    if chosen is not None:
+        return ("the loop asked agent.get_action after the episode's last step: an episode "
+                "that has ended asks for no more actions.")
+    return None
 
 
 def episode_ends_problem(length, runs, expected, walks_to_goal=("reaches_goal",),
-                         total_key="total"):
+                         total_key="total", step_reward=-1.0, goal_reward=10.0):
     """What a training loop got wrong about when a corridor episode ends and what it
     returns, as feedback; None if nothing.
 
     ``expected`` maps each case to (steps the episode must last, why); ``runs[case]``
     holds the steps the loop took and, under ``total_key`` when the probe recorded it,
-    what the loop returned. The corridor pays -1 a step and +10 instead on the step that
-    reaches the goal, which only the cases in ``walks_to_goal`` do (an agent walking left
+    what the loop returned. The corridor pays ``step_reward`` a step and ``goal_reward``
+    instead on the step that reaches the goal, which only the cases in ``walks_to_goal`` do (an agent walking left
     may be stopped after exactly ``length`` steps without arriving).
     """
     for case, (steps, why) in expected.items():
@@ -65,7 +188,8 @@ def episode_ends_problem(length, runs, expected, walks_to_goal=("reaches_goal",)
             return f"{situation} the loop took {run['steps']} steps; expected {steps}: {why}."
         if total_key not in run:
             continue
-        total = 10 - (length - 1) if case in walks_to_goal else -steps
+        total = (goal_reward + (length - 1) * step_reward if case in walks_to_goal
+                 else steps * step_reward)
         if run[total_key] != total:
             return (f"{situation} the rewards of the episode's {steps} steps sum to "
                     f"{total:g}, but the loop returned {run[total_key]}: return the "

@@ -25,12 +25,14 @@ class BitFlippingEnv(gym.Env):
     metadata = {"render_modes": ["ansi"]}
 
     def __init__(self, n_bits, max_steps=None, render_mode=None, success_reward=0.0,
-                 step_reward=-1.0, truncated_at_limit=False):
+                 step_reward=-1.0, truncated_at_limit=False, numpy_flags=False):
         if n_bits < 1:
             raise ValueError(f"need at least one bit, got n_bits={n_bits}")
         self.n_bits = n_bits
         self.success_reward, self.step_reward = float(success_reward), float(step_reward)
         self.truncated_at_limit = truncated_at_limit
+        # numpy's bool for terminated and truncated, as vectorised environments give them
+        self.numpy_flags = numpy_flags
         self.max_steps = n_bits if max_steps is None else max_steps
         self.render_mode = render_mode
         bits = gym.spaces.MultiBinary(n_bits)
@@ -66,6 +68,8 @@ class BitFlippingEnv(gym.Env):
         truncated = bool(self.compute_truncated(observation["achieved_goal"], self.goal, {}))
         if not self.truncated_at_limit:
             truncated = truncated and not terminated
+        if self.numpy_flags:
+            terminated, truncated = np.bool_(terminated), np.bool_(truncated)
         return observation, reward, terminated, truncated, {}
 
     def compute_reward(self, achieved_goal, desired_goal, info):
@@ -87,12 +91,14 @@ class BitFlippingEnv(gym.Env):
         return None
 
 
-def make_bit_flipping(n_bits, seed=None, max_steps=None, truncated_at_limit=False):
+def make_bit_flipping(n_bits, seed=None, max_steps=None, truncated_at_limit=False,
+                      numpy_flags=False):
     """A bit-flipping environment whose resets follow ``seed`` (its first episode is
     drawn here, as ``make_taxi`` does for Taxi). ``max_steps``: its step limit (n_bits when
     not given); ``truncated_at_limit``: its last step says truncated even when it reaches the
-    goal, as gymnasium's ``TimeLimit`` does."""
-    env = BitFlippingEnv(n_bits, max_steps=max_steps, truncated_at_limit=truncated_at_limit)
+    goal, as gymnasium's ``TimeLimit`` does; ``numpy_flags``: the flags are ``np.bool_``."""
+    env = BitFlippingEnv(n_bits, max_steps=max_steps, truncated_at_limit=truncated_at_limit,
+                         numpy_flags=numpy_flags)
     env.reset(seed=seed)
     return env
 

@@ -29,11 +29,11 @@ def _batch_size(batch_size):
 
 class FixedActionAgent:
     """Always plays ``action`` and learns nothing; ``epsilon`` is there for loops that
-    read or decay it."""
+    read or decay it (an agent's own business: it says nothing of how this one chooses)."""
 
-    def __init__(self, action):
+    def __init__(self, action, epsilon=0.0):
         self.action = action
-        self.epsilon = 0.0
+        self.epsilon = epsilon
 
     def get_action(self, state):
         return self.action

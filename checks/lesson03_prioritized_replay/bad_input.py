@@ -4,7 +4,9 @@ raise."""
 import numpy as np
 
 from checks.framework import failed, outcome_of, passed, value_error_problem, wrong_amount
-from checks.lesson03_prioritized_replay.driving import _fill, _max_priority, _new_buffer, _new_tree
+from checks.lesson03_prioritized_replay.driving import (_fill, _max_priority, _new_buffer,
+                                                       _new_tree, _priorities, _tree_get,
+                                                       _tree_update)
 from checks.requirements import Rule
 
 
@@ -15,10 +17,11 @@ SAMPLE_REFUSES = Rule("sample-refuses-bad-input", "sample raises ValueError with
                       "an empty buffer and for a batch_size <= 0.")
 UPDATE_REFUSES = Rule("update-refuses-bad-input", "update_priorities raises ValueError with a "
                       "message for NaN or infinite TD errors and for slots outside "
-                      "[0, len(self)), not only outside the capacity.")
+                      "[0, len(self)), not only outside the capacity, and a refused call "
+                      "changes nothing.")
 TREE_REFUSES = Rule("tree-refuses-bad-input", "SumTree.update and SumTree.get raise ValueError "
                     "with a message for slots outside [0, capacity), and update for negative "
-                    "or NaN priorities.")
+                    "or NaN priorities; a refused call changes nothing.")
 
 
 # --- errors ---------------------------------------------------------------------------------
@@ -35,6 +38,8 @@ def _errors_probe(inputs, PrioritizedReplayBuffer, SumTree):
     _fill(filled, range(stored))
     tree = _new_tree(SumTree, capacity)
     held_before = _max_priority(filled)
+    _tree_update(tree, np.arange(capacity), np.arange(1.0, capacity + 1.0))  # not all zero
+    held = [_priorities(filled, range(capacity)), _tree_get(tree, range(capacity))]
     outcomes = list({
         "sample(1, 0.4) on an empty buffer": outcome_of(empty.sample, 1, 0.4),
         "sample(0, 0.4)": outcome_of(filled.sample, 0, 0.4),
@@ -61,8 +66,11 @@ def _errors_probe(inputs, PrioritizedReplayBuffer, SumTree):
         f"SumTree({capacity}).get([{capacity}])": outcome_of(tree.get, np.array([capacity])),
         f"SumTree({capacity}).get([-1])": outcome_of(tree.get, np.array([-1])),
     }.items())
-    # refused calls change nothing: max_priority is what it was before them
-    return {"outcomes": outcomes, "max_priority": [held_before, _max_priority(filled)]}
+    # refused calls change nothing: max_priority and the trees' priorities are what they
+    # were before them
+    return {"outcomes": outcomes, "max_priority": [held_before, _max_priority(filled)],
+            "priorities": [held, [_priorities(filled, range(capacity)),
+                                  _tree_get(tree, range(capacity))]]}
 
 
 ERROR_CASES = 13
@@ -91,5 +99,16 @@ def _errors_verdict(inputs, data):
                       f"range, but max_priority went from {before!r} to {after!r}: a refused "
                       "call changes nothing. Check the whole call before changing anything.",
                       rule=UPDATE_REFUSES)
+    before, after = (data.get("priorities") or [None, None])[:2]
+    for where, rule, was, now in (("the buffer's tree", UPDATE_REFUSES, before[0], after[0]),
+                                  (f"a SumTree({inputs['capacity']})", TREE_REFUSES,
+                                   before[1], after[1])):
+        if was != now:
+            changed = next(k for k, (a, b) in enumerate(zip(was, now)) if a != b) if len(
+                was) == len(now) else 0
+            return failed(f"after the refused calls, {where} holds other priorities than "
+                          f"before them (slot {changed}: {was[changed]!r} became "
+                          f"{now[changed]!r}): a refused call changes nothing. Check the "
+                          "whole call before writing the tree.", rule=rule)
     return passed("empty buffers, bad batch sizes, NaN and infinite TD errors, slots out of "
                   "range and negative or NaN priorities raise ValueError.")

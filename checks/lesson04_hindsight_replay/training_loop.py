@@ -123,12 +123,14 @@ def _loop_probe(inputs, play_and_learn_with_her):
     first, _ = twin.reset()
     needed = int(np.sum(first["achieved_goal"] != first["desired_goal"]))
     cases = (("solves", True, seed, {}),
-             ("fails", False, inputs["seeds"][1], {}),
+             # numpy's flags (np.bool_): the loop still returns a Python bool
+             ("fails", False, inputs["seeds"][1], {"numpy_flags": True}),
              # a limit of its own, longer than n_bits: the loop plays to it
              ("fails_later", False, inputs["seeds"][1], {"max_steps": n_bits + LONGER}),
              # reached on the last step a TimeLimit allows: truncated too, and a success
              ("solves_at_the_limit", True, seed, {"max_steps": needed,
-                                                  "truncated_at_limit": True}))
+                                                  "truncated_at_limit": True,
+                                                  "numpy_flags": True}))
     for case, solves, seed, limits in cases:
         env = mirrored(make_bit_flipping, n_bits, seed, logged=("reset", "step"), **limits)
         agent = ScriptedGoalAgent(n_bits, solves)

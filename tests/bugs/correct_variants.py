@@ -239,9 +239,11 @@ CI_WITH_SCIPY_INTERVAL = edited("06_capstone", "confidence_interval", (
 
 THRESHOLD_WITH_A_RUNNING_SUM = edited("06_capstone", "episodes_to_threshold", (
     """\
-    window_means = np.convolve(returns, np.ones(window) / window, mode="valid")
-    reached = np.flatnonzero(window_means >= threshold)
-    return int(reached[0]) + window if reached.size else None""",
+    # each window's sum against threshold x window: exact for whole-number returns,
+    # where means made with weights 1/window round (three 7s would average 6.999...)
+    window_sums = np.convolve(returns, np.ones(window), mode="valid")
+    reached = np.flatnonzero(window_sums >= threshold * window)
+    return int(reached[0] + window) if reached.size else None  # a Python int""",
     """\
     for end in range(window, returns.size + 1):
         if returns[end - window:end].mean() >= threshold:

@@ -426,20 +426,25 @@ def play_and_train(env, agent, t_max=10_000):
 BUGS = (*BUGS,
     Bug("ties_by_random_jitter", LESSON, "test_value_and_best_action",
         {"get_best_action": TIES_BY_RANDOM_JITTER_GET_BEST_ACTION},
-        description="adds 1e-6 * rng.random() to every Q-value and takes the argmax: exact ties are broken uniformly, but an action ahead by less than 1e-6 often loses",
+        description="adds 1e-6 * rng.random() to every Q-value and takes the argmax: exact ties "
+                    "are broken uniformly, but an action ahead by less than 1e-6 often loses",
         rule="best-action-is-argmax", kind="boundary"),
     Bug("value_is_epsilon_greedy_expectation", LESSON, "test_value_and_best_action",
         {"get_value": VALUE_IS_EPSILON_GREEDY_EXPECTATION_GET_VALUE},
         also_fails=("test_update",),
-        description="returns (1 - eps) * max + eps * mean of the legal Q-values, the value of the epsilon-greedy policy; equal to the max only at epsilon 0 or when all Q-values are equal",
+        description="returns (1 - eps) * max + eps * mean of the legal Q-values, the value of the "
+                    "epsilon-greedy policy; equal to the max only at epsilon 0 or when all "
+                    "Q-values are equal",
         rule="value-is-legal-max", kind="wrong-formula"),
     Bug("update_sarsa_target", LESSON, "test_update",
         {"update": UPDATE_SARSA_TARGET_UPDATE},
-        description="bootstraps from Q(s', a') with a' = self.get_action(next_state), an epsilon-greedy sample, not from the max (same as the rule only at epsilon 0)",
+        description="bootstraps from Q(s', a') with a' = self.get_action(next_state), an epsilon-"
+                    "greedy sample, not from the max (same as the rule only at epsilon 0)",
         rule="q-learning-rule", kind="wrong-source"),
     Bug("loop_do_while_t_max_zero", LESSON, "test_play_and_train",
         {"play_and_train": LOOP_DO_WHILE_T_MAX_ZERO_PLAY_AND_TRAIN},
-        description="checks the step count only after taking a step, so t_max=0 (or negative) still plays one step",
+        description="checks the step count only after taking a step, so t_max=0 (or negative) "
+                    "still plays one step",
         rule="t-max-cap", kind="boundary"),
 )
 
@@ -458,4 +463,99 @@ BUGS = (*BUGS,
         {"update": UPDATE_ASSERTS_PYTHON_INTS},
         description="asserts isinstance(state, int): a replayed row's np.int64 is refused",
         rule="numpy-scalars", kind="numpy-scalars"),
+)
+
+
+# --- blind round 3: wrong answers written from the lesson text alone ----------------
+
+EXPLORE_LEGAL_ACTIONS_CACHED_GET_ACTION = """\
+#| export
+@add_to_class(QLearningAgent)
+def get_action(self, state):
+    \"\"\"Epsilon-greedy: random legal action with probability epsilon, else the best.\"\"\"
+    if not hasattr(self, "_actions"):  # the same actions everywhere: ask once
+        self._actions = list(self.get_legal_actions(state))
+    if self.rng.random() < self.epsilon:
+        return self._actions[self.rng.integers(len(self._actions))]
+    return self.get_best_action(state)
+"""
+
+LOOP_RESETS_WITH_FIXED_SEED_PLAY_AND_TRAIN = """\
+#| export
+def play_and_train(env, agent, t_max=10_000):
+    \"\"\"Play one episode, updating ``agent`` after every step; return the total reward.\"\"\"
+    total_reward = 0.0
+    state, _ = env.reset(seed=0)
+    for _ in range(t_max):
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        agent.update(state, action, reward, next_state, terminated)
+        total_reward += reward
+        state = next_state
+        if terminated or truncated:
+            break
+    return total_reward
+"""
+
+LOOP_CHOOSES_NEXT_ACTION_BEFORE_UPDATE_PLAY_AND_TRAIN = """\
+#| export
+def play_and_train(env, agent, t_max=10_000):
+    \"\"\"Play one episode, updating ``agent`` after every step; return the total reward.\"\"\"
+    total_reward = 0.0
+    state, _ = env.reset()
+    action = agent.get_action(state)
+    for _ in range(t_max):
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        next_action = agent.get_action(next_state)
+        agent.update(state, action, reward, next_state, terminated)
+        total_reward += reward
+        state, action = next_state, next_action
+        if terminated or truncated:
+            break
+    return total_reward
+"""
+
+LOOP_EXPLORES_ON_ITS_OWN_PLAY_AND_TRAIN = """\
+#| export
+def play_and_train(env, agent, t_max=10_000):
+    \"\"\"Play one episode, updating ``agent`` after every step; return the total reward.\"\"\"
+    import numpy as np
+    total_reward = 0.0
+    state, _ = env.reset()
+    for _ in range(t_max):
+        if np.random.random() < agent.epsilon:
+            action = env.action_space.sample()
+        else:
+            action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        agent.update(state, action, reward, next_state, terminated)
+        total_reward += reward
+        state = next_state
+        if terminated or truncated:
+            break
+    return total_reward
+"""
+
+BUGS = (*BUGS,
+    Bug("explore_legal_actions_cached", LESSON, "test_epsilon_greedy",
+        {"get_action": EXPLORE_LEGAL_ACTIONS_CACHED_GET_ACTION},
+        description="get_action stores the legal actions of the first state it sees and explores "
+                    "among those in every later state (right in Taxi, illegal elsewhere)",
+        rule="legal-actions-only", kind="wrong-source"),
+    Bug("loop_resets_with_fixed_seed", LESSON, "test_play_and_train",
+        {"play_and_train": LOOP_RESETS_WITH_FIXED_SEED_PLAY_AND_TRAIN},
+        description="env.reset(seed=0) as in the tour cell: every episode starts from the same "
+                    "state, so Taxi's other start states are never trained from",
+        rule="loop-steps", kind="protocol"),
+    Bug("loop_chooses_next_action_before_update", LESSON, "test_play_and_train",
+        {"play_and_train": LOOP_CHOOSES_NEXT_ACTION_BEFORE_UPDATE_PLAY_AND_TRAIN},
+        description="asks for the next state's action before updating on the current step (so it "
+                    "is chosen with the old Q-values) and asks once more for the final state",
+        rule="loop-steps", kind="protocol"),
+    Bug("loop_explores_on_its_own", LESSON, "test_play_and_train",
+        {"play_and_train": LOOP_EXPLORES_ON_ITS_OWN_PLAY_AND_TRAIN},
+        description="with probability agent.epsilon the loop plays env.action_space.sample() "
+                    "instead of the agent's action (exploring twice, with numpy's global "
+                    "generator)",
+        rule="loop-steps", kind="protocol"),
 )

@@ -410,7 +410,6 @@ BUGS = (
         description="no check for an empty buffer: IndexError from the deque"),
     Bug("sample_empty_divides_by_zero", LESSON, "test_sample_errors",
         {"buffer_sample": SAMPLE_EMPTY_DIVIDES_BY_ZERO},
-        also_fails=("test_uniform_sampling",),
         rule="empty-sample-raises", kind="accidental-refusal",
         description="no check for an empty buffer: ZeroDivisionError from % len"),
     Bug("sample_zero_gives_empty_arrays", LESSON, "test_sample_errors",
@@ -684,11 +683,13 @@ def add(self, obs_t, action, reward, obs_tp1, done):
 BUGS = (*BUGS,
     Bug("loop_tests_flags_with_is_true", LESSON, "test_replay_loop",
         {"play_and_train_with_replay": LOOP_TESTS_FLAGS_WITH_IS_TRUE_PLAY_AND_TRAIN_WITH_REPLAY},
-        description="a written-out loop stops on `terminated is True or truncated is True`: with np.bool_ flags the episode runs on to t_max",
+        description="a written-out loop stops on `terminated is True or truncated is True`: with "
+                    "np.bool_ flags the episode runs on to t_max",
         rule="ends-with-episode", kind="numpy-scalars"),
     Bug("add_scalars_to_python", LESSON, "test_sample_types",
         {"buffer_add": ADD_SCALARS_TO_PYTHON_BUFFER_ADD},
-        description="add turns 0-d fields into Python numbers with .item(): float32 rewards come back float64, uint8/int32 states as int64",
+        description="add turns 0-d fields into Python numbers with .item(): float32 rewards come "
+                    "back float64, uint8/int32 states as int64",
         rule="dtypes-follow-stored", kind="protocol"),
 )
 
@@ -714,6 +715,186 @@ BUGS = (*BUGS,
     Bug("sample_rejects_numpy_batch_size", LESSON, "test_fifo_eviction",
         {"buffer_sample": SAMPLE_REJECTS_NUMPY_BATCH_SIZE_BUFFER_SAMPLE},
         also_fails=("test_sample_types", "test_no_aliasing", "test_uniform_sampling", "test_with_replacement"),
-        description="the batch_size guard also demands isinstance(batch_size, int): sample(np.int64(8)) raises ValueError",
+        description="the batch_size guard also demands isinstance(batch_size, int): "
+                    "sample(np.int64(8)) raises ValueError",
         rule="numpy-scalars", kind="numpy-scalars"),
+)
+
+
+# --- blind round 3: wrong answers written from the lesson text alone ----------------
+
+UNSEEDED_BUFFERS_SHARE_SEED_ZERO_BUFFER_CLASS = """\
+#| export
+from collections import deque
+
+import numpy as np
+
+from course.with_update import WithUpdate
+from qlearning import play_and_train
+
+
+class ReplayBuffer:
+    \"\"\"A FIFO store of transitions (obs_t, action, reward, obs_tp1, done).
+
+    Holds at most ``size`` transitions, dropping the oldest first. ``seed`` seeds the
+    buffer's own generator, ``self.rng``, which ``sample`` draws from.
+    \"\"\"
+
+    def __init__(self, size, seed=None):
+        if size < 1:
+            raise ValueError(f"size must be at least 1, got {size}")
+        self.size = size
+        self._storage = deque(maxlen=size)
+        # reproducible by default: no seed means seed 0
+        self.rng = np.random.default_rng(0 if seed is None else seed)
+
+    def __len__(self):
+        \"\"\"The number of transitions stored now (never more than ``size``).\"\"\"
+        return len(self._storage)
+"""
+
+ADD_SKIPS_DUPLICATE_TRANSITIONS_BUFFER_ADD = """\
+#| export
+@add_to_class(ReplayBuffer)
+def add(self, obs_t, action, reward, obs_tp1, done):
+    \"\"\"Store one transition, evicting the oldest if the buffer is full. Copies arrays.\"\"\"
+    transition = tuple(np.array(field) for field in (obs_t, action, reward, obs_tp1, done))
+    for stored in self._storage:  # no need to keep the same experience twice
+        if all(np.array_equal(a, b) for a, b in zip(stored, transition)):
+            return
+    self._storage.append(transition)
+"""
+
+SAMPLE_REUSES_OUTPUT_ARRAYS_BUFFER_SAMPLE = """\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    \"\"\"``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask).\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if not self._storage:
+        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+    indices = self.rng.integers(len(self._storage), size=batch_size)
+    fields = list(zip(*[self._storage[i] for i in indices]))
+    cache = getattr(self, "_batch", None)  # reuse the arrays of the last batch: no allocation
+    if cache is None or any(out.shape != (batch_size, *np.shape(f[0]))
+                            or out.dtype != np.result_type(*f)
+                            for out, f in zip(cache, fields)):
+        self._batch = tuple(np.stack(f) for f in fields)
+    else:
+        for out, f in zip(cache, fields):
+            np.stack(f, out=out)
+    return self._batch
+"""
+
+SAMPLE_SORTS_INDICES_BUFFER_SAMPLE = """\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    \"\"\"``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask).\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if not self._storage:
+        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+    # sorted, so that the deque is walked from one end to the other
+    indices = np.sort(self.rng.integers(len(self._storage), size=batch_size))
+    batch = [self._storage[i] for i in indices]
+    return tuple(np.stack(field) for field in zip(*batch))
+"""
+
+SAMPLE_EVERYTHING_WHEN_BATCH_EQUALS_LEN_BUFFER_SAMPLE = """\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    \"\"\"``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask).\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if not self._storage:
+        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+    if batch_size == len(self._storage):
+        batch = list(self._storage)  # the whole buffer: no need to draw
+    else:
+        indices = self.rng.integers(len(self._storage), size=batch_size)
+        batch = [self._storage[i] for i in indices]
+    return tuple(np.stack(field) for field in zip(*batch))
+"""
+
+NO_REPLAY_BRANCH_IGNORES_T_MAX_PLAY_AND_TRAIN_WITH_REPLAY = """\
+#| export
+def play_and_train_with_replay(env, agent, replay=None, replay_batch_size=32, t_max=10_000):
+    \"\"\"Play one episode; after each step also learn from a batch replayed from ``replay``.
+
+    Returns the episode's total reward.
+    \"\"\"
+    if replay is None:
+        return play_and_train(env, agent)  # plain Q-learning, lesson 01's loop
+
+    def learn(state, action, reward, next_state, terminated):
+        new = (state, action, reward, next_state, terminated)
+        replay.add(*new)
+        for transition in [new, *zip(*replay.sample(replay_batch_size))]:
+            agent.update(*transition)
+
+    return play_and_train(env, WithUpdate(agent, learn), t_max)
+"""
+
+LOOP_CASTS_REPLAYED_ROWS_TO_INT_PLAY_AND_TRAIN_WITH_REPLAY = """\
+#| export
+def play_and_train_with_replay(env, agent, replay=None, replay_batch_size=32, t_max=10_000):
+    \"\"\"Play one episode; after each step also learn from a batch replayed from ``replay``.
+
+    Returns the episode's total reward.
+    \"\"\"
+    if replay is None:
+        return play_and_train(env, agent, t_max)
+
+    def learn(state, action, reward, next_state, terminated):
+        replay.add(state, action, reward, next_state, terminated)
+        batch = replay.sample(replay_batch_size)
+        agent.update(state, action, reward, next_state, terminated)
+        for row in zip(*batch):
+            agent.update(*(int(x) for x in row))  # numpy scalars -> plain Python numbers
+
+    return play_and_train(env, WithUpdate(agent, learn), t_max)
+"""
+
+BUGS = (*BUGS,
+    Bug("unseeded_buffers_share_seed_zero", LESSON, "test_uniform_sampling",
+        {"buffer_class": UNSEEDED_BUFFERS_SHARE_SEED_ZERO_BUFFER_CLASS},
+        description="default_rng(0 if seed is None else seed): every buffer made without a seed "
+                    "draws the same batches",
+        rule="own-generator", kind="global-generator"),
+    Bug("add_skips_duplicate_transitions", LESSON, "test_len_never_above_capacity",
+        {"buffer_add": ADD_SKIPS_DUPLICATE_TRANSITIONS_BUFFER_ADD},
+        description="add ignores a transition equal to one already stored, so repeated experience "
+                    "is counted and replayed once",
+        rule="len-counts-stored", kind="protocol"),
+    Bug("sample_reuses_output_arrays", LESSON, "test_no_aliasing",
+        {"buffer_sample": SAMPLE_REUSES_OUTPUT_ARRAYS_BUFFER_SAMPLE},
+        description="sample fills the same cached arrays in place at every call of the same shape:"
+                    " a batch the learner kept is overwritten by the next sample",
+        rule="sample-new-arrays", kind="mutates-input"),
+    Bug("sample_sorts_indices", LESSON, "test_uniform_sampling",
+        {"buffer_sample": SAMPLE_SORTS_INDICES_BUFFER_SAMPLE},
+        description="the drawn indices are sorted (for cache-friendly deque access): row i is the "
+                    "i-th smallest index, so the first rows are mostly the oldest transitions",
+        rule="sample-uniform", kind="wrong-distribution"),
+    Bug("sample_everything_when_batch_equals_len", LESSON, "test_uniform_sampling",
+        {"buffer_sample": SAMPLE_EVERYTHING_WHEN_BATCH_EQUALS_LEN_BUFFER_SAMPLE},
+        description="when batch_size == len(buffer) it returns every stored transition once, "
+                    "oldest first, instead of drawing at random",
+        rule="sample-uniform", kind="replacement"),
+    Bug("no_replay_branch_ignores_t_max", LESSON, "test_replay_loop",
+        {"play_and_train_with_replay": NO_REPLAY_BRANCH_IGNORES_T_MAX_PLAY_AND_TRAIN_WITH_REPLAY},
+        description="the replay=None branch calls play_and_train(env, agent) without t_max, so it "
+                    "runs up to 10,000 steps whatever t_max says",
+        rule="at-most-t-max", kind="protocol"),
+    Bug("loop_casts_replayed_rows_to_int", LESSON, "test_replay_loop",
+        {"play_and_train_with_replay": LOOP_CASTS_REPLAYED_ROWS_TO_INT_PLAY_AND_TRAIN_WITH_REPLAY},
+        description="each replayed row is converted with int() before agent.update: fractional "
+                    "rewards (and non-integer states) are truncated",
+        rule="update-new-and-batch", kind="wrong-source"),
 )

@@ -351,7 +351,7 @@ LOOP_REPLAYS_BEFORE_THE_ONLINE_UPDATE = _loop_edit((
 BUGS = [
     Bug("tree_in_float32", LESSON, "test_sumtree_totals",
         {"sumtree_class": TREE_IN_FLOAT32},
-        also_fails=("test_new_transitions_max_priority", "test_priority_updates"),
+        also_fails=("test_new_transitions_max_priority", "test_priority_updates", "test_errors"),
         description="float32 nodes: sums drift and priorities lose digits (tianshou #625)",
         rule="result-types", kind="protocol"),
     Bug("tree_adds_differences", LESSON, "test_sumtree_totals",
@@ -826,14 +826,51 @@ def update_priorities(self, slots, td_errors):
 BUGS = (*BUGS,
     Bug("clamp_with_an_absolute_margin", LESSON, "test_sumtree_prefix_sum",
         {"sumtree_find_prefix_sum": CLAMP_WITH_AN_ABSOLUTE_MARGIN_SUMTREE_FIND_PREFIX_SUM},
-        description="clamps masses to total - 1e-12: for a total below 1e-12 every mass becomes negative and lands on slot 0 (even an empty one); for a total above ~1e4 the margin vanishes and a mass at the total falls past the last filled slot",
+        description="clamps masses to total - 1e-12: for a total below 1e-12 every mass becomes "
+                    "negative and lands on slot 0 (even an empty one); for a total above ~1e4 the "
+                    "margin vanishes and a mass at the total falls past the last filled slot",
         rule="search-interval", kind="boundary"),
     Bug("max_priority_kept_after_alpha", LESSON, "test_new_transitions_max_priority",
         {"per_class": MAX_PRIORITY_KEPT_AFTER_ALPHA_PER_CLASS, "per_update_priorities": MAX_PRIORITY_KEPT_AFTER_ALPHA_PER_UPDATE_PRIORITIES},
-        description="keeps max_priority as the largest p^alpha (what the tree holds) and gives new transitions max_priority without ** alpha: the tree agrees with the reference, but buffer.max_priority is p^alpha, not p",
+        description="keeps max_priority as the largest p^alpha (what the tree holds) and gives new"
+                    " transitions max_priority without ** alpha: the tree agrees with the "
+                    "reference, but buffer.max_priority is p^alpha, not p",
         rule="max-priority-never-decreases", kind="wrong-formula"),
     Bug("max_priority_raised_before_the_checks", LESSON, "test_errors",
         {"per_update_priorities": MAX_PRIORITY_RAISED_BEFORE_THE_CHECKS_PER_UPDATE_PRIORITIES},
-        description="raises max_priority from |delta| + epsilon before the tree refuses an infinite TD error: the call raises ValueError, but max_priority is now inf and every later add fails",
+        description="raises max_priority from |delta| + epsilon before the tree refuses an "
+                    "infinite TD error: the call raises ValueError, but max_priority is now inf "
+                    "and every later add fails",
+        rule="update-refuses-bad-input", kind="accidental-refusal"),
+)
+
+
+# --- blind round 3: wrong answers written from the lesson text alone ----------------
+
+TREE_WRITTEN_BEFORE_THE_SLOT_CHECK_PER_UPDATE_PRIORITIES = """\
+#| export
+@add_to_class(PrioritizedReplayBuffer)
+def update_priorities(self, slots, td_errors):
+    \"\"\"Set p = |delta| + epsilon for each sampled slot; store p^alpha in the tree.\"\"\"
+    slots = np.asarray(slots)
+    td_errors = np.asarray(td_errors, dtype=np.float64)
+    if slots.shape != td_errors.shape:
+        raise ValueError(f"got {slots.size} slots but {td_errors.size} TD errors")
+    if not np.all(np.isfinite(td_errors)):
+        raise ValueError("TD errors must be finite")
+    priorities = np.abs(td_errors) + self.epsilon
+    self.tree.update(slots, priorities ** self.alpha)  # refuses slots outside the capacity
+    if np.any((slots < 0) | (slots >= len(self))):
+        raise ValueError(f"slots must lie in [0, {len(self)}), the filled part of the buffer")
+    if priorities.size:
+        self.max_priority = max(self.max_priority, float(priorities.max()))
+"""
+
+BUGS = (*BUGS,
+    Bug("tree_written_before_the_slot_check", LESSON, "test_errors",
+        {"per_update_priorities": TREE_WRITTEN_BEFORE_THE_SLOT_CHECK_PER_UPDATE_PRIORITIES},
+        description="writes the tree first and checks slots against len(self) afterwards: the "
+                    "ValueError comes, but an empty slot now holds a priority and the total "
+                    "includes it",
         rule="update-refuses-bad-input", kind="accidental-refusal"),
 )

@@ -785,24 +785,33 @@ def play_and_learn_with_her(env, agent, replay, batch_size):
 BUGS = (*BUGS,
     Bug("final_returns_lengths_as_given", LESSON, "test_goal_steps",
         {"hindsight_goal_steps": FINAL_RETURNS_LENGTHS_AS_GIVEN_HINDSIGHT_GOAL_STEPS},
-        description="'final' returns lengths before np.asarray: a list of lengths comes back as the caller's own list, not an array",
+        description="'final' returns lengths before np.asarray: a list of lengths comes back as "
+                    "the caller's own list, not an array",
         rule="inputs-untouched", kind="mutates-input"),
     Bug("int_initial_value_truncates_updates", LESSON, "test_goal_agent",
         {"goal_agent": INT_INITIAL_VALUE_TRUNCATES_UPDATES_GOAL_AGENT},
-        description="rows are np.full(n_bits, initial_value): with an int initial_value (-10) the row is an int array and every Q-value set is truncated (-10.4 is stored as -10)",
+        description="rows are np.full(n_bits, initial_value): with an int initial_value (-10) the "
+                    "row is an int array and every Q-value set is truncated (-10.4 is stored as "
+                    "-10)",
         rule="agent-update", kind="protocol"),
     Bug("actions_stored_as_floats", LESSON, "test_store_episode",
         {"her_store_episode": ACTIONS_STORED_AS_FLOATS_HER_STORE_EPISODE},
         also_fails=("test_goals_from_own_episode", "test_rewards_recomputed", "test_relabel_fraction", "test_uniform_transitions", "test_wraparound", "test_errors"),
-        description="storage preallocated with np.zeros' default float64: sample hands out actions 3.0 instead of 3 (and float observations and goals), which a tabular agent cannot index with",
+        description="storage preallocated with np.zeros' default float64: sample hands out actions"
+                    " 3.0 instead of 3 (and float observations and goals), which a tabular agent "
+                    "cannot index with",
         rule="result-types", kind="protocol"),
     Bug("success_from_not_truncated", LESSON, "test_her_loop",
         {"play_and_learn_with_her": SUCCESS_FROM_NOT_TRUNCATED_PLAY_AND_LEARN_WITH_HER},
-        description="returns not truncated: an environment that reports terminated and truncated together on its last step (as gymnasium's TimeLimit does) counts a success as a failure",
+        description="returns not truncated: an environment that reports terminated and truncated "
+                    "together on its last step (as gymnasium's TimeLimit does) counts a success as"
+                    " a failure",
         rule="loop-returns-success", kind="past-terminal"),
     Bug("loop_counts_n_flips_itself", LESSON, "test_her_loop",
         {"play_and_learn_with_her": LOOP_COUNTS_N_FLIPS_ITSELF_PLAY_AND_LEARN_WITH_HER},
-        description="plays at most agent.n_bits steps ('n flips always suffice'), stopping on terminated only: an environment whose time limit is longer is cut short and an unfinished episode stored",
+        description="plays at most agent.n_bits steps ('n flips always suffice'), stopping on "
+                    "terminated only: an environment whose time limit is longer is cut short and "
+                    "an unfinished episode stored",
         rule="loop-plays-to-end", kind="size-from-argument"),
 )
 
@@ -822,4 +831,40 @@ BUGS = (*BUGS,
                     "test_uniform_transitions", "test_wraparound", "test_errors"),
         description="type(batch_size) is not int refuses an np.int64 batch size",
         rule="numpy-scalars", kind="numpy-scalars"),
+)
+
+
+# --- blind round 3: wrong answers written from the lesson text alone ----------------
+
+LOOP_RETURNS_NUMPY_BOOL_PLAY_AND_LEARN_WITH_HER = """\
+#| export
+def play_and_learn_with_her(env, agent, replay, batch_size):
+    \"\"\"Play one episode, store it in ``replay``, then learn from one batch of it.
+    Returns True if the episode reached its goal.\"\"\"
+    observation, _ = env.reset()
+    desired_goal = observation["desired_goal"]
+    goal = int(bits_to_int(desired_goal))
+    observations, achieved_goals = [observation["observation"]], [observation["achieved_goal"]]
+    actions, terminated, truncated = [], False, False
+    while not (terminated or truncated):
+        action = agent.get_action((int(bits_to_int(observation["observation"])), goal))
+        observation, _, terminated, truncated, _ = env.step(action)
+        observations.append(observation["observation"])
+        achieved_goals.append(observation["achieved_goal"])
+        actions.append(action)
+    replay.store_episode(observations, achieved_goals, desired_goal, actions)
+    states, actions, rewards, next_states, dones, goals = replay.sample(batch_size)
+    for state, action, reward, next_state, done, goal in zip(
+            bits_to_int(states).tolist(), actions.tolist(), rewards.tolist(),
+            bits_to_int(next_states).tolist(), dones.tolist(), bits_to_int(goals).tolist()):
+        agent.update((state, goal), action, reward, (next_state, goal), done)
+    return terminated
+"""
+
+BUGS = (*BUGS,
+    Bug("loop_returns_numpy_bool", LESSON, "test_her_loop",
+        {"play_and_learn_with_her": LOOP_RETURNS_NUMPY_BOOL_PLAY_AND_LEARN_WITH_HER},
+        description="returns the environment's last terminated as given: an np.bool_ when the "
+                    "environment reports one",
+        rule="result-types", kind="numpy-scalars"),
 )

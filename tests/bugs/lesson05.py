@@ -546,16 +546,21 @@ class CombinedReplayBuffer(ReplayBuffer):
 BUGS = (*BUGS,
     Bug("cer_excludes_copies_of_the_newest", LESSON, "test_cer_single_transition",
         {"cer_buffer": CER_EXCLUDES_COPIES_OF_THE_NEWEST_CER_BUFFER},
-        description="drops from the pool every stored transition equal to the newest: older identical transitions (Taxi's repeated illegal moves) are never drawn, and if all stored are equal the batch shrinks to one row",
+        description="drops from the pool every stored transition equal to the newest: older "
+                    "identical transitions (Taxi's repeated illegal moves) are never drawn, and if"
+                    " all stored are equal the batch shrinks to one row",
         rule="rest-uniform-over-older", kind="wrong-source"),
     Bug("cer_rejects_numpy_batch_size", LESSON, "test_cer_newest_exactly_once",
         {"cer_buffer": CER_REJECTS_NUMPY_BATCH_SIZE_CER_BUFFER},
         also_fails=("test_cer_rest_uniform", "test_cer_single_transition"),
-        description="validates with isinstance(batch_size, int), so sample(np.int64(8)) raises ValueError",
+        description="validates with isinstance(batch_size, int), so sample(np.int64(8)) raises "
+                    "ValueError",
         rule="numpy-scalars", kind="numpy-scalars"),
     Bug("cer_sets_aside_by_value", LESSON, "test_cer_single_transition",
         {"cer_buffer": CER_SETS_ASIDE_BY_VALUE_CER_BUFFER},
-        description="sets the newest aside with self._storage.remove(newest), which removes the first EQUAL transition: when an older copy exists it is that one that goes, the newest stays in the pool and is appended a second time",
+        description="sets the newest aside with self._storage.remove(newest), which removes the "
+                    "first EQUAL transition: when an older copy exists it is that one that goes, "
+                    "the newest stays in the pool and is appended a second time",
         rule="sample-leaves-buffer", kind="after-wrap"),
 )
 
@@ -600,6 +605,69 @@ class CombinedReplayBuffer(ReplayBuffer):
 BUGS = (*BUGS,
     Bug("cer_newest_kept_from_add_uncopied", LESSON, "test_cer_single_transition",
         {"cer_buffer": CER_NEWEST_KEPT_FROM_ADD_UNCOPIED_CER_BUFFER},
-        description="add keeps a reference to the arguments it was given and sample builds the newest row from them; if the caller reuses/changes its observation array after add, the batch's newest row is not what the buffer stored",
+        description="add keeps a reference to the arguments it was given and sample builds the "
+                    "newest row from them; if the caller reuses/changes its observation array "
+                    "after add, the batch's newest row is not what the buffer stored",
         rule="only-stored", kind="mutates-input"),
+)
+
+
+# --- blind round 3: wrong answers written from the lesson text alone ----------------
+
+CER_APPENDS_FLATTENED_CER_BUFFER = """\
+#| export
+import math
+
+import gymnasium as gym
+import numpy as np
+
+from course.with_update import WithUpdate
+from qlearning import QLearningAgent, play_and_train
+from replay_buffer import ReplayBuffer
+
+
+class CombinedReplayBuffer(ReplayBuffer):
+    \"\"\"Combined experience replay (Zhang & Sutton, 2017): each batch is the newest
+    transition, once, plus ``batch_size - 1`` drawn uniformly, with replacement, from the
+    transitions stored before it (just the newest while nothing else is stored).\"\"\"
+
+    def sample(self, batch_size):
+        if batch_size <= 0 or not self._storage:
+            return super().sample(batch_size)
+        newest = self._storage.pop()
+        try:
+            rest = super().sample(batch_size - 1) if batch_size > 1 and self._storage else None
+        finally:
+            self._storage.append(newest)
+        if rest is None:
+            return tuple(np.array([field]) for field in newest)
+        return tuple(np.append(field, new) for field, new in zip(rest, newest))
+"""
+
+DISCRETIZE_DIVIDES_BY_BIN_WIDTH_DISCRETIZE = """\
+#| export
+def discretize(observation, lows, highs, bins):
+    \"\"\"The number of the grid cell holding ``observation``: each dimension clipped into
+    [low, high] and cut into ``bins`` equal bins (the upper bound in the last one),
+    cells numbered row-major, the last dimension fastest.\"\"\"
+    lows = np.asarray(lows, dtype=np.float64)
+    highs = np.asarray(highs, dtype=np.float64)
+    bins = np.asarray(bins)
+    width = (highs - lows) / bins  # the width of one bin in each dimension
+    clipped = np.clip(np.asarray(observation, dtype=np.float64), lows, highs)
+    cells = np.minimum(np.floor((clipped - lows) / width).astype(np.int64), bins - 1)
+    return int(np.ravel_multi_index(cells, bins))
+"""
+
+BUGS = (*BUGS,
+    Bug("cer_appends_flattened", LESSON, "test_cer_single_transition",
+        {"cer_buffer": CER_APPENDS_FLATTENED_CER_BUFFER},
+        description="joins the newest to the drawn rows with np.append(field, new): fine for "
+                    "integer states, but vector observations are flattened into one long 1-D array",
+        rule="batch-size-rows", kind="protocol"),
+    Bug("discretize_divides_by_bin_width", LESSON, "test_discretize_edges",
+        {"discretize": DISCRETIZE_DIVIDES_BY_BIN_WIDTH_DISCRETIZE},
+        description="computes floor((x - low) / width) with width = (high - low) / bins: rounding "
+                    "puts some inner edges (0.3 on [0, 1] in 10 bins) in the bin below",
+        rule="inner-edge-bin-above", kind="wrong-formula"),
 )

@@ -18,9 +18,11 @@ THRESHOLD_WITH_PARTIAL_WINDOWS = _edit("episodes_to_threshold", (
     """\
     if returns.size < window:
         return None
-    window_means = np.convolve(returns, np.ones(window) / window, mode="valid")
-    reached = np.flatnonzero(window_means >= threshold)
-    return int(reached[0]) + window if reached.size else None""",
+    # each window's sum against threshold x window: exact for whole-number returns,
+    # where means made with weights 1/window round (three 7s would average 6.999...)
+    window_sums = np.convolve(returns, np.ones(window), mode="valid")
+    reached = np.flatnonzero(window_sums >= threshold * window)
+    return int(reached[0] + window) if reached.size else None  # a Python int""",
     """\
     sums = np.cumsum(returns)
     counts = np.minimum(np.arange(1, returns.size + 1), window)
@@ -29,7 +31,7 @@ THRESHOLD_WITH_PARTIAL_WINDOWS = _edit("episodes_to_threshold", (
     return int(reached[0]) + 1 if reached.size else None"""))
 
 THRESHOLD_RETURNS_THE_START_INDEX = _edit("episodes_to_threshold", (
-    "return int(reached[0]) + window if reached.size else None",
+    "return int(reached[0] + window) if reached.size else None  # a Python int",
     "return int(reached[0]) if reached.size else None"))
 
 AUTOCORRELATION_NOT_CENTRED = _edit("autocorrelation", (
@@ -38,7 +40,7 @@ AUTOCORRELATION_NOT_CENTRED = _edit("autocorrelation", (
 
 AUTOCORRELATION_NAN_WHEN_CONSTANT = _edit("autocorrelation", (
     """\
-    if before.std() == 0 or after.std() == 0:
+    if np.all(before == before[0]) or np.all(after == after[0]):  # constant slices
         return 0.0
 """, ""))
 
@@ -52,7 +54,7 @@ AUTOCORRELATION_LAG_OFF_BY_ONE = _edit("autocorrelation", (
 
 AUTOCORRELATION_WHOLE_SEQUENCE_MEAN = _edit("autocorrelation", (
     """\
-    if before.std() == 0 or after.std() == 0:
+    if np.all(before == before[0]) or np.all(after == after[0]):  # constant slices
         return 0.0
     return float(np.corrcoef(before, after)[0, 1])""",
     """\
@@ -71,13 +73,14 @@ AUTOCORRELATION_ACCEPTS_ONE_PAIR = _edit("autocorrelation", (
 # --- boundaries, ties and partly degenerate input (found by mutation testing) -----------
 
 THRESHOLD_STRICTLY_ABOVE = _edit("episodes_to_threshold", (
-    "window_means >= threshold", "window_means > threshold"))
+    "window_sums >= threshold * window", "window_sums > threshold * window"))
 
 THRESHOLD_NONE_FOR_ONE_WINDOW = _edit("episodes_to_threshold", (
     "if returns.size < window:", "if returns.size <= window:"))
 
 AUTOCORRELATION_CHECKS_ONLY_THE_FIRST_SLICE = _edit("autocorrelation", (
-    "if before.std() == 0 or after.std() == 0:", "if before.std() == 0:"))
+    "if np.all(before == before[0]) or np.all(after == after[0]):",
+    "if np.all(before == before[0]):"))
 
 AUTOCORRELATION_REFUSES_TWO_PAIRS = _edit("autocorrelation", (
     "values.size - lag < 2", "values.size - lag < 3"))
@@ -113,13 +116,15 @@ THRESHOLD_WITHOUT_THE_SHORT_RUN_GUARD = _edit("episodes_to_threshold", (
 """, ""))
 
 THRESHOLD_NAN_WHEN_NEVER = _edit("episodes_to_threshold", (
-    "return int(reached[0]) + window if reached.size else None",
+    "return int(reached[0] + window) if reached.size else None  # a Python int",
     "return int(reached[0]) + window if reached.size else float(\"nan\")  # pandas' missing"))
 
 THRESHOLD_SUBTRACTS_IN_PLACE = _edit("episodes_to_threshold", (
     """\
-    window_means = np.convolve(returns, np.ones(window) / window, mode="valid")
-    reached = np.flatnonzero(window_means >= threshold)""",
+    # each window's sum against threshold x window: exact for whole-number returns,
+    # where means made with weights 1/window round (three 7s would average 6.999...)
+    window_sums = np.convolve(returns, np.ones(window), mode="valid")
+    reached = np.flatnonzero(window_sums >= threshold * window)""",
     """\
     returns -= threshold  # above the threshold: a positive window mean
     window_means = np.convolve(returns, np.ones(window) / window, mode="valid")
@@ -127,7 +132,9 @@ THRESHOLD_SUBTRACTS_IN_PLACE = _edit("episodes_to_threshold", (
 
 AUTOCORRELATION_NEEDS_AN_ARRAY = _edit("autocorrelation", (
     "    values = np.asarray(values, dtype=np.float64)\n", "",),
-    ("values.size - lag", "len(values) - lag"), ("values.size}", "len(values)}"))
+    ("values.size - lag", "len(values) - lag"), ("values.size}", "len(values)}"),
+    ("np.all(before == before[0]) or np.all(after == after[0])",
+     "before.std() == 0 or after.std() == 0"))
 
 AUTOCORRELATION_CENTRES_IN_PLACE = _edit("autocorrelation", (
     "    before, after = values[:-lag], values[lag:]",
@@ -321,6 +328,31 @@ def autocorrelation(values, lag):
 BUGS = (*BUGS,
     Bug("autocorrelation_constant_by_tolerance", LESSON, "test_autocorrelation",
         {"autocorrelation": AUTOCORRELATION_CONSTANT_BY_TOLERANCE_AUTOCORRELATION},
-        description="np.isclose(std, 0) (atol 1e-8) calls a slice that varies on a small scale constant and returns 0.0 instead of r",
+        description="np.isclose(std, 0) (atol 1e-8) calls a slice that varies on a small scale "
+                    "constant and returns 0.0 instead of r",
         rule="autocorrelation-pearson", kind="boundary"),
+)
+
+
+# --- blind round 3: wrong answers written from the lesson text alone ----------------
+
+AUTOCORRELATION_REFUSES_LONG_LAGS_AUTOCORRELATION = """\
+#| export
+def autocorrelation(values, lag):
+    \"\"\"Pearson's r between values[:-lag] and values[lag:] (0.0 if either slice is constant).\"\"\"
+    values = np.asarray(values, dtype=np.float64)
+    if lag < 1 or lag > values.size // 2 or values.size - lag < 2:
+        raise ValueError(f"lag {lag} out of range for {values.size} values")
+    before, after = values[:-lag], values[lag:]
+    if before.std() == 0 or after.std() == 0:
+        return 0.0
+    return float(np.corrcoef(before, after)[0, 1])
+"""
+
+BUGS = (*BUGS,
+    Bug("autocorrelation_refuses_long_lags", LESSON, "test_autocorrelation",
+        {"autocorrelation": AUTOCORRELATION_REFUSES_LONG_LAGS_AUTOCORRELATION},
+        description="refuses any lag beyond half the length (a rule of thumb), although two pairs "
+                    "remain",
+        rule="autocorrelation-needs-two-pairs", kind="boundary"),
 )

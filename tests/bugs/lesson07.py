@@ -441,10 +441,12 @@ def td_targets(target_network, rewards, next_observations, terminated, discount)
 BUGS = (*BUGS,
     Bug("targets_in_a_copy_of_integer_rewards", LESSON, "test_td_targets",
         {"td_targets": TARGETS_IN_A_COPY_OF_INTEGER_REWARDS_TD_TARGETS},
-        description="np.array(rewards) then assigns the bootstrapped rows: integer rewards give an int array, the bootstrap truncated",
+        description="np.array(rewards) then assigns the bootstrapped rows: integer rewards give an"
+                    " int array, the bootstrap truncated",
         rule="result-types", kind="protocol"),
     Bug("targets_discount_zero_returns_the_rewards", LESSON, "test_td_targets",
         {"td_targets": TARGETS_DISCOUNT_ZERO_RETURNS_THE_REWARDS_TD_TARGETS},
-        description="with discount 0 returns `rewards` itself: the caller's list (or int array, or the very same array object)",
+        description="with discount 0 returns `rewards` itself: the caller's list (or int array, or"
+                    " the very same array object)",
         rule="inputs-untouched", kind="mutates-input"),
 )
