@@ -16,6 +16,8 @@ def confidence_interval(values, confidence=0.95):
     if values.size < 2:
         raise ValueError(f"a confidence interval needs at least two values, got {values.size}")
     mean = float(values.mean())
+    if np.all(values == values[0]):  # no spread: s is 0 (rounding would leave ~1e-17)
+        return mean, mean, mean
     half_width = float(stats.sem(values) * stats.t.ppf((1 + confidence) / 2, values.size - 1))
     return mean, mean - half_width, mean + half_width
 

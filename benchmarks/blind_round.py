@@ -124,6 +124,10 @@ def main(argv=None):
     rows, ok = [], True
     for path in options.rounds:
         round_ = runpy.run_path(str(path))
+        missing = [name for name in ("LESSON", "WRONG", "CORRECT") if name not in round_]
+        if missing:
+            parser.error(f"{path} does not define {', '.join(missing)} (a round file defines "
+                         "LESSON, WRONG and CORRECT)")
         lesson = round_["LESSON"]
         caught = 0
         print(f"== {lesson} ({path})")

@@ -178,9 +178,12 @@ def parts_of(sequence):
 
 
 def fill_in_place(array, value):
-    """``array[...] = value`` where the array lives (raises if it cannot be written)."""
+    """``array[...] = value`` where the array (or list) lives (raises if it cannot be
+    written)."""
     process = student_process_of(array)
-    if process is None:
+    if process is None and isinstance(array, list):
+        array[:] = [value] * len(array)
+    elif process is None:
         array[...] = value
     else:
         process.apply("fill", array, value)

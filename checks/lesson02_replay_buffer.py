@@ -46,7 +46,7 @@ BATCH_SHAPE = Rule("batch-shape", "Each sampled array holds batch_size rows, the
                    "first axis, then the shape of one stored item.")
 DTYPES_FOLLOW_STORED = Rule("dtypes-follow-stored", "The sampled arrays keep the dtypes of what "
                             "was stored: integer states as integers, float32 vectors as "
-                            "float32, done flags as bool.")
+                            "float32, done flags as bool, and every value as given.")
 # test_no_aliasing
 ADD_COPIES = Rule("add-copies", "add stores copies: changing the caller's arrays afterwards does "
                   "not change what the buffer holds.")
@@ -252,7 +252,20 @@ def _types_probe(inputs, ReplayBuffer):
             _, action, reward, _, done = transition(k)
             _add(buffer, make_obs(k), action, reward, make_obs(k + 1), done)
         described[kind] = [_describe_array(f) for f in sampled_fields(buffer, inputs["batch_size"])]
-    return described
+    # rewards of mixed types, an int first (as Taxi's -1 may arrive), then a fraction
+    mixed = _new_buffer(ReplayBuffer, 10, inputs["seed"])
+    for k, reward in enumerate(MIXED_REWARDS):
+        _add(mixed, k, 0, reward, k + 1, False)
+    try:  # what came back may not be numbers at all: other rules judge that
+        rewards = sorted({float(r) for r in np.asarray(
+            sampled_fields(mixed, MIXED_DRAWS)[2], dtype=np.float64).reshape(-1)})
+    except (TypeError, ValueError):
+        rewards = None
+    return {**described, "mixed_rewards": rewards}
+
+
+MIXED_REWARDS = (-1, 0.5, 2)  # stored in this order: int, float, int
+MIXED_DRAWS = 64  # 0.5 missed from all of them with probability (2/3)**64, below 1e-11
 
 
 def _types_verdict(inputs, data):
@@ -280,6 +293,12 @@ def _types_verdict(inputs, data):
                               "of what was stored. Let numpy keep the stored dtype (no "
                               "conversion to float or to a fixed type).",
                               rule=DTYPES_FOLLOW_STORED)
+    rewards = data.get("mixed_rewards")  # values that were never stored (which are drawn
+    if rewards is not None and set(rewards) - set(map(float, MIXED_REWARDS)):  # is not this)
+        return failed(f"after adding transitions with rewards {list(MIXED_REWARDS)} (an int "
+                      f"first, then a fraction), sample({MIXED_DRAWS}) returned the rewards "
+                      f"{rewards}: store each value as given (an array made for the first "
+                      "reward's type turns 0.5 into 0).", rule=DTYPES_FOLLOW_STORED)
     return passed("five arrays whose shapes and dtypes follow the stored data, for integer, "
                   "float32-vector and uint8-array observations.")
 
@@ -291,25 +310,35 @@ def _aliasing_inputs(rng):
 AFTER_MUTATION_BATCHES = 10
 
 
+def _rows(observations):
+    """Sampled observations as lists of floats (an object array of arrays, row by row)."""
+    try:
+        return np.asarray(observations, dtype=np.float64).tolist()
+    except (TypeError, ValueError):
+        return [np.asarray(row, dtype=np.float64).tolist() for row in observations]
+
+
 def _aliasing_probe(inputs, ReplayBuffer):
     buffer = _new_buffer(ReplayBuffer, 100, inputs["seed"])
     originals = []
     for k in range(inputs["stored"]):
         # arrays where the student's code lives, so that changing them later is seen there
-        obs = kept_with(np.full(3, float(k)), near=buffer)
-        obs_next = kept_with(np.full(3, float(k + 1)), near=buffer)
+        # every third observation a Python list: a caller's list is reused as often
+        made = (lambda value: [value] * 3) if k % 3 == 2 else (lambda value: np.full(3, value))
+        obs = kept_with(made(float(k)), near=buffer)
+        obs_next = kept_with(made(float(k + 1)), near=buffer)
         originals.append((obs, obs_next))
         _add(buffer, obs, k % 5, k / 2, obs_next, False)
     # a batch the learner keeps, read before and after the buffer samples again
     kept = call_student("sample(64)", result_by_reference, buffer.sample, 64)
-    kept_before = np.asarray(batch_fields(kept, 64)[0]).tolist()
+    kept_before = _rows(batch_fields(kept, 64)[0])
     sampled_fields(buffer, 64)
-    kept_after = np.asarray(batch_fields(kept, 64)[0]).tolist()
+    kept_after = _rows(batch_fields(kept, 64)[0])
     for obs, obs_next in originals:  # the caller reuses its arrays, as envs often do
         fill_in_place(obs, MARKER)
         fill_in_place(obs_next, MARKER)
     first = call_student("sample(64)", result_by_reference, buffer.sample, 64)
-    after_caller_mutation = np.asarray(batch_fields(first, 64)[0]).tolist()
+    after_caller_mutation = _rows(batch_fields(first, 64)[0])
     for field in parts_of(first):  # a learner may normalise a batch in place
         try:
             fill_in_place(field, MARKER)
@@ -317,7 +346,7 @@ def _aliasing_probe(inputs, ReplayBuffer):
             pass
     # many draws afterwards, so an overwritten stored transition is sure to come up
     after = [row for _ in range(AFTER_MUTATION_BATCHES)
-             for row in np.asarray(sampled_fields(buffer, 64)[0]).tolist()]
+             for row in _rows(sampled_fields(buffer, 64)[0])]
     return {"after_caller_mutation": after_caller_mutation, "after_batch_mutation": after,
             "kept_before": kept_before, "kept_after": kept_after}
 
@@ -329,10 +358,10 @@ def _aliasing_verdict(inputs, data):
         return all(len(set(row)) == 1 and 0 <= row[0] < inputs["stored"] for row in rows)
 
     if not all_rows_original(data["after_caller_mutation"]):
-        return failed("after add(obs, ...) the caller overwrote its obs array, and sample "
-                      "returned the overwritten values: the buffer kept a reference, not a "
-                      "copy. Copy array observations when you add them (np.array(obs)).",
-                      rule=ADD_COPIES)
+        return failed("after add(obs, ...) the caller overwrote its obs array (or list), "
+                      "and sample returned the overwritten values: the buffer kept a "
+                      "reference, not a copy. Copy observations when you add them "
+                      "(np.array(obs) copies an array and a list alike).", rule=ADD_COPIES)
     if not all_rows_original(data["after_batch_mutation"]):
         return failed("overwriting a sampled batch in place changed what the buffer stores: "
                       "sample must return new arrays, not views of the storage.",

@@ -68,7 +68,8 @@ LEARN_ONLY_FROM_BATCH = Rule("learn-only-from-batch", "The agent is updated on e
 RETURNS_ONE_INT = RESULT_TYPES
 INNER_EDGE_BIN_ABOVE = Rule("inner-edge-bin-above", "A value on an inner bin edge belongs to "
                             "the bin above it, and the lower bound to the first bin, with the "
-                            "formula computed as written (an edge written as a decimal too).")
+                            "formula computed itself, not through a rounded bin width (an edge "
+                            "written as a decimal too).")
 UPPER_BOUND_LAST_BIN = Rule("upper-bound-last-bin", "The upper bound belongs to the last bin.")
 CLIP_INTO_RANGE = Rule("clip-into-range", "A value outside [low, high] is clipped into it "
                        "first, so it falls in the first or last bin.")
@@ -642,9 +643,9 @@ def _point_rule(case, inputs, index, point, got, want):
 
 
 DECIMAL_EDGES = ("On an inner edge written as a decimal (not exact in binary), compute the "
-                 "lesson's formula as written, floor((x - low) / (high - low) * bins): "
-                 "dividing by a bin width (high - low) / bins rounds differently and can "
-                 "put the value in the bin below.")
+                 "lesson's formula, floor((x - low) / (high - low) * bins) (the division "
+                 "and the multiplication in either order): dividing by a bin width "
+                 "(high - low) / bins rounded first can put the value in the bin below.")
 
 
 def _discretiser_verdict_for(case, explanation, success, then=None):

@@ -233,6 +233,18 @@ def _threshold_inputs(rng):
     cases.append({"returns": [0.0, 0.0, 2.0, 4.0, 6.0, 8.0, 1.0], "threshold": 5.0,
                   "window": 4})
     cases.append({"returns": [2.0, 4.0, 6.0, 8.0], "threshold": 5.0, "window": 4})
+    # whole-number returns (Taxi's, CartPole's) whose window of 3, 5, 6 or 7 averages the
+    # threshold exactly: a sum divided by the window is exact there, a mean made with
+    # weights 1/window is not (three 7s average 6.999...)
+    for window in (3, 5, 6, 7):
+        # a level whose mean by weights 1/window rounds below it (most do, not all)
+        candidates = rng.integers(-20, 200, size=50)
+        level = next((int(c) for c in candidates
+                      if float(np.convolve([float(c)] * window, np.ones(window) / window,
+                                           mode="valid")[0]) < c), int(candidates[0]))
+        run = rng.integers(level - 40, level - 5, size=int(rng.integers(2, 6))).tolist()
+        cases.append({"returns": [float(r) for r in run + [level] * window + [level - 50]],
+                      "threshold": float(level), "window": window})
     # a window of one episode, and a first full window that already reaches the threshold
     cases.append({"returns": [-3.0, 1.0, 4.0, -2.0, 6.0], "threshold": 3.5, "window": 1})
     cases.append({"returns": [6.0, 5.0, 0.0, 0.0, 9.0], "threshold": 5.0, "window": 2})

@@ -156,8 +156,26 @@ def _store_probe(inputs, HindsightReplayBuffer):
     for episode, length in enumerate(inputs["wrapping"]):
         _store(wrapping, episode, length)
         after_wrap.append(call_student("len(buffer)", len, wrapping))
+    # observations that are not bits (floats beyond any small integer type): stored as given
+    valued = _new_buffer(HindsightReplayBuffer, 2, VALUED_STEPS, "future", 4, inputs["seed"])
+    observations, achieved, desired, actions = synthetic_episode(0, VALUED_STEPS)
+    call_student("store_episode(observations, achieved_goals, desired_goal, actions)",
+                 valued.store_episode, valued_observations(), achieved, desired, actions)
+    batch = call_student("sample(16)", valued.sample, 16)
+    valued_rows = [np.asarray(part, dtype=np.float64).reshape(16, -1).tolist()
+                   for part in (list(batch)[0], list(batch)[3])]
     return {"lengths": lengths, "rows": rows, "long": call_student("len(buffer)", len, long),
-            "one": _decoded_sample(buffer, 1), "after_wrap": after_wrap}
+            "one": _decoded_sample(buffer, 1), "after_wrap": after_wrap,
+            "valued": valued_rows}
+
+
+VALUED_STEPS = 3
+
+
+def valued_observations():
+    """VALUED_STEPS + 1 observations of three floats each that no small type holds."""
+    steps = np.arange(VALUED_STEPS + 1, dtype=np.float64)[:, None]
+    return np.hstack([300.25 + steps, -129.5 - steps, 1e6 + 0.5 * steps])
 
 
 LONG_EPISODE = 300
@@ -194,6 +212,14 @@ def _store_verdict(inputs, data):
                           f"({inputs['lengths'][episode]} steps, max_episode_steps="
                           f"{STORE_MAX_STEPS}) came back with the next observation of episode "
                           f"{next_episode}, step {next_step}; expected step {step + 1}.",
+                          rule=TRANSITION_AS_STORED)
+    stored = valued_observations().tolist()
+    for name, rows in zip(("obs", "next_obs"), data.get("valued") or []):
+        strays = [row for row in rows if row not in stored]
+        if strays:
+            return failed(f"an episode whose observations are floats such as {stored[0]} was "
+                          f"stored, and sample returned {name} {strays[0]}: store what you are "
+                          "given, in its own dtype (a smaller type changes the values).",
                           rule=TRANSITION_AS_STORED)
     one = data.get("one") or []
     if len(one) != 1 or not (0 <= one[0][0] < len(inputs["lengths"])
@@ -493,7 +519,10 @@ def _fraction_verdict(inputs, data):
 # --- transitions are drawn uniformly ------------------------------------------------------------
 
 def _uniform_inputs(rng):
-    return {"lengths": rng.integers(1, 9, size=6).tolist(), "seed": int(rng.integers(2**31))}
+    # a one-step episode and a full one among them: a sampler that weighs episodes by
+    # anything but their number of steps draws them unequally
+    lengths = [1, 8, *rng.integers(1, 9, size=4).tolist()]
+    return {"lengths": rng.permutation(lengths).tolist(), "seed": int(rng.integers(2**31))}
 
 
 def _uniform_probe(inputs, HindsightReplayBuffer):

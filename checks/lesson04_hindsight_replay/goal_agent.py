@@ -33,12 +33,15 @@ AGENT_SEEDED = Rule("agent-seeded", "The agent's random choices come from lesson
 def _agent_inputs(rng):
     n_bits = int(rng.integers(3, 7))
     pairs = [[int(rng.integers(2 ** n_bits)), int(rng.integers(2 ** n_bits))] for _ in range(6)]
+    updates = [[p, int(rng.integers(n_bits)), -1.0, q, False] for p, q in zip(pairs, pairs[1:])]
+    # the first pair again with another action: its first update's Q-value must stay
+    first = updates[0]
+    updates.append([first[0], (first[1] + 1 + int(rng.integers(n_bits - 1))) % n_bits, -1.0,
+                    first[3], False])
     # an int, as a caller may write it (-10): the table still holds floats after updates
     return {"n_bits": n_bits, "initial_value": -int(rng.integers(2, 20)),
             "alpha": round(float(rng.uniform(0.2, 0.8)), 2), "discount": 0.9,
-            "pairs": pairs, "updates": [[p, int(rng.integers(n_bits)), -1.0, q, False]
-                                        for p, q in zip(pairs, pairs[1:])],
-            "seed": int(rng.integers(2**31))}
+            "pairs": pairs, "updates": updates, "seed": int(rng.integers(2**31))}
 
 
 def _agent_probe(inputs, GoalConditionedAgent):

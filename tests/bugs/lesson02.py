@@ -79,9 +79,10 @@ ADD_TO_NUMPY_RING = '''\
 def add(self, obs_t, action, reward, obs_tp1, done):
     """Store one transition, evicting the oldest if the buffer is full. Copies arrays."""
     transition = (obs_t, action, reward, obs_tp1, done)
-    if self._fields is None:
-        self._fields = [np.empty((self.size, *np.shape(x)), dtype=np.asarray(x).dtype)
-                        for x in transition]
+    if self._fields is None:  # rewards as floats, whatever the first one is
+        self._fields = [np.empty((self.size, *np.shape(x)),
+                                 dtype=np.float64 if i == 2 else np.asarray(x).dtype)
+                        for i, x in enumerate(transition)]
     for field, value in zip(self._fields, transition):
         field[self._next] = value  # writing into the array copies
     self._next = (self._next + 1) % self.size
@@ -897,4 +898,93 @@ BUGS = (*BUGS,
         description="each replayed row is converted with int() before agent.update: fractional "
                     "rewards (and non-integer states) are truncated",
         rule="update-new-and-batch", kind="wrong-source"),
+)
+
+
+# --- blind round 4: wrong answers written from the lesson text alone ----------------
+
+COPIES_ONLY_NDARRAYS_BUFFER_ADD = """\
+#| export
+@add_to_class(ReplayBuffer)
+def add(self, obs_t, action, reward, obs_tp1, done):
+    \"\"\"Store one transition, evicting the oldest if the buffer is full. Copies arrays.\"\"\"
+    fields = (obs_t, action, reward, obs_tp1, done)
+    # numpy arrays may be reused by the env: copy them; numbers are immutable anyway
+    self._storage.append(tuple(field.copy() if isinstance(field, np.ndarray) else field
+                               for field in fields))
+"""
+
+RING_DTYPE_FROZEN_BY_FIRST_ADD_BUFFER_CLASS = """\
+#| export
+from collections import deque
+
+import numpy as np
+
+from course.with_update import WithUpdate
+from qlearning import play_and_train
+
+
+class ReplayBuffer:
+    \"\"\"A FIFO store of transitions (obs_t, action, reward, obs_tp1, done).
+
+    Holds at most ``size`` transitions, dropping the oldest first. ``seed`` seeds the
+    buffer's own generator, ``self.rng``, which ``sample`` draws from.
+    \"\"\"
+
+    def __init__(self, size, seed=None):
+        if size < 1:
+            raise ValueError(f"size must be at least 1, got {size}")
+        self.size = size
+        self._fields = None  # one preallocated array per field, made on the first add
+        self._next = 0
+        self._count = 0
+        self.rng = np.random.default_rng(seed)
+
+    def __len__(self):
+        \"\"\"The number of transitions stored now (never more than ``size``).\"\"\"
+        return self._count
+"""
+
+RING_DTYPE_FROZEN_BY_FIRST_ADD_BUFFER_ADD = """\
+#| export
+@add_to_class(ReplayBuffer)
+def add(self, obs_t, action, reward, obs_tp1, done):
+    \"\"\"Store one transition, evicting the oldest if the buffer is full. Copies arrays.\"\"\"
+    transition = (obs_t, action, reward, obs_tp1, done)
+    if self._fields is None:
+        self._fields = [np.empty((self.size,) + np.shape(field), dtype=np.asarray(field).dtype)
+                        for field in transition]
+    for array, field in zip(self._fields, transition):
+        array[self._next] = field  # copies into the ring
+    self._next = (self._next + 1) % self.size
+    self._count = min(self._count + 1, self.size)
+"""
+
+RING_DTYPE_FROZEN_BY_FIRST_ADD_BUFFER_SAMPLE = """\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    \"\"\"``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask).\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if self._count == 0:
+        raise ValueError("cannot sample from an empty replay buffer")
+    indices = self.rng.integers(self._count, size=batch_size)
+    return tuple(array[indices] for array in self._fields)  # fancy indexing copies
+"""
+
+BUGS = (*BUGS,
+    Bug("copies_only_ndarrays", LESSON, "test_no_aliasing",
+        {"buffer_add": COPIES_ONLY_NDARRAYS_BUFFER_ADD},
+        description="add copies numpy arrays but stores any other field (a Python list "
+                    "observation) as the caller's own object, so changing that list later rewrites"
+                    " the stored transition",
+        rule="add-copies", kind="mutates-input"),
+    Bug("ring_dtype_frozen_by_first_add", LESSON, "test_sample_types",
+        {"buffer_class": RING_DTYPE_FROZEN_BY_FIRST_ADD_BUFFER_CLASS, "buffer_add": RING_DTYPE_FROZEN_BY_FIRST_ADD_BUFFER_ADD, "buffer_sample": RING_DTYPE_FROZEN_BY_FIRST_ADD_BUFFER_SAMPLE},
+        description="a numpy ring buffer whose arrays take the dtype of the first transition: if "
+                    "the first reward is an int (-1), a later reward 0.5 is stored as 0 (and a "
+                    "float obs into an int array is truncated)",
+        rule="dtypes-follow-stored", kind="protocol"),
 )

@@ -874,3 +874,62 @@ BUGS = (*BUGS,
                     "includes it",
         rule="update-refuses-bad-input", kind="accidental-refusal"),
 )
+
+
+# --- blind round 4: wrong answers written from the lesson text alone ----------------
+
+TOTAL_FROM_THE_LEAVES_SUMTREE_CLASS = """\
+#| export
+import numpy as np
+from course.ring_buffer import NumpyRingBuffer
+from course.with_update import WithUpdate
+from qlearning import play_and_train
+
+
+class SumTree:
+    \"\"\"Non-negative float64 priorities of ``capacity`` slots, and all their partial sums.
+
+    A binary heap in one array: node 1 is the root, node k has children 2k and 2k + 1, and
+    slot i is leaf ``leaf_count + i``, where ``leaf_count`` is the smallest power of two
+    >= capacity. Every inner node holds the sum of its children; the root, the total.
+    \"\"\"
+
+    def __init__(self, capacity):
+        if capacity < 1:
+            raise ValueError(f"capacity must be at least 1, got {capacity}")
+        self.capacity = capacity
+        self.leaf_count = 1 << (capacity - 1).bit_length()  # the power of two >= capacity
+        self.depth = self.leaf_count.bit_length() - 1  # levels below the root
+        self.nodes = np.zeros(2 * self.leaf_count, dtype=np.float64)
+
+    @property
+    def total(self):
+        \"\"\"The sum of all priorities: the root.\"\"\"
+        return float(self.nodes[self.leaf_count:].sum())  # add up every leaf
+
+    def get(self, slots):
+        \"\"\"The priorities of ``slots`` (an array of slot numbers), as a float64 array.\"\"\"
+        return self.nodes[self.leaf_count + self.checked_slots(slots)]
+
+    def checked_slots(self, slots):
+        \"\"\"``slots`` as an int64 array; ValueError if any is outside [0, capacity).\"\"\"
+        slots = np.asarray(slots)
+        if slots.size and slots.dtype.kind not in "iu":
+            raise ValueError(f"slots must be integers, got dtype {slots.dtype}")
+        slots = slots.astype(np.int64)
+        if slots.size and (slots.min() < 0 or slots.max() >= self.capacity):
+            raise ValueError(f"slots must lie in [0, {self.capacity}), got "
+                             f"{slots[(slots < 0) | (slots >= self.capacity)][:3]}")
+        return slots
+
+
+"""
+
+BUGS = (*BUGS,
+    Bug("total_from_the_leaves", LESSON, "test_sumtree_totals",
+        {"sumtree_class": TOTAL_FROM_THE_LEAVES_SUMTREE_CLASS},
+        description="total returns np.sum of the leaves (numpy's pairwise order, not the tree's): "
+                    "it can exceed the root, and find_prefix_sum then clamps masses above the root"
+                    " and lands on the last, empty slot",
+        rule="tree-layout", kind="wrong-source"),
+)

@@ -868,3 +868,112 @@ BUGS = (*BUGS,
                     "environment reports one",
         rule="result-types", kind="numpy-scalars"),
 )
+
+
+# --- blind round 4: wrong answers written from the lesson text alone ----------------
+
+SET_QVALUE_FORGETS_THE_PAIRS_OTHER_ACTIONS_GOAL_AGENT = """\
+#| export
+import numpy as np
+
+from course.bit_flipping import bits_to_int
+from qlearning import QLearningAgent
+
+
+class GoalConditionedAgent(QLearningAgent):
+    \"\"\"Lesson 01's Q-learning on pairs ``(state, goal)`` of bits_to_int numbers.
+
+    The legal actions of every pair are the ``n_bits`` flips. A Q-value never set is
+    ``initial_value``.
+    \"\"\"
+
+    def __init__(self, n_bits, alpha, epsilon, discount, initial_value=-10.0, seed=None):
+        super().__init__(alpha, epsilon, discount,
+                         get_legal_actions=lambda pair: range(n_bits), seed=seed)
+        self.n_bits = n_bits
+        self.initial_value = initial_value
+        self.table = {}  # (state, goal) -> {action: Q-value} of the actions set
+
+    def get_qvalue(self, pair, action):
+        \"\"\"Q(pair, action); ``initial_value`` if never set.\"\"\"
+        return self.table.get(pair, {}).get(action, self.initial_value)
+
+    def set_qvalue(self, pair, action, value):
+        self.table[pair] = {action: value}
+"""
+
+STORAGE_NARROWED_TO_INT8_HER_STORE_EPISODE = """\
+#| export
+@add_to_class(HindsightReplayBuffer)
+def store_episode(self, observations, achieved_goals, desired_goal, actions):
+    \"\"\"Store an episode of T steps: T + 1 observations and achieved goals (from reset
+    on), its desired goal and T actions, copied. Replaces the oldest episode when full.\"\"\"
+    observations, achieved_goals = np.asarray(observations), np.asarray(achieved_goals)
+    desired_goal, actions = np.asarray(desired_goal), np.asarray(actions)
+    steps = len(actions)
+    if not 1 <= steps <= self.max_episode_steps:
+        raise ValueError(f"an episode must have 1 to {self.max_episode_steps} steps, "
+                         f"got {steps}")
+    if len(observations) != steps + 1 or len(achieved_goals) != steps + 1:
+        raise ValueError(f"{steps} actions need {steps + 1} observations and achieved "
+                         f"goals, got {len(observations)} and {len(achieved_goals)}")
+    if self.observations is None:  # bits: one byte each is plenty
+        rows, columns = self.max_episodes, self.max_episode_steps + 1
+        self.observations = np.zeros((rows, columns, *observations.shape[1:]), dtype=np.int8)
+        self.achieved_goals = np.zeros((rows, columns, *achieved_goals.shape[1:]),
+                                       dtype=np.int8)
+        self.desired_goals = np.zeros((rows, *desired_goal.shape), dtype=np.int8)
+        self.actions = np.zeros((rows, columns - 1), dtype=actions.dtype)
+    row = self.next_row
+    self.observations[row, :steps + 1] = observations  # assignment copies
+    self.achieved_goals[row, :steps + 1] = achieved_goals
+    self.desired_goals[row] = desired_goal
+    self.actions[row, :steps] = actions
+    self.lengths[row] = steps  # steps past the new length are dead from here on
+    self.next_row = (row + 1) % self.max_episodes
+"""
+
+EPISODES_WEIGHTED_BY_OBSERVATIONS_HER_SAMPLE = """\
+#| export
+@add_to_class(HindsightReplayBuffer)
+def sample(self, batch_size):
+    \"\"\"``batch_size`` stored transitions drawn uniformly, a share k/(k+1) relabelled with
+    hindsight goals; returns (obs, actions, rewards, next_obs, terminated, goals).\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    total = len(self)
+    if total == 0:
+        raise ValueError("cannot sample from an empty buffer: store an episode first")
+    rows = np.flatnonzero(self.lengths)
+    sizes = self.lengths[rows] + 1  # a row holds T + 1 observations
+    episodes = self.rng.choice(rows, size=batch_size, p=sizes / sizes.sum())
+    steps = (self.rng.random(batch_size) * self.lengths[episodes]).astype(np.int64)
+    goals = self.desired_goals[episodes].copy()
+    relabel = self.rng.random(batch_size) < self.k / (self.k + 1)
+    goal_steps = hindsight_goal_steps(self.strategy, steps[relabel],
+                                      self.lengths[episodes[relabel]], self.rng)
+    goals[relabel] = self.achieved_goals[episodes[relabel], goal_steps]
+    next_achieved = self.achieved_goals[episodes, steps + 1]
+    rewards = self.env.compute_reward(next_achieved, goals, {})
+    terminated = self.env.compute_terminated(next_achieved, goals, {})
+    return (self.observations[episodes, steps], self.actions[episodes, steps], rewards,
+            self.observations[episodes, steps + 1], terminated, goals)
+"""
+
+BUGS = (*BUGS,
+    Bug("set_qvalue_forgets_the_pairs_other_actions", LESSON, "test_goal_agent",
+        {"goal_agent": SET_QVALUE_FORGETS_THE_PAIRS_OTHER_ACTIONS_GOAL_AGENT},
+        description="set_qvalue replaces the pair's whole entry with {action: value}: every other "
+                    "action of the pair falls back to initial_value",
+        rule="agent-update", kind="boundary"),
+    Bug("storage_narrowed_to_int8", LESSON, "test_store_episode",
+        {"her_store_episode": STORAGE_NARROWED_TO_INT8_HER_STORE_EPISODE},
+        description="observations and goals are stored as int8 ('bits fit in a byte'): values "
+                    "above 127 wrap and fractions are cut",
+        rule="transition-as-stored", kind="protocol"),
+    Bug("episodes_weighted_by_observations", LESSON, "test_uniform_transitions",
+        {"her_sample": EPISODES_WEIGHTED_BY_OBSERVATIONS_HER_SAMPLE},
+        description="draws an episode with probability proportional to its T + 1 stored "
+                    "observations, then a step: short episodes' transitions still favoured",
+        rule="uniform-transitions", kind="wrong-distribution"),
+)

@@ -356,3 +356,28 @@ BUGS = (*BUGS,
                     "remain",
         rule="autocorrelation-needs-two-pairs", kind="boundary"),
 )
+
+
+
+# --- blind round 4: wrong answers written from the lesson text alone ----------------
+
+THRESHOLD_MEAN_BY_WEIGHTS_ROUNDS_TIES_EPISODES_TO_THRESHOLD = """\
+#| export
+def episodes_to_threshold(returns, threshold, window):
+    \"\"\"The number of episodes after which the mean of the last ``window`` returns first
+    reaches ``threshold`` (full windows only), or None if it never does.\"\"\"
+    returns = np.asarray(returns, dtype=np.float64)
+    if returns.size < window:
+        return None
+    means = np.convolve(returns, np.ones(window) / window, mode="valid")
+    reached = np.flatnonzero(means >= threshold)
+    return int(reached[0] + window) if reached.size else None
+"""
+
+BUGS = (*BUGS,
+    Bug("threshold_mean_by_weights_rounds_ties", LESSON, "test_episodes_to_threshold",
+        {"episodes_to_threshold": THRESHOLD_MEAN_BY_WEIGHTS_ROUNDS_TIES_EPISODES_TO_THRESHOLD},
+        description="moving mean as np.convolve(returns, np.ones(window) / window): three 7s "
+                    "average 6.999..., so a window exactly at the threshold is missed",
+        rule="threshold-reached-when-equal", kind="boundary"),
+)

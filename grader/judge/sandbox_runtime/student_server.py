@@ -157,7 +157,10 @@ class Served:
 
 
 def _fill(target, value):
-    target[...] = value
+    if isinstance(target, list):  # a list observation, as a caller may reuse one
+        target[:] = [value] * len(target)
+    else:
+        target[...] = value
 
 
 APPLY = {
