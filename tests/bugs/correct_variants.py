@@ -227,6 +227,8 @@ CER_NEWEST_LAST = edited_text("lesson 05's written-out buffer", CER_WRITTEN_OUT,
 CI_WITH_SCIPY_INTERVAL = edited("06_capstone", "confidence_interval", (
     """\
     mean = float(values.mean())
+    if np.all(values == values[0]):  # no spread: s is 0 (rounding would leave ~1e-17)
+        return mean, mean, mean
     half_width = float(stats.sem(values) * stats.t.ppf((1 + confidence) / 2, values.size - 1))
     return mean, mean - half_width, mean + half_width""",
     """\
