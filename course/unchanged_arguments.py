@@ -40,6 +40,15 @@ def snapshot(args, kwargs):
     return taken
 
 
+def as_returned(value):
+    """``value`` as a call returned it: a copy of plain data, so that a later call that
+    refills the same arrays cannot change what this one gave (as a separate call's reply
+    would have carried it); anything else as it is."""
+    if isinstance(value, (np.ndarray, list, tuple, dict)) and _plain(value):
+        return copy.deepcopy(value)
+    return value
+
+
 def _writeable(value):
     """Whether an array argument may be written (a call that freezes a caller's array
     changes it too); None for anything else."""

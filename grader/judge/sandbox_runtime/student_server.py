@@ -381,8 +381,9 @@ class StudentServer:
         if request.get("method") is not None:
             target = getattr(target, request["method"])
         self.called = target
-        return [self.watched(-1, target, self.decode(request["args"]),
-                             self.decode(request["kwargs"]))
+        keep = unchanged_arguments.as_returned if unchanged_arguments else (lambda value: value)
+        return [keep(self.watched(-1, target, self.decode(request["args"]),
+                                  self.decode(request["kwargs"])))
                 for _ in range(int(request["times"]))], False
 
     def op_apply(self, request):
