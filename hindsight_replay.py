@@ -42,7 +42,8 @@ def hindsight_goal_steps(strategy, steps, lengths, rng):
     """For transitions at ``steps`` of episodes of ``lengths`` steps, the index into each
     episode's T + 1 achieved goals of a substitute goal, drawn with ``rng``: 'future'
     t+1 .. T, 'final' T, 'episode' 1 .. T (uniformly)."""
-    steps, lengths = np.asarray(steps), np.asarray(lengths)
+    # integer arrays whatever they came as (an empty list is float64 to np.asarray)
+    steps, lengths = np.asarray(steps, dtype=np.int64), np.asarray(lengths, dtype=np.int64)
     if strategy == "final":
         return lengths.copy()
     if strategy == "future":

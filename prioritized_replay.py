@@ -141,7 +141,8 @@ class PrioritizedReplayBuffer:
 
 def annealed_beta(step, total_steps, beta_start=0.4):
     """beta after ``step`` of ``total_steps``: linear from beta_start to 1, then 1."""
-    return beta_start + min(1.0, step / total_steps) * (1.0 - beta_start)
+    # float(): a Python float, also for numpy steps and bounds
+    return float(beta_start + min(1.0, step / total_steps) * (1.0 - beta_start))
 
 
 def prioritized_q_update(agent, obs, action, reward, next_obs, done, weight):

@@ -154,9 +154,12 @@ def lent_where(value, near):
     """The check's object ``value`` as the student's code ``near`` is lent it, for the
     probe to read where that code leaves its work: in the grader, the object in the
     student's process (its mirror's copy there); in a notebook, the view that code gets
-    (:mod:`checks.lending`)."""
+    (:mod:`checks.lending`); the object itself when that code is given it as it is (code
+    not written in a notebook, such as a reference module's)."""
     process = student_process_of(near)
-    return lent_in_notebook(value) if process is None else process.keep(value)
+    if process is not None:
+        return process.keep(value)
+    return lent_in_notebook(value) if _lends(near) else value
 
 
 def lend_to(owner, name, value):
@@ -736,6 +739,11 @@ def _numpy_scalars_problem(description, function, args, kwargs, result):
                              f"and flags it raised {type(error).__name__}: {error}",
                              NUMPY_SCALARS) from None
     _raise_refusal(lend)
+    problem = contract.returns.problem(again)
+    if problem:  # the type the lesson states holds whatever form the numbers came in
+        raise ContractBroken(f"{description} with numpy scalars ({_short(forms)}) {problem}"
+                             + (f": {contract.returns.says}" if contract.returns.says
+                                else "") + ".", RESULT_TYPES)
     if not same(_comparable(again), _comparable(result)):
         raise ContractBroken(f"{description} gives {_short(result)}, but the same call with "
                              f"numpy scalars ({_short(forms)}) gives {_short(again)}: treat "

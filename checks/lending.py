@@ -30,6 +30,7 @@ method and argument, an :class:`AtMost`; every other argument gets
 grader; the check's budget is looked at after every call.
 """
 
+import importlib
 import inspect
 import math
 from dataclasses import dataclass, field
@@ -46,6 +47,22 @@ class Mirrored:
     logged: tuple = ()
     settable: tuple = ()
     pushed: tuple = ()
+    # the methods code may call besides the logged ones; None: any (a call of another
+    # method, read from the copy, is refused as a use the lesson does not list)
+    calls: tuple = None
+
+
+def refused_call(declaration, name, value):
+    """The refusal (an AttributeError) of reading method ``name`` (``value``) of a
+    mirrored object to call it, when its declaration lists the methods code may call and
+    ``name`` is not one of them; else None. The notebook's views refuse as the sandbox's
+    copies do (``Mirror`` in grader/judge/sandbox_runtime/student_server.py)."""
+    calls, logged = declaration["calls"], declaration["logged"]
+    if calls is None or name in logged or name in calls or not callable(value):
+        return None
+    allowed = ", ".join(f"{method}()" for method in (*logged, *calls))
+    return AttributeError(f"code may call only {allowed} of the {declaration['type']} the "
+                          f"grader lent it, not {name}()")
 
 
 @dataclass(frozen=True)
@@ -104,8 +121,10 @@ class Served:
 _MIRRORED = {}  # id(object) -> (object, Mirrored); cleared after each check
 
 
-def mirrored(factory, *args, logged=(), settable=(), pushed=(), original=None, **kwargs):
-    """``factory(*args, **kwargs)``, declared as lent by mirroring.
+def mirrored(factory, *args, logged=(), settable=(), pushed=(), calls=None, original=None,
+             **kwargs):
+    """``factory(*args, **kwargs)``, declared as lent by mirroring. ``calls``: the methods
+    besides the ``logged`` ones that code may call (None: any).
 
     ``original``, if given, is what the grader keeps and replays the transcript on
     instead of the factory's result (a wrapper that checks the calls it receives); the
@@ -114,7 +133,8 @@ def mirrored(factory, *args, logged=(), settable=(), pushed=(), original=None, *
     made = factory(*args, **kwargs) if original is None else original
     _MIRRORED[id(made)] = (made, Mirrored(factory.__module__, factory.__qualname__, args,
                                           kwargs, tuple(logged), tuple(settable),
-                                          tuple(pushed)))
+                                          tuple(pushed),
+                                          None if calls is None else tuple(calls)))
     return made
 
 
@@ -270,9 +290,11 @@ def _shown(value):
 #   readable attributes (read as copies) and its settable ones, nothing else; a deferred
 #   method's failure, and a call the grader refuses, cost the check even if the code
 #   catches what it raised;
-# - a mirrored object is a :class:`MirrorView`: everything can be read and called (the
-#   student's process holds a whole copy), only settable attributes set; its logged
-#   methods' refusals cost the check as the grader's replay of them does;
+# - a mirrored object is a :class:`MirrorView` of a copy built from the recipe, as the
+#   student's process builds it: everything of the copy can be read and called, only
+#   settable attributes set; logged calls and sets are replayed on the original, and a
+#   replay the original refuses or answers otherwise costs the check, as in the grader
+#   (so a copy changed by hand is caught in a notebook too);
 # - plain data given to the student's code, and returned by it, are copies, as the
 #   channel makes them (except what :func:`~checks.framework.kept_with` placed with it).
 
@@ -349,6 +371,8 @@ def lent_in_notebook(value):
     itself when it is not lent (the student's own objects, or undeclared ones)."""
     entry = _VIEWS.get(id(value))
     if entry is not None and entry[0] is value:
+        if isinstance(entry[1], MirrorView):
+            _push(entry[1])
         return entry[1]
     if isinstance(value, LentView):
         return value
@@ -481,48 +505,80 @@ def _is_refusal(error):
 
 
 class MirrorView(LentView):
-    """A mirrored object as the student's process sees its copy: everything reads and
-    calls through, only settable attributes may be set, and a logged call the grader's
-    replay refuses costs the check."""
+    """A mirrored object as the student's process sees it: its own copy, built from the
+    recipe as the student's process builds it, that reads and calls at will; only
+    settable attributes may be set. Calls of logged methods and sets go to the copy and
+    are then replayed on the original, as the grader replays its transcript: a replay
+    that the original refuses, or that answers otherwise than the copy did (the code
+    changed its copy by another way than a logged call), costs the check."""
 
     __slots__ = ("_lent",)
 
     def __init__(self, original, declaration):
-        object.__setattr__(self, "_lent", (original, declaration))
+        copy = _built_from_recipe(declaration)
+        object.__setattr__(self, "_lent", (original, declaration, copy))
+        _push(self)
+
+    @property
+    def __class__(self):  # isinstance(env, gym.Env) holds, as for the sandbox's copy
+        return type(_lent_of(self)[2])
 
     def __getattr__(self, name):
-        original, declaration = _lent_of(self)
-        value = getattr(original, name)
+        original, declaration, copy = _lent_of(self)
+        value = getattr(copy, name)
+        refusal = refused_call({"calls": declaration.calls, "logged": declaration.logged,
+                                "type": type(copy).__name__}, name, value)
+        if refusal is not None:
+            raise refusal
         if name in declaration.logged and callable(value):
             return lambda *args, **kwargs: _logged_call(original, name, value, args, kwargs)
         return value
 
     def __setattr__(self, name, value):
-        original, declaration = _lent_of(self)
+        original, declaration, copy = _lent_of(self)
         if name not in declaration.settable:
             raise AttributeError(f"code may not set {name!r} on the {_made_by(declaration)} "
                                  "the grader lent it")
-        to_the_grader(value)  # what cannot be written to the transcript is refused
+        sent = to_the_grader(value)  # what cannot be written to the transcript is refused
+        setattr(copy, name, value)
         if _REFUSED:
             return  # the grader replays nothing after a refusal
         try:
-            setattr(original, name, value)
+            setattr(original, name, sent)
         except Exception as error:  # the copy took it; the grader's replay refuses it
             refuse_in_notebook(str(error) if _is_refusal(error) else
                                f"your code set {_made_by(declaration)}.{name}, which raised "
                                f"{type(error).__name__}: {error}")
 
     def __call__(self, *args, **kwargs):
-        original, declaration = _lent_of(self)
+        original, declaration, copy = _lent_of(self)
         if "__call__" in declaration.logged:
-            return _logged_call(original, "__call__", original, args, kwargs)
-        return original(*args, **kwargs)
+            return _logged_call(original, "__call__", copy, args, kwargs)
+        return copy(*args, **kwargs)
 
     def __len__(self):
-        return len(_lent_of(self)[0])
+        return len(_lent_of(self)[2])
 
     def __repr__(self):
-        return repr(_lent_of(self)[0])
+        return repr(_lent_of(self)[2])
+
+
+def _built_from_recipe(declaration):
+    """The student's process's copy of a mirrored object: the recipe's factory called
+    with the recipe's arguments as they cross (lent objects as their views)."""
+    factory = importlib.import_module(declaration.module)
+    for part in declaration.name.split("."):
+        factory = getattr(factory, part)
+    return factory(*to_student_code(list(declaration.args)),
+                   **to_student_code(dict(declaration.kwargs)))
+
+
+def _push(view):
+    """The original's pushed attributes, set on the view's copy, as the grader sends them
+    along with each call that passes the object."""
+    original, declaration, copy = _lent_of(view)
+    for name in declaration.pushed:
+        setattr(copy, name, to_student_code(getattr(original, name)))
 
 
 def _made_by(declaration):
@@ -530,12 +586,82 @@ def _made_by(declaration):
 
 
 def _logged_call(original, name, method, args, kwargs):
-    to_the_grader(list(args))  # what cannot be written to the transcript is refused
-    to_the_grader(dict(kwargs))
+    """``method`` (the copy's) called as the student's code called it, then the call
+    replayed on ``original`` with the arguments as they cross, unless the grader refused
+    something already; the copy's answer (or error) is what the code gets."""
+    sent_args, sent_kwargs = to_the_grader(list(args)), to_the_grader(dict(kwargs))
     try:
-        return method(*args, **kwargs)
+        result, raised = method(*args, **kwargs), None
     except Exception as error:
-        if not _is_refusal(error):
-            raise  # the copy raises it too
-        refuse_in_notebook(str(error))  # the copy went on; the grader's replay refused it
-        return None
+        result, raised = None, error
+    if not _REFUSED:
+        _replay(original, name, sent_args, sent_kwargs, result, raised)
+    if raised is not None:
+        raise raised
+    return result
+
+
+def _replay(original, name, args, kwargs, copy_result, copy_raised):
+    """One logged call replayed on the original, refused as the grader refuses it: the
+    original refused it, or answered otherwise than the copy did."""
+    what = f"{type(original).__name__}.{name}"
+    try:
+        target = original if name == "__call__" else getattr(original, name)
+        result, raised = target(*args, **kwargs), None
+    except Exception as error:
+        if _is_refusal(error):
+            refuse_in_notebook(str(error))
+            return
+        result, raised = None, error
+    shown = f"{what}({_shown_arguments(args)})"
+    if raised is not None and type(raised) is not type(copy_raised):
+        refuse_in_notebook(f"{shown} raised {type(raised).__name__} for the grader, but "
+                           "your code's copy of it did not: did your code change its copy?")
+    elif raised is None and copy_raised is not None:
+        refuse_in_notebook(f"your code's copy of {shown} raised {type(copy_raised).__name__}"
+                           ", but the grader's did not: did your code change its copy?")
+    elif raised is None and not _loosely_equal(result, copy_result):
+        refuse_in_notebook(f"the grader's {shown} gave {repr(result)[:120]}, but your code's "
+                           "copy of it answered otherwise: did your code change the copy (or "
+                           "its random generator) instead of calling it?")
+
+
+_NOT_PLAIN = object()
+
+
+def _loose(value, depth=0):
+    """``value`` with numpy numbers and arrays as Python numbers and lists, and tuples as
+    lists: how the grader compares a copy's answer with its own; _NOT_PLAIN for what is
+    not plain data."""
+    if type(value) in _SCALARS_CROSSING:
+        return value
+    if depth > 64:
+        return _NOT_PLAIN
+    if isinstance(value, (list, tuple)):
+        items = [_loose(item, depth + 1) for item in value]
+        return _NOT_PLAIN if any(item is _NOT_PLAIN for item in items) else items
+    if type(value) is dict:
+        items = {str(key): _loose(item, depth + 1) for key, item in value.items()}
+        return _NOT_PLAIN if any(item is _NOT_PLAIN for item in items.values()) else items
+    if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in _ARRAY_KINDS:
+        return value.tolist()
+    return _NOT_PLAIN
+
+
+def _loosely_equal(mine, theirs):
+    """Whether two answers are equal as the grader compares them (NaN equals NaN)."""
+    mine, theirs = _loose(mine), _loose(theirs)
+    if mine is _NOT_PLAIN or theirs is _NOT_PLAIN:
+        return False
+    return _equal_with_nans(mine, theirs)
+
+
+def _equal_with_nans(mine, theirs):
+    if isinstance(mine, float) and isinstance(theirs, float):
+        return mine == theirs or (math.isnan(mine) and math.isnan(theirs))
+    if isinstance(mine, list) and isinstance(theirs, list):
+        return len(mine) == len(theirs) and all(map(_equal_with_nans, mine, theirs))
+    if isinstance(mine, dict) and isinstance(theirs, dict):
+        return mine.keys() == theirs.keys() and all(
+            _equal_with_nans(mine[key], theirs[key]) for key in mine)
+    return mine == theirs

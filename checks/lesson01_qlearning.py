@@ -607,6 +607,14 @@ def _loop_probe(inputs, play_and_train):
         outcome[case] = {"returned": _as_number(total), "updates": agent.updates,
                          "steps": env.unwrapped.steps_taken, "resets": env.unwrapped.resets,
                          "order": list(events)}
+    # the goal reached on the very step the time limit ends: terminated and truncated at
+    # once, and the step is terminal all the same
+    env = lent_corridor(inputs["length"], inputs["length"], step_reward=inputs["step_reward"],
+                        goal_reward=inputs["goal_reward"])
+    agent = scripted_agent(1)
+    call_training_loop("play_and_train(env, agent)", play_and_train, env, agent)
+    outcome["goal_at_the_limit"] = {"updates": agent.updates,
+                                    "steps": env.unwrapped.steps_taken}
     # t_max ends an episode that no time limit ends first: given, and by its default
     for case, t_max, limit in (("stopped_by_t_max", inputs["time_limit"] - 2,
                                 inputs["time_limit"]),
@@ -686,6 +694,13 @@ def _loop_verdict(inputs, data):
                       "terminated=False), but agent.update was told terminated=True. A time "
                       "limit is not a terminal state: the future still has value, so pass "
                       "`terminated`, not `terminated or truncated` (Pardo et al., 2018).",
+                      rule=UPDATE_GETS_TERMINATED)
+    at_limit = data["goal_at_the_limit"]
+    if at_limit["updates"] and not at_limit["updates"][-1][4]:
+        return failed(f"with a time limit of {length} steps the goal is reached on the last "
+                      "one: the step is terminated=True and truncated=True at once, but "
+                      "agent.update was told terminated=False. The goal is terminal whatever "
+                      "the time limit says: pass `terminated` as it is.",
                       rule=UPDATE_GETS_TERMINATED)
     problem = _transitions_problem(inputs, goal["updates"], timeout["updates"])
     if problem:

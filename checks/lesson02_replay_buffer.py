@@ -12,8 +12,9 @@ from checks.numbered_transitions import (GENERATOR_STORED, MARKER, batch_fields,
                                          generator_inputs, generator_problem,
                                          probability_of_a_repeat, sampled_fields,
                                          sampled_id_batches, sampled_ids, transition)
-from checks.replay_loops import (RecordingBuffer, call_replay_loop, driven_by, replay_loop_inputs,
-                                 sampled_before_storing, stored_transitions_problem)
+from checks.replay_loops import (LOOP_REWARDS, RecordingBuffer, call_replay_loop, driven_by,
+                                 replay_loop_inputs, sampled_before_storing,
+                                 stored_transitions_problem)
 from checks.requirements import Rule
 from checks.sampler_fit import (batches_for, distribution_problem, fill_and_batch_cases,
                                 row_order_problem)
@@ -615,7 +616,6 @@ def _loop_probe(inputs, play_and_train_with_replay):
 REACH_THE_GOAL = ("reaches_goal", "without_replay", "default_batch_size")
 # rewards with fractions (exact in binary): a loop that makes a replayed row's reward an
 # int learns from another transition than the buffer returned
-LOOP_REWARDS = {"step_reward": -0.75, "goal_reward": 10.25}
 
 
 def _loop_verdict(inputs, data):

@@ -18,8 +18,9 @@ from checks.numbered_transitions import (MARKER, batch_fields, draws_by_seed, ge
                                          generator_problem, probability_of_a_repeat,
                                          sampled_id_batches, sampled_ids, transition,
                                          transition_ids)
-from checks.replay_loops import (RecordingBuffer, call_replay_loop, driven_by, replay_loop_inputs,
-                                 sampled_before_storing, stored_transitions_problem)
+from checks.replay_loops import (LOOP_REWARDS, RecordingBuffer, call_replay_loop, driven_by,
+                                 replay_loop_inputs, sampled_before_storing,
+                                 stored_transitions_problem)
 from checks.requirements import Rule
 from checks.sampler_fit import batches_for, distribution_problem, fill_and_batch_cases
 from checks.statistics import FALSE_FAILURE_RATE
@@ -314,6 +315,11 @@ def _single_probe(inputs, CombinedReplayBuffer):
             except Exception:  # read-only batches cannot leak: nothing to try
                 pass
         after_changing_it = sampled_ids(several, 1)
+    # a batch the learner keeps, read before and after the buffer samples again
+    kept_batch = call_student("sample(8)", result_by_reference, several.sample, 8)
+    kept_before = transition_ids(batch_fields(kept_batch, 8))
+    sampled_ids(several, 8)
+    kept_after = transition_ids(batch_fields(kept_batch, 8))
     errors = [["sample(1) on an empty buffer", outcome_of(empty.sample, 1)],
               [f"sample({inputs['bad_size']})", outcome_of(one.sample, inputs["bad_size"])]]
     # a refused call leaves the buffer as it was: the newest still there, nothing lost
@@ -357,6 +363,7 @@ def _single_probe(inputs, CombinedReplayBuffer):
                for field in list(shaped_batch["value"])[:5]])
     return {"shapes": shapes, "one": attempted(sampled_ids, one, inputs["batch_size"]),
             "batch_of_one": batch_of_one, "after_changing_it": after_changing_it,
+            "kept_batch": [kept_before, kept_after],
             "capacity_one": sampled_ids(tiny, inputs["batch_size"]), "errors": errors,
             "after_refusals": {"len": _len(kept), "ids": sampled_ids(kept, 2)},
             "twins": {"rests": rests, "after": after},
@@ -387,6 +394,16 @@ def _single_verdict(inputs, data):
                           f"dtype {shapes[index][1]}; expected ({batch}, {SHAPED[0]}, "
                           f"{SHAPED[1]}), float32: stack the rows, batch first (np.append "
                           "without an axis flattens them).", rule=BATCH_SIZE_ROWS)
+    # the other fields were stored as Python ints, floats and bools: their dtypes follow
+    stored = {1: ("action", np.array([0]).dtype), 2: ("reward", np.array([0.0]).dtype),
+              4: ("done", np.array([False]).dtype)}
+    for index, (name, dtype) in stored.items():
+        if index < len(shapes) and shapes[index] != [[batch], str(dtype)]:
+            return failed(f"{made} returned {name} of shape {tuple(shapes[index][0])} and "
+                          f"dtype {shapes[index][1]}; expected ({batch},), {dtype}, as lesson "
+                          f"02's sample returns it: each field keeps the type it was stored "
+                          "with (Python ints, floats and bools here), nothing is cast.",
+                          rule=BATCH_SIZE_ROWS)
     return judged
 
 
@@ -419,6 +436,12 @@ def _single_verdict_before_shapes(inputs, data):
                       f"stores: the next sample(1) returned {data['after_changing_it']} (-1: "
                       "a row no longer intact). Return new arrays, not views of the stored "
                       "transition.", rule=SAMPLE_NEW_ARRAYS)
+    kept_before, kept_after = data["kept_batch"]
+    if kept_before != kept_after:
+        return failed(f"a batch that sample(8) returned (transitions {kept_before}) changed "
+                      f"when sample was called again (to {kept_after}): each call hands out "
+                      "arrays of its own, never refills the ones it returned before (a "
+                      "learner keeps batches).", rule=SAMPLE_NEW_ARRAYS)
     problem = wrong_amount("outcomes", data["errors"], 2, rule=EMPTY_SAMPLE_RAISES)
     if problem:
         return problem
@@ -466,7 +489,7 @@ def _loop_probe(inputs, play_and_train_from_replay):
     outcome = {}
     limit = inputs["time_limit"]
     for case, (action, time_limit, t_max) in episode_cases(limit, DEFAULT_T_MAX).items():
-        env = lent_corridor(inputs["length"], time_limit)
+        env = lent_corridor(inputs["length"], time_limit, **LOOP_REWARDS)
         long_run = case == "default_t_max"
         agent = scripted_agent(action)
         buffer = counting_buffer() if long_run else RecordingBuffer(newest_alone_first=True)
@@ -495,7 +518,7 @@ def _loop_verdict(inputs, data):
         if problem:
             return failed(problem, rule=STORE_THEN_SAMPLE)
     ends = episode_ends(length, limit, DEFAULT_T_MAX)
-    problem = episode_ends_problem(length, data, ends)
+    problem = episode_ends_problem(length, data, ends, **LOOP_REWARDS)
     if problem:
         return failed(problem, rule=episode_end_rule(data, ends))
     for case in replayed:
@@ -505,7 +528,9 @@ def _loop_verdict(inputs, data):
             return failed(f"the episode took {steps} steps but replay.add was called "
                           f"{len(run['added'])} times: store every transition once.",
                           rule=STORE_EVERY_STEP)
-        problem = stored_transitions_problem(run["added"], length)
+        problem = stored_transitions_problem(run["added"], length,
+                                             LOOP_REWARDS["goal_reward"],
+                                             LOOP_REWARDS["step_reward"])
         if problem:
             return failed(problem, rule=STORE_EVERY_STEP)
         problem = sampled_before_storing(run, steps, "total")
@@ -548,24 +573,45 @@ def _discretiser_inputs(rng):
             "decimal": _decimal_edges(rng)}
 
 
+def _formula_bins(x, low, high, bins):
+    """The bin of ``x`` by the lesson's formula in its two orders, then the bins that
+    rounding otherwise gives: divided by a rounded bin width (with / and with //), and the
+    formula's product floor-divided (//) by the range."""
+    width = (high - low) / bins
+    return (math.floor((x - low) / (high - low) * bins),
+            math.floor((x - low) * bins / (high - low)),
+            [math.floor((x - low) / width), math.floor((x - low) // width),
+             math.floor((x - low) * bins // (high - low))])
+
+
 def _decimal_edges(rng):
     """Bounds with one decimal (not exact in binary) and values written as decimals on
     their inner edges, where the lesson's formula floor((x - low) / (high - low) * bins),
-    in either order of its last two operations, gives another bin than dividing by a
-    rounded bin width (high - low) / bins does: ``{"lows", "highs", "bins", "points"}``."""
+    in either order of its last two operations, gives another bin than each way of
+    rounding otherwise (:func:`_formula_bins`) does, at least one edge for each way that
+    any edge tells apart: ``{"lows", "highs", "bins", "points"}``."""
+    best = None
     for _ in range(200):
         bins = int(rng.integers(3, 13))
         low = round(float(rng.uniform(-2, 1)), 1)
         high = round(low + float(rng.uniform(0.5, 3)), 1)
         edges = [round(low + k * (high - low) / bins, 6) for k in range(1, bins)]
-        chosen = [x for x in edges
-                  if math.floor((x - low) / (high - low) * bins)
-                  == math.floor((x - low) * bins / (high - low))
-                  != math.floor((x - low) / ((high - low) / bins))]
-        if chosen:
+        telling = [[], [], []]  # per way of rounding: the edges where it gives another bin
+        for x in edges:
+            formula, other_order, rounded = _formula_bins(x, low, high, bins)
+            for way, bin_ in enumerate(rounded):
+                if formula == other_order != bin_:
+                    telling[way].append(x)
+        chosen = sorted({x for xs in telling for x in xs[:2]})
+        told = sum(bool(xs) for xs in telling)
+        if chosen and (best is None or told > best[0]):
             middle = round((low + high) / 2, 1)
-            return {"lows": [low, low], "highs": [high, high], "bins": [bins, 2],
-                    "points": [[x, middle] for x in chosen[:4]]}
+            best = (told, {"lows": [low, low], "highs": [high, high], "bins": [bins, 2],
+                           "points": [[x, middle] for x in chosen]})
+        if told == len(telling):
+            break
+    if best is not None:
+        return best[1]
     return {"lows": [0.0, 0.0], "highs": [1.0, 1.0], "bins": [10, 2],  # 0.3: 3, and 2
             "points": [[0.3, 0.5]]}
 
@@ -583,18 +629,30 @@ def _edge_points(inputs):
     return points
 
 
-OUTSIDE = [[-100.0, 0.0, 100.0], [100.0, -100.0, 0.0]]
+# far outside too: a bin number computed before clipping overflows an integer there
+OUTSIDE = [[-100.0, 0.0, 100.0], [100.0, -100.0, 0.0], [1e20, -1e20, 0.0], [0.0, 1e300, -1e300]]
 
 
 def _points(case, inputs):
-    return {"edges": _edge_points(inputs), "random": inputs["points"],
+    return {"edges": _edge_points(inputs), "scaled": _edge_points(SCALED),
+            "random": inputs["points"],
             "outside": OUTSIDE, "decimal": inputs["decimal"]["points"]}[case]
 
 
 def _bounds(case, inputs):
     """(lows, highs, bins) of the points of ``case``."""
-    held = inputs["decimal"] if case == "decimal" else inputs
+    held = {"decimal": inputs["decimal"], "scaled": SCALED}.get(case, inputs)
     return held["lows"], held["highs"], held["bins"]
+
+
+# bounds of very different scales (dyadic, so every edge is exact): a range 2**-30 wide, one
+# 2**31 wide, and [-1, 1]; an answer that clips a fixed distance below high (high - 1e-9)
+# fails the first and does nothing in the second
+SCALED = {"lows": [0.0, -2.0 ** 30, -1.0], "highs": [2.0 ** -30, 2.0 ** 30, 1.0],
+          "bins": [4, 8, 2]}
+SCALED_EDGES = ("The bins split [low, high] whatever its width: the upper bound is in the "
+                "last bin, each inner edge in the bin above, with no fixed margin (a "
+                "distance such as 1e-9 is most of a tiny range and nothing in a wide one).")
 
 
 def _discretiser_probe_for(*cases):
@@ -632,8 +690,8 @@ def _point_rule(case, inputs, index, point, got, want):
     lows, highs, bins = inputs["lows"], inputs["highs"], inputs["bins"]
     if case == "decimal":  # inner edges written as decimals
         return INNER_EDGE_BIN_ABOVE
-    if case == "edges":
-        return _edge_rules(inputs)[index]
+    if case in ("edges", "scaled"):
+        return _edge_rules(inputs if case == "edges" else SCALED)[index]
     if case == "outside" or any(not low <= x <= high for x, low, high in zip(point, lows,
                                                                             highs)):
         return CLIP_INTO_RANGE
@@ -648,14 +706,15 @@ DECIMAL_EDGES = ("On an inner edge written as a decimal (not exact in binary), c
                  "(high - low) / bins rounded first can put the value in the bin below.")
 
 
-def _discretiser_verdict_for(case, explanation, success, then=None):
-    """The verdict on the points of ``case``; with ``then``, a (case, explanation) judged
-    after it."""
+def _discretiser_verdict_for(case, explanation, success, then=()):
+    """The verdict on the points of ``case``, then on those of each (case, explanation)
+    of ``then`` in turn."""
     def verdict(inputs, data):
-        judged = _one_verdict(case, explanation, success, inputs, data)
-        if then is None or not judged.passed:
-            return judged
-        return _one_verdict(then[0], then[1], success, inputs, data)
+        for judged_case, words in ((case, explanation), *then):
+            judged = _one_verdict(judged_case, words, success, inputs, data)
+            if not judged.passed:
+                return judged
+        return judged
     return verdict
 
 
@@ -813,12 +872,13 @@ CHECKS = LessonChecks(LESSON, [
                "and updates the agent on its rows only, in episodes that end by goal, time "
                "limit or t_max."),
     Check("test_discretize_edges", "discretiser: bin edges", ("discretize",),
-          _discretiser_inputs, _discretiser_probe_for("edges", "decimal"),
+          _discretiser_inputs, _discretiser_probe_for("edges", "decimal", "scaled"),
           _discretiser_verdict_for(
               "edges", "A value on an inner edge belongs to the bin above it (floor), the "
               "lower bound to bin 0 and the upper bound to the last bin.",
               "values on every bin edge (exact in binary, and written as decimals) and on "
-              "both bounds land in the right bins.", then=("decimal", DECIMAL_EDGES)),
+              "both bounds land in the right bins, over ranges from 1e-9 to 2e9 wide too.",
+              then=(("decimal", DECIMAL_EDGES), ("scaled", SCALED_EDGES))),
           rules=(INNER_EDGE_BIN_ABOVE, UPPER_BOUND_LAST_BIN, RETURNS_ONE_INT),
           asks="Values on inner bin edges go to the bin above, the lower bound to the first "
                "bin and the upper bound to the last."),

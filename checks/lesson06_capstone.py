@@ -33,6 +33,8 @@ INTERVAL_USES_T = Rule("interval-uses-t", "The interval is mean ± t · s/√n, 
 INTERVAL_DDOF = Rule("interval-sample-std", "s is the sample standard deviation (ddof = 1).")
 INTERVAL_DEFAULT = Rule("interval-default-95", "Without a confidence level the interval is "
                         "the 95% one.")
+INTERVAL_NO_WIDTH = Rule("interval-no-width-when-constant", "Values that do not vary give s = "
+                         "0: low == mean == high, exactly.")
 INTERVAL_TWO_VALUES = Rule("interval-needs-two-values", "Fewer than two values (one, or none "
                            "at all) raise ValueError.")
 # test_episodes_to_threshold
@@ -114,15 +116,24 @@ def _close(got, want, rel=1e-7):
 
 # --- confidence intervals ----------------------------------------------------------------------
 
+_CONSTANT_WITH_ROUNDING = (0.1, 0.2, 0.7, -0.1, 12.3)  # np.std([v] * 3, ddof=1) > 0
+
+
 def _interval_inputs(rng):
     samples = [rng.normal(float(rng.uniform(-200, 200)), float(rng.uniform(0.5, 80)),
                           size=int(rng.integers(2, 30))).round(3).tolist() for _ in range(6)]
-    samples.append([4.25] * int(rng.integers(2, 6)))  # every seed the same: no width
+    # every seed the same: no width, exactly, though the sample standard deviation of
+    # these values computes to ~1e-17 rather than 0 (a test of s against 0 is not enough)
+    samples.append([float(rng.choice(_CONSTANT_WITH_ROUNDING))] * 3)
     # a large sample: Student's t all the same (not a normal quantile past some size)
     samples.append(rng.normal(float(rng.uniform(-50, 50)), float(rng.uniform(1, 20)),
                               size=int(rng.integers(40, 90))).round(3).tolist())
+    # values far from 0 that vary little (returns near 1e8): s from sums of squares loses
+    # every digit there; centred on the mean first, it does not
+    samples.append((1e8 + rng.normal(0.0, float(rng.uniform(0.5, 3)),
+                                     size=int(rng.integers(5, 20)))).round(3).tolist())
     levels = [0.95, 0.95, 0.9, 0.99, float(rng.choice([0.8, 0.9, 0.99])), 0.95, 0.95,
-              float(rng.choice([0.9, 0.95, 0.99]))]
+              float(rng.choice([0.9, 0.95, 0.99])), 0.95]
     return {"samples": samples, "levels": levels, "too_few": [float(rng.normal())]}
 
 
@@ -164,13 +175,22 @@ def _interval_verdict(inputs, data):
     if problem:
         return problem
     wanted = reference(LESSON, "intervals", inputs["samples"], inputs["levels"])
+    width = None  # a width where values do not vary: judged after every other interval
     for values, level, got, want in zip(inputs["samples"], inputs["levels"], data["results"],
                                         wanted):
         where = f"for {len(values)} values with mean {want[0]:.4g}, confidence {level}"
         if len(got) != 3:
             return failed(f"{where}, confidence_interval returned {got}; return (mean, low, "
                           "high).", rule=INTERVAL_TRIPLE)
-        if all(_close(g, w) for g, w in zip(got, want)):
+        if all(_close(g, w) for g, w in zip(got, want)) and (
+                len(set(values)) == 1 or _close(got[2] - got[1], want[2] - want[1], rel=1e-6)):
+            if len(set(values)) == 1 and not got[0] == got[1] == got[2] and width is None:
+                width = failed(f"{where}, all equal, confidence_interval returned "
+                               f"({', '.join(f'{g!r}' for g in got)}): values that do not "
+                               "vary have no spread, so low == mean == high exactly (the "
+                               "computed standard deviation can be a rounding error such as "
+                               "1e-17, not 0: test the values themselves).",
+                               rule=INTERVAL_NO_WIDTH)
             continue
         message = (f"{where}, confidence_interval returned ({', '.join(f'{g}' for g in got)}); "
                    f"expected ({want[0]:.6g}, {want[1]:.6g}, {want[2]:.6g}).")
@@ -188,6 +208,8 @@ def _interval_verdict(inputs, data):
                             "(ddof=1).")
                 rule = INTERVAL_DDOF
         return failed(message, rule=rule)
+    if width is not None:
+        return width
     if not (len(data["default_level"]) == 3
             and all(_close(g, w) for g, w in zip(data["default_level"], wanted[0]))):
         return failed(f"confidence_interval(values) without a confidence level returned "
@@ -248,6 +270,11 @@ def _threshold_inputs(rng):
     # a window of one episode, and a first full window that already reaches the threshold
     cases.append({"returns": [-3.0, 1.0, 4.0, -2.0, 6.0], "threshold": 3.5, "window": 1})
     cases.append({"returns": [6.0, 5.0, 0.0, 0.0, 9.0], "threshold": 5.0, "window": 2})
+    # near misses: a window mean of 194.998... (whole-number returns, window 600) and of
+    # -1e-9 are below 195 and 0, though within np.isclose's default tolerances of them
+    cases.append({"returns": [195.0] * 599 + [194.0, 150.0], "threshold": 195.0,
+                  "window": 600})
+    cases.append({"returns": [-1e-9] * 4, "threshold": 0.0, "window": 2})
     return {"cases": cases}
 
 
@@ -284,7 +311,8 @@ def _threshold_verdict(inputs, data):
         more = ", ..." if len(case["returns"]) > 8 else ""
         hint, rule = "", THRESHOLD_FULL_WINDOWS
         if want is None:
-            hint = (" No full window of that many episodes reaches the threshold: return None."
+            hint = (" No full window of that many episodes reaches the threshold, however "
+                    "close its mean comes (compare exactly, with no tolerance): return None."
                     if len(case["returns"]) >= case["window"] else
                     " The run is shorter than one window: return None.")
             rule = THRESHOLD_NONE
@@ -343,6 +371,9 @@ def _autocorrelation_inputs(rng):
     cases += [{"values": stream, "lag": 4}, {"values": stream, "lag": 1}]
     # a series that varies on a tiny scale: it varies all the same (no tolerance for "constant")
     cases.append({"values": [1e-9 * v for v in _ar_series(rng, int(rng.integers(20, 60)), 0.5)],
+                  "lag": int(rng.integers(1, 4))})
+    # values far from 0 that vary little: sums of products lose every digit there
+    cases.append({"values": [1e8 + v for v in _ar_series(rng, int(rng.integers(20, 60)), 0.6)],
                   "lag": int(rng.integers(1, 4))})
     # a state feature: small integers
     cases.append({"values": rng.integers(0, 5, size=int(rng.integers(10, 60))).astype(float)
@@ -518,7 +549,7 @@ CHECKS = LessonChecks(LESSON, [
                "and levels, takes lists, leaves its input as it was, and raises ValueError "
                "for fewer than two values.",
           rules=(INTERVAL_TRIPLE, INTERVAL_USES_T, INTERVAL_DDOF, INTERVAL_DEFAULT,
-                 TAKES_LISTS, INPUT_UNCHANGED, INTERVAL_TWO_VALUES)),
+                 TAKES_LISTS, INPUT_UNCHANGED, INTERVAL_NO_WIDTH, INTERVAL_TWO_VALUES)),
     Check("test_episodes_to_threshold", "episodes to a threshold", ("episodes_to_threshold",),
           _threshold_inputs, _threshold_probe, _threshold_verdict,
           asks="episodes_to_threshold matches a moving average over full windows on salted "

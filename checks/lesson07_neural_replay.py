@@ -18,8 +18,8 @@ import numpy as np
 from checks.contracts import BOOL, FLOAT, RESULT_TYPES, Contract, array
 from checks.expected import expected as reference
 from checks.framework import (Callee, Check, ContractBroken, LessonChecks, NotWrittenYet,
-                              ProbeError, call_student, comparison, failed, lent_where, packed,
-                              passed, unpacked, wrong_amount)
+                              ProbeError, attempted, call_student, comparison, failed,
+                              lent_where, packed, passed, unpacked, wrong_amount)
 from checks.lending import (DEFAULT_LIMIT, STAND_IN_BATCH, STAND_IN_PRIORITIES, AtMost, Served,
                             mirrored)
 from checks.records import Record
@@ -290,6 +290,18 @@ def _targets_probe(inputs, td_targets):
                            f"terminated, {discount})", td_targets, target, rewards,
                            next_observations, terminated, discount)
         returned[name] = _returned(got, "td_targets")
+    # a batch of one row (the last, which bootstraps): still one target in a 1-d array
+    got = call_student(f"td_targets(target_network, rewards[-1:], next_observations[-1:], "
+                       f"terminated[-1:], {inputs['discount']})", td_targets, target,
+                       rewards[-1:], next_observations[-1:], terminated[-1:],
+                       inputs["discount"])
+    returned["one_row"] = _returned(got, "td_targets")
+    # discount 1, the top of its range: a value like any other (its refusal is data)
+    got = attempted(call_student, "td_targets(target_network, rewards, next_observations, "
+                    "terminated, 1.0)", td_targets, target, rewards, next_observations,
+                    terminated, 1.0)
+    returned["with_discount_one"] = (got if "raised" in got
+                                     else _returned(got["value"], "td_targets"))
     # rewards that are integers (CartPole's +1 stored as an int): the targets are still
     # floats (the contract holds the type; the values are the same targets)
     call_student(f"td_targets(target_network, rewards, next_observations, terminated, "
@@ -342,11 +354,29 @@ def _targets_verdict(inputs, data):
             hint = (" The target is reward + discount * max over a' of the target network's "
                     "Q(next_observation, a').")
         return failed(situation + "." + hint, rule=rule)
+    one_row = data["one_row"]
+    if one_row.get("shape") != [1] or not _close(one_row["values"], expected["targets"][-1:]):
+        return failed(f"td_targets of a batch of one row (reward {batch['rewards'][-1]}, not "
+                      f"terminated) returned shape {tuple(one_row.get('shape', ()))} with "
+                      f"{_shown(one_row.get('values'))}; expected shape (1,) with "
+                      f"{_shown(expected['targets'][-1:])}: a batch of one row is still a "
+                      "batch (squeeze nothing).", rule=TARGETS_SHAPE)
     zero = data["with_discount_zero"]["values"]
     if not _close(zero, batch["rewards"]):
         return failed(f"with discount 0 your targets are {_shown(zero)}, expected the rewards "
                       f"{_shown(batch['rewards'])}: a discount of 0 is a value (it looks no "
                       "step ahead), not a missing one.", rule=DISCOUNT_ZERO)
+    if "raised" in data["with_discount_one"]:
+        return failed(f"{data['with_discount_one']['raised']}: a discount is any value from 0 "
+                      "to 1, both included (1: the future counts in full).",
+                      rule=TARGETS_FORMULA)
+    one = data["with_discount_one"].get("values")
+    undiscounted = [reward + (0.0 if ended else best) for reward, ended, best in
+                    zip(batch["rewards"], batch["terminated"], expected["next_max"])]
+    if not _close(one, undiscounted):
+        return failed(f"with discount 1 your targets are {_shown(one)}, expected "
+                      f"{_shown(undiscounted)}: a discount is any value from 0 to 1, both "
+                      "included (1: the future counts in full).", rule=TARGETS_FORMULA)
     return passed(f"{len(expected['targets'])} targets match r + discount * max Q_target(s', a'),"
                   " the reward alone where the episode terminated, and the rewards with "
                   "discount 0.")

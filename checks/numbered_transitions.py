@@ -12,10 +12,20 @@ from checks.framework import (ProbeError, call_student, call_student_repeatedly,
 from checks.lent_generators import CountingGenerator
 
 
-# Transition number k is (k, k % 5, k / 2, k + 1, k % 3 == 0): every field can be traced
-# back to k, so a sampled row tells which transition it is and whether it is intact.
+# Transition number k is (k, k % 5, k / 2, next_observation(k), k % 3 == 0): every field
+# can be traced back to k, so a sampled row tells which transition it is and whether it is
+# intact. Where it ends its episode (done), its next observation is a terminal state that
+# no transition starts from, as in a real run, where the next transition starts from a
+# reset: a buffer that reads obs_tp1 from the following transition's obs_t is caught.
 def transition(k):
-    return k, k % 5, k / 2, k + 1, k % 3 == 0
+    return k, k % 5, k / 2, next_observation(k), k % 3 == 0
+
+
+TERMINAL_STATES = 1_000_000  # terminal state of transition k: TERMINAL_STATES + k
+
+
+def next_observation(k):
+    return TERMINAL_STATES + k if k % 3 == 0 else k + 1
 
 
 MARKER = -7.0  # no stored observation holds this value
@@ -46,7 +56,8 @@ def transition_ids(fields):
     ids = np.asarray(obs, dtype=np.int64).reshape(-1)
     intact = ((np.asarray(action).reshape(-1) == ids % 5)
               & (np.asarray(reward, dtype=np.float64).reshape(-1) == ids / 2)
-              & (np.asarray(obs_next).reshape(-1) == ids + 1)
+              & (np.asarray(obs_next).reshape(-1)
+                 == np.where(ids % 3 == 0, TERMINAL_STATES + ids, ids + 1))
               & (np.asarray(done).reshape(-1).astype(bool) == (ids % 3 == 0)))
     return np.where(intact, ids, -1).tolist()
 

@@ -56,6 +56,11 @@ class RecordingBuffer:
         return tuple(np.array(column) for column in zip(*rows))
 
 
+# The corridor's rewards in the replay loops' checks: fractions, so that a loop that casts
+# a reward or the total (int(...)), or a replayed row's, is caught
+LOOP_REWARDS = {"step_reward": -0.75, "goal_reward": 10.25}
+
+
 def replay_loop_inputs(rng):
     """A corridor, its time limit and a batch size: for lesson 02's loop and for lesson
     05's, which learns only from replay."""

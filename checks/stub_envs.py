@@ -92,10 +92,10 @@ def counting_buffer(prioritized=False):
 def lent_corridor(length, time_limit, timeline=None, **rewards):
     """A corridor lent to the student's loop by mirroring: its resets and steps are
     replayed on the grader's own corridor, whose counters the verdicts read (and, with a
-    ``timeline``, which notes them there)."""
+    ``timeline``, which notes them there). The loop may call no other method of it."""
     original = None if timeline is None else TimelineCorridor(
         make_corridor(length, time_limit, **rewards), timeline)
-    return mirrored(make_corridor, length, time_limit, logged=("reset", "step"),
+    return mirrored(make_corridor, length, time_limit, logged=("reset", "step"), calls=(),
                     original=original, **rewards)
 
 

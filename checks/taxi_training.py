@@ -35,7 +35,7 @@ def taxi_pair(seed, alpha, epsilon, discount, allowance, lent=False, agent_class
 
     env = WitnessedEnv(make_taxi(seed), allowance)
     if lent:
-        mirrored(make_taxi, seed, logged=("reset", "step"), original=env)
+        mirrored(make_taxi, seed, logged=("reset", "step"), calls=(), original=env)
     agent = agent_class(alpha=alpha, epsilon=epsilon, discount=discount,
                         get_legal_actions=AllActions(N_ACTIONS), seed=seed)
     return env, WitnessedAgent(agent, env)

@@ -25,7 +25,8 @@ class BitFlippingEnv(gym.Env):
     metadata = {"render_modes": ["ansi"]}
 
     def __init__(self, n_bits, max_steps=None, render_mode=None, success_reward=0.0,
-                 step_reward=-1.0, truncated_at_limit=False, numpy_flags=False):
+                 step_reward=-1.0, truncated_at_limit=False, numpy_flags=False,
+                 observation_inverted=False):
         if n_bits < 1:
             raise ValueError(f"need at least one bit, got n_bits={n_bits}")
         self.n_bits = n_bits
@@ -33,6 +34,9 @@ class BitFlippingEnv(gym.Env):
         self.truncated_at_limit = truncated_at_limit
         # numpy's bool for terminated and truncated, as vectorised environments give them
         self.numpy_flags = numpy_flags
+        # the observation as the state's complement: an observation that is not the
+        # achieved goal, as in most goal environments (a robot's joints, not where it is)
+        self.observation_inverted = observation_inverted
         self.max_steps = n_bits if max_steps is None else max_steps
         self.render_mode = render_mode
         bits = gym.spaces.MultiBinary(n_bits)
@@ -44,7 +48,8 @@ class BitFlippingEnv(gym.Env):
         self.steps = 0
 
     def _observation(self):
-        return {"observation": self.state.copy(), "achieved_goal": self.state.copy(),
+        observation = 1 - self.state if self.observation_inverted else self.state.copy()
+        return {"observation": observation.astype(np.int8), "achieved_goal": self.state.copy(),
                 "desired_goal": self.goal.copy()}
 
     def reset(self, *, seed=None, options=None):
@@ -92,13 +97,14 @@ class BitFlippingEnv(gym.Env):
 
 
 def make_bit_flipping(n_bits, seed=None, max_steps=None, truncated_at_limit=False,
-                      numpy_flags=False):
+                      numpy_flags=False, observation_inverted=False):
     """A bit-flipping environment whose resets follow ``seed`` (its first episode is
     drawn here, as ``make_taxi`` does for Taxi). ``max_steps``: its step limit (n_bits when
     not given); ``truncated_at_limit``: its last step says truncated even when it reaches the
-    goal, as gymnasium's ``TimeLimit`` does; ``numpy_flags``: the flags are ``np.bool_``."""
+    goal, as gymnasium's ``TimeLimit`` does; ``numpy_flags``: the flags are ``np.bool_``;
+    ``observation_inverted``: the observation is the complement of the achieved goal."""
     env = BitFlippingEnv(n_bits, max_steps=max_steps, truncated_at_limit=truncated_at_limit,
-                         numpy_flags=numpy_flags)
+                         numpy_flags=numpy_flags, observation_inverted=observation_inverted)
     env.reset(seed=seed)
     return env
 

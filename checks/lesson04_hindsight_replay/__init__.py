@@ -32,7 +32,7 @@ from checks.lesson04_hindsight_replay.buffer import (
 from checks.lesson04_hindsight_replay.driving import LESSON
 from checks.lesson04_hindsight_replay.goal_agent import (
     AGENT_DEFAULT_INITIAL_VALUE, AGENT_INITIAL_VALUE, AGENT_LEGAL_ACTIONS, AGENT_SEEDED,
-    AGENT_UPDATE, INITIAL_VALUE_ZERO, _agent_inputs, _agent_probe, _agent_verdict)
+    AGENT_TIES, AGENT_UPDATE, INITIAL_VALUE_ZERO, _agent_inputs, _agent_probe, _agent_verdict)
 from checks.lesson04_hindsight_replay.goal_steps import (
     EPISODE_GOAL_STEPS, FINAL_GOAL_STEP, FUTURE_GOAL_STEPS, GOAL_STEPS_FROM_RNG, GOAL_STEPS_UNIFORM,
     STRATEGY_NAMES, _steps_inputs, _steps_probe, _steps_verdict)
@@ -76,7 +76,7 @@ CHECKS = LessonChecks(LESSON, [
                "initial_value (0.0 included, -10.0 by default), update follows lesson 01's rule "
                "and changes one Q-value, and equal seeds explore alike.",
           rules=(AGENT_LEGAL_ACTIONS, AGENT_INITIAL_VALUE, INITIAL_VALUE_ZERO,
-                 AGENT_DEFAULT_INITIAL_VALUE, AGENT_UPDATE, AGENT_SEEDED)),
+                 AGENT_DEFAULT_INITIAL_VALUE, AGENT_UPDATE, AGENT_TIES, AGENT_SEEDED)),
     Check("test_store_episode", "storing episodes", ("HindsightReplayBuffer",),
           _store_inputs, sampling_protocol(_store_probe), judging_protocol(_store_verdict),
           asks="store_episode accepts episodes of 1 to max_episode_steps steps and copies them, "

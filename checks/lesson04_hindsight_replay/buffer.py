@@ -9,8 +9,9 @@ from checks.framework import (NotWrittenYet, ProbeError, call_student, call_stud
                               failed, fill_in_place, kept_with, outcome_of, passed,
                               reseed_global_generators, value_error_problem, wrong_amount)
 from checks.lesson04_hindsight_replay.driving import (
-    DESIRED_OFFSET, STEPS_PER_CODE, STRATEGIES, SampleProtocolError, _decoded, _decoded_sample,
-    _new_buffer, _store, action_of, describe_goal, goal_env, synthetic_episode)
+    CODE_BITS, DESIRED_OFFSET, STEPS_PER_CODE, STRATEGIES, SampleProtocolError, _decoded, _decoded_sample,
+    _new_buffer, _store, action_of, describe_goal, goal_env, role_checked_goal_env,
+    synthetic_episode)
 from checks.lesson04_hindsight_replay.goal_steps import FUTURE_GOAL_STEPS, _allowed
 from checks.requirements import Rule
 from checks.statistics import FALSE_FAILURE_RATE, fits
@@ -337,7 +338,10 @@ def _rewards_inputs(rng):
 
 
 def _rewards_probe(inputs, HindsightReplayBuffer):
-    buffer = _new_buffer(HindsightReplayBuffer, 20, 10, "future", 4, inputs["seed"])
+    env = role_checked_goal_env()  # which goal goes where in compute_reward is noted
+    buffer = call_student("HindsightReplayBuffer(env, 20, 10, strategy='future', k=4)",
+                          HindsightReplayBuffer, env, 20, 10, strategy="future", k=4,
+                          seed=inputs["seed"])
     for episode, length in enumerate(inputs["lengths"]):
         _store(buffer, episode, length)
     # a one-step episode that reached its own desired goal: the original goal's reward
@@ -354,7 +358,8 @@ def _rewards_probe(inputs, HindsightReplayBuffer):
         _store(other, episode, length)
     return {"rows": [row for _ in range(20) for row in _decoded_sample(buffer, 32)],
             "reached": _decoded_sample(reached, REACHED_ROWS),
-            "other_rewards": [row for _ in range(5) for row in _decoded_sample(other, 32)]}
+            "other_rewards": [row for _ in range(5) for row in _decoded_sample(other, 32)],
+            "misplaced_goals": env.misplaced[:1]}
 
 
 OTHER_REWARDS = {"success_reward": 1.0, "step_reward": 0.0}
@@ -403,6 +408,14 @@ def _rewards_verdict(inputs, data):
                           f"came back {bool(terminated)}. Recompute every terminated flag "
                           "with env.compute_terminated on the next achieved goal and the "
                           "transition's goal.", rule=TERMINATED_RECOMPUTED)
+    for method, code in data.get("misplaced_goals", []):
+        rule = REWARD_RECOMPUTED if method == "compute_reward" else TERMINATED_RECOMPUTED
+        return failed(f"env.{method}(achieved_goal, desired_goal, info) was given "
+                      f"{describe_goal(code)} as its achieved goal: the first argument is "
+                      f"the goal the step achieved, achieved_goals[t + 1], and the second the "
+                      f"transition's goal. An environment whose rewards are not symmetric "
+                      "(success as reaching at least the goal) gives other rewards when they "
+                      "are swapped.", rule=rule)
     if not achieved_by_row:
         return failed("no relabelled transition ever achieved its own substitute goal; with "
                       "'future' the goal achieved at t + 1 must be a possible choice.",
@@ -700,8 +713,18 @@ def _errors_probe(inputs, HindsightReplayBuffer):
     outcome_of(pair.store_episode, observations, achieved[:3], desired, actions)
     _store(pair, 2, 3)
     kept = sorted({row[0] for row in _decoded_sample(pair, 64)})
+    # a new buffer's first episode refused (a bit more per vector, and one achieved goal
+    # short): the storage the next episode finds is made for the next episode, not for it
+    fresh = _new_buffer(HindsightReplayBuffer, 2, 6, "future", 4, inputs["seed"])
+    widened = [np.concatenate([part, part[..., :1]], axis=-1)
+               for part in (observations, achieved[:3], desired)]
+    first_refused = outcome_of(fresh.store_episode, *widened, actions)
+    then_stored = outcome_of(fresh.store_episode, *synthetic_episode(0, 3))
     return {"outcomes": outcomes, "refused": refused, "after": _decoded_sample(single, 32),
-            "kept_after_refusal": kept}
+            "kept_after_refusal": kept, "first_refused": first_refused,
+            "then_stored": then_stored,
+            "after_first_refused": (_decoded_sample(fresh, 32)
+                                    if then_stored["raised"] is None else [])}
 
 
 def _errors_verdict(inputs, data):
@@ -724,17 +747,37 @@ def _errors_verdict(inputs, data):
                            32, rule=SAMPLE_RETURNS)
     if problem:
         return problem
+    problem = value_error_problem(
+        f"store_episode with {CODE_BITS + 1}-bit vectors and 3 actions but 3 achieved goals, "
+        "as the first episode of a new HindsightReplayBuffer(env, 2, 6)",
+        data.get("first_refused"), rule=MISMATCHED_EPISODE_REFUSED)
+    if problem:
+        return problem
+    first = ("after a new buffer's first episode was refused (malformed, with vectors of "
+             f"{CODE_BITS + 1} bits), a well-formed 3-step episode of {CODE_BITS}-bit vectors")
+    stored = data.get("then_stored") or {}
+    if stored.get("raised") is not None:
+        return failed(f"{first} was refused too: store_episode raised {stored['raised']}: "
+                      f"{stored.get('message', '')}. A refused episode leaves the buffer as it "
+                      "was, storage included: check the whole episode before making or "
+                      "writing anything.", rule=REFUSED_EPISODE_STORES_NOTHING)
+    if len(data.get("after_first_refused", [])) != 32:
+        return failed(f"{first} was stored, but sample(32) then returned "
+                      f"{len(data.get('after_first_refused', []))} rows.", rule=SAMPLE_RETURNS)
     # only whether the stored episode is intact (the goal rules are other checks' business)
-    for episode, step, _, _, next_episode, next_step, _, goal in data["after"]:
-        goal_episode = goal - DESIRED_OFFSET if goal >= DESIRED_OFFSET else goal // STEPS_PER_CODE
-        if (episode, next_episode, goal_episode) != (0, 0, 0) or not 0 <= step < 3 \
-                or next_step != step + 1:
-            return failed(f"after {call} raised ValueError, the buffer should still hold "
-                          f"that episode unchanged, but sample returned a row with the "
-                          f"observation of episode {episode}, step {step}, the next one of "
-                          f"episode {next_episode}, step {next_step}, and "
-                          f"{describe_goal(goal)}. Check the whole episode before writing "
-                          "any of it.", rule=REFUSED_EPISODE_STORES_NOTHING)
+    for rows, before in ((data["after"], f"after {call} raised ValueError"),
+                         (data["after_first_refused"], first)):
+        for episode, step, _, _, next_episode, next_step, _, goal in rows:
+            goal_episode = (goal - DESIRED_OFFSET if goal >= DESIRED_OFFSET
+                            else goal // STEPS_PER_CODE)
+            if (episode, next_episode, goal_episode) != (0, 0, 0) or not 0 <= step < 3 \
+                    or next_step != step + 1:
+                return failed(f"{before}, the buffer should hold that one episode unchanged, "
+                              f"but sample returned a row with the observation of episode "
+                              f"{episode}, step {step}, the next one of episode "
+                              f"{next_episode}, step {next_step}, and {describe_goal(goal)}. "
+                              "Check the whole episode before writing any of it.",
+                              rule=REFUSED_EPISODE_STORES_NOTHING)
     if data.get("kept_after_refusal") != [1, 2]:
         return failed("a HindsightReplayBuffer(env, 2, 6) held episodes 0 and 1, refused a "
                       "malformed episode, then stored episode 2; it should then hold episodes "

@@ -57,6 +57,47 @@ def goal_env(**rewards):
     return mirrored(BitFlippingEnv, CODE_BITS, **rewards)
 
 
+class GoalRoles:
+    """The grader's own goal environment behind a lent one whose ``compute_reward`` and
+    ``compute_terminated`` calls are replayed on it: it answers as the environment does
+    and notes each call whose *achieved* goal (the first argument) holds a vector no step
+    achieves (a desired goal, or an observation), i.e. the goals passed in the wrong
+    order."""
+
+    def __init__(self, env):
+        self.env = env
+        self.misplaced = []  # [method, the number of the first vector out of place]
+
+    def __getattr__(self, name):
+        return getattr(self.env, name)
+
+    def compute_reward(self, achieved_goal, desired_goal, info):
+        self._note("compute_reward", achieved_goal)
+        return self.env.compute_reward(achieved_goal, desired_goal, info)
+
+    def compute_terminated(self, achieved_goal, desired_goal, info):
+        self._note("compute_terminated", achieved_goal)
+        return self.env.compute_terminated(achieved_goal, desired_goal, info)
+
+    def _note(self, method, achieved_goal):
+        vectors = np.asarray(achieved_goal)
+        if vectors.shape[-1:] != (CODE_BITS,):
+            return  # not goal vectors at all: what comes back is judged, not the call
+        codes = np.asarray(_numbers_of(vectors.astype(np.int64))).reshape(-1)
+        if np.any(codes >= DESIRED_OFFSET):
+            self.misplaced.append([method, int(codes[codes >= DESIRED_OFFSET][0])])
+
+
+def role_checked_goal_env():
+    """A goal environment lent as :func:`goal_env` is, whose reward calls the grader
+    replays on a :class:`GoalRoles` (``.misplaced`` says what they got wrong)."""
+    from course.bit_flipping import BitFlippingEnv
+
+    return mirrored(BitFlippingEnv, CODE_BITS,
+                    logged=("compute_reward", "compute_terminated"),
+                    original=GoalRoles(BitFlippingEnv(CODE_BITS)))
+
+
 def _new_buffer(HindsightReplayBuffer, max_episodes, max_steps, strategy, k, seed, **rewards):
     return call_student(f"HindsightReplayBuffer(env, {max_episodes}, {max_steps}, "
                         f"strategy={strategy!r}, k={k})", HindsightReplayBuffer,
@@ -111,6 +152,10 @@ def _decoded(batch, batch_size):
 
 
 def describe_goal(code):
+    if code >= OBSERVATION_OFFSET:
+        code -= OBSERVATION_OFFSET
+        return f"the observation at step {code % STEPS_PER_CODE} of episode " \
+               f"{code // STEPS_PER_CODE}"
     if code >= DESIRED_OFFSET:
         return f"the desired goal of episode {code - DESIRED_OFFSET}"
     return f"the goal achieved at step {code % STEPS_PER_CODE} of episode " \

@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from checks.expected import expected as reference
+from checks.statistics import FALSE_FAILURE_RATE, fits
 from checks.framework import (call_student, call_student_repeatedly, failed, passed,
                               reseed_global_generators, wrong_amount)
 from checks.lesson04_hindsight_replay.driving import LESSON
@@ -24,6 +25,8 @@ AGENT_DEFAULT_INITIAL_VALUE = Rule("agent-default-initial-value", "Without initi
                                    "unseen Q-values start at -10.0.")
 AGENT_UPDATE = Rule("agent-update", "update follows lesson 01's rule and changes only the "
                     "Q-value of the pair and action it updates.")
+AGENT_TIES = Rule("agent-greedy-ties-at-random", "Lesson 01's greedy choice holds for pairs "
+                  "too: among flips of equal largest Q-value, one at random.")
 AGENT_SEEDED = Rule("agent-seeded", "The agent's random choices come from lesson 01's agent's "
                     "own generator, seeded with seed: equal seeds give equal actions.")
 
@@ -80,8 +83,21 @@ def _agent_probe(inputs, GoalConditionedAgent):
         reseed_global_generators(inputs["seed"] + offset, near=explorer)
         explored.append([int(action) for action in call_student_repeatedly(
             f"get_action({pairs[0]})", explorer.get_action, EXPLORING_DRAWS, pairs[0])])
+    # greedy choices (epsilon 0) in a pair never seen, whose flips all tie, and in the
+    # first updated pair, whose other flips tie below or above the updated one
+    greedy = call_student(f"GoalConditionedAgent(..., epsilon=0.0, seed={inputs['seed']})",
+                          GoalConditionedAgent, n_bits, alpha=inputs["alpha"], epsilon=0.0,
+                          discount=inputs["discount"], initial_value=inputs["initial_value"],
+                          seed=inputs["seed"])
+    unseen = (2 ** n_bits, 2 ** n_bits)  # no state of n_bits bits: a pair never updated
+    tied = [int(action) for action in call_student_repeatedly(
+        f"get_action({unseen})", greedy.get_action, GREEDY_DRAWS_PER_FLIP * n_bits, unseen)]
     return {"initial": initial, "legal": legal, "after": after, "rows": rows,
-            "by_default": by_default, "from_zero": from_zero, "explored": explored}
+            "by_default": by_default, "from_zero": from_zero, "explored": explored,
+            "tied": tied}
+
+
+GREEDY_DRAWS_PER_FLIP = 40  # flip 0 always chosen: chi-square p ~ 1e-30 or less at 3 bits
 
 
 EXPLORING_DRAWS = 40  # two honest agents agree on all; two independent ones on 3**-40 of runs
@@ -138,6 +154,19 @@ def _agent_verdict(inputs, data):
                           f"expected {[round(v, 6) for v in want]}: setting one action's "
                           "Q-value leaves the pair's other actions as they were.",
                           rule=AGENT_UPDATE)
+    tied = data.get("tied") or []
+    problem = wrong_amount("greedy choices", tied, GREEDY_DRAWS_PER_FLIP * n_bits,
+                           rule=AGENT_TIES)
+    if problem:
+        return problem
+    counts = [tied.count(flip) for flip in range(n_bits)]
+    if sum(counts) != len(tied) or not fits(counts, [1 / n_bits] * n_bits):
+        return failed(f"a GoalConditionedAgent at epsilon 0, asked {len(tied)} times for the "
+                      f"action of a pair it has never seen (all {n_bits} flips tie at "
+                      f"initial_value), chose the flips {counts} times (rejection rate "
+                      f"{FALSE_FAILURE_RATE:g}): lesson 01's get_best_action breaks ties at "
+                      "random, and the goal-conditioned agent keeps it (override how Q-values "
+                      "are stored, not how the best is chosen).", rule=AGENT_TIES)
     explored = data.get("explored") or []
     problem = wrong_amount("runs of exploring actions", explored, 2, rule=AGENT_SEEDED)
     if problem:

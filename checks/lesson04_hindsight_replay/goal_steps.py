@@ -72,6 +72,11 @@ def _steps_probe(inputs, hindsight_goal_steps):
             twins[strategy].append(np.asarray(call_student(
                 f"hindsight_goal_steps({strategy!r}, steps, lengths, rng)",
                 hindsight_goal_steps, strategy, steps, lengths, twin)).tolist())
+    # no transitions, given as empty lists (np.asarray([]) is float64): still a 1-d
+    # integer array, of nothing (the contract holds its type)
+    for strategy in STRATEGIES:
+        call_student(f"hindsight_goal_steps({strategy!r}, [], [], rng)", hindsight_goal_steps,
+                     strategy, [], [], rng)
     return {**chosen, "twins": twins}
 
 

@@ -131,8 +131,16 @@ def _loop_probe(inputs, play_and_learn_with_her):
              ("solves_at_the_limit", True, seed, {"max_steps": needed,
                                                   "truncated_at_limit": True,
                                                   "numpy_flags": True}))
+    # a first episode whose every bit differs from its goal: solved on flip n_bits, the
+    # last a shortest solution takes, in an environment that allows more steps
+    cases += (("solves_with_every_flip", True, _every_bit_differs(n_bits, seed),
+               {"max_steps": n_bits + LONGER}),
+              # observations that are not the achieved goals (their complement here)
+              ("fails_observed_apart", False, inputs["seeds"][1],
+               {"observation_inverted": True}))
     for case, solves, seed, limits in cases:
-        env = mirrored(make_bit_flipping, n_bits, seed, logged=("reset", "step"), **limits)
+        env = mirrored(make_bit_flipping, n_bits, seed, logged=("reset", "step"), calls=(),
+                       **limits)
         agent = ScriptedGoalAgent(n_bits, solves)
         buffer = RecordingHindsightBuffer(env)
         result = call_student("play_and_learn_with_her(env, agent, replay, batch_size)",
@@ -145,6 +153,18 @@ def _loop_probe(inputs, play_and_learn_with_her):
 
 
 LONGER = 3  # steps past n_bits the environment with a limit of its own allows
+
+
+def _every_bit_differs(n_bits, seed):
+    """The first seed from ``seed`` on whose first episode starts with every bit unlike
+    its goal (one in 2 ** n_bits: about 64 tries at 6 bits)."""
+    from course.bit_flipping import make_bit_flipping
+
+    for candidate in range(seed, seed + 100_000):
+        first, _ = make_bit_flipping(n_bits, candidate).reset()
+        if np.all(first["achieved_goal"] != first["desired_goal"]):
+            return candidate
+    raise AssertionError(f"no seed from {seed} starts {n_bits} bits all unlike the goal")
 
 
 def _loop_verdict(inputs, data):
@@ -205,5 +225,25 @@ def _loop_verdict(inputs, data):
                       f"goal, but play_and_learn_with_her returned {at_limit.get('returned')}: "
                       "success is terminated, whatever truncated says.",
                       rule=LOOP_RETURNS_SUCCESS)
+    apart = data.get("fails_observed_apart") or {}
+    for episode in apart.get("episodes", [])[:1]:
+        observations = np.asarray(episode["observations"])
+        achieved = np.asarray(episode["achieved_goals"])
+        if observations.shape != achieved.shape or not np.array_equal(achieved,
+                                                                        1 - observations):
+            return failed("in an environment whose observation is not the achieved goal (here "
+                          "its complement), the episode was stored with achieved goals "
+                          f"{achieved.tolist()[:3]}... and observations "
+                          f"{observations.tolist()[:3]}...: store each step's "
+                          "observation['achieved_goal'] as its achieved goal and "
+                          "observation['observation'] as its observation.",
+                          rule=LOOP_STORES_EPISODE)
+    every_flip = data.get("solves_with_every_flip") or {}
+    if every_flip.get("returned") is not True:
+        return failed(f"an episode whose {n_bits} bits all differed from its goal was solved "
+                      f"by flipping each once, in {n_bits} steps (the environment allows "
+                      f"{n_bits + LONGER}), but play_and_learn_with_her returned "
+                      f"{every_flip.get('returned')}: success is the last step's terminated, "
+                      "however many steps it took.", rule=LOOP_RETURNS_SUCCESS)
     return passed("each episode is played to its end, stored whole, then one batch is "
                   "replayed into the agent with the batch's goals.")

@@ -630,6 +630,7 @@ class StudentProcess:
         if isinstance(declaration, Mirrored):
             return {"kind": "mirror", "logged": list(declaration.logged),
                     "settable": list(declaration.settable),
+                    "calls": None if declaration.calls is None else list(declaration.calls),
                     "recipe": {"module": declaration.module, "name": declaration.name,
                                "args": self._encode(list(declaration.args)),
                                "kwargs": self._encode(dict(declaration.kwargs))}}

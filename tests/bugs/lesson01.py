@@ -559,3 +559,59 @@ BUGS = (*BUGS,
                     "generator)",
         rule="loop-steps", kind="protocol"),
 )
+
+
+# --- blind round 5: wrong answers written from the lesson text alone ----------------
+
+LOOP_TERMINATED_ONLY_IF_NOT_TRUNCATED_PLAY_AND_TRAIN = """\
+#| export
+def play_and_train(env, agent, t_max=10_000):
+    \"\"\"Play one episode, updating ``agent`` after every step; return the total reward.\"\"\"
+    total_reward = 0.0
+    state, _ = env.reset()
+    for _ in range(t_max):
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        # a cut-off episode is not a real end: only a genuine termination zeroes the future
+        agent.update(state, action, reward, next_state, terminated and not truncated)
+        total_reward += reward
+        state = next_state
+        if terminated or truncated:
+            break
+    return total_reward
+"""
+
+BUGS = (*BUGS,
+    Bug("loop_terminated_only_if_not_truncated", LESSON, "test_play_and_train",
+        {"play_and_train": LOOP_TERMINATED_ONLY_IF_NOT_TRUNCATED_PLAY_AND_TRAIN},
+        description="passes `terminated and not truncated` to update: when the goal is reached on the very step the time limit falls due (both flags True), the update bootstraps from the terminal state",
+        rule="update-gets-terminated", kind="past-terminal"),
+)
+
+
+# --- blind round 6: wrong answers written from the lesson text alone ----------------
+
+LOOP_CLOSES_THE_ENV_PLAY_AND_TRAIN = """\
+#| export
+def play_and_train(env, agent, t_max=10_000):
+    \"\"\"Play one episode, updating ``agent`` after every step; return the total reward.\"\"\"
+    total_reward = 0.0
+    state, _ = env.reset()
+    for _ in range(t_max):
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        agent.update(state, action, reward, next_state, terminated)
+        total_reward += reward
+        state = next_state
+        if terminated or truncated:
+            break
+    env.close()
+    return total_reward
+"""
+
+BUGS = (*BUGS,
+    Bug("loop_closes_the_env", LESSON, "test_play_and_train",
+        {"play_and_train": LOOP_CLOSES_THE_ENV_PLAY_AND_TRAIN},
+        description="tidies up with env.close() after the episode (as gymnasium's tutorials do): a call the lent environment does not allow, harmless-looking on Taxi",
+        rule="lent-as-stated", kind="protocol"),
+)

@@ -988,3 +988,47 @@ BUGS = (*BUGS,
                     "float obs into an int array is truncated)",
         rule="dtypes-follow-stored", kind="protocol"),
 )
+
+
+# --- blind round 5: wrong answers written from the lesson text alone ----------------
+
+NEXT_OBS_SHARED_WITH_NEXT_TRANSITION_BUFFER_ADD = """\
+#| export
+@add_to_class(ReplayBuffer)
+def add(self, obs_t, action, reward, obs_tp1, done):
+    \"\"\"Store one transition, evicting the oldest if the buffer is full. Copies arrays.\"\"\"
+    # obs_tp1 of one transition is obs_t of the next: store each observation only once
+    self._storage.append(tuple(np.array(field) for field in (obs_t, action, reward, done)))
+    self._newest_next_obs = np.array(obs_tp1)
+"""
+
+NEXT_OBS_SHARED_WITH_NEXT_TRANSITION_BUFFER_SAMPLE = """\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    \"\"\"``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask).\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if len(self._storage) == 0:
+        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+    n = len(self._storage)
+    indices = self.rng.integers(n, size=batch_size)
+    obs, act, rew, next_obs, done = [], [], [], [], []
+    for i in indices:
+        o, a, r, d = self._storage[i]
+        obs.append(o)
+        act.append(a)
+        rew.append(r)
+        done.append(d)
+        next_obs.append(self._storage[i + 1][0] if i + 1 < n else self._newest_next_obs)
+    return tuple(np.stack(field) for field in (obs, act, rew, next_obs, done))
+"""
+
+BUGS = (*BUGS,
+    Bug("next_obs_shared_with_next_transition", LESSON, "test_fifo_eviction",
+        {"buffer_add": NEXT_OBS_SHARED_WITH_NEXT_TRANSITION_BUFFER_ADD, "buffer_sample": NEXT_OBS_SHARED_WITH_NEXT_TRANSITION_BUFFER_SAMPLE},
+        also_fails=("test_uniform_sampling",),
+        description="memory-saving buffer storing each observation once: a transition's next observation is read from the obs_t of the transition stored after it, which is wrong at every episode boundary (it is the next episode's start state)",
+        rule="transition-intact", kind="wrong-source"),
+)

@@ -114,8 +114,8 @@ PRIORITIES_INVERTED = _edit("per_update_priorities", (
 # --- beta, the weighted update, the loop ----------------------------------------------------
 
 BETA_NOT_CAPPED = _edit("annealed_beta", (
-    "return beta_start + min(1.0, step / total_steps) * (1.0 - beta_start)",
-    "return beta_start + step / total_steps * (1.0 - beta_start)"))
+    "return float(beta_start + min(1.0, step / total_steps) * (1.0 - beta_start))",
+    "return float(beta_start + step / total_steps * (1.0 - beta_start))"))
 
 UPDATE_IGNORES_THE_WEIGHT = _edit("prioritized_q_update", (
     "agent.set_qvalue(obs, action, old + agent.alpha * weight * td_error)",
@@ -307,9 +307,9 @@ SLOTS_CHECKED_AGAINST_THE_CAPACITY = _edit("per_update_priorities", (
     "if np.any((slots < 0) | (slots >= self.capacity)):"))
 
 BETA_START_ZERO_TAKEN_AS_MISSING = _edit("annealed_beta", (
-    "return beta_start + min(1.0, step / total_steps) * (1.0 - beta_start)",
+    "return float(beta_start + min(1.0, step / total_steps) * (1.0 - beta_start))",
     "beta_start = beta_start or 0.4  # not given: the paper's value\n"
-    "    return beta_start + min(1.0, step / total_steps) * (1.0 - beta_start)"))
+    "    return float(beta_start + min(1.0, step / total_steps) * (1.0 - beta_start))"))
 
 BETA_START_DEFAULTS_TO_ALPHA = _edit("annealed_beta", (
     "def annealed_beta(step, total_steps, beta_start=0.4):",
@@ -932,4 +932,45 @@ BUGS = (*BUGS,
                     "it can exceed the root, and find_prefix_sum then clamps masses above the root"
                     " and lands on the last, empty slot",
         rule="tree-layout", kind="wrong-source"),
+)
+
+
+# --- blind round 3: wrong answers written from the lesson text alone ----------------
+
+Q_WRITTEN_THROUGH_THE_PRIVATE_TABLE_PRIORITIZED_Q_UPDATE = """\
+#| export
+def prioritized_q_update(agent, obs, action, reward, next_obs, done, weight):
+    \"\"\"One Q-learning step on ``agent``, scaled by an importance weight; return the TD
+    error delta = target - Q(obs, action), computed before the update.\"\"\"
+    target = reward + (0.0 if done else agent.discount * agent.get_value(next_obs))
+    old = agent.get_qvalue(obs, action)
+    td_error = target - old
+    agent._qvalues[obs][action] += agent.alpha * weight * td_error
+    return td_error
+"""
+
+BUGS = (*BUGS,
+    Bug("q_written_through_the_private_table", LESSON, "test_weighted_update",
+        {"prioritized_q_update": Q_WRITTEN_THROUGH_THE_PRIVATE_TABLE_PRIORITIZED_Q_UPDATE},
+        also_fails=("test_per_loop",),
+        description="writes the new value into agent._qvalues[obs][action] directly, which works on QLearningAgent but not on an agent lent with get_qvalue/set_qvalue",
+        rule="weighted-step", kind="protocol"),
+)
+
+
+# --- blind round 7: wrong answers written from the lesson text alone ----------------
+
+BETA_NUMPY_SCALAR_RESULT_ANNEALED_BETA = """\
+#| export
+def annealed_beta(step, total_steps, beta_start=0.4):
+    \"\"\"beta after ``step`` of ``total_steps``: linear from beta_start to 1, then 1.\"\"\"
+    fraction = min(step / total_steps, 1.0)
+    return beta_start + fraction * (1.0 - beta_start)
+"""
+
+BUGS = (*BUGS,
+    Bug("beta_numpy_scalar_result", LESSON, "test_beta_schedule",
+        {"annealed_beta": BETA_NUMPY_SCALAR_RESULT_ANNEALED_BETA},
+        description="returns beta_start + fraction * (1 - beta_start) without float(): an np.float64 for an np.int64 step, an np.float32 (not a float at all) for an np.float32 beta_start",
+        rule="result-types", kind="numpy-scalars"),
 )

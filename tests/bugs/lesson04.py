@@ -977,3 +977,235 @@ BUGS = (*BUGS,
                     "observations, then a step: short episodes' transitions still favoured",
         rule="uniform-transitions", kind="wrong-distribution"),
 )
+
+
+# --- blind round 5: wrong answers written from the lesson text alone ----------------
+
+AGENT_TIES_GO_TO_THE_FIRST_FLIP_GOAL_AGENT = """\
+#| export
+import numpy as np
+
+from course.bit_flipping import bits_to_int
+from qlearning import QLearningAgent
+
+
+class GoalConditionedAgent(QLearningAgent):
+    \"\"\"Lesson 01's Q-learning on pairs ``(state, goal)`` of bits_to_int numbers.
+
+    The legal actions of every pair are the ``n_bits`` flips. A Q-value never set is
+    ``initial_value``.
+    \"\"\"
+
+    def __init__(self, n_bits, alpha, epsilon, discount, initial_value=-10.0, seed=None):
+        super().__init__(alpha, epsilon, discount,
+                         get_legal_actions=lambda pair: range(n_bits), seed=seed)
+        self.n_bits = n_bits
+        self.initial_value = initial_value
+        self.table = {}  # (state, goal) -> the n_bits Q-values of that pair
+
+    def get_qvalue(self, pair, action):
+        \"\"\"Q(pair, action); ``initial_value`` if never set.\"\"\"
+        row = self.table.get(pair)
+        return self.initial_value if row is None else row[action]
+
+    def set_qvalue(self, pair, action, value):
+        if pair not in self.table:
+            self.table[pair] = [self.initial_value] * self.n_bits
+        self.table[pair][action] = value
+
+    def get_best_action(self, pair):
+        \"\"\"The flip of largest Q-value, read from the pair's row at once.\"\"\"
+        row = self.table.get(pair)
+        if row is None:
+            return 0  # every flip is still initial_value
+        return int(np.argmax(row))
+"""
+
+BUGS = (*BUGS,
+    Bug("agent_ties_go_to_the_first_flip", LESSON, "test_goal_agent",
+        {"goal_agent": AGENT_TIES_GO_TO_THE_FIRST_FLIP_GOAL_AGENT},
+        description="adds a fast get_best_action with np.argmax over the pair's row: ties (every unseen pair) always go to flip 0 instead of lesson 01's uniform choice with the agent's generator",
+        rule="agent-greedy-ties-at-random", kind="wrong-distribution"),
+)
+
+
+# --- blind round 5: wrong answers written from the lesson text alone ----------------
+
+REFUSED_EPISODE_SHAPES_THE_STORAGE_HER_STORE_EPISODE = """\
+#| export
+@add_to_class(HindsightReplayBuffer)
+def store_episode(self, observations, achieved_goals, desired_goal, actions):
+    \"\"\"Store an episode of T steps: T + 1 observations and achieved goals (from reset
+    on), its desired goal and T actions, copied. Replaces the oldest episode when full.\"\"\"
+    observations, achieved_goals = np.asarray(observations), np.asarray(achieved_goals)
+    desired_goal, actions = np.asarray(desired_goal), np.asarray(actions)
+    if self.observations is None:  # first episode: make the storage to its shape
+        rows, columns = self.max_episodes, self.max_episode_steps + 1
+        self.observations = np.zeros((rows, columns, *observations.shape[1:]),
+                                     dtype=observations.dtype)
+        self.achieved_goals = np.zeros((rows, columns, *achieved_goals.shape[1:]),
+                                       dtype=achieved_goals.dtype)
+        self.desired_goals = np.zeros((rows, *desired_goal.shape), dtype=desired_goal.dtype)
+        self.actions = np.zeros((rows, columns - 1), dtype=actions.dtype)
+    steps = len(actions)
+    if not 1 <= steps <= self.max_episode_steps:
+        raise ValueError(f"an episode must have 1 to {self.max_episode_steps} steps, "
+                         f"got {steps}")
+    if len(observations) != steps + 1 or len(achieved_goals) != steps + 1:
+        raise ValueError(f"{steps} actions need {steps + 1} observations and achieved "
+                         f"goals, got {len(observations)} and {len(achieved_goals)}")
+    row = self.next_row
+    self.observations[row, :steps + 1] = observations  # assignment copies
+    self.achieved_goals[row, :steps + 1] = achieved_goals
+    self.desired_goals[row] = desired_goal
+    self.actions[row, :steps] = actions
+    self.lengths[row] = steps  # steps past the new length are dead from here on
+    self.next_row = (row + 1) % self.max_episodes
+"""
+
+BUGS = (*BUGS,
+    Bug("refused_episode_shapes_the_storage", LESSON, "test_errors",
+        {"her_store_episode": REFUSED_EPISODE_SHAPES_THE_STORAGE_HER_STORE_EPISODE},
+        description="makes the storage arrays from the first episode it is given before checking it: a refused first episode fixes the dtype and shape, so a later valid episode is cast (0.5 stored as 0) or refused by numpy",
+        rule="refused-episode-stores-nothing", kind="accidental-refusal"),
+)
+
+
+# --- blind round 5: wrong answers written from the lesson text alone ----------------
+
+REWARD_ARGUMENTS_SWAPPED_HER_SAMPLE = """\
+#| export
+@add_to_class(HindsightReplayBuffer)
+def sample(self, batch_size):
+    \"\"\"``batch_size`` stored transitions drawn uniformly, a share k/(k+1) relabelled with
+    hindsight goals; returns (obs, actions, rewards, next_obs, terminated, goals).\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    total = len(self)
+    if total == 0:
+        raise ValueError("cannot sample from an empty buffer: store an episode first")
+    ends = np.cumsum(self.lengths)  # transitions stored up to and including each row
+    flat = self.rng.integers(total, size=batch_size)  # uniform over all transitions
+    episodes = np.searchsorted(ends, flat, side="right")
+    steps = flat - (ends[episodes] - self.lengths[episodes])
+    goals = self.desired_goals[episodes].copy()
+    relabel = self.rng.random(batch_size) < self.k / (self.k + 1)
+    goal_steps = hindsight_goal_steps(self.strategy, steps[relabel],
+                                      self.lengths[episodes[relabel]], self.rng)
+    goals[relabel] = self.achieved_goals[episodes[relabel], goal_steps]
+    next_achieved = self.achieved_goals[episodes, steps + 1]
+    rewards = self.env.compute_reward(goals, next_achieved, {})
+    terminated = self.env.compute_terminated(goals, next_achieved, {})
+    return (self.observations[episodes, steps], self.actions[episodes, steps], rewards,
+            self.observations[episodes, steps + 1], terminated, goals)
+"""
+
+BUGS = (*BUGS,
+    Bug("reward_arguments_swapped", LESSON, "test_rewards_recomputed",
+        {"her_sample": REWARD_ARGUMENTS_SWAPPED_HER_SAMPLE},
+        description="calls compute_reward(goals, next_achieved, {}) and compute_terminated(goals, next_achieved, {}): right for bit flipping's symmetric equality, wrong for any environment whose reward is not symmetric in its two goals",
+        rule="reward-recomputed", kind="wrong-formula"),
+)
+
+
+# --- blind round 6: wrong answers written from the lesson text alone ----------------
+
+SUCCESS_MEANS_ENDED_EARLY_PLAY_AND_LEARN_WITH_HER = """\
+#| export
+def play_and_learn_with_her(env, agent, replay, batch_size):
+    \"\"\"Play one episode, store it in ``replay``, then learn from one batch of it.
+    Returns True if the episode reached its goal.\"\"\"
+    observation, _ = env.reset()
+    desired_goal = observation["desired_goal"]
+    goal = int(bits_to_int(desired_goal))
+    observations, achieved_goals = [observation["observation"]], [observation["achieved_goal"]]
+    actions, terminated, truncated = [], False, False
+    while not (terminated or truncated):
+        action = agent.get_action((int(bits_to_int(observation["observation"])), goal))
+        observation, _, terminated, truncated, _ = env.step(action)
+        observations.append(observation["observation"])
+        achieved_goals.append(observation["achieved_goal"])
+        actions.append(action)
+    replay.store_episode(observations, achieved_goals, desired_goal, actions)
+    reached = len(actions) < agent.n_bits  # a truncated episode uses all n flips
+    states, actions, rewards, next_states, dones, goals = replay.sample(batch_size)
+    for state, action, reward, next_state, done, goal in zip(
+            bits_to_int(states).tolist(), actions.tolist(), rewards.tolist(),
+            bits_to_int(next_states).tolist(), dones.tolist(), bits_to_int(goals).tolist()):
+        agent.update((state, goal), action, reward, (next_state, goal), done)
+    return reached
+"""
+
+BUGS = (*BUGS,
+    Bug("success_means_ended_early", LESSON, "test_her_loop",
+        {"play_and_learn_with_her": SUCCESS_MEANS_ENDED_EARLY_PLAY_AND_LEARN_WITH_HER},
+        description="returns len(actions) < agent.n_bits ('only a success ends before the n-flip limit'): a goal reached on the n-th flip counts as a failure",
+        rule="loop-returns-success", kind="boundary"),
+)
+
+
+# --- blind round 7: wrong answers written from the lesson text alone ----------------
+
+EMPTY_STEPS_COME_BACK_AS_FLOATS_HINDSIGHT_GOAL_STEPS = """\
+#| export
+HER_STRATEGIES = ("future", "final", "episode")
+
+
+def hindsight_goal_steps(strategy, steps, lengths, rng):
+    \"\"\"For transitions at ``steps`` of episodes of ``lengths`` steps, the index into each
+    episode's T + 1 achieved goals of a substitute goal, drawn with ``rng``: 'future'
+    t+1 .. T, 'final' T, 'episode' 1 .. T (uniformly).\"\"\"
+    steps, lengths = np.asarray(steps), np.asarray(lengths)
+    if strategy == "final":
+        return lengths.copy()
+    if strategy == "future":
+        first = steps + 1
+    elif strategy == "episode":
+        first = np.ones_like(steps)
+    else:
+        raise ValueError(f"strategy must be one of {HER_STRATEGIES}, got {strategy!r}")
+    choices = lengths + 1 - first  # how many goal steps are allowed
+    return first + (rng.random(steps.shape) * choices).astype(np.int64)
+"""
+
+BUGS = (*BUGS,
+    Bug("empty_steps_come_back_as_floats", LESSON, "test_goal_steps",
+        {"hindsight_goal_steps": EMPTY_STEPS_COME_BACK_AS_FLOATS_HINDSIGHT_GOAL_STEPS},
+        description="np.asarray(steps) / np.asarray(lengths) without a dtype: empty lists (no transition to relabel) give a float64 array, for every strategy",
+        rule="result-types", kind="boundary"),
+)
+
+
+# --- blind round 7: wrong answers written from the lesson text alone ----------------
+
+LOOP_STORES_OBSERVATIONS_AS_GOALS_PLAY_AND_LEARN_WITH_HER = """\
+#| export
+def play_and_learn_with_her(env, agent, replay, batch_size):
+    \"\"\"Play one episode, store it in ``replay``, then learn from one batch of it.
+    Returns True if the episode reached its goal.\"\"\"
+    observation, _ = env.reset()
+    desired_goal = observation["desired_goal"]
+    goal = int(bits_to_int(desired_goal))
+    observations = [observation["observation"]]
+    actions, terminated, truncated = [], False, False
+    while not (terminated or truncated):
+        action = agent.get_action((int(bits_to_int(observation["observation"])), goal))
+        observation, _, terminated, truncated, _ = env.step(action)
+        observations.append(observation["observation"])
+        actions.append(action)
+    # in bit flipping the achieved goal is the state itself
+    replay.store_episode(observations, observations, desired_goal, actions)
+    states, actions, rewards, next_states, dones, goals = replay.sample(batch_size)
+    for state, action, reward, next_state, done, goal in zip(
+            bits_to_int(states).tolist(), actions.tolist(), rewards.tolist(),
+            bits_to_int(next_states).tolist(), dones.tolist(), bits_to_int(goals).tolist()):
+        agent.update((state, goal), action, reward, (next_state, goal), done)
+    return bool(terminated)
+"""
+
+BUGS = (*BUGS,
+    Bug("loop_stores_observations_as_goals", LESSON, "test_her_loop",
+        {"play_and_learn_with_her": LOOP_STORES_OBSERVATIONS_AS_GOALS_PLAY_AND_LEARN_WITH_HER},
+        description="stores observation['observation'] as the achieved goals (section 1: achieved_goal is 'here the same bits'): any goal environment whose observation is not its achieved goal gets wrong substitute goals and rewards",
+        rule="loop-stores-episode", kind="wrong-source"),
+)

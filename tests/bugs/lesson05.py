@@ -671,3 +671,201 @@ BUGS = (*BUGS,
                     "puts some inner edges (0.3 on [0, 1] in 10 bins) in the bin below",
         rule="inner-edge-bin-above", kind="wrong-formula"),
 )
+
+
+# --- blind round 5: wrong answers written from the lesson text alone ----------------
+
+CER_CASTS_BATCH_TO_FLOAT32_CER_BUFFER = """\
+#| export
+import math
+
+import gymnasium as gym
+import numpy as np
+
+from course.with_update import WithUpdate
+from qlearning import QLearningAgent, play_and_train
+from replay_buffer import ReplayBuffer
+
+
+class CombinedReplayBuffer(ReplayBuffer):
+    \"\"\"Combined experience replay (Zhang & Sutton, 2017): each batch is the newest
+    transition, once, plus ``batch_size - 1`` drawn uniformly, with replacement, from the
+    transitions stored before it (just the newest while nothing else is stored).\"\"\"
+
+    def sample(self, batch_size):
+        if batch_size <= 0 or not self._storage:
+            return super().sample(batch_size)
+        newest = self._storage.pop()
+        try:
+            rest = super().sample(batch_size - 1) if batch_size > 1 and self._storage else None
+        finally:
+            self._storage.append(newest)
+        batch = tuple(np.stack([field]) for field in newest)
+        if rest is not None:
+            batch = tuple(np.concatenate(fields) for fields in zip(batch, rest))
+        return tuple(field.astype(np.float32) for field in batch)
+"""
+
+BUGS = (*BUGS,
+    Bug("cer_casts_batch_to_float32", LESSON, "test_cer_single_transition",
+        {"cer_buffer": CER_CASTS_BATCH_TO_FLOAT32_CER_BUFFER},
+        description="casts every field to float32 as a DQN would feed it: integer actions and states become floats, done flags become 0.0/1.0, float64 rewards lose precision",
+        rule="batch-size-rows", kind="protocol"),
+)
+
+
+# --- blind round 5: wrong answers written from the lesson text alone ----------------
+
+DISCRETIZE_CLIPS_THE_BIN_NUMBERS_DISCRETIZE = """\
+#| export
+def discretize(observation, lows, highs, bins):
+    \"\"\"The number of the grid cell holding ``observation``: each dimension clipped into
+    [low, high] and cut into ``bins`` equal bins (the upper bound in the last one),
+    cells numbered row-major, the last dimension fastest.\"\"\"
+
+    lows, highs, bins = np.asarray(lows), np.asarray(highs), np.asarray(bins)
+    x = np.asarray(observation, dtype=np.float64)
+    cells = np.floor((x - lows) / (highs - lows) * bins).astype(np.int64)
+    return int(np.ravel_multi_index(cells, bins, mode="clip"))  # out of range -> edge bins
+"""
+
+BUGS = (*BUGS,
+    Bug("discretize_clips_the_bin_numbers", LESSON, "test_discretize_clipping",
+        {"discretize": DISCRETIZE_CLIPS_THE_BIN_NUMBERS_DISCRETIZE},
+        description="computes the raw bin numbers and lets np.ravel_multi_index(mode='clip') clip them; a value far above high (1e20, inf) overflows int64 to a negative number and lands in the FIRST bin",
+        rule="clip-into-range", kind="boundary"),
+)
+
+
+# --- blind round 6: wrong answers written from the lesson text alone ----------------
+
+DISCRETIZE_EPSILON_BELOW_HIGH_DISCRETIZE = """\
+#| export
+def discretize(observation, lows, highs, bins):
+    \"\"\"The number of the grid cell holding ``observation``: each dimension clipped into
+    [low, high] and cut into ``bins`` equal bins (the upper bound in the last one),
+    cells numbered row-major, the last dimension fastest.\"\"\"
+    lows, highs, bins = np.asarray(lows), np.asarray(highs), np.asarray(bins)
+    # keep x just below high, so that the upper bound falls in the last bin
+    clipped = np.clip(np.asarray(observation, dtype=np.float64), lows, highs - 1e-9)
+    cells = np.floor((clipped - lows) / (highs - lows) * bins).astype(np.int64)
+    return int(np.ravel_multi_index(cells, bins))
+"""
+
+BUGS = (*BUGS,
+    Bug("discretize_epsilon_below_high", LESSON, "test_discretize_edges",
+        {"discretize": DISCRETIZE_EPSILON_BELOW_HIGH_DISCRETIZE},
+        description="clips into [low, high - 1e-9] instead of capping the bin: with large bounds (high = 1e9) high - 1e-9 == high and the upper bound overflows (ValueError); with tiny ranges the top bins are never reached",
+        rule="inner-edge-bin-above", kind="boundary"),
+)
+
+
+# --- blind round 7: wrong answers written from the lesson text alone ----------------
+
+CER_REUSES_ITS_BATCH_ARRAYS_CER_BUFFER = """\
+#| export
+import math
+
+import gymnasium as gym
+import numpy as np
+
+from course.with_update import WithUpdate
+from qlearning import QLearningAgent, play_and_train
+from replay_buffer import ReplayBuffer
+
+
+class CombinedReplayBuffer(ReplayBuffer):
+    \"\"\"Combined experience replay (Zhang & Sutton, 2017): each batch is the newest
+    transition, once, plus ``batch_size - 1`` drawn uniformly, with replacement, from the
+    transitions stored before it (just the newest while nothing else is stored).\"\"\"
+
+    def sample(self, batch_size):
+        if batch_size <= 0 or not self._storage:
+            return super().sample(batch_size)  # lesson 02's ValueError
+        newest = self._storage.pop()
+        try:
+            rest = super().sample(batch_size - 1) if batch_size > 1 and self._storage else None
+        finally:
+            self._storage.append(newest)
+        rows = 1 if rest is None else batch_size
+        out = getattr(self, "_batch", None)
+        if out is None or len(out[0]) != rows:  # allocate once per batch size
+            out = self._batch = tuple(np.empty((rows, *np.shape(field)),
+                                               dtype=np.asarray(field).dtype)
+                                      for field in newest)
+        for array, first, i in zip(out, newest, range(5)):
+            array[0] = first
+            if rest is not None:
+                array[1:] = rest[i]
+        return out
+"""
+
+BUGS = (*BUGS,
+    Bug("cer_reuses_its_batch_arrays", LESSON, "test_cer_single_transition",
+        {"cer_buffer": CER_REUSES_ITS_BATCH_ARRAYS_CER_BUFFER},
+        description="keeps five preallocated batch arrays on the buffer (O(1) extra cost) and refills them in every call: the arrays a learner got from one call change on the next",
+        rule="sample-new-arrays", kind="mutates-input"),
+)
+
+
+# --- blind round 7: wrong answers written from the lesson text alone ----------------
+
+LOOP_RETURNS_INT_TOTAL_PLAY_AND_TRAIN_FROM_REPLAY = """\
+#| export
+def play_and_train_from_replay(env, agent, replay, batch_size, t_max=10_000):
+    \"\"\"Play one episode; at each step store the transition, then learn from one batch
+    sampled from ``replay`` (and from nothing else). Returns the total reward.\"\"\"
+
+    def learn_only_from_replay(state, action, reward, next_state, terminated):
+        replay.add(state, action, reward, next_state, terminated)
+        for transition in zip(*replay.sample(batch_size)):
+            agent.update(*transition)
+
+    total_reward = play_and_train(env, WithUpdate(agent, learn_only_from_replay), t_max)
+    return int(total_reward)  # one number, a plain Python one
+"""
+
+BUGS = (*BUGS,
+    Bug("loop_returns_int_total", LESSON, "test_replay_only_loop",
+        {"play_and_train_from_replay": LOOP_RETURNS_INT_TOTAL_PLAY_AND_TRAIN_FROM_REPLAY},
+        description="returns int(total_reward), as discretize must: fractional rewards are truncated (-2.5 becomes -2)",
+        rule="returns-total-reward", kind="protocol"),
+)
+
+
+# --- blind round 7: wrong answers written from the lesson text alone ----------------
+
+BUGS = (*BUGS,
+
+)
+
+
+# --- blind round 7: wrong answers written from the lesson text alone ----------------
+
+BUGS = (*BUGS,
+
+)
+
+
+# --- blind round 7: wrong answers written from the lesson text alone ----------------
+
+DISCRETIZE_FLOAT_FLOOR_DIVISION_DISCRETIZE = """\
+#| export
+def discretize(observation, lows, highs, bins):
+    \"\"\"The number of the grid cell holding ``observation``: each dimension clipped into
+    [low, high] and cut into ``bins`` equal bins (the upper bound in the last one),
+    cells numbered row-major, the last dimension fastest.\"\"\"
+
+    lows, highs, bins = np.asarray(lows), np.asarray(highs), np.asarray(bins)
+    clipped = np.clip(np.asarray(observation, dtype=np.float64), lows, highs)
+    cells = ((clipped - lows) * bins // (highs - lows)).astype(np.int64)
+    cells = np.minimum(cells, bins - 1)  # the upper bound in the last bin
+    return int(np.ravel_multi_index(cells, bins))
+"""
+
+BUGS = (*BUGS,
+    Bug("discretize_float_floor_division", LESSON, "test_discretize_edges",
+        {"discretize": DISCRETIZE_FLOAT_FLOOR_DIVISION_DISCRETIZE},
+        description="computes (x - low) * bins // (high - low): float // is not floor of the quotient (1.0 // 0.1 == 9.0), so 0.05 in [0, 0.1] with 20 bins goes to bin 9, not 10",
+        rule="inner-edge-bin-above", kind="wrong-formula"),
+)

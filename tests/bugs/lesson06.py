@@ -381,3 +381,115 @@ BUGS = (*BUGS,
                     "average 6.999..., so a window exactly at the threshold is missed",
         rule="threshold-reached-when-equal", kind="boundary"),
 )
+
+
+# --- blind round 5: wrong answers written from the lesson text alone ----------------
+
+INTERVAL_CONSTANT_VALUES_ROUNDING_SPREAD_CONFIDENCE_INTERVAL = """\
+#| export
+import time
+
+import numpy as np
+from scipy import stats
+
+
+def confidence_interval(values, confidence=0.95):
+    \"\"\"(mean, low, high): Student's t interval for the mean of ``values``.\"\"\"
+    values = np.asarray(values, dtype=np.float64)
+    n = values.size
+    if n < 2:
+        raise ValueError("a confidence interval needs at least two values")
+    mean = float(values.mean())
+    s = float(values.std(ddof=1))
+    half_width = float(stats.t.ppf((1 + confidence) / 2, n - 1)) * s / n ** 0.5
+    return mean, mean - half_width, mean + half_width
+"""
+
+BUGS = (*BUGS,
+    Bug("interval_constant_values_rounding_spread", LESSON, "test_confidence_interval",
+        {"confidence_interval": INTERVAL_CONSTANT_VALUES_ROUNDING_SPREAD_CONFIDENCE_INTERVAL},
+        description="no test for values that do not vary: [0.1, 0.1, 0.1] has a computed s of 1.7e-17, so low < mean < high by a hair",
+        rule="interval-no-width-when-constant", kind="boundary"),
+)
+
+
+# --- blind round 6: wrong answers written from the lesson text alone ----------------
+
+INTERVAL_ONE_PASS_VARIANCE_CONFIDENCE_INTERVAL = """\
+#| export
+import time
+
+import numpy as np
+from scipy import stats
+
+
+def confidence_interval(values, confidence=0.95):
+    \"\"\"(mean, low, high): Student's t interval for the mean of ``values``.\"\"\"
+    values = np.asarray(values, dtype=np.float64)
+    n = values.size
+    if n < 2:
+        raise ValueError("a confidence interval needs at least two values")
+    mean = float(values.mean())
+    if np.all(values == values[0]):
+        return mean, mean, mean
+    variance = max((float(np.sum(values ** 2)) - n * mean ** 2) / (n - 1), 0.0)
+    half = float(stats.t.ppf((1 + confidence) / 2, n - 1) * np.sqrt(variance / n))
+    return mean, mean - half, mean + half
+"""
+
+BUGS = (*BUGS,
+    Bug("interval_one_pass_variance", LESSON, "test_confidence_interval",
+        {"confidence_interval": INTERVAL_ONE_PASS_VARIANCE_CONFIDENCE_INTERVAL},
+        description="s from (sum x^2 - n mean^2) / (n - 1): catastrophic cancellation for values far from 0 (s = 0 or garbage around 1e8)",
+        rule="interval-uses-t", kind="wrong-formula"),
+)
+
+
+# --- blind round 6: wrong answers written from the lesson text alone ----------------
+
+THRESHOLD_ISCLOSE_COUNTS_NEAR_MISSES_EPISODES_TO_THRESHOLD = """\
+#| export
+def episodes_to_threshold(returns, threshold, window):
+    \"\"\"The number of episodes after which the mean of the last ``window`` returns first
+    reaches ``threshold`` (full windows only), or None if it never does.\"\"\"
+    returns = np.asarray(returns, dtype=np.float64)
+    if returns.size < window:
+        return None
+    means = np.convolve(returns, np.ones(window) / window, mode="valid")
+    # three 7s average 6.999...: count a mean that rounding left just short
+    reached = np.flatnonzero((means >= threshold) | np.isclose(means, threshold))
+    return int(reached[0] + window) if reached.size else None
+"""
+
+BUGS = (*BUGS,
+    Bug("threshold_isclose_counts_near_misses", LESSON, "test_episodes_to_threshold",
+        {"episodes_to_threshold": THRESHOLD_ISCLOSE_COUNTS_NEAR_MISSES_EPISODES_TO_THRESHOLD},
+        description="mean >= threshold or np.isclose(mean, threshold) (rtol 1e-5): a mean of 194.999 'reaches' 195",
+        rule="threshold-none-if-never", kind="boundary"),
+)
+
+
+# --- blind round 6: wrong answers written from the lesson text alone ----------------
+
+AUTOCORRELATION_RAW_SUMS_AUTOCORRELATION = """\
+#| export
+def autocorrelation(values, lag):
+    \"\"\"Pearson's r between values[:-lag] and values[lag:] (0.0 if either slice is constant).\"\"\"
+    values = np.asarray(values, dtype=np.float64)
+    if lag < 1 or values.size - lag < 2:
+        raise ValueError(f"need a lag of at least 1 and two pairs, got lag {lag} for {values.size} values")
+    x, y = values[:-lag], values[lag:]
+    if np.all(x == x[0]) or np.all(y == y[0]):
+        return 0.0
+    m = x.size
+    numerator = m * np.sum(x * y) - np.sum(x) * np.sum(y)
+    denominator = np.sqrt((m * np.sum(x * x) - np.sum(x) ** 2) * (m * np.sum(y * y) - np.sum(y) ** 2))
+    return float(numerator / denominator) if denominator > 0 else 0.0
+"""
+
+BUGS = (*BUGS,
+    Bug("autocorrelation_raw_sums", LESSON, "test_autocorrelation",
+        {"autocorrelation": AUTOCORRELATION_RAW_SUMS_AUTOCORRELATION},
+        description="r = (m sum xy - sum x sum y) / sqrt(...) from raw sums: for values far from 0 (around 1e8) the cancellation gives nonsense",
+        rule="autocorrelation-pearson", kind="wrong-formula"),
+)

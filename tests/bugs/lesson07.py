@@ -450,3 +450,57 @@ BUGS = (*BUGS,
                     " the very same array object)",
         rule="inputs-untouched", kind="mutates-input"),
 )
+
+
+# --- blind round 5: wrong answers written from the lesson text alone ----------------
+
+TARGETS_SQUEEZED_BATCH_OF_ONE_TD_TARGETS = """\
+#| export
+import numpy as np
+
+
+def td_targets(target_network, rewards, next_observations, terminated, discount):
+    \"\"\"r + discount * max_a' Q_target(s', a') for each row; just r where terminated.\"\"\"
+    next_values = target_network.predict(next_observations).max(axis=1, keepdims=True)
+    rewards = np.asarray(rewards, dtype=np.float64).reshape(-1, 1)
+    alive = 1.0 - np.asarray(terminated, dtype=np.float64).reshape(-1, 1)
+    return np.squeeze(rewards + discount * alive * next_values)
+"""
+
+BUGS = (*BUGS,
+    Bug("targets_squeezed_batch_of_one", LESSON, "test_td_targets",
+        {"td_targets": TARGETS_SQUEEZED_BATCH_OF_ONE_TD_TARGETS},
+        description="works on column vectors and squeezes at the end: a batch of one row comes back as a 0-d array, shape ()",
+        rule="result-types", kind="boundary"),
+)
+
+
+# --- blind round 7: wrong answers written from the lesson text alone ----------------
+
+BUGS = (*BUGS,
+
+)
+
+
+# --- blind round 7: wrong answers written from the lesson text alone ----------------
+
+TARGETS_REFUSE_DISCOUNT_ONE_TD_TARGETS = """\
+#| export
+import numpy as np
+
+
+def td_targets(target_network, rewards, next_observations, terminated, discount):
+    \"\"\"r + discount * max_a' Q_target(s', a') for each row; just r where terminated.\"\"\"
+    if not 0 <= discount < 1:
+        raise ValueError(f"discount must be in [0, 1), got {discount}")
+    next_values = target_network.predict(next_observations).max(axis=1)
+    bootstrap = np.where(np.asarray(terminated, dtype=bool), 0.0, next_values)
+    return np.asarray(rewards, dtype=np.float64) + discount * bootstrap
+"""
+
+BUGS = (*BUGS,
+    Bug("targets_refuse_discount_one", LESSON, "test_td_targets",
+        {"td_targets": TARGETS_REFUSE_DISCOUNT_ONE_TD_TARGETS},
+        description="raises ValueError unless 0 <= discount < 1: an undiscounted γ = 1 is refused",
+        rule="target-is-reward-plus-discounted-max", kind="accidental-refusal"),
+)

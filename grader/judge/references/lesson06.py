@@ -10,6 +10,9 @@ def intervals(samples, levels):
     for values, confidence in zip(samples, levels):
         values = np.asarray(values, dtype=np.float64)
         mean = float(values.mean())
+        if np.all(values == values[0]):  # no spread at all (stats.sem may say 1e-17)
+            answers.append([mean, mean, mean])
+            continue
         half = float(stats.sem(values) * stats.t.ppf((1 + confidence) / 2, values.size - 1))
         answers.append([mean, mean - half, mean + half])
     return answers
@@ -24,8 +27,10 @@ def episodes_to_threshold(cases):
         if returns.size < window:
             answers.append(None)
             continue
-        means = np.convolve(returns, np.ones(window) / window, mode="valid")
-        reached = np.flatnonzero(means >= case["threshold"] - 1e-9)
+        # window sums against threshold x window, exactly: a mean equal to the threshold
+        # reaches it, one below it by any margin does not
+        sums = np.convolve(returns, np.ones(window), mode="valid")
+        reached = np.flatnonzero(sums >= case["threshold"] * window)
         answers.append(int(reached[0]) + window if reached.size else None)
     return answers
 
@@ -37,7 +42,7 @@ def autocorrelations(cases):
     for case in cases:
         values, lag = np.asarray(case["values"], dtype=np.float64), case["lag"]
         before, after = values[:-lag], values[lag:]
-        if before.std() == 0 or after.std() == 0:
+        if np.all(before == before[0]) or np.all(after == after[0]):
             answers.append(0.0)
         else:
             answers.append(float(np.corrcoef(before, after)[0, 1]))

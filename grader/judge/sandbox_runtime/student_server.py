@@ -78,11 +78,13 @@ class Mirror:
     """Student code's copy of a grader object: calls to its logged methods and sets of
     its settable attributes go to the transcript; everything else reads the copy."""
 
-    __slots__ = ("_mirror",)
+    __slots__ = ("_mirror", "_calls")
 
-    def __init__(self, server, lend_id, shadow, logged, settable):
+    def __init__(self, server, lend_id, shadow, logged, settable, calls=None):
         object.__setattr__(self, "_mirror", (server, lend_id, shadow, frozenset(logged),
                                              frozenset(settable)))
+        # the methods code may call besides the logged ones (None: any)
+        object.__setattr__(self, "_calls", None if calls is None else tuple(calls))
 
     @property
     def __class__(self):  # isinstance(env, gym.Env) holds for the copy too
@@ -91,6 +93,11 @@ class Mirror:
     def __getattr__(self, name):
         server, lend_id, shadow, logged, _ = object.__getattribute__(self, "_mirror")
         value = getattr(shadow, name)
+        calls = object.__getattribute__(self, "_calls")
+        if calls is not None and name not in logged and name not in calls and callable(value):
+            allowed = ", ".join(f"{method}()" for method in (*sorted(logged), *calls))
+            raise AttributeError(f"code may call only {allowed} of the {type(shadow).__name__}"
+                                 f" the grader lent it, not {name}()")
         if name in logged and callable(value):
             def logged_call(*args, **kwargs):
                 return server.logged_call(lend_id, name, value, args, kwargs)
@@ -223,9 +230,10 @@ class StudentServer:
             kwargs = self.decode(node["recipe"]["kwargs"])
             shadow = factory(*args, **kwargs)
             self.shadows[lend_id] = shadow
-            if node["logged"] or node["settable"]:
+            calls = node.get("calls")
+            if node["logged"] or node["settable"] or calls is not None:
                 self.lent[lend_id] = Mirror(self, lend_id, shadow, node["logged"],
-                                            node["settable"])
+                                            node["settable"], calls)
             else:
                 self.lent[lend_id] = shadow
         elif node["kind"] == "serve":
