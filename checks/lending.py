@@ -119,6 +119,9 @@ class Served:
 
 
 _MIRRORED = {}  # id(object) -> (object, Mirrored); cleared after each check
+# id(object) -> the factory of its recipe, for a notebook's copy: in a student edition the
+# factory may live in a module made from an earlier notebook, which no import finds
+_FACTORIES = {}
 
 
 def mirrored(factory, *args, logged=(), settable=(), pushed=(), calls=None, original=None,
@@ -131,6 +134,7 @@ def mirrored(factory, *args, logged=(), settable=(), pushed=(), calls=None, orig
     student's copy is still built from the recipe.
     """
     made = factory(*args, **kwargs) if original is None else original
+    _FACTORIES[id(made)] = factory
     _MIRRORED[id(made)] = (made, Mirrored(factory.__module__, factory.__qualname__, args,
                                           kwargs, tuple(logged), tuple(settable),
                                           tuple(pushed),
@@ -151,6 +155,7 @@ def forget_mirrored():
     """Forget a check's lending: its declarations, and in a notebook its views, kept
     values and refusals (below)."""
     _MIRRORED.clear()
+    _FACTORIES.clear()
     _VIEWS.clear()
     _KEPT.clear()
     _REFUSED.clear()
@@ -515,7 +520,7 @@ class MirrorView(LentView):
     __slots__ = ("_lent",)
 
     def __init__(self, original, declaration):
-        copy = _built_from_recipe(declaration)
+        copy = _built_from_recipe(declaration, _FACTORIES.get(id(original)))
         object.__setattr__(self, "_lent", (original, declaration, copy))
         _push(self)
 
@@ -563,12 +568,14 @@ class MirrorView(LentView):
         return repr(_lent_of(self)[2])
 
 
-def _built_from_recipe(declaration):
-    """The student's process's copy of a mirrored object: the recipe's factory called
-    with the recipe's arguments as they cross (lent objects as their views)."""
-    factory = importlib.import_module(declaration.module)
-    for part in declaration.name.split("."):
-        factory = getattr(factory, part)
+def _built_from_recipe(declaration, factory=None):
+    """The student's process's copy of a mirrored object: the recipe's factory (``factory``
+    when the check gave it here, else imported by name) called with the recipe's
+    arguments as they cross (lent objects as their views)."""
+    if factory is None:
+        factory = importlib.import_module(declaration.module)
+        for part in declaration.name.split("."):
+            factory = getattr(factory, part)
     return factory(*to_student_code(list(declaration.args)),
                    **to_student_code(dict(declaration.kwargs)))
 
