@@ -52,19 +52,6 @@ class Mirrored:
     calls: tuple = None
 
 
-def refused_call(declaration, name, value):
-    """The refusal (an AttributeError) of reading method ``name`` (``value``) of a
-    mirrored object to call it, when its declaration lists the methods code may call and
-    ``name`` is not one of them; else None. The notebook's views refuse as the sandbox's
-    copies do (``Mirror`` in grader/judge/sandbox_runtime/student_server.py)."""
-    calls, logged = declaration["calls"], declaration["logged"]
-    if calls is None or name in logged or name in calls or not callable(value):
-        return None
-    allowed = ", ".join(f"{method}()" for method in (*logged, *calls))
-    return AttributeError(f"code may call only {allowed} of the {declaration['type']} the "
-                          f"grader lent it, not {name}()")
-
-
 @dataclass(frozen=True)
 class AtMost:
     """How large one argument of a served method may be: at most ``limit``, where an int
@@ -531,8 +518,7 @@ class MirrorView(LentView):
     def __getattr__(self, name):
         original, declaration, copy = _lent_of(self)
         value = getattr(copy, name)
-        refusal = refused_call({"calls": declaration.calls, "logged": declaration.logged,
-                                "type": type(copy).__name__}, name, value)
+        refusal = _refused_call(declaration, copy, name, value)
         if refusal is not None:
             raise refusal
         if name in declaration.logged and callable(value):
@@ -566,6 +552,19 @@ class MirrorView(LentView):
 
     def __repr__(self):
         return repr(_lent_of(self)[2])
+
+
+def _refused_call(declaration, copy, name, value):
+    """The refusal (an AttributeError) of reading method ``name`` (``value``) of a mirrored
+    object's ``copy`` to call it, when its declaration lists the methods code may call and
+    ``name`` is not one of them; else None. As the sandbox's copies refuse it (``Mirror``
+    in grader/judge/sandbox_runtime/student_server.py)."""
+    calls, logged = declaration.calls, declaration.logged
+    if calls is None or name in logged or name in calls or not callable(value):
+        return None
+    allowed = ", ".join(f"{method}()" for method in (*logged, *calls))
+    return AttributeError(f"code may call only {allowed} of the {type(copy).__name__} the "
+                          f"grader lent it, not {name}()")
 
 
 def _built_from_recipe(declaration, factory=None):
