@@ -47,7 +47,7 @@ from checks.requirements import TAG, Rule, tagged
 from checks.status import Status
 from course.add_to_class import lost_methods
 from course.unchanged_arguments import aliased, changed, same, snapshot
-from course.your_work import where_raised, written_in_a_notebook
+from course.your_work import library_that_raised, where_raised, written_in_a_notebook
 
 VISIBLE_SALT = "visible"
 # Used when no salt is given. Not secret: instructors pass --salt or set GRADER_SALT.
@@ -808,9 +808,22 @@ def outcome_of(function, *args):
         raise failure_of(getattr(function, "__name__", "your code"), error, function) from None
     except Exception as error:  # what the student's code raised is the data
         _raise_refusal(lend)
-        return {"raised": type(error).__name__, "message": str(error)[:200]}
+        outcome = {"raised": type(error).__name__, "message": str(error)[:200]}
+        library = _raised_in_library(error, function)
+        if library:
+            outcome["library"] = library
+        return outcome
     _raise_refusal(lend)
     return {"raised": None}
+
+
+def _raised_in_library(error, function):
+    """The library whose code raised ``error``, if no notebook's or course's code did: as
+    the student's process told it (an exception rebuilt in the grader carries it, however
+    the student's code was reached), or read from the traceback (in a notebook)."""
+    if hasattr(error, "raised_in_library") or student_process_of(function) is not None:
+        return getattr(error, "raised_in_library", None)
+    return library_that_raised(error)
 
 
 def attempted(function, *args):
@@ -836,6 +849,12 @@ def value_error_problem(call, outcome, why="", *, rule):
                       f"what is wrong{why}.", rule=rule)
     if not str(outcome.get("message", "")).strip():
         return failed(f"{call} raised ValueError without a message: say what is wrong.",
+                      rule=rule)
+    if outcome.get("library"):
+        return failed(f"{call} raised ValueError inside {outcome['library']} "
+                      f"({outcome.get('message', '')!r}), not in your code: a library's words "
+                      "do not tell the caller what they did wrong. Check the case yourself "
+                      "and raise ValueError with a message that says what is wrong.",
                       rule=rule)
     return None
 

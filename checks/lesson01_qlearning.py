@@ -589,7 +589,8 @@ def _update_verdict(inputs, data):
 def _loop_inputs(rng):
     length = int(rng.integers(3, 8))
     return {"length": length, "time_limit": int(rng.integers(length + 2, length + 10)),
-            "step_reward": -1.0, "goal_reward": float(rng.integers(5, 20))}
+            # fractions (x.25 or x.75 in total), so a loop that casts the total is caught
+            "step_reward": -0.5, "goal_reward": float(rng.integers(5, 20)) + 0.25}
 
 
 DEFAULT_T_MAX = 10_000  # the default the signature gives

@@ -12,6 +12,7 @@ from checks.numbered_transitions import (GENERATOR_STORED, MARKER, batch_fields,
                                          generator_inputs, generator_problem,
                                          probability_of_a_repeat, sampled_fields,
                                          sampled_id_batches, sampled_ids, transition)
+from checks.operation_sequences import first_difference, observed, sequences, shown
 from checks.replay_loops import (LOOP_REWARDS, RecordingBuffer, call_replay_loop, driven_by,
                                  replay_loop_inputs, sampled_before_storing,
                                  stored_transitions_problem)
@@ -115,8 +116,49 @@ def _len(buffer):
 
 def _filling_inputs(rng):
     capacity = int(rng.integers(3, 25))
-    return {"capacity": capacity, "additions": int(rng.integers(capacity + 1, 3 * capacity)),
-            "seed": int(rng.integers(2**31))}
+    inputs = {"capacity": capacity, "additions": int(rng.integers(capacity + 1, 3 * capacity)),
+              "seed": int(rng.integers(2**31))}
+    # adds, lens and samples in turn on a small buffer, shortest first: what only the
+    # second or third call shows (a batch kept from before a later add, after wrap-around)
+    inputs["sequence_size"] = int(rng.integers(2, 5))
+    inputs["sequences"] = sequences(rng, _draw_buffer_operation)
+    return inputs
+
+
+def _draw_buffer_operation(rng, _, sequence):
+    kind = rng.choice(["add", "add", "sample", "sample", "len"])
+    if kind == "sample" and any(operation == ["add"] for operation in sequence):
+        return ["sample", int(rng.integers(2, 8))]  # sample(1): test_sample_errors's
+    return ["len"] if kind == "len" else ["add"]
+
+
+def _buffer_operation_words(operation):
+    return f"{operation[0]}({operation[1]})" if operation[0] == "sample" else (
+        "add(...)" if operation[0] == "add" else "len(buffer)")
+
+
+def _buffer_sequence_model(size):
+    """What a FIFO buffer of ``size`` holds at each operation of a sequence: None after an
+    add, the length, or the set of transitions a sample may draw from. Transition k is
+    the sequence's k-th add."""
+    def model(sequence):
+        added, answers = 0, []
+        for operation in sequence:
+            if operation[0] == "add":
+                added += 1
+                answers.append(None)
+            elif operation[0] == "len":
+                answers.append(min(added, size))
+            else:
+                answers.append(set(range(max(0, added - size), added)))
+        return answers
+    return model
+
+
+def _buffer_answer_agrees(got, wanted, operation):
+    if operation[0] != "sample":
+        return got == wanted
+    return isinstance(got, list) and len(got) == operation[1] and set(got) <= wanted
 
 
 def _len_probe(inputs, ReplayBuffer):
@@ -187,7 +229,25 @@ def _eviction_probe(inputs, ReplayBuffer):
         for k in range(SMALLEST_ADDITIONS):
             _add(made["value"], *transition(k))
         smallest = sampled_ids(made["value"], SMALLEST_BATCH)
-    return {"seen": sorted(set(seen)), "smallest": smallest}
+    return {"seen": sorted(set(seen)), "smallest": smallest,
+            "sequences": [observed(sequence, _buffer_operations(
+                _new_buffer(ReplayBuffer, inputs["sequence_size"], inputs["seed"])))
+                for sequence in inputs["sequences"]]}
+
+
+def _buffer_operations(buffer):
+    """Applies one operation of a sequence to ``buffer``: what it observed."""
+    added = []
+
+    def apply(operation):
+        if operation[0] == "add":
+            _add(buffer, *transition(len(added)))
+            added.append(True)
+            return None
+        if operation[0] == "len":
+            return _len(buffer)
+        return sampled_ids(buffer, operation[1])
+    return apply
 
 
 def _eviction_verdict(inputs, data):
@@ -219,7 +279,25 @@ def _eviction_verdict(inputs, data):
                       f"sample({SMALLEST_BATCH}) returned transitions {data['smallest']}; a "
                       f"buffer of size 1 holds the newest transition, {newest}, alone.",
                       rule=FIFO_DROPS_OLDEST)
-    return passed(f"{situation}, and it does; ReplayBuffer(1) holds the newest.")
+    found = first_difference(inputs["sequences"], data["sequences"],
+                             _buffer_sequence_model(inputs["sequence_size"]),
+                             _buffer_answer_agrees)
+    if found:
+        sequence, position, got, wanted = found
+        operation = sequence[position]
+        calls = shown(sequence, position, _buffer_operation_words)
+        start = (f"on a new ReplayBuffer({inputs['sequence_size']}), the calls {calls} "
+                 "(the k-th add storing transition k, from 0)")
+        if operation[0] == "len":
+            return failed(f"{start} ended with len(buffer) = {got!r}; it should be {wanted}.",
+                          rule=LEN_COUNTS_STORED)
+        return failed(f"{start} ended with {_buffer_operation_words(operation)} returning "
+                      f"transitions {got!r}; the buffer holds {sorted(wanted)} then: sample "
+                      "from what is stored now (nothing kept from an earlier call), "
+                      f"{operation[1]} rows.", rule=FIFO_DROPS_OLDEST)
+    return passed(f"{situation}, and it does; ReplayBuffer(1) holds the newest; adds, lens "
+                  f"and samples in turn agree with a FIFO buffer over "
+                  f"{len(inputs['sequences'])} sequences.")
 
 
 # --- what sample returns ---------------------------------------------------------------

@@ -276,7 +276,9 @@ def as_arrays(rows):
 
 def _targets_inputs(rng):
     return {"seed": int(rng.integers(2**31)), "discount": round(float(rng.uniform(0.8, 0.99)), 3),
-            "batch": batch_rows(rng, int(rng.integers(6, 14)))}
+            "batch": batch_rows(rng, int(rng.integers(6, 14))),
+            # the target network synced to another network's parameters between two calls
+            "synced_seed": int(rng.integers(2**31))}
 
 
 def _targets_probe(inputs, td_targets):
@@ -308,6 +310,13 @@ def _targets_probe(inputs, td_targets):
                  f"{inputs['discount']}) with integer rewards", td_targets, target,
                  np.round(rewards).astype(np.int64), next_observations, terminated,
                  inputs["discount"])
+    # the same batch again after a sync (the grader loads other parameters into the target
+    # network): the targets follow the network as it is now, nothing kept from before
+    target.load_parameters(QNetwork(CARTPOLE_NETWORK, inputs["synced_seed"]).parameters())
+    got = call_student(f"td_targets(target_network, rewards, next_observations, terminated, "
+                       f"{inputs['discount']}) after a sync", td_targets, target, rewards,
+                       next_observations, terminated, inputs["discount"])
+    returned["after_sync"] = _returned(got, "td_targets")
     return returned
 
 
@@ -377,9 +386,17 @@ def _targets_verdict(inputs, data):
         return failed(f"with discount 1 your targets are {_shown(one)}, expected "
                       f"{_shown(undiscounted)}: a discount is any value from 0 to 1, both "
                       "included (1: the future counts in full).", rule=TARGETS_FORMULA)
+    synced = reference(LESSON, "targets", {**inputs, "seed": inputs["synced_seed"]})["targets"]
+    after_sync = data["after_sync"].get("values")
+    if not _close(after_sync, synced):
+        return failed(f"after the target network was synced (its parameters replaced), "
+                      f"td_targets of the same batch returned {_shown(after_sync)}; the "
+                      f"network as it is now gives {_shown(synced)}. Compute the "
+                      "targets from the target network at every call: nothing kept from an "
+                      "earlier one.", rule=TARGETS_FORMULA)
     return passed(f"{len(expected['targets'])} targets match r + discount * max Q_target(s', a'),"
                   " the reward alone where the episode terminated, and the rewards with "
-                  "discount 0.")
+                  "discount 0, and follow the target network after a sync.")
 
 
 # --- the weighted Huber loss ------------------------------------------------------------

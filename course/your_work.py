@@ -126,3 +126,32 @@ def where_raised(error, called=None):
     if frame.f_code is code:
         return None
     return _function_name(frame), lesson
+
+
+
+def library_that_raised(error):
+    """The module whose code raised ``error`` (the innermost frame of its traceback) when
+    that code is a library's (numpy's ``integers`` refusing ``high <= 0``, say), else None:
+    code in a notebook, in the course's helpers or in an earlier lesson's module is the
+    course's own. A ValueError a lesson asks for is one your code raises, with words that
+    tell the caller what they did wrong."""
+    traceback = getattr(error, "__traceback__", None)
+    if traceback is None:
+        return None
+    while traceback.tb_next is not None:
+        traceback = traceback.tb_next
+    frame = traceback.tb_frame
+    if _notebook_lesson(frame) is not None or _the_courses_module(frame.f_globals):
+        return None
+    module = frame.f_globals.get("__name__")
+    return module if isinstance(module, str) else "a library"
+
+
+def _the_courses_module(names):
+    """Whether a frame's globals ``names`` are those of one of the course's modules: its
+    helpers (``course/``) or a lesson's reference module, beside them."""
+    try:
+        path = Path(names["__file__"]).resolve()
+    except (KeyError, TypeError, OSError):
+        return False
+    return path.parent == EDITION or path.is_relative_to(EDITION / "course")

@@ -128,7 +128,8 @@ CHECKS = LessonChecks(LESSON, [
           _wrap_inputs, _wrap_probe, _wrap_verdict,
           calls=(SUM_TREE,),
           asks="Once full, add overwrites the oldest transition and gives its slot the "
-               "maximal priority, and len stays at the capacity.",
+               "maximal priority, and len stays at the capacity; sampled rows are the "
+               "transitions stored in their slots, dtype and value.",
           rules=(OVERWRITES_OLDEST, OVERWRITTEN_SLOT_PRIORITY, LEN_AFTER_WRAP,
                  BATCH_LARGER_THAN_BUFFER, SAMPLE_RETURNS)),
     Check("test_no_empty_or_out_of_range_samples", "no empty or out-of-range samples",

@@ -16,6 +16,7 @@ from checks.lesson03_prioritized_replay.driving import (
     LESSON, _attempt, _close, _fill, _max_priority, _new_buffer, _priorities, _sample,
     _sampled_ids, _samples, _tree_total, _unless_raised, _update_priorities)
 from checks.requirements import Rule
+from course.ring_buffer import NumpyRingBuffer
 from checks.statistics import FALSE_FAILURE_RATE, chi_square_pvalue, describe_counts, fits
 
 
@@ -527,6 +528,9 @@ def _updates_inputs(rng):
                      "td_errors": (-rng.uniform(0.1, 3, size=3)).round(4).tolist()}}
 
 
+SINGLE_PRECISION_ERRORS = (50.25, -75.5, 0.0)  # exact in float32; epsilon is not, beside them
+
+
 def _updates_probe(inputs, PrioritizedReplayBuffer):
     buffer = _new_buffer(PrioritizedReplayBuffer, inputs["capacity"], inputs["alpha"],
                          inputs["seed"])
@@ -546,8 +550,17 @@ def _updates_probe(inputs, PrioritizedReplayBuffer):
                          seed=inputs["seed"])
     _fill(given, [0, 1])
     _update_priorities(given, [0, 1], [0.5, 0.0])
+    # a network's TD errors, float32: p = |delta| + epsilon still holds to float64's
+    # precision (computed in float32, epsilon is lost beside |delta| = 50.25)
+    single = _new_buffer(PrioritizedReplayBuffer, inputs["capacity"], inputs["alpha"],
+                         inputs["seed"])
+    _fill(single, range(len(SINGLE_PRECISION_ERRORS)))
+    call_student("update_priorities(slots, td_errors) with float32 TD errors",
+                 single.update_priorities, np.arange(len(SINGLE_PRECISION_ERRORS)),
+                 np.asarray(SINGLE_PRECISION_ERRORS, dtype=np.float32))
     return {"after_each_round": after, "by_default": _priorities(default, [0, 1]),
             "given_epsilon": _priorities(given, [0, 1]),
+            "single_precision": _priorities(single, range(len(SINGLE_PRECISION_ERRORS))),
             "repeated": _repeated_slots(PrioritizedReplayBuffer, inputs),
             "kept": _inputs_kept(PrioritizedReplayBuffer, inputs)}
 
@@ -635,6 +648,16 @@ def _updates_verdict(inputs, data):
                       f"(|delta| + {epsilon:g})^{alpha} = {want[0]:.6g} and {want[1]:.6g}; it "
                       f"holds {got}: use the epsilon the buffer is given (self.epsilon).",
                       rule=BUFFER_PARAMETERS)
+    want = [(abs(error) + EPSILON) ** alpha for error in SINGLE_PRECISION_ERRORS]
+    got = data.get("single_precision") or []
+    if len(got) != len(want) or not all(_close(g, w) for g, w in zip(got, want)):
+        return failed(f"after update_priorities(slots, td_errors) with the float32 TD errors "
+                      f"{list(SINGLE_PRECISION_ERRORS)} (as a network computes them), the "
+                      f"priorities should be (|delta| + {EPSILON:g})^{alpha} = "
+                      f"{[f'{w:.12g}' for w in want]}, but they are "
+                      f"{[f'{g:.12g}' if isinstance(g, float) else g for g in got]}: compute "
+                      "p in float64 (float32 loses epsilon beside |delta| = 50.25).",
+                      rule=PRIORITY_FORMULA)
     problem = _repeated_problem(inputs, data.get("repeated") or {})
     if problem:
         return problem
@@ -692,6 +715,64 @@ def _wrap_inputs(rng):
             "seed": int(rng.integers(2**31))}
 
 
+# Transitions as environments give them: each sampled row must be the transition stored
+# in its slot, as the course's ring stores it, dtype and value (a reward of 0.1 that
+# comes back as float32's 0.10000000149, or done as 1.0, is another transition)
+AS_GIVEN = {
+    "Taxi-like (Python ints and bools, rewards with decimals)":
+        lambda k: (k, k % 6, -1.0 + k / 10, k + 1, k % 2 == 0),
+    "CartPole-like (float32 vectors, numpy scalars)":
+        lambda k: (np.full(4, k / 10, dtype=np.float32), np.int64(k % 2), np.float64(1.0),
+                   np.full(4, (k + 1) / 10, dtype=np.float32), np.bool_(k % 3 == 0)),
+}
+AS_GIVEN_STORED, AS_GIVEN_BATCH = 3, 6
+FIELD_NAMES = ("obs_t", "action", "reward", "obs_tp1", "done")
+
+
+def _rows_as_stored(PrioritizedReplayBuffer, inputs):
+    """For each kind of :data:`AS_GIVEN` transitions: the five fields of one batch from a
+    buffer that stored three of them, as dtypes and values, and the batch's slots."""
+    rows = {}
+    for kind, make in AS_GIVEN.items():
+        buffer = _new_buffer(PrioritizedReplayBuffer, AS_GIVEN_STORED + 2, inputs["alpha"],
+                             inputs["seed"])
+        for k in range(AS_GIVEN_STORED):
+            call_student("add(obs_t, action, reward, obs_tp1, done)", buffer.add, *make(k))
+        batch = call_student(f"sample({AS_GIVEN_BATCH}, beta=0.5)", buffer.sample,
+                             AS_GIVEN_BATCH, 0.5)
+        fields = [np.asarray(field) for field in list(batch)]  # seven: the contract's
+        rows[kind] = {"fields": [{"dtype": str(field.dtype), "values": field.tolist()}
+                                 for field in fields[:5]],
+                      "slots": fields[6].reshape(-1).tolist()}
+    return rows
+
+
+def _rows_as_stored_problem(rows):
+    """Feedback when a batch's rows are not the transitions stored in its slots, as the
+    course's ring stores them (dtype and value); None when they are."""
+    for kind, make in AS_GIVEN.items():
+        ring = NumpyRingBuffer(AS_GIVEN_STORED + 2)
+        for k in range(AS_GIVEN_STORED):
+            ring.add(*make(k))
+        slots, fields = rows[kind]["slots"], rows[kind]["fields"]
+        if len(slots) != AS_GIVEN_BATCH or len(fields) != len(FIELD_NAMES):
+            return (f"sample({AS_GIVEN_BATCH}, beta=0.5) with {AS_GIVEN_STORED} {kind} "
+                    f"transitions stored returned {len(slots)} slots and {len(fields)} "
+                    f"fields; it returns {AS_GIVEN_BATCH} rows of the five fields.")
+        if not all(isinstance(slot, int) and 0 <= slot < AS_GIVEN_STORED for slot in slots):
+            continue  # a slot that holds nothing: test_no_empty_or_out_of_range_samples's
+        for name, got, want in zip(FIELD_NAMES, fields, ring[np.asarray(slots, dtype=np.int64)]):
+            values = np.asarray(got["values"], dtype=want.dtype)
+            if got["dtype"] != str(want.dtype) or not np.array_equal(values, want):
+                shown = np.asarray(got["values"]).reshape(-1)[:3].tolist()
+                return (f"with {AS_GIVEN_STORED} {kind} transitions stored, sample returned "
+                        f"{name} as {got['dtype']} {shown}, but the transitions stored in "
+                        f"those slots hold {want.dtype} {want.reshape(-1)[:3].tolist()}: "
+                        "return each row as the transition stored in its slot (no "
+                        "conversion on the way in or out).")
+    return None
+
+
 def _wrap_probe(inputs, PrioritizedReplayBuffer):
     capacity, extra = inputs["capacity"], inputs["extra"]
     buffer = _new_buffer(PrioritizedReplayBuffer, capacity, inputs["alpha"], inputs["seed"])
@@ -715,7 +796,8 @@ def _wrap_probe(inputs, PrioritizedReplayBuffer):
     _fill(one, [0, 1])
     return {"length": call_student("len(buffer)", len, buffer), "priorities": priorities,
             "ids": ids,
-            "one": _sample(one, 3, 0.5), "one_length": call_student("len(buffer)", len, one)}
+            "one": _sample(one, 3, 0.5), "one_length": call_student("len(buffer)", len, one),
+            "as_stored": _rows_as_stored(PrioritizedReplayBuffer, inputs)}
 
 
 def _wrap_verdict(inputs, data):
@@ -769,8 +851,12 @@ def _wrap_verdict(inputs, data):
                       f"it returned {one.get('ids')} with weights {one.get('weights')}.",
                       rule=OVERWRITES_OLDEST if one.get("ids") != [1, 1, 1]
                       else BATCH_LARGER_THAN_BUFFER)
+    problem = _rows_as_stored_problem(data["as_stored"])
+    if problem:
+        return failed(problem, rule=SAMPLE_RETURNS)
     return passed(f"{situation}, the newest {capacity} are stored and the overwritten slots "
-                  "got the maximal priority; a buffer of capacity 1 keeps the newest.")
+                  "got the maximal priority; a buffer of capacity 1 keeps the newest; rows "
+                  "come back as stored, dtype and value.")
 
 
 # --- the buffer: never an empty slot or a slot out of range ------------------------------------

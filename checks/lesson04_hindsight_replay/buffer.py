@@ -359,7 +359,7 @@ def _rewards_probe(inputs, HindsightReplayBuffer):
     return {"rows": [row for _ in range(20) for row in _decoded_sample(buffer, 32)],
             "reached": _decoded_sample(reached, REACHED_ROWS),
             "other_rewards": [row for _ in range(5) for row in _decoded_sample(other, 32)],
-            "misplaced_goals": env.misplaced[:1]}
+            "misplaced_goals": env.misplaced[:1], "other_infos": env.other_infos[:1]}
 
 
 OTHER_REWARDS = {"success_reward": 1.0, "step_reward": 0.0}
@@ -416,6 +416,12 @@ def _rewards_verdict(inputs, data):
                       f"transition's goal. An environment whose rewards are not symmetric "
                       "(success as reaching at least the goal) gives other rewards when they "
                       "are swapped.", rule=rule)
+    for method, info in data.get("other_infos", []):
+        return failed(f"env.{method}(achieved_goal, desired_goal, info) was given {info} as "
+                      "its info; the lesson's call passes {}, one empty dict for the whole "
+                      f"batch: env.{method}(next_achieved_goal, goal, {{}}).",
+                      rule=REWARD_RECOMPUTED if method == "compute_reward"
+                      else TERMINATED_RECOMPUTED)
     if not achieved_by_row:
         return failed("no relabelled transition ever achieved its own substitute goal; with "
                       "'future' the goal achieved at t + 1 must be a possible choice.",

@@ -67,19 +67,24 @@ class GoalRoles:
     def __init__(self, env):
         self.env = env
         self.misplaced = []  # [method, the number of the first vector out of place]
+        self.other_infos = []  # [method, what it was given as info] when not the {} asked
 
     def __getattr__(self, name):
         return getattr(self.env, name)
 
     def compute_reward(self, achieved_goal, desired_goal, info):
-        self._note("compute_reward", achieved_goal)
+        self._note("compute_reward", achieved_goal, info)
         return self.env.compute_reward(achieved_goal, desired_goal, info)
 
     def compute_terminated(self, achieved_goal, desired_goal, info):
-        self._note("compute_terminated", achieved_goal)
+        self._note("compute_terminated", achieved_goal, info)
         return self.env.compute_terminated(achieved_goal, desired_goal, info)
 
-    def _note(self, method, achieved_goal):
+    def _note(self, method, achieved_goal, info):
+        # the lesson's call passes {}, one empty dict for the whole batch (a list of dicts
+        # per transition is another library's convention)
+        if not (type(info) is dict and not info) and len(self.other_infos) < 1:
+            self.other_infos.append([method, repr(info)[:60]])
         vectors = np.asarray(achieved_goal)
         if vectors.shape[-1:] != (CODE_BITS,):
             return  # not goal vectors at all: what comes back is judged, not the call

@@ -102,6 +102,11 @@ def rebuilt_exception(error):
         kind = _STUDENT_EXCEPTIONS.setdefault(name, type(name, (StudentException,), {}))
     exception = kind(message)
     exception.student_origin = _origin(error.get("origin") if isinstance(error, dict) else None)
+    library = error.get("library") if isinstance(error, dict) else None
+    # the library whose code raised it, as the student's process tells it: the student's
+    # own words could claim any origin, so this only ever costs the student (an error the
+    # lesson asks for must be raised by their code)
+    exception.raised_in_library = printable(library, 80) if isinstance(library, str) else None
     return exception
 
 

@@ -615,3 +615,30 @@ BUGS = (*BUGS,
         description="tidies up with env.close() after the episode (as gymnasium's tutorials do): a call the lent environment does not allow, harmless-looking on Taxi",
         rule="lent-as-stated", kind="protocol"),
 )
+
+
+# --- blind round 8: wrong answers written from the lesson text alone ----------------
+
+LOOP_TOTAL_CAST_TO_INT_PLAY_AND_TRAIN = """\
+#| export
+def play_and_train(env, agent, t_max=10_000):
+    \"\"\"Play one episode, updating ``agent`` after every step; return the total reward.\"\"\"
+    total_reward = 0
+    state, _ = env.reset()
+    for _ in range(t_max):
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        agent.update(state, action, reward, next_state, terminated)
+        total_reward += reward
+        state = next_state
+        if terminated or truncated:
+            break
+    return int(total_reward)  # rewards are whole numbers
+"""
+
+BUGS = (*BUGS,
+    Bug("loop_total_cast_to_int", LESSON, "test_play_and_train",
+        {"play_and_train": LOOP_TOTAL_CAST_TO_INT_PLAY_AND_TRAIN},
+        description="returns int(total_reward) (Taxi's rewards are whole numbers): any fractional total is truncated towards zero",
+        rule="returns-total-reward", kind="wrong-formula"),
+)

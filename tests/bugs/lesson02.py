@@ -315,6 +315,7 @@ BUGS = (
         description="deque(maxlen=size + 1): the buffer holds one transition too many"),
     Bug("len_is_capacity", LESSON, "test_len_never_above_capacity",
         {"buffer_class": CLASS_LEN_IS_CAPACITY},
+        also_fails=("test_fifo_eviction",),  # len in its sequences of calls
         rule="len-counts-stored", kind="size-from-argument",
         description="__len__ returns the capacity, not the number stored"),
     Bug("refuses_adds_when_full", LESSON, "test_fifo_eviction",
@@ -1031,4 +1032,56 @@ BUGS = (*BUGS,
         also_fails=("test_uniform_sampling",),
         description="memory-saving buffer storing each observation once: a transition's next observation is read from the obs_t of the transition stored after it, which is wrong at every episode boundary (it is the next episode's start state)",
         rule="transition-intact", kind="wrong-source"),
+)
+
+
+# --- blind round 7: wrong answers written from the lesson text alone ----------------
+
+SAMPLE_EMPTY_RELIES_ON_NUMPY_ERROR_BUFFER_SAMPLE = """\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    \"\"\"``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask).\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    # an empty buffer: numpy refuses integers(0) with a ValueError itself
+    indices = self.rng.integers(len(self._storage), size=batch_size)
+    batch = [self._storage[i] for i in indices]
+    return tuple(np.stack(field) for field in zip(*batch))
+"""
+
+BUGS = (*BUGS,
+    Bug("sample_empty_relies_on_numpy_error", LESSON, "test_sample_errors",
+        {"buffer_sample": SAMPLE_EMPTY_RELIES_ON_NUMPY_ERROR_BUFFER_SAMPLE},
+        description="no empty check: rng.integers(0) raises numpy's ValueError('high <= 0'), a ValueError whose message says nothing about an empty buffer",
+        rule="empty-sample-raises", kind="accidental-refusal"),
+)
+
+
+# --- blind round 8: wrong answers written from the lesson text alone ----------------
+
+SAMPLE_CACHE_KEYED_ON_LEN_BUFFER_SAMPLE = """\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    \"\"\"``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask).\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if not self._storage:
+        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+    # stack the storage only when it changed, not at every call
+    if getattr(self, "_stacked_len", None) != len(self._storage):
+        self._stacked = tuple(np.stack(field) for field in zip(*self._storage))
+        self._stacked_len = len(self._storage)
+    indices = self.rng.integers(len(self._storage), size=batch_size)
+    return tuple(field[indices] for field in self._stacked)  # fancy indexing copies
+"""
+
+BUGS = (*BUGS,
+    Bug("sample_cache_keyed_on_len", LESSON, "test_fifo_eviction",
+        {"buffer_sample": SAMPLE_CACHE_KEYED_ON_LEN_BUFFER_SAMPLE},
+        description="sample stacks the storage once and reuses the stacked arrays while len is unchanged: once the buffer is full len stays at size, so later samples keep drawing from the snapshot (evicted transitions, never the new ones)",
+        rule="fifo-drops-oldest", kind="after-wrap"),
 )

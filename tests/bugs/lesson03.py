@@ -974,3 +974,69 @@ BUGS = (*BUGS,
         description="returns beta_start + fraction * (1 - beta_start) without float(): an np.float64 for an np.int64 step, an np.float32 (not a float at all) for an np.float32 beta_start",
         rule="result-types", kind="numpy-scalars"),
 )
+
+
+# --- blind round 8: wrong answers written from the lesson text alone ----------------
+
+FIELDS_STORED_AS_FLOAT32_PER_CLASS = """\
+#| export
+class PrioritizedReplayBuffer:
+    \"\"\"Proportional prioritized replay (Schaul et al., 2016).
+
+    Transitions live in ``self.storage`` (a NumpyRingBuffer); their priorities p^alpha
+    in ``self.tree`` (a SumTree), slot for slot. New transitions get the largest priority
+    given so far, ``self.max_priority`` (1 at first); ``update_priorities`` sets
+    p = |delta| + epsilon. ``seed`` seeds the buffer's generator ``self.rng``.
+    \"\"\"
+
+    def __init__(self, capacity, alpha=0.6, epsilon=1e-6, seed=None):
+        if alpha < 0 or not epsilon > 0:
+            raise ValueError(f"need alpha >= 0 and epsilon > 0, got {alpha} and {epsilon}")
+        self.capacity, self.alpha, self.epsilon = capacity, alpha, epsilon
+        self.storage = NumpyRingBuffer(capacity)
+        self.tree = SumTree(capacity)
+        self.max_priority = 1.0
+        self.rng = np.random.default_rng(seed)
+
+    def __len__(self):
+        \"\"\"The number of transitions stored (at most ``capacity``).\"\"\"
+        return len(self.storage)
+
+    def add(self, obs_t, action, reward, obs_tp1, done):
+        \"\"\"Store a transition (overwriting the oldest when full) at the maximal priority.\"\"\"
+        # float32 fields, as a network's loss would use them
+        slot = self.storage.add(obs_t, action, np.float32(reward), obs_tp1, np.float32(done))
+        self.tree.update([slot], self.max_priority ** self.alpha)
+"""
+
+TD_ERRORS_KEPT_IN_THEIR_DTYPE_PER_UPDATE_PRIORITIES = """\
+#| export
+@add_to_class(PrioritizedReplayBuffer)
+def update_priorities(self, slots, td_errors):
+    \"\"\"Set p = |delta| + epsilon for each sampled slot; store p^alpha in the tree.\"\"\"
+    slots = np.asarray(slots)
+    td_errors = np.asarray(td_errors)
+    if td_errors.dtype.kind not in "f":
+        td_errors = td_errors.astype(np.float64)
+    if slots.shape != td_errors.shape:
+        raise ValueError(f"got {slots.size} slots but {td_errors.size} TD errors")
+    if not np.all(np.isfinite(td_errors)):
+        raise ValueError("TD errors must be finite")
+    if np.any((slots < 0) | (slots >= len(self))):
+        raise ValueError(f"slots must lie in [0, {len(self)}), the filled part of the buffer")
+    priorities = np.abs(td_errors) + td_errors.dtype.type(self.epsilon)
+    self.tree.update(slots, priorities ** td_errors.dtype.type(self.alpha))
+    if priorities.size:
+        self.max_priority = max(self.max_priority, float(priorities.max()))
+"""
+
+BUGS = (*BUGS,
+    Bug("fields_stored_as_float32", LESSON, "test_wraparound",
+        {"per_class": FIELDS_STORED_AS_FLOAT32_PER_CLASS},
+        description="add stores reward and done as np.float32 (as DQN buffers do): sample returns done as 0.0/1.0 floats and a reward of 0.1 as 0.10000000149",
+        rule="result-types", kind="protocol"),
+    Bug("td_errors_kept_in_their_dtype", LESSON, "test_priority_updates",
+        {"per_update_priorities": TD_ERRORS_KEPT_IN_THEIR_DTYPE_PER_UPDATE_PRIORITIES},
+        description="computes |delta| + epsilon in the TD errors' own dtype: float32 TD errors (a network's) lose epsilon (100 + 1e-6 == 100 in float32) and p^alpha is rounded to float32 before entering the float64 tree",
+        rule="priority-formula", kind="wrong-formula"),
+)

@@ -1209,3 +1209,41 @@ BUGS = (*BUGS,
         description="stores observation['observation'] as the achieved goals (section 1: achieved_goal is 'here the same bits'): any goal environment whose observation is not its achieved goal gets wrong substitute goals and rewards",
         rule="loop-stores-episode", kind="wrong-source"),
 )
+
+
+# --- blind round 8: wrong answers written from the lesson text alone ----------------
+
+REWARD_INFO_PER_TRANSITION_HER_SAMPLE = """\
+#| export
+@add_to_class(HindsightReplayBuffer)
+def sample(self, batch_size):
+    \"\"\"``batch_size`` stored transitions drawn uniformly, a share k/(k+1) relabelled with
+    hindsight goals; returns (obs, actions, rewards, next_obs, terminated, goals).\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    total = len(self)
+    if total == 0:
+        raise ValueError("cannot sample from an empty buffer: store an episode first")
+    ends = np.cumsum(self.lengths)  # transitions stored up to and including each row
+    flat = self.rng.integers(total, size=batch_size)  # uniform over all transitions
+    episodes = np.searchsorted(ends, flat, side="right")
+    steps = flat - (ends[episodes] - self.lengths[episodes])
+    goals = self.desired_goals[episodes].copy()
+    relabel = self.rng.random(batch_size) < self.k / (self.k + 1)
+    goal_steps = hindsight_goal_steps(self.strategy, steps[relabel],
+                                      self.lengths[episodes[relabel]], self.rng)
+    goals[relabel] = self.achieved_goals[episodes[relabel], goal_steps]
+    next_achieved = self.achieved_goals[episodes, steps + 1]
+    infos = [{} for _ in range(batch_size)]  # one info per transition of the batch
+    rewards = self.env.compute_reward(next_achieved, goals, infos)
+    terminated = self.env.compute_terminated(next_achieved, goals, infos)
+    return (self.observations[episodes, steps], self.actions[episodes, steps], rewards,
+            self.observations[episodes, steps + 1], terminated, goals)
+"""
+
+BUGS = (*BUGS,
+    Bug("reward_info_per_transition", LESSON, "test_rewards_recomputed",
+        {"her_sample": REWARD_INFO_PER_TRANSITION_HER_SAMPLE},
+        description="passes one info dict per transition, [{}] * batch_size, as SB3's HER does: an environment reading its info argument as the lesson states gets a list",
+        rule="reward-recomputed", kind="protocol"),
+)

@@ -504,3 +504,31 @@ BUGS = (*BUGS,
         description="raises ValueError unless 0 <= discount < 1: an undiscounted γ = 1 is refused",
         rule="target-is-reward-plus-discounted-max", kind="accidental-refusal"),
 )
+
+
+# --- blind round 8: wrong answers written from the lesson text alone ----------------
+
+TARGETS_MEMOIZED_ACROSS_SYNCS_TD_TARGETS = """\
+#| export
+import numpy as np
+
+_FROZEN_VALUES = {}  # the target network is frozen between syncs: remember its values
+
+
+def td_targets(target_network, rewards, next_observations, terminated, discount):
+    \"\"\"r + discount * max_a' Q_target(s', a') for each row; just r where terminated.\"\"\"
+    next_observations = np.asarray(next_observations, dtype=np.float64)
+    key = (id(target_network), next_observations.tobytes())
+    if key not in _FROZEN_VALUES:
+        _FROZEN_VALUES[key] = target_network.predict(next_observations).max(axis=1)
+    next_values = _FROZEN_VALUES[key]
+    bootstrap = np.where(np.asarray(terminated, dtype=bool), 0.0, next_values)
+    return np.asarray(rewards, dtype=np.float64) + discount * bootstrap
+"""
+
+BUGS = (*BUGS,
+    Bug("targets_memoized_across_syncs", LESSON, "test_td_targets",
+        {"td_targets": TARGETS_MEMOIZED_ACROSS_SYNCS_TD_TARGETS},
+        description="memoizes the target network's max Q per (network id, next observations), assuming the target is frozen: after sync_target loads new parameters the old values come back",
+        rule="target-is-reward-plus-discounted-max", kind="wrong-source"),
+)

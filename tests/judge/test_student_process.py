@@ -219,3 +219,13 @@ def test_the_same_student_exception_name_is_the_same_class_and_its_origin_is_kep
                                   "origin": origin}).student_origin is None
     long = rebuilt_exception({"type": "ValueError", "origin": ["f" * 500, "02_replay_buffer"]})
     assert len(long.student_origin[0]) <= 80
+
+
+def test_the_library_that_raised_is_kept_as_short_printable_words_or_not_at_all():
+    told = rebuilt_exception({"type": "ValueError", "message": "high <= 0",
+                              "library": "numpy.random\x1b[2J" + "x" * 500})
+    assert told.raised_in_library.startswith("numpy.random?")
+    assert len(told.raised_in_library) <= 80
+    for library in (None, 7, ["numpy"]):
+        assert rebuilt_exception({"type": "ValueError", "message": "m",
+                                  "library": library}).raised_in_library is None

@@ -11,6 +11,8 @@ from course.plotting import mean_and_band, moving_average
 from course.qtables import greedy_actions, qtable_from_agent
 from course.taxi import (ENV_ID, N_ACTIONS, N_STATES, STEP_LIMIT, evaluate_policy,
                          evaluate_qtable, optimal_evaluation, taxi_model)
+from course.your_work import library_that_raised
+from replay_buffer import ReplayBuffer
 
 # --- course.taxi -----------------------------------------------------------------------
 
@@ -223,3 +225,20 @@ def test_the_longest_correct_episode_of_the_loop_checks_is_never_refused():
     for _ in range(10_005):  # to the time limit, one step past t_max's 10,000
         truncated = env.step(0)[3]
     assert truncated and not env.unwrapped.ran_away
+
+
+def test_an_error_raised_by_a_library_is_told_apart_from_one_the_notebook_raises():
+    notebook = {"__name__": "__main__", "np": np}  # a notebook's cells: no __file__
+    exec("def own(rng):\n    raise ValueError('cannot sample from an empty buffer')\n"  # noqa: S102
+         "def numpy_s(rng):\n    return rng.integers(0, size=1)\n", notebook)
+    raised = {}
+    for name in ("own", "numpy_s"):
+        try:
+            notebook[name](np.random.default_rng(0))
+        except ValueError as error:
+            raised[name] = library_that_raised(error)
+    assert raised == {"own": None, "numpy_s": "numpy.random._bounded_integers"}
+    assert library_that_raised(ValueError("never raised")) is None
+    with pytest.raises(ValueError) as refused:  # a reference module is the course's own
+        ReplayBuffer(10).sample(1)
+    assert library_that_raised(refused.value) is None

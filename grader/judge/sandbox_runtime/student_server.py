@@ -44,7 +44,20 @@ def _describe(error, called=None):
     origin = _origin(error, called)
     if origin is not None:
         described["origin"] = list(origin)
+    library = _library_that_raised(error)
+    if library is not None:
+        described["library"] = library
     return described
+
+
+def _library_that_raised(error):
+    """The module (a library's) whose code raised ``error``, when no notebook code did."""
+    try:
+        from course.your_work import library_that_raised
+
+        return library_that_raised(error)
+    except Exception:  # noqa: BLE001 - a fact for one verdict, never a reason to fail
+        return None
 
 
 def _origin(error, called):
