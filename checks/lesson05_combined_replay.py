@@ -354,7 +354,7 @@ def _single_probe(inputs, CombinedReplayBuffer):
     shaped = _new_buffer(CombinedReplayBuffer, 10, inputs["seed"])
     for k in range(3):
         call_student("add(obs_t, action, reward, obs_tp1, done)", shaped.add,
-                     np.full(SHAPED, k, dtype=np.float32), k, float(k),
+                     np.full(SHAPED, k, dtype=np.float32), k, SHAPED_REWARDS[k],
                      np.full(SHAPED, k + 1, dtype=np.float32), False)
     shaped_batch = attempted(call_student, f"sample({inputs['batch_size']})", shaped.sample,
                              inputs["batch_size"])
@@ -367,7 +367,23 @@ def _single_probe(inputs, CombinedReplayBuffer):
             "capacity_one": sampled_ids(tiny, inputs["batch_size"]), "errors": errors,
             "after_refusals": {"len": _len(kept), "ids": sampled_ids(kept, 2)},
             "twins": {"rests": rests, "after": after},
-            "newest_after_caller_reuse": newest_row.reshape(-1).tolist()}
+            "newest_after_caller_reuse": newest_row.reshape(-1).tolist(),
+            "shaped_rows": _numbers_and_rewards(shaped_batch)}
+
+
+def _numbers_and_rewards(attempt):
+    """[observation number, reward] of each row of a sampled batch of the shaped buffer
+    (whose observation k is full of k), or [] when its shapes do not allow (those are
+    judged first)."""
+    if "raised" in attempt:
+        return []
+    fields = list(attempt["value"])
+    observations = np.asarray(fields[0], dtype=np.float64)
+    rewards = np.asarray(fields[2], dtype=np.float64).reshape(-1)
+    if rewards.size == 0 or observations.size % rewards.size:
+        return []
+    numbers = observations.reshape(rewards.size, -1)[:, 0]
+    return np.column_stack([numbers, rewards]).tolist()
 
 
 # a CombinedReplayBuffer(3) given transition 3, 5 and 3 again (equal to the first), then 7;
@@ -376,6 +392,9 @@ TWINS, TWIN_EVICTS, TWIN_BATCHES = (3, 5, 3), 7, 50
 
 
 SHAPED = (2, 3)  # the shape of the observations of the shaped buffer
+# its rewards: floats with fractions, then the newest an int (a batch holds them together
+# as floats, as np.stack and np.concatenate promote them; none is cut to an int)
+SHAPED_REWARDS = (0.5, 1.5, 2)
 
 
 def _single_verdict(inputs, data):
@@ -403,6 +422,19 @@ def _single_verdict(inputs, data):
                           f"dtype {shapes[index][1]}; expected ({batch},), {dtype}, as lesson "
                           f"02's sample returns it: each field keeps the type it was stored "
                           "with (Python ints, floats and bools here), nothing is cast.",
+                          rule=BATCH_SIZE_ROWS)
+    rows = data.get("shaped_rows") or []
+    if len(rows) != batch:
+        return failed(f"{made} returned {len(rows)} rows; expected {batch}.",
+                      rule=BATCH_SIZE_ROWS)
+    for number, reward in rows:
+        if number not in (0.0, 1.0, 2.0) or reward != SHAPED_REWARDS[int(number)]:
+            return failed(f"{made} (rewards {list(SHAPED_REWARDS)}: the newest an int) "
+                          f"returned a row whose observation is {number:g} and whose reward "
+                          f"is {reward!r}; transition {number:g} holds reward "
+                          f"{SHAPED_REWARDS[int(number)] if number in (0.0, 1.0, 2.0) else '?'}"
+                          ". Every row is a stored transition: build the batch so that numpy "
+                          "promotes the types (np.concatenate), not in the newest row's dtype.",
                           rule=BATCH_SIZE_ROWS)
     return judged
 
@@ -662,6 +694,8 @@ def _discretiser_probe_for(*cases):
         data = {}
         for case in cases:
             lows, highs, bins = (np.array(bound) for bound in _bounds(case, inputs))
+            if case == "random":  # as the lesson's DiscretizedObservation passes them
+                bins = tuple(int(count) for count in bins)
             values = []
             for point in _points(case, inputs):
                 # a point it refuses, or anything but one integer, is data for the verdict

@@ -65,6 +65,14 @@ def _errors_probe(inputs, PrioritizedReplayBuffer, SumTree):
         # get reads a leaf: an index out of range would read an inner node or padding
         f"SumTree({capacity}).get([{capacity}])": outcome_of(tree.get, np.array([capacity])),
         f"SumTree({capacity}).get([-1])": outcome_of(tree.get, np.array([-1])),
+        # the bad item last in a batch: a call that checks and writes item by item has
+        # written the good ones before it refuses
+        "SumTree.update([0, 1, 2], [2.5, 3.5, nan])": outcome_of(
+            tree.update, np.array([0, 1, 2]), np.array([2.5, 3.5, np.nan])),
+        "update_priorities([0, 1], [0.5, nan])": outcome_of(
+            filled.update_priorities, np.array([0, 1]), np.array([0.5, np.nan])),
+        f"update_priorities([0, {stored}], [7.5, 1.0]) with {stored} transitions stored":
+            outcome_of(filled.update_priorities, np.array([0, stored]), np.array([7.5, 1.0])),
     }.items())
     # refused calls change nothing: max_priority and the trees' priorities are what they
     # were before them
@@ -73,7 +81,7 @@ def _errors_probe(inputs, PrioritizedReplayBuffer, SumTree):
                                   _tree_get(tree, range(capacity))]]}
 
 
-ERROR_CASES = 13
+ERROR_CASES = 16
 
 
 def _refusal_rule(call):

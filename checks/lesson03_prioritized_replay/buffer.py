@@ -8,7 +8,7 @@ import numpy as np
 
 from checks.contracts import INPUTS_UNTOUCHED, RESULT_TYPES
 from checks.expected import expected as reference
-from checks.framework import (call_student, failed, kept_with, lend_to, passed,
+from checks.framework import (attempted, call_student, failed, kept_with, lend_to, passed,
                               reseed_global_generators, wrong_amount)
 from checks.lending import Served
 from checks.lent_generators import GENERATOR_LIMITS
@@ -558,9 +558,16 @@ def _updates_probe(inputs, PrioritizedReplayBuffer):
     call_student("update_priorities(slots, td_errors) with float32 TD errors",
                  single.update_priorities, np.arange(len(SINGLE_PRECISION_ERRORS)),
                  np.asarray(SINGLE_PRECISION_ERRORS, dtype=np.float32))
+    # a batch of no slots: nothing to store, nothing to refuse
+    held = _priorities(single, range(len(SINGLE_PRECISION_ERRORS)))
+    empty = attempted(call_student, "update_priorities(slots, td_errors) with no slots",
+                      single.update_priorities, np.zeros(0, dtype=np.int64),
+                      np.zeros(0, dtype=np.float64))
     return {"after_each_round": after, "by_default": _priorities(default, [0, 1]),
             "given_epsilon": _priorities(given, [0, 1]),
-            "single_precision": _priorities(single, range(len(SINGLE_PRECISION_ERRORS))),
+            "single_precision": held,
+            "no_slots": {"raised": empty["raised"]} if "raised" in empty else {
+                "changed": _priorities(single, range(len(SINGLE_PRECISION_ERRORS))) != held},
             "repeated": _repeated_slots(PrioritizedReplayBuffer, inputs),
             "kept": _inputs_kept(PrioritizedReplayBuffer, inputs)}
 
@@ -658,6 +665,12 @@ def _updates_verdict(inputs, data):
                       f"{[f'{g:.12g}' if isinstance(g, float) else g for g in got]}: compute "
                       "p in float64 (float32 loses epsilon beside |delta| = 50.25).",
                       rule=PRIORITY_FORMULA)
+    no_slots = data.get("no_slots") or {"changed": True}
+    if "raised" in no_slots or no_slots.get("changed") is not False:
+        what = no_slots.get("raised") or "it changed the priorities it was not given"
+        return failed(f"update_priorities with empty arrays of slots and TD errors: {what}. "
+                      "A batch of no slots is a batch: there is nothing to store, and nothing "
+                      "changes.", rule=PRIORITY_FORMULA)
     problem = _repeated_problem(inputs, data.get("repeated") or {})
     if problem:
         return problem

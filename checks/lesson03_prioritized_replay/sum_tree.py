@@ -7,7 +7,7 @@ import numpy as np
 
 from checks.contracts import INPUTS_UNTOUCHED
 from checks.expected import expected as reference
-from checks.framework import call_student, failed, kept_with, passed, wrong_amount
+from checks.framework import attempted, call_student, failed, kept_with, passed, wrong_amount
 from checks.lesson03_prioritized_replay.driving import (
     LESSON, _close, _new_tree, _numbers, _tree_find, _tree_get, _tree_total, _tree_update)
 from checks.requirements import Rule
@@ -224,7 +224,21 @@ def _search_probe(inputs, SumTree):
         tree = _new_tree(SumTree, len(case["priorities"]))
         _tree_update(tree, list(range(len(case["priorities"]))), case["priorities"])
         found.append(_tree_find(tree, case["masses"]))
-    return {"found": found, "kept": _masses_kept(SumTree, inputs["cases"][1])}
+    # masses as an integer array (whole numbers are masses too): the same slots
+    case = inputs["cases"][0]
+    tree = _new_tree(SumTree, len(case["priorities"]))
+    _tree_update(tree, list(range(len(case["priorities"]))), case["priorities"])
+    whole = _whole_masses(case)
+    slots = attempted(call_student, "tree.find_prefix_sum(masses) with integer masses",
+                      tree.find_prefix_sum, np.asarray(whole, dtype=np.int64))
+    return {"found": found, "kept": _masses_kept(SumTree, inputs["cases"][1]),
+            "whole": slots if "raised" in slots else _numbers(
+                slots["value"], "tree.find_prefix_sum(masses)", len(whole), integers=True)}
+
+
+def _whole_masses(case):
+    """The whole numbers among ``case``'s masses (its boundaries, -1, the total, past it)."""
+    return [int(mass) for mass in case["masses"] if float(mass).is_integer()]
 
 
 def _masses_kept(SumTree, case):
@@ -263,6 +277,17 @@ def _search_verdict(inputs, data):
     for rule, mistakes in wrong.items():
         if mistakes:
             return _search_failure(rule, *mistakes[0])
+    first = inputs["cases"][0]
+    whole = _whole_masses(first)
+    expected = reference(LESSON, "brute_force_prefix_search", first["priorities"], whole)
+    got = data.get("whole")
+    if got != list(expected):
+        what = got["raised"] if isinstance(got, dict) and "raised" in got else (
+            f"returned slots {got}")
+        return failed(f"tree.find_prefix_sum(masses) given the masses {whole} as an integer "
+                      f"array: {what}; as floats they are in slots "
+                      f"{list(expected)}. Whole numbers are masses too: work on a float copy "
+                      "(np.asarray(masses, dtype=np.float64)).", rule=SEARCH_INTERVAL)
     kept, case = data.get("kept") or {}, inputs["cases"][1]
     if kept.get("masses") != case["masses"]:
         changed = next((i for i, (got, mass) in enumerate(zip(kept.get("masses") or [],

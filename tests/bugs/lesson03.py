@@ -1040,3 +1040,79 @@ BUGS = (*BUGS,
         description="computes |delta| + epsilon in the TD errors' own dtype: float32 TD errors (a network's) lose epsilon (100 + 1e-6 == 100 in float32) and p^alpha is rounded to float32 before entering the float64 tree",
         rule="priority-formula", kind="wrong-formula"),
 )
+
+
+# --- blind round 9: wrong answers written from the lesson text alone ----------------
+
+INTEGER_MASSES_REFUSED_SUMTREE_FIND_PREFIX_SUM = """\
+#| export
+@add_to_class(SumTree)
+def find_prefix_sum(self, masses):
+    \"\"\"For each mass m, the slot i with p_0 + ... + p_(i-1) <= m < p_0 + ... + p_i: the
+    slot whose share of the total holds m. Masses are clamped into [0, total) first.\"\"\"
+    total = self.total
+    if not total > 0:
+        raise ValueError("cannot search a sum tree whose priorities are all zero")
+    masses = np.array(masses)  # a copy: the caller may search the same masses again
+    np.clip(masses, 0.0, np.nextafter(total, 0.0), out=masses)
+    nodes = np.ones(masses.shape, dtype=np.int64)  # every search starts at the root
+    for _ in range(self.depth):
+        nodes *= 2  # the left children
+        left_sum = self.nodes[nodes]
+        go_right = masses >= left_sum  # past the left subtree
+        masses -= left_sum * go_right
+        nodes += go_right
+    return np.minimum(nodes - self.leaf_count, self.capacity - 1)
+"""
+
+TREE_HALF_WRITTEN_ON_REFUSAL_SUMTREE_UPDATE = """\
+#| export
+@add_to_class(SumTree)
+def update(self, slots, priorities):
+    \"\"\"Set the priorities of ``slots`` (arrays of equal length; a single priority applies
+    to all) and recompute every sum above them, level by level for the whole batch.\"\"\"
+    slots = self.checked_slots(slots)
+    priorities = np.broadcast_to(np.asarray(priorities, dtype=np.float64), slots.shape)
+    for slot, priority in zip(slots, priorities):
+        if not (np.isfinite(priority) and priority >= 0):
+            raise ValueError(f"the priority of slot {slot} must be finite and "
+                             f"non-negative, got {priority}")
+        self.nodes[self.leaf_count + slot] = priority
+    nodes = self.leaf_count + slots
+    for _ in range(self.depth):
+        nodes = nodes // 2
+        self.nodes[nodes] = self.nodes[2 * nodes] + self.nodes[2 * nodes + 1]
+"""
+
+EMPTY_UPDATE_REFUSED_PER_UPDATE_PRIORITIES = """\
+#| export
+@add_to_class(PrioritizedReplayBuffer)
+def update_priorities(self, slots, td_errors):
+    \"\"\"Set p = |delta| + epsilon for each sampled slot; store p^alpha in the tree.\"\"\"
+    slots = np.asarray(slots)
+    td_errors = np.asarray(td_errors, dtype=np.float64)
+    if slots.shape != td_errors.shape:
+        raise ValueError(f"got {slots.size} slots but {td_errors.size} TD errors")
+    if not np.all(np.isfinite(td_errors)):
+        raise ValueError("TD errors must be finite")
+    if np.any((slots < 0) | (slots >= len(self))):
+        raise ValueError(f"slots must lie in [0, {len(self)}), the filled part of the buffer")
+    priorities = np.abs(td_errors) + self.epsilon
+    self.tree.update(slots, priorities ** self.alpha)
+    self.max_priority = max(self.max_priority, float(priorities.max()))
+"""
+
+BUGS = (*BUGS,
+    Bug("integer_masses_refused", LESSON, "test_sumtree_prefix_sum",
+        {"sumtree_find_prefix_sum": INTEGER_MASSES_REFUSED_SUMTREE_FIND_PREFIX_SUM},
+        description="copies the masses with np.array(masses) and clips in place: a list of whole-number masses is an int64 array, and the in-place clip/subtract raises a casting error instead of searching",
+        rule="search-interval", kind="boundary"),
+    Bug("tree_half_written_on_refusal", LESSON, "test_errors",
+        {"sumtree_update": TREE_HALF_WRITTEN_ON_REFUSAL_SUMTREE_UPDATE},
+        description="update checks and writes the leaves one slot at a time: a batch whose third priority is NaN raises, but its first two leaves are already written (and their sums not recomputed)",
+        rule="tree-refuses-bad-input", kind="protocol"),
+    Bug("empty_update_refused", LESSON, "test_priority_updates",
+        {"per_update_priorities": EMPTY_UPDATE_REFUSED_PER_UPDATE_PRIORITIES},
+        description="max(self.max_priority, priorities.max()) without a size guard: update_priorities([], []) raises numpy's zero-size ValueError",
+        rule="priority-formula", kind="boundary"),
+)

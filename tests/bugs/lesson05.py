@@ -869,3 +869,48 @@ BUGS = (*BUGS,
         description="computes (x - low) * bins // (high - low): float // is not floor of the quotient (1.0 // 0.1 == 9.0), so 0.05 in [0, 0.1] with 20 bins goes to bin 9, not 10",
         rule="inner-edge-bin-above", kind="wrong-formula"),
 )
+
+
+# --- blind round 9: wrong answers written from the lesson text alone ----------------
+
+CER_BATCH_IN_THE_NEWEST_DTYPE_CER_BUFFER = """\
+#| export
+import math
+
+import gymnasium as gym
+import numpy as np
+
+from course.with_update import WithUpdate
+from qlearning import QLearningAgent, play_and_train
+from replay_buffer import ReplayBuffer
+
+
+class CombinedReplayBuffer(ReplayBuffer):
+    \"\"\"Combined experience replay (Zhang & Sutton, 2017): each batch is the newest
+    transition, once, plus ``batch_size - 1`` drawn uniformly, with replacement, from the
+    transitions stored before it (just the newest while nothing else is stored).\"\"\"
+
+    def sample(self, batch_size):
+        if batch_size <= 0 or not self._storage:
+            return super().sample(batch_size)
+        newest = self._storage.pop()
+        try:
+            rest = super().sample(batch_size - 1) if batch_size > 1 and self._storage else None
+        finally:
+            self._storage.append(newest)
+        batch = []
+        for k, new in enumerate(newest):
+            column = np.empty((1 if rest is None else batch_size,) + new.shape, dtype=new.dtype)
+            column[0] = new
+            if rest is not None:
+                column[1:] = rest[k]
+            batch.append(column)
+        return tuple(batch)
+"""
+
+BUGS = (*BUGS,
+    Bug("cer_batch_in_the_newest_dtype", LESSON, "test_cer_single_transition",
+        {"cer_buffer": CER_BATCH_IN_THE_NEWEST_DTYPE_CER_BUFFER},
+        description="preallocates each batch array with the NEWEST row's dtype and fills the others in: when the newest reward (or state) is an int and older ones are floats, the older values are truncated (0.5 becomes 0)",
+        rule="batch-size-rows", kind="protocol"),
+)
