@@ -669,7 +669,10 @@ def _loop_probe(inputs, play_and_train_with_replay):
              "stopped_by_t_max": (0, True, time_limit, (batch, t_max)),
              "default_batch_size": (1, True, time_limit, ()),
              "without_replay_t_max": (0, False, time_limit, (batch, t_max)),
-             "default_t_max": (0, False, DEFAULT_T_MAX + 5, ())}
+             "default_t_max": (0, False, DEFAULT_T_MAX + 5, ()),
+             # the goal reached on the step the time limit ends: terminated and truncated
+             # at once, and the step is terminal all the same
+             "goal_at_the_limit": (1, True, length, (batch,))}
     for case, (action, use_replay, limit, arguments) in cases.items():
         env = lent_corridor(length, limit, **LOOP_REWARDS)
         agent, buffer = scripted_agent(action), RecordingBuffer()
@@ -737,6 +740,12 @@ def _loop_verdict(inputs, data):
     if not data["reaches_goal"]["added"][-1][4]:
         return failed("the last transition reached the goal (terminated=True) but was stored "
                       "with done=False.", rule=DONE_IS_TERMINATED)
+    at_limit = data["goal_at_the_limit"]["added"]
+    if at_limit and not at_limit[-1][4]:
+        return failed(f"with a time limit of {length} steps the goal is reached on the last "
+                      "one (terminated=True and truncated=True at once), but that transition "
+                      "was stored with done=False: store `terminated` as it is, whatever the "
+                      "time limit says.", rule=DONE_IS_TERMINATED)
     if any(row[4] for row in data["runs_out_of_time"]["added"]):
         return failed("an episode cut by the time limit (truncated) was stored with "
                       "done=True. Store `terminated`: a replayed transition must not zero the "

@@ -668,12 +668,23 @@ OUTSIDE = [[-100.0, 0.0, 100.0], [100.0, -100.0, 0.0], [1e20, -1e20, 0.0], [0.0,
 def _points(case, inputs):
     return {"edges": _edge_points(inputs), "scaled": _edge_points(SCALED),
             "random": inputs["points"],
-            "outside": OUTSIDE, "decimal": inputs["decimal"]["points"]}[case]
+            "outside": OUTSIDE, "top": [[float(np.nextafter(high, -np.inf))
+                                         for high in TOP["highs"]]],
+            "decimal": inputs["decimal"]["points"]}[case]
+
+
+# bounds as CartPole's are (low = -high): the largest value below each upper bound has a
+# fraction of its range that rounds up to 1 (x - low rounds to high - low), and it is still
+# in the last bin, not one past it
+TOP = {"lows": [-4.0, -1.0, -math.radians(12)], "highs": [4.0, 1.0, math.radians(12)],
+       "bins": [3, 5, 6]}
+TOP_TEXT = ("A value just below the upper bound is in the last bin, even where the formula's "
+            "fraction rounds up to 1: keep every bin number below bins.")
 
 
 def _bounds(case, inputs):
     """(lows, highs, bins) of the points of ``case``."""
-    held = {"decimal": inputs["decimal"], "scaled": SCALED}.get(case, inputs)
+    held = {"decimal": inputs["decimal"], "scaled": SCALED, "top": TOP}.get(case, inputs)
     return held["lows"], held["highs"], held["bins"]
 
 
@@ -726,6 +737,8 @@ def _point_rule(case, inputs, index, point, got, want):
         return INNER_EDGE_BIN_ABOVE
     if case in ("edges", "scaled"):
         return _edge_rules(inputs if case == "edges" else SCALED)[index]
+    if case == "top":  # just below the upper bound: still the last bin
+        return UPPER_BOUND_LAST_BIN
     if case == "outside" or any(not low <= x <= high for x, low, high in zip(point, lows,
                                                                             highs)):
         return CLIP_INTO_RANGE
@@ -917,11 +930,13 @@ CHECKS = LessonChecks(LESSON, [
           asks="Values on inner bin edges go to the bin above, the lower bound to the first "
                "bin and the upper bound to the last."),
     Check("test_discretize_clipping", "discretiser: clipping", ("discretize",),
-          _discretiser_inputs, _discretiser_probe_for("outside"), _discretiser_verdict_for(
+          _discretiser_inputs, _discretiser_probe_for("outside", "top"),
+          _discretiser_verdict_for(
               "outside", "Values outside [low, high] are clipped into it first, so they "
               "fall in the first or last bin.",
-              "values beyond the bounds are clipped into the first or last bin."),
-          rules=(CLIP_INTO_RANGE, RETURNS_ONE_INT),
+              "values beyond the bounds are clipped into the first or last bin, and values "
+              "just below the upper bound are in the last.", then=(("top", TOP_TEXT),)),
+          rules=(CLIP_INTO_RANGE, UPPER_BOUND_LAST_BIN, RETURNS_ONE_INT),
           asks="Values outside the bounds are clipped into the first or last bin."),
     Check("test_discretize_bins", "discretiser: combining bins", ("discretize",),
           _discretiser_inputs, _discretiser_probe_for("random"), _discretiser_verdict_for(

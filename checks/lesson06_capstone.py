@@ -382,6 +382,9 @@ def _autocorrelation_inputs(rng):
     lag = int(rng.integers(1, 4))
     cases.append({"values": [3.0] * int(rng.integers(lag + 2, 10)) + [7.0] * lag, "lag": lag})
     cases.append({"values": [7.0] * lag + [3.0] * int(rng.integers(lag + 2, 10)), "lag": lag})
+    # constant decimals: their computed spread is not 0 everywhere (np.corrcoef of eight
+    # 0.7s says 1.0), so "constant" is read off the values, not off a NaN or a std
+    cases += [{"values": [0.7] * 8, "lag": 1}, {"values": [0.1] * 4, "lag": 1}]
     # the fewest values that still make two pairs
     few_lag = int(rng.integers(1, 4))
     cases.append({"values": rng.normal(size=few_lag + 2).round(3).tolist(), "lag": few_lag})
@@ -440,12 +443,18 @@ def _pearson(before, after):
     return float(np.corrcoef(before, after)[0, 1])
 
 
+def _unvarying(values):
+    """Whether ``values`` are all equal, read off the values (a computed std of equal
+    decimals need not be 0)."""
+    return bool(np.all(values == values[0]))
+
+
 def _autocorrelation_hint(values, lag, got):
     """What a wrong answer is likely to have computed instead, as advice."""
     values = np.asarray(values, dtype=np.float64)
     before, after = values[:-lag], values[lag:]
-    if np.std(before) == 0 or np.std(after) == 0:
-        which = "values[:-lag]" if np.std(before) == 0 else "values[lag:]"
+    if _unvarying(before) or _unvarying(after):
+        which = "values[:-lag]" if _unvarying(before) else "values[lag:]"
         return (f" Here {which} does not vary: there is nothing to correlate, return 0.0 "
                 "(np.corrcoef would give nan).")
     if got is None or not math.isfinite(got):
@@ -486,7 +495,7 @@ def _autocorrelation_verdict(inputs, data):
         if _close(got, want, rel=1e-6):
             continue
         before, after = np.asarray(values[:-lag]), np.asarray(values[lag:])
-        constant = before.std() == 0 or after.std() == 0
+        constant = _unvarying(before) or _unvarying(after)
         return failed(f"autocorrelation of {len(values)} values starting {values[:4]} at lag "
                       f"{lag} returned {got}; expected {want:.6g}."
                       f"{_autocorrelation_hint(values, lag, got)}",

@@ -13,7 +13,7 @@ class LegalActions:
     def __init__(self, table):
         self.table = table
 
-    def __call__(self, state):
+    def __call__(self, state, /):  # positional, as the lesson calls it: get_legal_actions(state)
         return list(self.table[state])
 
 
@@ -23,5 +23,5 @@ class AllActions:
     def __init__(self, n_actions):
         self.actions = list(range(n_actions))
 
-    def __call__(self, state):
+    def __call__(self, state, /):  # positional, as the lesson calls it: get_legal_actions(state)
         return list(self.actions)

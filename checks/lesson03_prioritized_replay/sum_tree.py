@@ -231,6 +231,9 @@ def _search_probe(inputs, SumTree):
     whole = _whole_masses(case)
     slots = attempted(call_student, "tree.find_prefix_sum(masses) with integer masses",
                       tree.find_prefix_sum, np.asarray(whole, dtype=np.int64))
+    # no masses at all: no slots, still a 1-d integer array (the contract holds its type)
+    call_student("tree.find_prefix_sum(masses) with no masses", tree.find_prefix_sum,
+                 np.zeros(0, dtype=np.float64))
     return {"found": found, "kept": _masses_kept(SumTree, inputs["cases"][1]),
             "whole": slots if "raised" in slots else _numbers(
                 slots["value"], "tree.find_prefix_sum(masses)", len(whole), integers=True)}

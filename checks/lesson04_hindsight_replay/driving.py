@@ -111,8 +111,12 @@ def _new_buffer(HindsightReplayBuffer, max_episodes, max_steps, strategy, k, see
 
 
 def _store(buffer, episode, length):
+    observations, achieved, desired, actions = synthetic_episode(episode, length)
+    if episode % 2:  # every other episode as the lesson's loop collects one: in lists
+        observations, achieved = list(observations), list(achieved)
+        actions = [int(action) for action in actions]
     call_student("store_episode(observations, achieved_goals, desired_goal, actions)",
-                 buffer.store_episode, *synthetic_episode(episode, length))
+                 buffer.store_episode, observations, achieved, desired, actions)
 
 
 def _decoded_sample(buffer, batch_size):

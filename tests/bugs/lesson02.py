@@ -1085,3 +1085,41 @@ BUGS = (*BUGS,
         description="sample stacks the storage once and reuses the stacked arrays while len is unchanged: once the buffer is full len stays at size, so later samples keep drawing from the snapshot (evicted transitions, never the new ones)",
         rule="fifo-drops-oldest", kind="after-wrap"),
 )
+
+
+# --- blind round 10: wrong answers written from the lesson text alone ----------------
+
+LOOP_DONE_EXCLUDES_TRUNCATION_PLAY_AND_TRAIN_WITH_REPLAY = """\
+#| export
+def play_and_train_with_replay(env, agent, replay=None, replay_batch_size=32, t_max=10_000):
+    \"\"\"Play one episode; after each step also learn from a batch replayed from ``replay``.
+
+    Returns the episode's total reward.
+    \"\"\"
+    total_reward = 0.0
+    state, _ = env.reset()
+    for _ in range(t_max):
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        done = bool(terminated) and not truncated  # a time-out is not a real end
+        if replay is not None:
+            replay.add(state, action, reward, next_state, done)
+            batch = replay.sample(replay_batch_size)
+            agent.update(state, action, reward, next_state, done)
+            for transition in zip(*batch):
+                agent.update(*transition)
+        else:
+            agent.update(state, action, reward, next_state, done)
+        total_reward += reward
+        state = next_state
+        if terminated or truncated:
+            break
+    return total_reward
+"""
+
+BUGS = (*BUGS,
+    Bug("loop_done_excludes_truncation", LESSON, "test_replay_loop",
+        {"play_and_train_with_replay": LOOP_DONE_EXCLUDES_TRUNCATION_PLAY_AND_TRAIN_WITH_REPLAY},
+        description="written-out loop with done = terminated and not truncated: a goal reached on the time limit's last step is stored (and updated) as not done, so it bootstraps",
+        rule="done-is-terminated", kind="past-terminal"),
+)

@@ -1116,3 +1116,35 @@ BUGS = (*BUGS,
         description="max(self.max_priority, priorities.max()) without a size guard: update_priorities([], []) raises numpy's zero-size ValueError",
         rule="priority-formula", kind="boundary"),
 )
+
+
+# --- blind round 10: wrong answers written from the lesson text alone ----------------
+
+EMPTY_SEARCH_RETURNS_FLOATS_SUMTREE_FIND_PREFIX_SUM = """\
+#| export
+@add_to_class(SumTree)
+def find_prefix_sum(self, masses):
+    \"\"\"For each mass m, the slot i with p_0 + ... + p_(i-1) <= m < p_0 + ... + p_i: the
+    slot whose share of the total holds m. Masses are clamped into [0, total) first.\"\"\"
+    total = self.total
+    if not total > 0:
+        raise ValueError("cannot search a sum tree whose priorities are all zero")
+    clamped = np.clip(np.asarray(masses, dtype=np.float64), 0.0, np.nextafter(total, 0.0))
+    slots = []
+    for mass in clamped:
+        node = 1
+        for _ in range(self.depth):
+            node *= 2
+            if mass >= self.nodes[node]:
+                mass -= self.nodes[node]
+                node += 1
+        slots.append(min(node - self.leaf_count, self.capacity - 1))
+    return np.array(slots)
+"""
+
+BUGS = (*BUGS,
+    Bug("empty_search_returns_floats", LESSON, "test_sumtree_prefix_sum",
+        {"sumtree_find_prefix_sum": EMPTY_SEARCH_RETURNS_FLOATS_SUMTREE_FIND_PREFIX_SUM},
+        description="loops over the masses and returns np.array(slots): right for every non-empty batch, but an empty list of masses gives a float64 array",
+        rule="result-types", kind="boundary"),
+)

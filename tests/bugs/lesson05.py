@@ -914,3 +914,26 @@ BUGS = (*BUGS,
         description="preallocates each batch array with the NEWEST row's dtype and fills the others in: when the newest reward (or state) is an int and older ones are floats, the older values are truncated (0.5 becomes 0)",
         rule="batch-size-rows", kind="protocol"),
 )
+
+
+# --- blind round 10: wrong answers written from the lesson text alone ----------------
+
+DISCRETIZE_CAPS_ONLY_THE_EXACT_UPPER_BOUND_DISCRETIZE = """\
+#| export
+def discretize(observation, lows, highs, bins):
+    \"\"\"The number of the grid cell holding ``observation``: each dimension clipped into
+    [low, high] and cut into ``bins`` equal bins (the upper bound in the last one),
+    cells numbered row-major, the last dimension fastest.\"\"\"
+    lows, highs, bins = np.asarray(lows), np.asarray(highs), np.asarray(bins)
+    clipped = np.clip(np.asarray(observation, dtype=np.float64), lows, highs)
+    fractions = (clipped - lows) / (highs - lows)
+    cells = np.where(clipped >= highs, bins - 1, np.floor(fractions * bins)).astype(np.int64)
+    return int(np.ravel_multi_index(cells, bins))
+"""
+
+BUGS = (*BUGS,
+    Bug("discretize_caps_only_the_exact_upper_bound", LESSON, "test_discretize_clipping",
+        {"discretize": DISCRETIZE_CAPS_ONLY_THE_EXACT_UPPER_BOUND_DISCRETIZE},
+        description="special-cases x >= high into the last bin instead of capping the bin number: a value just below high whose fraction rounds to 1.0 (0.6999999999999998 in [-0.7, 0.7]) gets bin number `bins` and np.ravel_multi_index raises ValueError",
+        rule="upper-bound-last-bin", kind="boundary"),
+)

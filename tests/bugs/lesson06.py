@@ -134,7 +134,7 @@ AUTOCORRELATION_NEEDS_AN_ARRAY = _edit("autocorrelation", (
     "    values = np.asarray(values, dtype=np.float64)\n", "",),
     ("values.size - lag", "len(values) - lag"), ("values.size}", "len(values)}"),
     ("np.all(before == before[0]) or np.all(after == after[0])",
-     "before.std() == 0 or after.std() == 0"))
+     "before.max() == before.min() or after.max() == after.min()"))
 
 AUTOCORRELATION_CENTRES_IN_PLACE = _edit("autocorrelation", (
     "    before, after = values[:-lag], values[lag:]",
@@ -247,7 +247,7 @@ BUGS = [
         rule="inputs-untouched", kind="mutates-input"),
     Bug("autocorrelation_needs_an_array", LESSON, "test_autocorrelation",
         {"autocorrelation": AUTOCORRELATION_NEEDS_AN_ARRAY},
-        description="slices of the argument as given: a list's slices have no .std()",
+        description="slices of the argument as given: a list's slices have no .max()",
         rule="takes-lists", kind="protocol"),
     Bug("autocorrelation_centres_in_place", LESSON, "test_autocorrelation",
         {"autocorrelation": AUTOCORRELATION_CENTRES_IN_PLACE},
@@ -344,7 +344,7 @@ def autocorrelation(values, lag):
     if lag < 1 or lag > values.size // 2 or values.size - lag < 2:
         raise ValueError(f"lag {lag} out of range for {values.size} values")
     before, after = values[:-lag], values[lag:]
-    if before.std() == 0 or after.std() == 0:
+    if np.all(before == before[0]) or np.all(after == after[0]):
         return 0.0
     return float(np.corrcoef(before, after)[0, 1])
 """
@@ -492,4 +492,26 @@ BUGS = (*BUGS,
         {"autocorrelation": AUTOCORRELATION_RAW_SUMS_AUTOCORRELATION},
         description="r = (m sum xy - sum x sum y) / sqrt(...) from raw sums: for values far from 0 (around 1e8) the cancellation gives nonsense",
         rule="autocorrelation-pearson", kind="wrong-formula"),
+)
+
+
+# --- blind round 10: wrong answers written from the lesson text alone ----------------
+
+AUTOCORRELATION_NAN_MEANS_CONSTANT_AUTOCORRELATION = """\
+#| export
+def autocorrelation(values, lag):
+    \"\"\"Pearson's r between values[:-lag] and values[lag:] (0.0 if either slice is constant).\"\"\"
+    values = np.asarray(values, dtype=np.float64)
+    if lag < 1 or values.size - lag < 2:
+        raise ValueError(f"need a lag of at least 1 and two pairs, got lag {lag} for {values.size} values")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.corrcoef(values[:-lag], values[lag:])[0, 1]
+    return 0.0 if np.isnan(r) else float(r)
+"""
+
+BUGS = (*BUGS,
+    Bug("autocorrelation_nan_means_constant", LESSON, "test_autocorrelation",
+        {"autocorrelation": AUTOCORRELATION_NAN_MEANS_CONSTANT_AUTOCORRELATION},
+        description="computes np.corrcoef and turns a NaN into 0.0; but constant slices of 0.1s have a rounding spread of 1e-17, so [0.1] * 4 gives r = 1.0, not 0.0",
+        rule="autocorrelation-constant-is-zero", kind="boundary"),
 )
