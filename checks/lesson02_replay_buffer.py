@@ -237,12 +237,13 @@ def _eviction_probe(inputs, ReplayBuffer):
 
 def _buffer_operations(buffer):
     """Applies one operation of a sequence to ``buffer``: what it observed."""
-    added = []
+    added = 0  # transition k is the k-th add
 
     def apply(operation):
+        nonlocal added
         if operation[0] == "add":
-            _add(buffer, *transition(len(added)))
-            added.append(True)
+            _add(buffer, *transition(added))
+            added += 1
             return None
         if operation[0] == "len":
             return _len(buffer)

@@ -128,7 +128,6 @@ def where_raised(error, called=None):
     return _function_name(frame), lesson
 
 
-
 def library_that_raised(error):
     """The module whose code raised ``error`` (the innermost frame of its traceback) when
     that code is a library's (numpy's ``integers`` refusing ``high <= 0``, say), else None:

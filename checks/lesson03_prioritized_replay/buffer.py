@@ -12,12 +12,13 @@ from checks.framework import (attempted, call_student, failed, kept_with, lend_t
                               reseed_global_generators, wrong_amount)
 from checks.lending import Served
 from checks.lent_generators import GENERATOR_LIMITS
+from checks.lesson02_replay_buffer import FIELDS
 from checks.lesson03_prioritized_replay.driving import (
     LESSON, _attempt, _close, _fill, _max_priority, _new_buffer, _priorities, _sample,
     _sampled_ids, _samples, _tree_total, _unless_raised, _update_priorities)
 from checks.requirements import Rule
-from course.ring_buffer import NumpyRingBuffer
 from checks.statistics import FALSE_FAILURE_RATE, chi_square_pvalue, describe_counts, fits
+from course.ring_buffer import NumpyRingBuffer
 
 
 # --- the rules: what the lesson tells a student, as its checks test it ---------------------
@@ -739,7 +740,6 @@ AS_GIVEN = {
                    np.full(4, (k + 1) / 10, dtype=np.float32), np.bool_(k % 3 == 0)),
 }
 AS_GIVEN_STORED, AS_GIVEN_BATCH = 3, 6
-FIELD_NAMES = ("obs_t", "action", "reward", "obs_tp1", "done")
 
 
 def _rows_as_stored(PrioritizedReplayBuffer, inputs):
@@ -768,13 +768,13 @@ def _rows_as_stored_problem(rows):
         for k in range(AS_GIVEN_STORED):
             ring.add(*make(k))
         slots, fields = rows[kind]["slots"], rows[kind]["fields"]
-        if len(slots) != AS_GIVEN_BATCH or len(fields) != len(FIELD_NAMES):
+        if len(slots) != AS_GIVEN_BATCH or len(fields) != len(FIELDS):
             return (f"sample({AS_GIVEN_BATCH}, beta=0.5) with {AS_GIVEN_STORED} {kind} "
                     f"transitions stored returned {len(slots)} slots and {len(fields)} "
                     f"fields; it returns {AS_GIVEN_BATCH} rows of the five fields.")
         if not all(isinstance(slot, int) and 0 <= slot < AS_GIVEN_STORED for slot in slots):
             continue  # a slot that holds nothing: test_no_empty_or_out_of_range_samples's
-        for name, got, want in zip(FIELD_NAMES, fields, ring[np.asarray(slots, dtype=np.int64)]):
+        for name, got, want in zip(FIELDS, fields, ring[np.asarray(slots, dtype=np.int64)]):
             values = np.asarray(got["values"], dtype=want.dtype)
             if got["dtype"] != str(want.dtype) or not np.array_equal(values, want):
                 shown = np.asarray(got["values"]).reshape(-1)[:3].tolist()
