@@ -93,10 +93,11 @@ def _loop_probe(inputs, play_and_train_with_per):
     limit = inputs["time_limit"]
     for case, (action, time_limit, t_max) in episode_cases(limit, DEFAULT_T_MAX).items():
         env = lent_corridor(inputs["length"], time_limit)
-        agent = mirrored(scripted_q_agent, action, alpha=inputs["alpha"], epsilon=0.0,
-                         discount=inputs["discount"],
-                         get_legal_actions=mirrored(AllActions, 2), seed=inputs["seed"],
-                         logged=AGENT_WRITES, settable=("epsilon",))
+        settings = dict(alpha=inputs["alpha"], epsilon=0.0, discount=inputs["discount"],
+                        get_legal_actions=mirrored(AllActions, 2), seed=inputs["seed"])
+        agent = mirrored(scripted_q_agent, action, **settings, logged=AGENT_WRITES,
+                         settable=("epsilon",),
+                         original=_noting_updates(scripted_q_agent(action, **settings)))
         long_run = case == "default_t_max"
         buffer = counting_buffer(prioritized=True) if long_run else RecordingPrioritizedBuffer()
         batch_size = 1 if long_run else inputs["batch_size"]
@@ -113,9 +114,28 @@ def _loop_probe(inputs, play_and_train_with_per):
         outcome[case] = {
             "total": total, "steps": env.unwrapped.steps_taken, "added": buffer.added,
             "samples": buffer.samples, "priority_updates": buffer.priority_updates,
+            "online_updates": agent.online_updates,
             "qtable": [[float(agent.get_qvalue(s, a)) for a in (0, 1)]
                        for s in range(inputs["length"] + 1)]}
     return outcome
+
+
+def _noting_updates(agent):
+    """``agent``, the grader's side of the lent one, also noting each ``update`` call the
+    loop made (replayed on it from the lent copy) as plain data."""
+    agent.online_updates = Record("update")
+    learn = agent.update
+
+    def update(state, action, reward, next_state, terminated):
+        try:
+            noted = [int(state), int(action), float(reward), int(next_state), bool(terminated)]
+        except (TypeError, ValueError):
+            noted = repr((state, action, reward, next_state, terminated))[:80]
+        agent.online_updates.append(noted)
+        return learn(state, action, reward, next_state, terminated)
+
+    agent.update = update
+    return agent
 
 
 def _loop_beta(inputs, case):
@@ -150,6 +170,14 @@ def _loop_verdict(inputs, data):
             return failed("after each batch, call replay.update_priorities once with the "
                           "slots that sample returned (in the same order).",
                           rule=LOOP_FEEDS_BACK_TD_ERRORS)
+        online = run.get("online_updates") or []
+        if online != run["added"]:
+            return failed(f"the episode took {steps} steps and stored {run['added'][:2]}...; "
+                          f"the loop called agent.update {len(online)} times, on "
+                          f"{online[:2]}...: update the agent online with one "
+                          "agent.update(state, action, reward, next_state, terminated) per "
+                          "step, on the step's transition, before replaying.",
+                          rule=LOOP_ONLINE_THEN_REPLAY)
         # the grader's recording of what its buffer handed out, not the student's results
         recorded = {"added": run["added"], "samples": run["samples"]}
         expected = reference(LESSON, "per_loop_expectation", inputs, recorded)

@@ -39,8 +39,8 @@ from checks.lesson04_hindsight_replay.goal_steps import (
 from checks.lesson04_hindsight_replay.her_learning import (
     HER_LEARNS, _learning_baseline, _learning_inputs, _learning_probe, _learning_verdict)
 from checks.lesson04_hindsight_replay.training_loop import (
-    LOOP_BATCH_GOALS, LOOP_ONE_BATCH, LOOP_PLAYS_TO_END, LOOP_RETURNS_SUCCESS, LOOP_STORES_EPISODE,
-    _loop_inputs, _loop_probe, _loop_verdict)
+    LOOP_ACTS_ON_PAIRS, LOOP_BATCH_GOALS, LOOP_ONE_BATCH, LOOP_PLAYS_TO_END, LOOP_RETURNS_SUCCESS,
+    LOOP_STORES_EPISODE, _loop_inputs, _loop_probe, _loop_verdict)
 
 
 # The buffer draws its substitute goals' steps with the student's hindsight_goal_steps.
@@ -141,8 +141,8 @@ CHECKS = LessonChecks(LESSON, [
           asks="play_and_learn_with_her plays one episode to its end, stores it whole, "
                "updates the agent on one batch with the batch's own goals, and returns "
                "whether the goal was reached.",
-          rules=(LOOP_PLAYS_TO_END, LOOP_STORES_EPISODE, LOOP_ONE_BATCH, LOOP_BATCH_GOALS,
-                 LOOP_RETURNS_SUCCESS)),
+          rules=(LOOP_ACTS_ON_PAIRS, LOOP_PLAYS_TO_END, LOOP_STORES_EPISODE, LOOP_ONE_BATCH,
+                 LOOP_BATCH_GOALS, LOOP_RETURNS_SUCCESS)),
     Check("test_her_learning", "HER on bit flipping",
           ("HindsightReplayBuffer",), _learning_inputs, _learning_probe, _learning_verdict,
           time_limit=90.0, learning=True, prepare=_learning_baseline,

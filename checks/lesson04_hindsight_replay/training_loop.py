@@ -11,6 +11,9 @@ from checks.requirements import Rule
 # --- the rules the checks test, grouped by check (the lesson's text tags each one) -------------
 
 # test_her_loop
+LOOP_ACTS_ON_PAIRS = Rule("loop-acts-on-pairs", "The loop chooses each step's action with one "
+                          "agent.get_action((state, goal)) call, the step's observation and "
+                          "the desired goal as bits_to_int numbers.")
 LOOP_PLAYS_TO_END = Rule("loop-plays-to-end", "The loop plays until terminated or truncated.")
 LOOP_STORES_EPISODE = Rule("loop-stores-episode", "The loop stores the episode once, at its "
                            "end, whole: T actions and T + 1 observations and achieved goals.")
@@ -27,7 +30,8 @@ LOOP_RETURNS_SUCCESS = Rule("loop-returns-success", "The loop returns True if th
 
 class ScriptedGoalAgent:
     """Flips a bit that differs from the goal (``solves``), or one that already agrees
-    with it, which never reaches the goal; records every update. Served to the loop."""
+    with it, which never reaches the goal; records every pair it is asked about, with the
+    action it chose, and every update. Served to the loop."""
 
     # a pair is two ints; arrays in it would be broadcast together: 64 numbers at most
     __lending__ = Served(remote=("get_action",), deferred=("update",),
@@ -37,15 +41,16 @@ class ScriptedGoalAgent:
 
     def __init__(self, n_bits, solves):
         self.n_bits, self.solves, self.epsilon = n_bits, solves, 0.0
-        self.updates = Record("update")
+        self.updates, self.chosen = Record("update"), Record("get_action")
 
     def get_action(self, pair):
         state, goal = pair
         differing = state ^ goal
         bits = differing if self.solves else ~differing & ((1 << self.n_bits) - 1)
-        if not bits:  # every bit differs: flipping the first one cannot reach the goal
-            return 0
-        return self.n_bits - bits.bit_length()  # the most significant such bit
+        # every bit differs: flipping the first one cannot reach the goal
+        action = self.n_bits - bits.bit_length() if bits else 0  # the most significant bit
+        self.chosen.append([[int(state), int(goal)], action])
+        return action
 
     def update(self, pair, action, reward, next_pair, terminated):
         self.updates.append([[int(pair[0]), int(pair[1])], int(action), float(reward),
@@ -148,7 +153,7 @@ def _loop_probe(inputs, play_and_learn_with_her):
         outcome[case] = {"returned": bool(result) if isinstance(result, (bool, np.bool_))
                          else repr(result)[:50], "steps": int(env.steps),
                          "episodes": buffer.episodes, "samples": buffer.samples,
-                         "updates": agent.updates}
+                         "chosen": agent.chosen, "updates": agent.updates}
     return outcome
 
 
@@ -165,6 +170,43 @@ def _every_bit_differs(n_bits, seed):
         if np.all(first["achieved_goal"] != first["desired_goal"]):
             return candidate
     raise AssertionError(f"no seed from {seed} starts {n_bits} bits all unlike the goal")
+
+
+def _acting_problem(case, run):
+    """What is wrong with how the loop chose the actions of the episode it stored in
+    ``case``: one get_action per step, on (observation, desired goal), each action stored
+    as chosen. None if nothing."""
+    from course.bit_flipping import bits_to_int
+
+    episodes = run.get("episodes") or []
+    if len(episodes) != 1:
+        return None  # the stored episode's own rule says so
+    episode = episodes[0]
+    try:
+        desired = int(bits_to_int(np.asarray(episode["desired_goal"])))
+        want = [[int(bits_to_int(np.asarray(observation))), desired]
+                for observation in episode["observations"][:-1]]
+    except (TypeError, ValueError):
+        return None  # stored in a shape the stored episode's own rule refuses
+    chosen = run.get("chosen") or []
+    asked = [pair for pair, _ in chosen]
+    where = ("whose observation is not the achieved goal (here its complement)"
+             if case == "fails_observed_apart" else "of the check")
+    if len(chosen) != len(episode["actions"]):
+        return (f"an episode {where} took {len(episode['actions'])} steps, but the loop "
+                f"called agent.get_action {len(chosen)} times: choose each step's action "
+                "with one call.")
+    if asked != want:
+        step = next(t for t, (got, wanted) in enumerate(zip(asked, want)) if got != wanted)
+        return (f"in an episode {where}, the loop asked agent.get_action about "
+                f"{tuple(asked[step])} on step {step}; the step's (state, goal) pair is "
+                f"{tuple(want[step])}: bits_to_int of observation['observation'] and of "
+                "the desired goal.")
+    if [action for _, action in chosen] != [int(a) for a in np.ravel(episode["actions"])]:
+        return (f"in an episode {where}, the agent chose actions "
+                f"{[action for _, action in chosen]}, but the loop stored "
+                f"{episode['actions']}: store each action the agent chose.")
+    return None
 
 
 def _loop_verdict(inputs, data):
@@ -238,6 +280,10 @@ def _loop_verdict(inputs, data):
                           "observation['achieved_goal'] as its achieved goal and "
                           "observation['observation'] as its observation.",
                           rule=LOOP_STORES_EPISODE)
+    for case, run in data.items():
+        problem = _acting_problem(case, run)
+        if problem:
+            return failed(problem, rule=LOOP_ACTS_ON_PAIRS)
     every_flip = data.get("solves_with_every_flip") or {}
     if every_flip.get("returned") is not True:
         return failed(f"an episode whose {n_bits} bits all differed from its goal was solved "

@@ -1148,3 +1148,30 @@ BUGS = (*BUGS,
         description="loops over the masses and returns np.array(slots): right for every non-empty batch, but an empty list of masses gives a float64 array",
         rule="result-types", kind="boundary"),
 )
+
+
+# --- blind round 10: wrong answers written from the lesson text alone ----------------
+
+PER_LOOP_ONLINE_STEP_BY_HAND_PLAY_AND_TRAIN_WITH_PER = """\
+#| export
+def play_and_train_with_per(env, agent, replay, batch_size, beta, t_max=10_000):
+    \"\"\"Play one episode; after each step also learn from a prioritized batch and update
+    its priorities. Returns the episode's total reward.\"\"\"
+    def learn(state, action, reward, next_state, terminated):
+        # the online step is a replayed step of weight 1
+        prioritized_q_update(agent, state, action, reward, next_state, terminated, 1.0)
+        replay.add(state, action, reward, next_state, terminated)
+        *transitions, weights, slots = replay.sample(batch_size, beta)
+        td_errors = [prioritized_q_update(agent, *transition, weight)
+                     for *transition, weight in zip(*transitions, weights)]
+        replay.update_priorities(slots, td_errors)
+
+    return play_and_train(env, WithUpdate(agent, learn), t_max)
+"""
+
+BUGS = (*BUGS,
+    Bug("per_loop_online_step_by_hand", LESSON, "test_per_loop",
+        {"play_and_train_with_per": PER_LOOP_ONLINE_STEP_BY_HAND_PLAY_AND_TRAIN_WITH_PER},
+        description="does the online step with prioritized_q_update(..., 1.0) instead of agent.update: an agent whose update is not plain Q-learning (or that counts its updates) is never updated online",
+        rule="loop-online-then-replay", kind="protocol"),
+)

@@ -1247,3 +1247,38 @@ BUGS = (*BUGS,
         description="passes one info dict per transition, [{}] * batch_size, as SB3's HER does: an environment reading its info argument as the lesson states gets a list",
         rule="reward-recomputed", kind="protocol"),
 )
+
+
+# --- blind round 10: wrong answers written from the lesson text alone ----------------
+
+ACTS_ON_THE_ACHIEVED_GOAL_PLAY_AND_LEARN_WITH_HER = """\
+#| export
+def play_and_learn_with_her(env, agent, replay, batch_size):
+    \"\"\"Play one episode, store it in ``replay``, then learn from one batch of it.
+    Returns True if the episode reached its goal.\"\"\"
+    observation, _ = env.reset()
+    desired_goal = observation["desired_goal"]
+    goal = int(bits_to_int(desired_goal))
+    observations, achieved_goals = [observation["observation"]], [observation["achieved_goal"]]
+    actions, terminated, truncated = [], False, False
+    while not (terminated or truncated):
+        action = agent.get_action((int(bits_to_int(observation["achieved_goal"])), goal))
+        observation, _, terminated, truncated, _ = env.step(action)
+        observations.append(observation["observation"])
+        achieved_goals.append(observation["achieved_goal"])
+        actions.append(action)
+    replay.store_episode(observations, achieved_goals, desired_goal, actions)
+    states, actions, rewards, next_states, dones, goals = replay.sample(batch_size)
+    for state, action, reward, next_state, done, goal in zip(
+            bits_to_int(states).tolist(), actions.tolist(), rewards.tolist(),
+            bits_to_int(next_states).tolist(), dones.tolist(), bits_to_int(goals).tolist()):
+        agent.update((state, goal), action, reward, (next_state, goal), done)
+    return bool(terminated)
+"""
+
+BUGS = (*BUGS,
+    Bug("acts_on_the_achieved_goal", LESSON, "test_her_loop",
+        {"play_and_learn_with_her": ACTS_ON_THE_ACHIEVED_GOAL_PLAY_AND_LEARN_WITH_HER},
+        description="asks get_action for (bits_to_int(achieved_goal), goal) while the updates use the stored observations as states: on an environment whose observation is not its achieved goal, the agent acts on pairs it never learns",
+        rule="loop-acts-on-pairs", kind="wrong-source"),
+)
