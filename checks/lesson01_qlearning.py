@@ -528,12 +528,26 @@ def _epsilon_verdict(inputs, data):
 # --- update on fixed transitions --------------------------------------------------------
 
 def _update_inputs(rng):
-    n_states, n_actions, n_transitions = 5, 3, 40
-    transitions = [[int(rng.integers(n_states)), int(rng.integers(n_actions)),
-                    float(rng.choice([-1.0, -0.5, 0.0, 1.0, 2.5, 10.0])),
-                    int(rng.integers(n_states)), bool(rng.random() < 0.3)]
-                   for _ in range(n_transitions)]
-    return {"n_states": n_states, "n_actions": n_actions, "transitions": transitions,
+    n_states, n_actions, n_transitions = 5, 4, 40
+    # each state its own legal actions: V(s') is the maximum over those of s', and an
+    # illegal action's Q-value (never set: 0) would beat the legal ones' negative values
+    legal = _legal_actions_table(rng, n_states, n_actions)
+    # states 0 and 1 allow disjoint actions, and every action of state 0 is given a
+    # negative value first (terminal steps): the next update, from state 1 into state 0,
+    # bootstraps from a negative V(0), which no maximum over other actions gives (the
+    # actions never set are 0)
+    legal[0] = sorted(rng.choice(n_actions, size=n_actions // 2, replace=False).tolist())
+    legal[1] = [action for action in range(n_actions) if action not in legal[0]]
+    transitions = [[0, action, float(rng.choice([-1.0, -0.5])), int(rng.integers(n_states)),
+                    True] for action in legal[0]]
+    transitions.append([1, int(rng.choice(legal[1])), 1.0, 0, False])
+    states = rng.integers(n_states, size=n_transitions - len(transitions)).tolist()
+    transitions += [[state, int(rng.choice(legal[state])),
+                     float(rng.choice([-1.0, -0.5, 0.0, 1.0, 2.5, 10.0])),
+                     int(rng.integers(n_states)), bool(rng.random() < 0.3)]
+                    for state in states]
+    return {"n_states": n_states, "n_actions": n_actions, "legal": legal,
+            "transitions": transitions,
             # away from 0.5, where a swapped alpha and 1 - alpha would look right
             "alpha": round(float(rng.choice([rng.uniform(0.1, 0.4), rng.uniform(0.6, 0.9)])),
                            2),
@@ -542,7 +556,7 @@ def _update_inputs(rng):
 
 
 def _update_probe(inputs, QLearningAgent):
-    legal = {s: list(range(inputs["n_actions"])) for s in range(inputs["n_states"])}
+    legal = dict(enumerate(inputs["legal"]))
     # exploring (epsilon > 0): an update that bootstraps from the action the agent would
     # take rather than from the best one shows here
     agent = _make_agent(QLearningAgent, legal, inputs["seed"], alpha=inputs["alpha"],
@@ -570,7 +584,9 @@ def _update_verdict(inputs, data):
         message = (f"with alpha={inputs['alpha']} and discount={inputs['discount']}, after "
                    f"update #{index + 1} (state {state}, action {action}, reward {reward}, "
                    f"next state {next_state}, terminated={terminated}) Q({state},{action}) "
-                   f"should be {want:.6g} but is {got}.")
+                   f"should be {want:.6g} but is {got}. The legal actions of next state "
+                   f"{next_state} are {inputs['legal'][next_state]}: V(s') is the largest "
+                   "Q-value among them.")
         if terminated and isinstance(got, float) and math.isclose(
                 got, ignoring_terminated[index], rel_tol=1e-7, abs_tol=1e-9):
             message += (" That is what bootstrapping from the next state gives: when "

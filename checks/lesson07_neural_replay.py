@@ -143,8 +143,8 @@ class ServedNetwork(QNetwork):
                                                "output_gradients": OUTPUT_GRADIENTS},
                                  "load_parameters": {"values": DEFAULT_LIMIT}})
 
-    def __init__(self, seed):
-        super().__init__(CARTPOLE_NETWORK, seed)
+    def __init__(self, seed, sizes=CARTPOLE_NETWORK):
+        super().__init__(sizes, seed)
         self.loads = 0
 
     def load_parameters(self, values):
@@ -278,7 +278,9 @@ def _targets_inputs(rng):
     return {"seed": int(rng.integers(2**31)), "discount": round(float(rng.uniform(0.8, 0.99)), 3),
             "batch": batch_rows(rng, int(rng.integers(6, 14))),
             # the target network synced to another network's parameters between two calls
-            "synced_seed": int(rng.integers(2**31))}
+            "synced_seed": int(rng.integers(2**31)),
+            # a target network of more than CartPole's two actions: the max is over them all
+            "actions": int(rng.integers(3, 6))}
 
 
 def _targets_probe(inputs, td_targets):
@@ -312,12 +314,33 @@ def _targets_probe(inputs, td_targets):
                  inputs["discount"])
     # the same batch again after a sync (the grader loads other parameters into the target
     # network): the targets follow the network as it is now, nothing kept from before
-    target.load_parameters(QNetwork(CARTPOLE_NETWORK, inputs["synced_seed"]).parameters())
+    target.load_parameters(louder(QNetwork(CARTPOLE_NETWORK, inputs["synced_seed"])))
     got = call_student(f"td_targets(target_network, rewards, next_observations, terminated, "
                        f"{inputs['discount']}) after a sync", td_targets, target, rewards,
                        next_observations, terminated, inputs["discount"])
     returned["after_sync"] = _returned(got, "td_targets")
+    wider = ServedNetwork(inputs["seed"], _with_actions(inputs["actions"]))
+    got = call_student(f"td_targets(target_network of {inputs['actions']} actions, rewards, "
+                       f"next_observations, terminated, {inputs['discount']})", td_targets,
+                       wider, rewards, next_observations, terminated, inputs["discount"])
+    returned["more_actions"] = _returned(got, "td_targets")
     return returned
+
+
+# The synced parameters' last layer scaled up: Q-values in the hundreds, positive and
+# negative, as a network far from converged gives (no bound on them holds).
+LOUDER = 400.0
+
+
+def louder(network):
+    """``network``'s parameters with its output layer scaled by LOUDER."""
+    parameters = network.parameters()
+    return [*parameters[:-2], *(LOUDER * array for array in parameters[-2:])]
+
+
+def _with_actions(actions):
+    """CartPole's network layout with ``actions`` outputs."""
+    return (*CARTPOLE_NETWORK[:-1], actions)
 
 
 def _targets_shape_problem(returned, rows, discount):
@@ -386,17 +409,27 @@ def _targets_verdict(inputs, data):
         return failed(f"with discount 1 your targets are {_shown(one)}, expected "
                       f"{_shown(undiscounted)}: a discount is any value from 0 to 1, both "
                       "included (1: the future counts in full).", rule=TARGETS_FORMULA)
-    synced = reference(LESSON, "targets", {**inputs, "seed": inputs["synced_seed"]})["targets"]
+    synced = reference(LESSON, "targets", {**inputs, "seed": inputs["synced_seed"],
+                                           "louder": True})["targets"]
     after_sync = data["after_sync"].get("values")
     if not _close(after_sync, synced):
-        return failed(f"after the target network was synced (its parameters replaced), "
-                      f"td_targets of the same batch returned {_shown(after_sync)}; the "
-                      f"network as it is now gives {_shown(synced)}. Compute the "
-                      "targets from the target network at every call: nothing kept from an "
-                      "earlier one.", rule=TARGETS_FORMULA)
+        return failed(f"after the target network was synced (its parameters replaced by "
+                      "those of a network whose Q-values run to the hundreds), td_targets of "
+                      f"the same batch returned {_shown(after_sync)}; the network as it is "
+                      f"now gives {_shown(synced)}. Compute the targets from the target "
+                      "network at every call, nothing kept from an earlier one, and its "
+                      "Q-values as they are, however large.", rule=TARGETS_FORMULA)
+    wider = reference(LESSON, "targets", {**inputs, "sizes": _with_actions(inputs["actions"])})
+    more_actions = data.get("more_actions", {}).get("values")
+    if not _close(more_actions, wider["targets"]):
+        return failed(f"with a target network of {inputs['actions']} actions, td_targets "
+                      f"returned {_shown(more_actions)}; expected {_shown(wider['targets'])}: "
+                      "the max is over every action the network has (its last axis), not "
+                      "CartPole's two.", rule=TARGETS_FORMULA)
     return passed(f"{len(expected['targets'])} targets match r + discount * max Q_target(s', a'),"
                   " the reward alone where the episode terminated, and the rewards with "
-                  "discount 0, and follow the target network after a sync.")
+                  "discount 0, follow the target network after a sync, and take the max over "
+                  "a network's every action.")
 
 
 # --- the weighted Huber loss ------------------------------------------------------------
@@ -985,7 +1018,10 @@ def _sync_probe(inputs, sync_target):
     there), so they are what is read; an Adam step on the online network between calls
     changes its arrays in place, as training does."""
     records = []
-    for period, steps in ((inputs["period"], inputs["steps"]), (1, 3)):
+    # the third run never trains the online network: at step 2 period the target already
+    # equals it, and the sync is due all the same (it says True though nothing changes)
+    for period, steps, trains in ((inputs["period"], inputs["steps"], True), (1, 3, True),
+                                  (inputs["period"], 2 * inputs["period"] + 1, False)):
         online = mirrored(QNetwork, CARTPOLE_NETWORK, inputs["seed"], logged=NETWORK_WRITES,
                           settable=NETWORK_ATTRIBUTES)
         target = mirrored(QNetwork, CARTPOLE_NETWORK, inputs["seed"] + 1,
@@ -998,8 +1034,9 @@ def _sync_probe(inputs, sync_target):
         run = []
         for step in range(1, steps + 1):
             before = _parameters(target_there, "target")
-            call_student("optimizer.step(gradients)", optimizer_there.step,
-                         [rng.normal(size=shape) for shape in shapes])
+            if trains:
+                call_student("optimizer.step(gradients)", optimizer_there.step,
+                             [rng.normal(size=shape) for shape in shapes])
             online_before = _parameters(online_there, "online")
             said = call_student("sync_target(online, target, step, period)", sync_target,
                                 online, target, step, period)
@@ -1009,7 +1046,7 @@ def _sync_probe(inputs, sync_target):
                         "changed": not _same_arrays(after, before),
                         "equal": _same_arrays(after, online_before),
                         "online_changed": not _same_arrays(online_after, online_before)})
-        records.append({"period": period, "steps": run})
+        records.append({"period": period, "trains": trains, "steps": run})
     return {"runs": records}
 
 
@@ -1019,14 +1056,17 @@ def _same_arrays(first, second):
 
 
 def _sync_verdict(inputs, data):
-    problem = wrong_amount("runs", data.get("runs"), 2, rule=SYNC_AT_MULTIPLES)
+    problem = wrong_amount("runs", data.get("runs"), 3, rule=SYNC_AT_MULTIPLES)
     if problem:
         return problem
     for run in data["runs"]:
         period = run["period"]
         for step, record in enumerate(run["steps"], start=1):
             due = step % period == 0
-            where = f"with period {period}, at step {step}"
+            where = f"with period {period}, at step {step}" + (
+                "" if run.get("trains", True) else
+                " (the online network not trained since the last sync: the target already "
+                "equals it, and the sync is due all the same)")
             if record.get("online_changed"):
                 return failed(f"{where} sync_target changed the online network: it copies "
                               "the online network into the target, never the other way.",

@@ -184,12 +184,12 @@ LOOP_DEFAULT_T_MAX_OF_1000 = _edit("play_and_train", ("t_max=10_000", "t_max=1_0
 
 BUGS = (
     Bug("value_max_starts_at_zero", LESSON, "test_value_and_best_action",
-        {"get_value": VALUE_MAX_STARTS_AT_ZERO},
+        {"get_value": VALUE_MAX_STARTS_AT_ZERO}, also_fails=("test_update",),
         description="the running maximum starts at 0, so a state whose legal Q-values "
                     "are all negative gets value 0",
         rule="value-is-legal-max", kind="boundary"),
     Bug("value_over_all_actions", LESSON, "test_value_and_best_action",
-        {"get_value": VALUE_OVER_ALL_ACTIONS},
+        {"get_value": VALUE_OVER_ALL_ACTIONS}, also_fails=("test_update",),
         description="the maximum runs over all six Taxi actions, not the state's legal "
                     "ones; an illegal action's unset Q-value (0) can win",
         rule="value-is-legal-max", kind="wrong-source"),
@@ -641,4 +641,30 @@ BUGS = (*BUGS,
         {"play_and_train": LOOP_TOTAL_CAST_TO_INT_PLAY_AND_TRAIN},
         description="returns int(total_reward) (Taxi's rewards are whole numbers): any fractional total is truncated towards zero",
         rule="returns-total-reward", kind="wrong-formula"),
+)
+
+
+# --- blind round 11: wrong answers written from the lesson text alone ----------------
+
+NEXT_VALUE_OVER_CURRENT_STATES_ACTIONS_UPDATE = """\
+#| export
+@add_to_class(QLearningAgent)
+def update(self, state, action, reward, next_state, terminated):
+    \"\"\"One Q-learning step towards reward + discount * V(next_state) (just the reward
+    when the episode terminated).\"\"\"
+    actions = list(self.get_legal_actions(state))
+    if terminated:
+        future = 0.0
+    else:
+        future = max(self.get_qvalue(next_state, a) for a in actions)
+    target = reward + self.discount * future
+    old = self.get_qvalue(state, action)
+    self.set_qvalue(state, action, (1 - self.alpha) * old + self.alpha * target)
+"""
+
+BUGS = (*BUGS,
+    Bug("next_value_over_current_states_actions", LESSON, "test_update",
+        {"update": NEXT_VALUE_OVER_CURRENT_STATES_ACTIONS_UPDATE},
+        description="the bootstrap maximum runs over Q(next_state, a) for the legal actions of state, not of next_state (the same in Taxi, wrong when the two states allow different actions)",
+        rule="q-learning-rule", kind="wrong-source"),
 )

@@ -532,3 +532,67 @@ BUGS = (*BUGS,
         description="memoizes the target network's max Q per (network id, next observations), assuming the target is frozen: after sync_target loads new parameters the old values come back",
         rule="target-is-reward-plus-discounted-max", kind="wrong-source"),
 )
+
+
+# --- blind round 11: wrong answers written from the lesson text alone ----------------
+
+TARGETS_ASSUME_TWO_ACTIONS_TD_TARGETS = """\
+#| export
+import numpy as np
+
+
+def td_targets(target_network, rewards, next_observations, terminated, discount):
+    \"\"\"r + discount * max_a' Q_target(s', a') for each row; just r where terminated.\"\"\"
+    q_next = target_network.predict(next_observations)
+    next_values = np.maximum(q_next[:, 0], q_next[:, 1])
+    bootstrap = np.where(np.asarray(terminated, dtype=bool), 0.0, next_values)
+    return np.asarray(rewards, dtype=np.float64) + discount * bootstrap
+"""
+
+BUGS = (*BUGS,
+    Bug("targets_assume_two_actions", LESSON, "test_td_targets",
+        {"td_targets": TARGETS_ASSUME_TWO_ACTIONS_TD_TARGETS},
+        description="np.maximum(Q[:, 0], Q[:, 1]): with a network of three or more actions the other actions are ignored, silently",
+        rule="target-is-reward-plus-discounted-max", kind="size-from-argument"),
+)
+
+
+# --- blind round 12: wrong answers written from the lesson text alone ----------------
+
+TARGETS_CAPPED_AT_THE_VALUE_BOUND_TD_TARGETS = """\
+#| export
+import numpy as np
+
+
+def td_targets(target_network, rewards, next_observations, terminated, discount):
+    \"\"\"r + discount * max_a' Q_target(s', a') for each row; just r where terminated.\"\"\"
+    next_values = target_network.predict(next_observations).max(axis=1)
+    if discount < 1:
+        # no discounted value can exceed 1 / (1 - discount): keep runaway values out
+        next_values = np.minimum(next_values, 1.0 / (1.0 - discount))
+    bootstrap = np.where(np.asarray(terminated, dtype=bool), 0.0, next_values)
+    return np.asarray(rewards, dtype=np.float64) + discount * bootstrap
+"""
+
+SYNC_REPORTS_A_CHANGE_NOT_A_SYNC_SYNC_TARGET = """\
+#| export
+def sync_target(online, target, step, period):
+    \"\"\"Copy the online network's parameters into the target at every multiple of
+    ``period``; return whether it did.\"\"\"
+    if step % period != 0:
+        return False
+    before = target.parameters()
+    target.load_parameters(online.parameters())
+    return any(not np.array_equal(old, new) for old, new in zip(before, target.parameters()))
+"""
+
+BUGS = (*BUGS,
+    Bug("targets_capped_at_the_value_bound", LESSON, "test_td_targets",
+        {"td_targets": TARGETS_CAPPED_AT_THE_VALUE_BOUND_TD_TARGETS},
+        description="caps max Q̂(s', a') at 1/(1 - discount) ('no return can make a discounted value exceed 1/(1 − γ)'), a bound that holds only for rewards of at most 1",
+        rule="target-is-reward-plus-discounted-max", kind="wrong-formula"),
+    Bug("sync_reports_a_change_not_a_sync", LESSON, "test_target_sync",
+        {"sync_target": SYNC_REPORTS_A_CHANGE_NOT_A_SYNC_SYNC_TARGET},
+        description="syncs at the multiples but returns whether the copy changed any parameter: False at a multiple of period when the target already equalled the online network",
+        rule="sync-returns-whether-it-synced", kind="protocol"),
+)

@@ -5,12 +5,14 @@ import numpy as np
 
 def qvalues_after_updates(inputs, bootstrap_terminal=False):
     """The Q-value of the updated pair after each transition, by the textbook rule
-    (``bootstrap_terminal``: the common bug of bootstrapping from terminal states)."""
+    (``bootstrap_terminal``: the common bug of bootstrapping from terminal states);
+    V(s') is the maximum over the legal actions of s'."""
     q = np.zeros((inputs["n_states"], inputs["n_actions"]))
-    alpha, gamma = inputs["alpha"], inputs["discount"]
+    alpha, gamma, legal = inputs["alpha"], inputs["discount"], inputs["legal"]
     history = []
     for state, action, reward, next_state, terminated in inputs["transitions"]:
-        bootstrap = 0.0 if terminated and not bootstrap_terminal else q[next_state].max()
+        bootstrap = (0.0 if terminated and not bootstrap_terminal
+                     else q[next_state, legal[next_state]].max())
         q[state, action] += alpha * (reward + gamma * bootstrap - q[state, action])
         history.append(float(q[state, action]))
     return history
