@@ -20,7 +20,8 @@ from checks.requirements import Rule
 from checks.sampler_fit import (batches_for, distribution_problem, fill_and_batch_cases,
                                 row_order_problem)
 from checks.statistics import FALSE_FAILURE_RATE
-from checks.stub_envs import episode_ends, episode_ends_problem, lent_corridor, scripted_agent
+from checks.stub_envs import (corridor_play, episode_ends, episode_ends_problem, lent_corridor,
+                              scripted_agent)
 
 LESSON = "02_replay_buffer"
 FIELDS = ("obs_t", "action", "reward", "obs_tp1", "done")
@@ -77,8 +78,9 @@ BATCH_OF_ONE = Rule("batch-of-one-valid", "sample(1) is valid: a batch of one tr
 # test_replay_loop (lesson 05's loop is held to the rules it shares with this one)
 NO_REPLAY_IS_PLAIN = Rule("no-replay-is-plain", "With replay=None the loop is lesson 01's: one "
                           "update per step and nothing replayed.")
-ENDS_WITH_EPISODE = Rule("ends-with-episode", "The episode ends on the step that terminates or "
-                         "truncates it.")
+ENDS_WITH_EPISODE = Rule("ends-with-episode", "The loop plays one episode, from one "
+                         "env.reset() without a seed, as lesson 01's does, and it ends on the "
+                         "step that terminates or truncates it.")
 AT_MOST_T_MAX = Rule("at-most-t-max", "The loop plays at most t_max steps (10,000 when not "
                      "given).")
 RETURNS_TOTAL = Rule("returns-total-reward", "The loop returns the episode's total reward.")
@@ -654,8 +656,11 @@ def episode_end_rule(runs, expected):
     """The rule a loop broke that :func:`~checks.stub_envs.episode_ends_problem` found
     at fault: how long an episode lasted, or what the loop returned."""
     for case, (steps, _) in expected.items():
-        if runs[case]["steps"] != steps:
+        run = runs[case]
+        if run["steps"] != steps:
             return AT_MOST_T_MAX if "t_max" in case else ENDS_WITH_EPISODE
+        if "resets" in run and (run["resets"], run.get("seeded_resets")) != (1, 0):
+            return ENDS_WITH_EPISODE  # one episode, from one unseeded reset
     return RETURNS_TOTAL
 
 
@@ -686,7 +691,7 @@ def _loop_probe(inputs, play_and_train_with_replay):
                 returned = float(returned)
             except (TypeError, ValueError):
                 returned = repr(returned)[:60]
-        outcome[case] = {"steps": env.unwrapped.steps_taken, "returned": returned,
+        outcome[case] = {**corridor_play(env), "returned": returned,
                          "update_count": len(agent.updates),
                          **({} if case == "default_t_max" else {
                              "updates": agent.updates, "added": buffer.added,

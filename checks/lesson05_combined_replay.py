@@ -24,7 +24,7 @@ from checks.replay_loops import (LOOP_REWARDS, RecordingBuffer, call_replay_loop
 from checks.requirements import Rule
 from checks.sampler_fit import batches_for, distribution_problem, fill_and_batch_cases
 from checks.statistics import FALSE_FAILURE_RATE
-from checks.stub_envs import (counting_buffer, episode_cases, episode_ends,
+from checks.stub_envs import (corridor_play, counting_buffer, episode_cases, episode_ends,
                               episode_ends_problem, lent_corridor, scripted_agent)
 
 LESSON = "05_combined_replay"
@@ -75,7 +75,8 @@ UPPER_BOUND_LAST_BIN = Rule("upper-bound-last-bin", "The upper bound belongs to 
 CLIP_INTO_RANGE = Rule("clip-into-range", "A value outside [low, high] is clipped into it "
                        "first, so it falls in the first or last bin.")
 EQUAL_BINS = Rule("equal-bins", "Each dimension's [low, high] is cut into bins equal bins: "
-                  "floor((x - low) / (high - low) * bins).")
+                  "floor((x - low) / (high - low) * bins), in float64 even for a float32 "
+                  "observation.")
 ROW_MAJOR = Rule("row-major-cells", "Cells are numbered row-major, the last dimension fastest "
                  "(np.ravel_multi_index).")
 # test_cer_learning
@@ -532,9 +533,9 @@ def _loop_probe(inputs, play_and_train_from_replay):
             + ("" if t_max is None else f", t_max={t_max}") + ")",
             play_and_train_from_replay, env, agent, buffer, batch_size, **extra)
         if case == "default_t_max":  # 10,000 steps: only how many
-            outcome[case] = {"steps": env.unwrapped.steps_taken}
+            outcome[case] = {**corridor_play(env)}
             continue
-        outcome[case] = {"steps": env.unwrapped.steps_taken, "updates": agent.updates,
+        outcome[case] = {**corridor_play(env), "updates": agent.updates,
                          "added": buffer.added, "returned": buffer.returned,
                          "held_when_sampled": buffer.held_when_sampled,
                          "total": (total if isinstance(total, dict) else float(total)
@@ -602,7 +603,35 @@ def _discretiser_inputs(rng):
     highs = [float(2 ** int(e)) for e in rng.integers(0, 3, size=3)]
     return {"bins": bins, "lows": lows, "highs": highs,
             "points": rng.uniform(-6, 6, size=(60, 3)).round(3).tolist(),
-            "decimal": _decimal_edges(rng)}
+            "decimal": _decimal_edges(rng), "single": _single_precision_edges(rng)}
+
+
+def _single_precision_edges(rng):
+    """Float32 observations (as CartPole's are) just below inner edges, where the formula
+    computed in float32 rounds onto the edge and gives the bin above; in float64 (the
+    value exact) they are in the bin below. ``{"lows", "highs", "bins", "points"}``, the
+    points' values exact float32 numbers."""
+    for _ in range(200):
+        bins = int(rng.integers(3, 13))
+        high = float(rng.choice([0.5, 1.0, 2.4, 3.0, math.radians(12), 4.8]))
+        low = -high  # CartPole's bounds are symmetric
+        below = []
+        for k in range(1, bins):
+            edge = low + k * (high - low) / bins
+            x = np.float32(edge)
+            if float(x) >= edge:
+                x = np.nextafter(x, np.float32(-np.inf))
+            exact = math.floor((float(x) - low) / (high - low) * bins)
+            single = math.floor(float((x - np.float32(low)) / np.float32(high - low)
+                                      * np.float32(bins)))
+            if exact == k - 1 and single == k:
+                below.append(float(x))
+        if below:
+            middle = 0.0
+            return {"lows": [low, low], "highs": [high, high], "bins": [bins, 2],
+                    "points": [[x, middle] for x in below[:3]]}
+    return {"lows": [-1.0, -1.0], "highs": [1.0, 1.0], "bins": [6, 2],
+            "points": [[float(np.float32(0.66666663)), 0.0]]}  # bin 4 exactly, 5 in float32
 
 
 def _formula_bins(x, low, high, bins):
@@ -670,7 +699,8 @@ def _points(case, inputs):
             "random": inputs["points"],
             "outside": OUTSIDE, "top": [[float(np.nextafter(high, -np.inf))
                                          for high in TOP["highs"]]],
-            "decimal": inputs["decimal"]["points"]}[case]
+            "decimal": inputs["decimal"]["points"], "single": inputs["single"]["points"],
+            "huge": HUGE["points"]}[case]
 
 
 # bounds as CartPole's are (low = -high): the largest value below each upper bound has a
@@ -684,7 +714,8 @@ TOP_TEXT = ("A value just below the upper bound is in the last bin, even where t
 
 def _bounds(case, inputs):
     """(lows, highs, bins) of the points of ``case``."""
-    held = {"decimal": inputs["decimal"], "scaled": SCALED, "top": TOP}.get(case, inputs)
+    held = {"decimal": inputs["decimal"], "scaled": SCALED, "top": TOP, "huge": HUGE,
+            "single": inputs["single"]}.get(case, inputs)
     return held["lows"], held["highs"], held["bins"]
 
 
@@ -712,8 +743,10 @@ def _discretiser_probe_for(*cases):
                 # a point it refuses, or anything but one integer, is data for the verdict
                 # to name the rule of (an upper bound refused breaks another rule than a
                 # tuple)
-                outcome = attempted(call_student, f"discretize({point}, lows, highs, bins)",
-                                    discretize, np.array(point), lows, highs, bins)
+                observation = np.array(point, dtype=np.float32 if case == "single" else None)
+                outcome = attempted(call_student, f"discretize({point}, lows, highs, bins)"
+                                    + (" of a float32 observation" if case == "single" else ""),
+                                    discretize, observation, lows, highs, bins)
                 value = outcome.get("value")
                 values.append(outcome if "raised" in outcome else int(value)
                               if isinstance(value, (int, np.integer))
@@ -735,6 +768,10 @@ def _point_rule(case, inputs, index, point, got, want):
     lows, highs, bins = inputs["lows"], inputs["highs"], inputs["bins"]
     if case == "decimal":  # inner edges written as decimals
         return INNER_EDGE_BIN_ABOVE
+    if case == "single":  # float32 values just below inner edges
+        return EQUAL_BINS
+    if case == "huge":  # cell numbers past 2**53
+        return ROW_MAJOR
     if case in ("edges", "scaled"):
         return _edge_rules(inputs if case == "edges" else SCALED)[index]
     if case == "top":  # just below the upper bound: still the last bin
@@ -747,6 +784,16 @@ def _point_rule(case, inputs, index, point, got, want):
     return ROW_MAJOR if got == column_major and got != want else EQUAL_BINS
 
 
+# a grid of 2**54 cells: its cell numbers are exact as ints, not as floats (past 2**53 a
+# float64 holds only even integers)
+HUGE = {"lows": [0.0, 0.0], "highs": [1.0, 1.0], "bins": [2 ** 27, 2 ** 27],
+        "points": [[0.5, 0.0 + 3 / 2 ** 27], [1.0, 1.0], [0.25, 1 - 2 ** -26]]}
+HUGE_TEXT = ("The cell number is an exact int however many cells the grid has: a number "
+             "computed in floating point is rounded past 2**53 (np.ravel_multi_index, or "
+             "integer arithmetic, keeps it exact).")
+SINGLE_PRECISION = ("This observation is float32, as CartPole's are, and its value lies just "
+                    "below an inner edge: computed in float32, the formula rounds it onto the "
+                    "edge; compute in float64 (np.asarray(observation, dtype=np.float64)).")
 DECIMAL_EDGES = ("On an inner edge written as a decimal (not exact in binary), compute the "
                  "lesson's formula, floor((x - low) / (high - low) * bins) (the division "
                  "and the multiplication in either order): dividing by a bin width "
@@ -919,14 +966,15 @@ CHECKS = LessonChecks(LESSON, [
                "and updates the agent on its rows only, in episodes that end by goal, time "
                "limit or t_max."),
     Check("test_discretize_edges", "discretiser: bin edges", ("discretize",),
-          _discretiser_inputs, _discretiser_probe_for("edges", "decimal", "scaled"),
+          _discretiser_inputs, _discretiser_probe_for("edges", "decimal", "scaled", "single"),
           _discretiser_verdict_for(
               "edges", "A value on an inner edge belongs to the bin above it (floor), the "
               "lower bound to bin 0 and the upper bound to the last bin.",
               "values on every bin edge (exact in binary, and written as decimals) and on "
               "both bounds land in the right bins, over ranges from 1e-9 to 2e9 wide too.",
-              then=(("decimal", DECIMAL_EDGES), ("scaled", SCALED_EDGES))),
-          rules=(INNER_EDGE_BIN_ABOVE, UPPER_BOUND_LAST_BIN, RETURNS_ONE_INT),
+              then=(("decimal", DECIMAL_EDGES), ("scaled", SCALED_EDGES),
+                    ("single", SINGLE_PRECISION))),
+          rules=(INNER_EDGE_BIN_ABOVE, EQUAL_BINS, UPPER_BOUND_LAST_BIN, RETURNS_ONE_INT),
           asks="Values on inner bin edges go to the bin above, the lower bound to the first "
                "bin and the upper bound to the last."),
     Check("test_discretize_clipping", "discretiser: clipping", ("discretize",),
@@ -939,10 +987,12 @@ CHECKS = LessonChecks(LESSON, [
           rules=(CLIP_INTO_RANGE, UPPER_BOUND_LAST_BIN, RETURNS_ONE_INT),
           asks="Values outside the bounds are clipped into the first or last bin."),
     Check("test_discretize_bins", "discretiser: combining bins", ("discretize",),
-          _discretiser_inputs, _discretiser_probe_for("random"), _discretiser_verdict_for(
+          _discretiser_inputs, _discretiser_probe_for("random", "huge"),
+          _discretiser_verdict_for(
               "random", "Per dimension b = floor((x - low) / (high - low) * bins); the cells "
               "are numbered row-major, the last dimension fastest (np.ravel_multi_index).",
-              "random observations get the right row-major cell numbers."),
+              "random observations get the right row-major cell numbers, exact in a grid "
+              "of 2**54 cells too.", then=(("huge", HUGE_TEXT),)),
           rules=(EQUAL_BINS, ROW_MAJOR, CLIP_INTO_RANGE, RETURNS_ONE_INT),
           asks="Random observations get the cell of their equal-width bins, numbered "
                "row-major as one int."),

@@ -275,7 +275,22 @@ def _threshold_inputs(rng):
     cases.append({"returns": [195.0] * 599 + [194.0, 150.0], "threshold": 195.0,
                   "window": 600})
     cases.append({"returns": [-1e-9] * 4, "threshold": 0.0, "window": 2})
+    cases.append(_tie_after_fractions(rng))
     return {"cases": cases}
+
+
+def _tie_after_fractions(rng):
+    """A run of negative returns with one decimal, then two equal to the threshold: the
+    last window's mean is the threshold exactly (v + v is exact), but window sums taken as
+    differences of one running total carry the earlier returns' rounding, and fall short.
+    The first prefix (of a few tried) whose running total does that."""
+    level = float(rng.choice([0.8, 0.3, 0.7, 1.1, 0.6]))
+    for _ in range(200):
+        prefix = (-rng.integers(1, 60, size=int(rng.integers(3, 8))) / 10).tolist()
+        totals = np.cumsum(prefix + [level, level])
+        if totals[-1] - totals[-3] < 2 * level:
+            break
+    return {"returns": prefix + [level, level], "threshold": level, "window": 2}
 
 
 def _threshold_probe(inputs, episodes_to_threshold):

@@ -186,6 +186,11 @@ def episode_ends_problem(length, runs, expected, walks_to_goal=("reaches_goal",)
         run, situation = runs[case], f"in a corridor of length {length} ({case.replace('_', ' ')})"
         if run["steps"] != steps:
             return f"{situation} the loop took {run['steps']} steps; expected {steps}: {why}."
+        if "resets" in run and (run["resets"], run.get("seeded_resets")) != (1, 0):
+            return (f"{situation} the loop reset the environment {run['resets']} times, "
+                    f"{run.get('seeded_resets')} of them with a seed; an episode starts with "
+                    "one env.reset(), without a seed (the environment chooses the start; a "
+                    "seed would replay the same start every episode).")
         if total_key not in run:
             continue
         total = (goal_reward + (length - 1) * step_reward if case in walks_to_goal
@@ -195,6 +200,14 @@ def episode_ends_problem(length, runs, expected, walks_to_goal=("reaches_goal",)
                     f"{total:g}, but the loop returned {run[total_key]}: return the "
                     "episode's total reward.")
     return None
+
+
+def corridor_play(env):
+    """What a loop did with a lent corridor, as a verdict reads it: the steps it took and
+    its resets, and how many of those were given a seed."""
+    corridor = env.unwrapped
+    return {"steps": corridor.steps_taken, "resets": corridor.resets,
+            "seeded_resets": corridor.seeded_resets}
 
 
 def call_training_loop(description, loop, env, *args, **kwargs):

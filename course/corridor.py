@@ -36,12 +36,14 @@ class Corridor(gym.Env):
         self.position = 0
         self.steps_taken = 0
         self.resets = 0
+        self.seeded_resets = 0  # resets given a seed: a training loop gives none
 
     def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)
         self.position = 0
         self.episode_steps = 0
         self.resets += 1
+        self.seeded_resets += seed is not None
         return self.position, {}
 
     def step(self, action):

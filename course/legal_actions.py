@@ -13,15 +13,18 @@ class LegalActions:
     def __init__(self, table):
         self.table = table
 
-    def __call__(self, state, /):  # positional, as the lesson calls it: get_legal_actions(state)
-        return list(self.table[state])
+    # positional, as the lesson calls it: get_legal_actions(state); an immutable sequence,
+    # as the lesson's range(N_ACTIONS) is (code that shuffles or sorts it in place fails
+    # here as it fails there)
+    def __call__(self, state, /):
+        return tuple(self.table[state])
 
 
 class AllActions:
     """Every action ``0 .. n_actions - 1`` is legal in every state (Taxi: six)."""
 
     def __init__(self, n_actions):
-        self.actions = list(range(n_actions))
+        self.n_actions = n_actions
 
-    def __call__(self, state, /):  # positional, as the lesson calls it: get_legal_actions(state)
-        return list(self.actions)
+    def __call__(self, state, /):  # positional, as the lesson calls it; a range, as the lesson's
+        return range(self.n_actions)

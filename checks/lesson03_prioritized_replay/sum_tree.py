@@ -100,6 +100,8 @@ def _totals_probe(inputs, SumTree):
                       float(np.asarray(rooted.nodes, dtype=np.float64).reshape(-1)[1])])
     return {"roots": roots,
             "totals": totals, "leaves": _tree_get(tree, list(range(inputs["capacity"]))),
+            # one slot alone: still a 1-d array of one priority
+            "last_leaf": _tree_get(tree, [inputs["capacity"] - 1]),
             "layout": layout, "power_length": None if exact_nodes is None
             else int(np.size(exact_nodes))}
 
@@ -134,7 +136,10 @@ def _totals_verdict(inputs, data):
                    "twice, `nodes[parents] += change` applies only one change per node: "
                    "recompute each parent from its two children instead."),
                 rule=TREE_FLOAT64 if drifts else TREE_TOTAL)
-    for slot, (got, want) in enumerate(zip(data["leaves"], expected["leaves"])):
+    last = inputs["capacity"] - 1
+    leaves = [*zip(range(inputs["capacity"]), data["leaves"], expected["leaves"]),
+              (last, (data.get("last_leaf") or [None])[0], expected["leaves"][last])]
+    for slot, got, want in leaves:
         if got != want:
             return failed(f"tree.get([{slot}]) returned {got!r} but the last update set it to "
                           f"{want!r}: store priorities exactly (float64).", rule=TREE_FLOAT64)

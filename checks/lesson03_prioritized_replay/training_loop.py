@@ -10,8 +10,8 @@ from checks.lesson03_prioritized_replay.driving import LESSON
 from checks.lesson03_prioritized_replay.weighted_update import AGENT_WRITES
 from checks.records import Record
 from checks.requirements import Rule
-from checks.stub_envs import (call_training_loop, counting_buffer, episode_cases, episode_ends,
-                              episode_ends_problem, lent_corridor)
+from checks.stub_envs import (call_training_loop, corridor_play, counting_buffer, episode_cases,
+                              episode_ends, episode_ends_problem, lent_corridor)
 
 
 # --- the rules: what the lesson tells a student, as its checks test it ---------------------
@@ -109,10 +109,10 @@ def _loop_probe(inputs, play_and_train_with_per):
             play_and_train_with_per, env, agent, buffer, batch_size, beta, **extra)
         total = float(total) if isinstance(total, (int, float, np.floating)) else repr(total)[:60]
         if long_run:  # 10,000 steps: only how many
-            outcome[case] = {"steps": env.unwrapped.steps_taken}
+            outcome[case] = {**corridor_play(env)}
             continue
         outcome[case] = {
-            "total": total, "steps": env.unwrapped.steps_taken, "added": buffer.added,
+            "total": total, **corridor_play(env), "added": buffer.added,
             "samples": buffer.samples, "priority_updates": buffer.priority_updates,
             "online_updates": agent.online_updates,
             "qtable": [[float(agent.get_qvalue(s, a)) for a in (0, 1)]

@@ -465,7 +465,29 @@ def _fraction_probe(inputs, HindsightReplayBuffer):
     for episode in range(5):
         _store(buffer, episode, 8)
     defaults = [row for _ in range(inputs["draws"] // 100) for row in _decoded_sample(buffer, 100)]
-    return {"relabelled": relabelled, "singles": int(singles), "defaults": defaults}
+    return {"relabelled": relabelled, "singles": int(singles), "defaults": defaults,
+            "reached": _reached_goal_relabelled(HindsightReplayBuffer, inputs["seed"])}
+
+
+SUCCESS_K, SUCCESS_LENGTH, SUCCESS_ROWS = 4, 8, 2000
+# the last transition of an episode that reached its goal keeps a goal unlike its desired
+# one when relabelled with a step before the last: k/(k+1) * (T-1)/T of the time
+SUCCESS_SHARE = SUCCESS_K / (SUCCESS_K + 1) * (SUCCESS_LENGTH - 1) / SUCCESS_LENGTH
+
+
+def _reached_goal_relabelled(HindsightReplayBuffer, seed):
+    """[relabelled, drawn]: of the sampled last transitions of one stored episode whose
+    final achieved goal is its desired goal (it succeeded), how many came back with
+    another goal (relabelled, strategy 'episode', k = SUCCESS_K)."""
+    buffer = _new_buffer(HindsightReplayBuffer, 2, SUCCESS_LENGTH, "episode", SUCCESS_K, seed)
+    observations, achieved, _, actions = synthetic_episode(0, SUCCESS_LENGTH)
+    call_student("store_episode(observations, achieved_goals, desired_goal, actions) of an "
+                 "episode that reached its goal", buffer.store_episode, observations,
+                 achieved, achieved[-1].copy(), actions)
+    reached = SUCCESS_LENGTH  # the code of the last achieved goal (episode 0)
+    last = [row for _ in range(SUCCESS_ROWS // 100) for row in _decoded_sample(buffer, 100)
+            if row[1] == SUCCESS_LENGTH - 1]
+    return [int(sum(row[7] != reached for row in last)), len(last)]
 
 
 SINGLE_K = 1  # a share of 1/2: rounding per batch of one gives 0 or 1, never half
@@ -509,6 +531,15 @@ def _fraction_verdict(inputs, data):
                       f"{data.get('singles')} transitions; each should be relabelled with "
                       f"probability {share:g}, independently (about {share * SINGLE_DRAWS:.0f}), "
                       "not by a number per batch.", rule=RELABEL_SHARE)
+    relabelled, drawn = (data.get("reached") or [None, 0])[:2]
+    if drawn and _binomial_misfit(relabelled, drawn, SUCCESS_SHARE):
+        return failed(f"with k={SUCCESS_K} and strategy='episode', in an episode that reached "
+                      f"its desired goal, {relabelled} of {drawn} samples of its last "
+                      "transition got a goal from an earlier step; about "
+                      f"{SUCCESS_SHARE:.2f} of them should ({SUCCESS_K}/{SUCCESS_K + 1} "
+                      f"relabelled, {SUCCESS_LENGTH - 1}/{SUCCESS_LENGTH} of those with an "
+                      "earlier step's goal). Every transition is relabelled on its own coin, "
+                      "those that reached their goal too.", rule=RELABEL_SHARE)
     rows = data.get("defaults", [])
     problem = wrong_amount("rows sampled with the default strategy and k", rows, draws,
                            rule=BUFFER_DEFAULTS)

@@ -1175,3 +1175,61 @@ BUGS = (*BUGS,
         description="does the online step with prioritized_q_update(..., 1.0) instead of agent.update: an agent whose update is not plain Q-learning (or that counts its updates) is never updated online",
         rule="loop-online-then-replay", kind="protocol"),
 )
+
+
+# --- blind round 12: wrong answers written from the lesson text alone ----------------
+
+GET_UNWRAPS_A_SINGLE_PRIORITY_SUMTREE_CLASS = """\
+#| export
+import numpy as np
+
+from course.ring_buffer import NumpyRingBuffer
+from course.with_update import WithUpdate
+from qlearning import play_and_train
+
+
+class SumTree:
+    \"\"\"Non-negative float64 priorities of ``capacity`` slots, and all their partial sums.
+
+    A binary heap in one array: node 1 is the root, node k has children 2k and 2k + 1, and
+    slot i is leaf ``leaf_count + i``, where ``leaf_count`` is the smallest power of two
+    >= capacity. Every inner node holds the sum of its children; the root, the total.
+    \"\"\"
+
+    def __init__(self, capacity):
+        if capacity < 1:
+            raise ValueError(f"capacity must be at least 1, got {capacity}")
+        self.capacity = capacity
+        self.leaf_count = 1 << (capacity - 1).bit_length()  # the power of two >= capacity
+        self.depth = self.leaf_count.bit_length() - 1  # levels below the root
+        self.nodes = np.zeros(2 * self.leaf_count, dtype=np.float64)
+
+    @property
+    def total(self):
+        \"\"\"The sum of all priorities: the root.\"\"\"
+        return float(self.nodes[1])
+
+    def get(self, slots):
+        \"\"\"The priorities of ``slots`` (an array of slot numbers), as a float64 array.\"\"\"
+        priorities = self.nodes[self.leaf_count + self.checked_slots(slots)]
+        # one slot asked for: its priority as a number
+        return priorities.item() if priorities.size == 1 else priorities
+
+    def checked_slots(self, slots):
+        \"\"\"``slots`` as an int64 array; ValueError if any is outside [0, capacity).\"\"\"
+        slots = np.asarray(slots)
+        if slots.size and slots.dtype.kind not in "iu":
+            raise ValueError(f"slots must be integers, got dtype {slots.dtype}")
+        slots = slots.astype(np.int64)
+        if slots.size and (slots.min() < 0 or slots.max() >= self.capacity):
+            raise ValueError(f"slots must lie in [0, {self.capacity}), got "
+                             f"{slots[(slots < 0) | (slots >= self.capacity)][:3]}")
+        return slots
+"""
+
+BUGS = (*BUGS,
+    Bug("get_unwraps_a_single_priority", LESSON, "test_sumtree_totals",
+        {"sumtree_class": GET_UNWRAPS_A_SINGLE_PRIORITY_SUMTREE_CLASS},
+        description="get returns priorities.item() (a Python float) when one slot is asked for; the buffer's sample(1, beta) then fails on weights.max()",
+        rule="result-types", kind="protocol"),
+)

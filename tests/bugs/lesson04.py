@@ -427,7 +427,7 @@ BUGS = [
         description="goal steps drawn with np.random, not the rng given"),
     Bug("buffer_always_future", LESSON, "test_goals_from_own_episode",
         {"her_sample": BUFFER_ALWAYS_FUTURE},
-        also_fails=("test_wraparound",),
+        also_fails=("test_wraparound", "test_relabel_fraction"),
         rule="buffer-strategy", kind="wrong-source",
         description="the buffer relabels with 'future' whatever its strategy"),
     Bug("goal_steps_up_to_max_episode_steps", LESSON, "test_goals_from_own_episode",
@@ -1281,4 +1281,44 @@ BUGS = (*BUGS,
         {"play_and_learn_with_her": ACTS_ON_THE_ACHIEVED_GOAL_PLAY_AND_LEARN_WITH_HER},
         description="asks get_action for (bits_to_int(achieved_goal), goal) while the updates use the stored observations as states: on an environment whose observation is not its achieved goal, the agent acts on pairs it never learns",
         rule="loop-acts-on-pairs", kind="wrong-source"),
+)
+
+
+# --- blind round 12: wrong answers written from the lesson text alone ----------------
+
+SUCCESSES_NEVER_RELABELLED_HER_SAMPLE = """\
+#| export
+@add_to_class(HindsightReplayBuffer)
+def sample(self, batch_size):
+    \"\"\"``batch_size`` stored transitions drawn uniformly, a share k/(k+1) relabelled with
+    hindsight goals; returns (obs, actions, rewards, next_obs, terminated, goals).\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    total = len(self)
+    if total == 0:
+        raise ValueError("cannot sample from an empty buffer: store an episode first")
+    ends = np.cumsum(self.lengths)  # transitions stored up to and including each row
+    flat = self.rng.integers(total, size=batch_size)  # uniform over all transitions
+    episodes = np.searchsorted(ends, flat, side="right")
+    steps = flat - (ends[episodes] - self.lengths[episodes])
+    goals = self.desired_goals[episodes].copy()
+    # a transition that already reached its goal has its signal: relabel the failures
+    reached = self.env.compute_terminated(
+        self.achieved_goals[episodes, steps + 1], goals, {})
+    relabel = (self.rng.random(batch_size) < self.k / (self.k + 1)) & ~reached
+    goal_steps = hindsight_goal_steps(self.strategy, steps[relabel],
+                                      self.lengths[episodes[relabel]], self.rng)
+    goals[relabel] = self.achieved_goals[episodes[relabel], goal_steps]
+    next_achieved = self.achieved_goals[episodes, steps + 1]
+    rewards = self.env.compute_reward(next_achieved, goals, {})
+    terminated = self.env.compute_terminated(next_achieved, goals, {})
+    return (self.observations[episodes, steps], self.actions[episodes, steps], rewards,
+            self.observations[episodes, steps + 1], terminated, goals)
+"""
+
+BUGS = (*BUGS,
+    Bug("successes_never_relabelled", LESSON, "test_relabel_fraction",
+        {"her_sample": SUCCESSES_NEVER_RELABELLED_HER_SAMPLE},
+        description="only transitions that missed their original goal may be relabelled: a transition that reached its desired goal always keeps it (relabelling probability 0, not k/(k+1))",
+        rule="relabel-share", kind="wrong-distribution"),
 )

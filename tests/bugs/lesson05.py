@@ -262,7 +262,7 @@ BUGS = [
         rule="row-major-cells", kind="wrong-formula",
         description="cells numbered with the first dimension fastest"),
     Bug("discretize_rounds", LESSON, "test_discretize_bins", {"discretize": DISCRETIZE_ROUNDS},
-        also_fails=("test_discretize_clipping",),
+        also_fails=("test_discretize_clipping", "test_discretize_edges"),
         rule="equal-bins", kind="wrong-formula",
         description="rounds to the nearest bin instead of flooring"),
     Bug("cer_rejects_batch_of_one", LESSON, "test_cer_single_transition",
@@ -339,6 +339,7 @@ BUGS = [
                     "steps learn nothing"),
     Bug("discretize_edge_to_the_bin_below", LESSON, "test_discretize_edges",
         {"discretize": DISCRETIZE_EDGE_TO_THE_BIN_BELOW}, rule="inner-edge-bin-above",
+        also_fails=("test_discretize_bins",),
         kind="boundary",
         description="ceil - 1: a value on an inner edge lands in the bin below it"),
     Bug("discretize_returns_the_cells", LESSON, "test_discretize_bins",
@@ -936,4 +937,58 @@ BUGS = (*BUGS,
         {"discretize": DISCRETIZE_CAPS_ONLY_THE_EXACT_UPPER_BOUND_DISCRETIZE},
         description="special-cases x >= high into the last bin instead of capping the bin number: a value just below high whose fraction rounds to 1.0 (0.6999999999999998 in [-0.7, 0.7]) gets bin number `bins` and np.ravel_multi_index raises ValueError",
         rule="upper-bound-last-bin", kind="boundary"),
+)
+
+
+# --- blind round 12: wrong answers written from the lesson text alone ----------------
+
+LOOP_RESEEDS_ENV_PLAY_AND_TRAIN_FROM_REPLAY = """\
+#| export
+def play_and_train_from_replay(env, agent, replay, batch_size, t_max=10_000):
+    \"\"\"Play one episode; at each step store the transition, then learn from one batch
+    sampled from ``replay`` (and from nothing else). Returns the total reward.\"\"\"
+    total_reward = 0.0
+    state, _ = env.reset(seed=42)
+    for _ in range(t_max):
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        replay.add(state, action, reward, next_state, terminated)
+        for transition in zip(*replay.sample(batch_size)):
+            agent.update(*transition)
+        total_reward += reward
+        state = next_state
+        if terminated or truncated:
+            break
+    return total_reward
+"""
+
+BUGS = (*BUGS,
+    Bug("loop_reseeds_env", LESSON, "test_replay_only_loop",
+        {"play_and_train_from_replay": LOOP_RESEEDS_ENV_PLAY_AND_TRAIN_FROM_REPLAY},
+        description="copies env.reset(seed=42) from the gymnasium docs: every episode re-seeds the lent environment, so every episode starts from the same state",
+        rule="ends-with-episode", kind="protocol"),
+)
+
+
+# --- blind round 12: wrong answers written from the lesson text alone ----------------
+
+DISCRETIZE_FLOAT_CELL_NUMBER_DISCRETIZE = """\
+#| export
+def discretize(observation, lows, highs, bins):
+    \"\"\"The number of the grid cell holding ``observation``: each dimension clipped into
+    [low, high] and cut into ``bins`` equal bins (the upper bound in the last one),
+    cells numbered row-major, the last dimension fastest.\"\"\"
+    lows, highs = np.asarray(lows, dtype=float), np.asarray(highs, dtype=float)
+    bins = np.asarray(bins)
+    x = np.clip(np.asarray(observation, dtype=float), lows, highs)
+    cells = np.minimum(np.floor((x - lows) / (highs - lows) * bins), bins - 1)
+    strides = np.append(np.cumprod(bins[::-1])[::-1][1:], 1)  # row-major: last fastest
+    return int(cells @ strides)
+"""
+
+BUGS = (*BUGS,
+    Bug("discretize_float_cell_number", LESSON, "test_discretize_bins",
+        {"discretize": DISCRETIZE_FLOAT_CELL_NUMBER_DISCRETIZE},
+        description="keeps the bins as floats from np.floor and computes the number as a float dot product with the strides: past 2**53 cells the number is rounded",
+        rule="row-major-cells", kind="boundary"),
 )

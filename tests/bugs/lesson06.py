@@ -515,3 +515,27 @@ BUGS = (*BUGS,
         description="computes np.corrcoef and turns a NaN into 0.0; but constant slices of 0.1s have a rounding spread of 1e-17, so [0.1] * 4 gives r = 1.0, not 0.0",
         rule="autocorrelation-constant-is-zero", kind="boundary"),
 )
+
+
+# --- blind round 12: wrong answers written from the lesson text alone ----------------
+
+THRESHOLD_CUMSUM_DIFFERENCES_EPISODES_TO_THRESHOLD = """\
+#| export
+def episodes_to_threshold(returns, threshold, window):
+    \"\"\"The number of episodes after which the mean of the last ``window`` returns first
+    reaches ``threshold`` (full windows only), or None if it never does.\"\"\"
+    returns = np.asarray(returns, dtype=np.float64)
+    if returns.size < window:
+        return None
+    totals = np.concatenate(([0.0], np.cumsum(returns)))  # O(n) moving sums
+    window_sums = totals[window:] - totals[:-window]
+    reached = np.flatnonzero(window_sums >= threshold * window)
+    return int(reached[0] + window) if reached.size else None
+"""
+
+BUGS = (*BUGS,
+    Bug("threshold_cumsum_differences", LESSON, "test_episodes_to_threshold",
+        {"episodes_to_threshold": THRESHOLD_CUMSUM_DIFFERENCES_EPISODES_TO_THRESHOLD},
+        description="window sums as differences of one running cumulative sum: the rounding of the earlier episodes leaks into later windows, so two 0.8s after -1.2, -3.0, -1.8 sum to 1.5999999999999996 and a mean equal to 0.8 does not reach 0.8",
+        rule="threshold-reached-when-equal", kind="wrong-formula"),
+)
