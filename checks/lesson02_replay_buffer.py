@@ -21,7 +21,7 @@ from checks.sampler_fit import (batches_for, distribution_problem, fill_and_batc
                                 row_order_problem)
 from checks.statistics import FALSE_FAILURE_RATE
 from checks.stub_envs import (corridor_play, episode_ends, episode_ends_problem, lent_corridor,
-                              scripted_agent)
+                              reset_once_unseeded, scripted_agent)
 
 LESSON = "02_replay_buffer"
 FIELDS = ("obs_t", "action", "reward", "obs_tp1", "done")
@@ -659,7 +659,7 @@ def episode_end_rule(runs, expected):
         run = runs[case]
         if run["steps"] != steps:
             return AT_MOST_T_MAX if "t_max" in case else ENDS_WITH_EPISODE
-        if "resets" in run and (run["resets"], run.get("seeded_resets")) != (1, 0):
+        if not reset_once_unseeded(run):
             return ENDS_WITH_EPISODE  # one episode, from one unseeded reset
     return RETURNS_TOTAL
 

@@ -186,7 +186,7 @@ def episode_ends_problem(length, runs, expected, walks_to_goal=("reaches_goal",)
         run, situation = runs[case], f"in a corridor of length {length} ({case.replace('_', ' ')})"
         if run["steps"] != steps:
             return f"{situation} the loop took {run['steps']} steps; expected {steps}: {why}."
-        if "resets" in run and (run["resets"], run.get("seeded_resets")) != (1, 0):
+        if not reset_once_unseeded(run):
             return (f"{situation} the loop reset the environment {run['resets']} times, "
                     f"{run.get('seeded_resets')} of them with a seed; an episode starts with "
                     "one env.reset(), without a seed (the environment chooses the start; a "
@@ -208,6 +208,12 @@ def corridor_play(env):
     corridor = env.unwrapped
     return {"steps": corridor.steps_taken, "resets": corridor.resets,
             "seeded_resets": corridor.seeded_resets}
+
+
+def reset_once_unseeded(run):
+    """Whether a loop's run (as :func:`corridor_play` reads it) reset its corridor once,
+    without a seed; True where the run did not record its resets."""
+    return "resets" not in run or (run["resets"], run.get("seeded_resets")) == (1, 0)
 
 
 def call_training_loop(description, loop, env, *args, **kwargs):
