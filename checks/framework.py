@@ -184,7 +184,11 @@ def fill_in_place(array, value):
     """``array[...] = value`` where the array (or list) lives (raises if it cannot be
     written)."""
     process = student_process_of(array)
-    if process is None and isinstance(array, list):
+    if process is None and isinstance(array, list) and array and all(
+            isinstance(item, np.ndarray) for item in array):
+        for item in array:  # a list of frames: the caller reuses the arrays themselves
+            item[...] = value
+    elif process is None and isinstance(array, list):
         array[:] = [value] * len(array)
     elif process is None:
         array[...] = value

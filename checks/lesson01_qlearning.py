@@ -485,6 +485,20 @@ def _epsilon_verdict(inputs, data):
                 f"(best action with probability 1 - eps + eps/{k}, every other with eps/{k}): "
                 + describe_counts(counts, expected, [f"action {a}" for a in legal]) + ".",
                 rule=EPSILON_GREEDY)
+    # each call draws afresh: at epsilon 1, pairs of consecutive choices are uniform over
+    # all k * k pairs (an agent that deals the actions out like cards repeats none)
+    pairs = list(zip(data["random"][::2], data["random"][1::2]))
+    cells = [(a, b) for a in legal for b in legal]
+    counts = [pairs.count(cell) for cell in cells]
+    if not fits(counts, [1 / len(cells)] * len(cells)):
+        return failed(
+            f"with epsilon=1 and legal actions {legal}, the pairs of consecutive choices over "
+            f"{len(data['random'])} calls do not fit independent uniform draws (every pair "
+            f"with probability 1/{len(cells)}): "
+            + describe_counts(counts, [1 / len(cells)] * len(cells),
+                              [f"{a} then {b}" for a, b in cells])
+            + ". Draw each exploring action afresh, whatever earlier calls chose.",
+            rule=EPSILON_GREEDY)
     rare, k_rare = inputs["rare_epsilon"], len(legal)
     explored = sum(action != best for action in data["rare"])
     p_other = rare * (k_rare - 1) / k_rare  # a non-best action: exploring, and not the best
@@ -637,9 +651,11 @@ def _loop_probe(inputs, play_and_train):
                                 inputs["time_limit"]),
                                ("no_steps", 0, inputs["time_limit"]),  # t_max=0: none
                                ("default_t_max", None, DEFAULT_T_MAX + 5)):
-        env = lent_corridor(inputs["length"], limit, step_reward=inputs["step_reward"],
+        events = timeline()  # where t_max cuts the episode, the loop asks for no more
+        env = lent_corridor(inputs["length"], limit, events if t_max else None,
+                            step_reward=inputs["step_reward"],
                             goal_reward=inputs["goal_reward"])
-        agent = scripted_agent(0)
+        agent = scripted_agent(0, events if t_max else None)
         if t_max is None:
             call_training_loop("play_and_train(env, agent)", play_and_train, env, agent)
         elif t_max == 0:  # what it raises is data: the other cases' rules come first
@@ -651,7 +667,8 @@ def _loop_probe(inputs, play_and_train):
         else:
             call_training_loop(f"play_and_train(env, agent, t_max={t_max})", play_and_train,
                                env, agent, t_max=t_max)
-        outcome[case] = {"steps": env.unwrapped.steps_taken, "t_max": t_max}
+        outcome[case] = {"steps": env.unwrapped.steps_taken, "t_max": t_max,
+                         "order": list(events)}
     return outcome
 
 
@@ -722,8 +739,8 @@ def _loop_verdict(inputs, data):
     problem = _transitions_problem(inputs, goal["updates"], timeout["updates"])
     if problem:
         return failed(problem, rule=UPDATE_OWN_TRANSITION)
-    for case in (goal, timeout):  # reset, then get_action, step and update in turn
-        problem = play_order_problem(case["order"])
+    for case in (goal, timeout, data["stopped_by_t_max"]):  # reset, then get_action, step
+        problem = play_order_problem(case["order"])  # and update in turn
         if problem:
             return failed(problem, rule=LOOP_STEPS)
     return passed("episodes end on terminated or truncated, and only terminated reaches "

@@ -21,6 +21,7 @@ from checks.sampler_fit import (batches_for, distribution_problem, fill_and_batc
                                 row_order_problem)
 from checks.statistics import FALSE_FAILURE_RATE
 from checks.stub_envs import (corridor_play, episode_ends, episode_ends_problem, lent_corridor,
+                              play_order_problem, plays_as_lesson_01, timeline,
                               reset_once_unseeded, scripted_agent)
 
 LESSON = "02_replay_buffer"
@@ -96,6 +97,7 @@ UPDATES_NEW_AND_BATCH = Rule("update-new-and-batch", "Each step updates the agen
                              "transition and on each sampled one: 1 + replay_batch_size "
                              "updates.")
 # test_replay_learning
+PLAYS_AS_LESSON_01 = plays_as_lesson_01("play_and_train_with_replay")
 REPLAY_LEARNS_FASTER = Rule("replay-learns-faster", "Driven by the course's loop, the buffer "
                             "makes Taxi's reference agent solve clearly more start states "
                             "early than without replay, and no fewer at the end.")
@@ -405,8 +407,10 @@ def _aliasing_probe(inputs, ReplayBuffer):
     originals = []
     for k in range(inputs["stored"]):
         # arrays where the student's code lives, so that changing them later is seen there
-        # every third observation a Python list: a caller's list is reused as often
-        made = (lambda value: [value] * 3) if k % 3 == 2 else (lambda value: np.full(3, value))
+        # every third observation a Python list: a caller's list is reused as often; and
+        # every third a list of arrays, as frames are kept (their arrays reused in place)
+        made = {0: lambda value: np.full(3, value), 1: lambda value: [value] * 3,
+                2: lambda value: [np.full((), value) for _ in range(3)]}[k % 3]
         obs = kept_with(made(float(k)), near=buffer)
         obs_next = kept_with(made(float(k + 1)), near=buffer)
         originals.append((obs, obs_next))
@@ -440,10 +444,12 @@ def _aliasing_verdict(inputs, data):
         return all(len(set(row)) == 1 and 0 <= row[0] < inputs["stored"] for row in rows)
 
     if not all_rows_original(data["after_caller_mutation"]):
-        return failed("after add(obs, ...) the caller overwrote its obs array (or list), "
-                      "and sample returned the overwritten values: the buffer kept a "
-                      "reference, not a copy. Copy observations when you add them "
-                      "(np.array(obs) copies an array and a list alike).", rule=ADD_COPIES)
+        return failed("after add(obs, ...) the caller overwrote its obs array (or list, or "
+                      "the arrays of a list of frames), and sample returned the overwritten "
+                      "values: the buffer kept a reference, not a copy. Copy observations "
+                      "when you add them (np.array(obs) copies an array, a list and a list "
+                      "of arrays alike; copy.copy of a list keeps its arrays).",
+                      rule=ADD_COPIES)
     if not all_rows_original(data["after_batch_mutation"]):
         return failed("overwriting a sampled batch in place changed what the buffer stores: "
                       "sample must return new arrays, not views of the storage.",
@@ -680,8 +686,9 @@ def _loop_probe(inputs, play_and_train_with_replay):
              # at once, and the step is terminal all the same
              "goal_at_the_limit": (1, True, length, (batch,))}
     for case, (action, use_replay, limit, arguments) in cases.items():
-        env = lent_corridor(length, limit, **LOOP_REWARDS)
-        agent, buffer = scripted_agent(action), RecordingBuffer()
+        events = None if case == "default_t_max" else timeline()  # 10,000 steps: not noted
+        env = lent_corridor(length, limit, events, **LOOP_REWARDS)
+        agent, buffer = scripted_agent(action, events), RecordingBuffer()
         returned = call_replay_loop(
             "play_and_train_with_replay(env, agent, replay"
             + "".join(f", {a}" for a in arguments) + ")", play_and_train_with_replay, env,
@@ -694,6 +701,7 @@ def _loop_probe(inputs, play_and_train_with_replay):
         outcome[case] = {**corridor_play(env), "returned": returned,
                          "update_count": len(agent.updates),
                          **({} if case == "default_t_max" else {
+                             "order": list(events),
                              "updates": agent.updates, "added": buffer.added,
                              "returned_batches": buffer.returned,
                              "held_when_sampled": buffer.held_when_sampled})}
@@ -712,6 +720,11 @@ def _loop_verdict(inputs, data):
         problem = sampled_before_storing(data[case], 0)
         if problem:
             return failed(problem, rule=STORE_THEN_SAMPLE)
+    played = [case for case in data if "order" in data[case]]
+    for case in played:  # the actions played are the agent's (before the episodes' lengths,
+        problem = play_order_problem(data[case]["order"], only_played=True)  # which they
+        if problem:  # change)
+            return failed(problem, rule=PLAYS_AS_LESSON_01)
     plain = data["without_replay"]
     if len(plain["updates"]) != plain["steps"]:
         return failed(f"with replay=None the loop should update once per step; it made "
@@ -784,6 +797,10 @@ def _loop_verdict(inputs, data):
                               "replay.sample returned, but its updates were on other "
                               "transitions. Update on the sampled batch, not the current "
                               "step again.", rule=UPDATES_NEW_AND_BATCH)
+    for case in played:  # then the whole order: one ask per step, learning before the next
+        problem = play_order_problem(data[case]["order"])
+        if problem:
+            return failed(problem, rule=PLAYS_AS_LESSON_01)
     return passed("every step updates on the new transition, stores it with done=terminated, "
                   "and learns from one replayed batch.")
 
@@ -922,7 +939,7 @@ CHECKS = LessonChecks(LESSON, [
           replay_loop_inputs, _loop_probe, _loop_verdict,
           rules=(NO_REPLAY_IS_PLAIN, ENDS_WITH_EPISODE, AT_MOST_T_MAX, RETURNS_TOTAL,
                  STORE_EVERY_STEP, DONE_IS_TERMINATED, STORE_THEN_SAMPLE, ONE_BATCH_PER_STEP,
-                 UPDATES_NEW_AND_BATCH),
+                 UPDATES_NEW_AND_BATCH, PLAYS_AS_LESSON_01),
           asks="Each step stores its transition with done=terminated, then samples one batch "
                "and updates on the new transition and each sampled one, in episodes that end "
                "by goal, time limit or t_max."),

@@ -22,10 +22,12 @@ from checks.replay_loops import (LOOP_REWARDS, RecordingBuffer, call_replay_loop
                                  replay_loop_inputs, sampled_before_storing,
                                  stored_transitions_problem)
 from checks.requirements import Rule
-from checks.sampler_fit import batches_for, distribution_problem, fill_and_batch_cases
+from checks.sampler_fit import (batches_for, distribution_problem, fill_and_batch_cases,
+                                row_order_problem)
 from checks.statistics import FALSE_FAILURE_RATE
 from checks.stub_envs import (corridor_play, counting_buffer, episode_cases, episode_ends,
-                              episode_ends_problem, lent_corridor, scripted_agent)
+                              episode_ends_problem, lent_corridor, play_order_problem,
+                              plays_as_lesson_01, scripted_agent, timeline)
 
 LESSON = "05_combined_replay"
 
@@ -67,6 +69,7 @@ LEARN_ONLY_FROM_BATCH = Rule("learn-only-from-batch", "The agent is updated on e
 # test_discretize_edges, test_discretize_clipping, test_discretize_bins
 # a result type the lesson states: held on every call (checks.contracts)
 RETURNS_ONE_INT = RESULT_TYPES
+PLAYS_AS_LESSON_01 = plays_as_lesson_01("play_and_train_from_replay")
 INNER_EDGE_BIN_ABOVE = Rule("inner-edge-bin-above", "A value on an inner bin edge belongs to "
                             "the bin above it, and the lower bound to the first bin, with the "
                             "formula computed itself, not through a rounded bin width (an edge "
@@ -267,6 +270,9 @@ def _rest_verdict(inputs, data):
             return failed(f"{where} should draw the rest of each batch uniformly from the "
                           f"{len(others)} older transitions, but over {len(rest)} rows it "
                           f"{problem}.", rule=REST_UNIFORM)
+        problem = row_order_problem(rests, len(others), len(cases))
+        if problem:  # each row uniform in its own place: not sorted
+            return failed(f"{where}, besides the newest, {problem}.", rule=REST_UNIFORM)
         # drawn with replacement, batch - 1 rows from the older ones repeat one of them this
         # often; too few batches with a repeat means drawing without replacement
         p_repeat = probability_of_a_repeat(len(others), batch - 1)
@@ -379,8 +385,11 @@ def _numbers_and_rewards(attempt):
     if "raised" in attempt:
         return []
     fields = list(attempt["value"])
-    observations = np.asarray(fields[0], dtype=np.float64)
-    rewards = np.asarray(fields[2], dtype=np.float64).reshape(-1)
+    try:
+        observations = np.asarray(fields[0], dtype=np.float64)
+        rewards = np.asarray(fields[2], dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError, IndexError):
+        return []  # not numbers in rows: the batch's shapes and dtypes are judged first
     if rewards.size == 0 or observations.size % rewards.size:
         return []
     numbers = observations.reshape(rewards.size, -1)[:, 0]
@@ -522,10 +531,14 @@ def _loop_probe(inputs, play_and_train_from_replay):
     outcome = {}
     limit = inputs["time_limit"]
     for case, (action, time_limit, t_max) in episode_cases(limit, DEFAULT_T_MAX).items():
-        env = lent_corridor(inputs["length"], time_limit, **LOOP_REWARDS)
         long_run = case == "default_t_max"
-        agent = scripted_agent(action)
-        buffer = counting_buffer() if long_run else RecordingBuffer(newest_alone_first=True)
+        events = None if long_run else timeline()  # 10,000 steps: not noted
+        env = lent_corridor(inputs["length"], time_limit, events, **LOOP_REWARDS)
+        agent = scripted_agent(action, events)
+        # where t_max stops the episode, a buffer that is full after two transitions (its
+        # len stops growing): the loop counts its steps itself
+        buffer = counting_buffer() if long_run else RecordingBuffer(
+            newest_alone_first=True, size=2 if case == "stopped_by_t_max" else None)
         batch_size = 1 if long_run else inputs["batch_size"]
         extra = {} if t_max is None else {"t_max": t_max}
         total = call_replay_loop(
@@ -536,6 +549,7 @@ def _loop_probe(inputs, play_and_train_from_replay):
             outcome[case] = {**corridor_play(env)}
             continue
         outcome[case] = {**corridor_play(env), "updates": agent.updates,
+                         "order": list(events), "flags_not_bool": buffer.flags_not_bool,
                          "added": buffer.added, "returned": buffer.returned,
                          "held_when_sampled": buffer.held_when_sampled,
                          "total": (total if isinstance(total, dict) else float(total)
@@ -550,6 +564,11 @@ def _loop_verdict(inputs, data):
         problem = sampled_before_storing(data[case], 0, "total")
         if problem:
             return failed(problem, rule=STORE_THEN_SAMPLE)
+    played = [case for case in data if "order" in data[case]]
+    for case in played:  # the actions played are the agent's (before the episodes' lengths,
+        problem = play_order_problem(data[case]["order"], only_played=True)  # which they
+        if problem:  # change)
+            return failed(problem, rule=PLAYS_AS_LESSON_01)
     ends = episode_ends(length, limit, DEFAULT_T_MAX)
     problem = episode_ends_problem(length, data, ends, **LOOP_REWARDS)
     if problem:
@@ -591,6 +610,16 @@ def _loop_verdict(inputs, data):
     if any(row[4] for row in data["runs_out_of_time"]["added"]):
         return failed("an episode cut by the time limit was stored with done=True: store "
                       "`terminated`.", rule=DONE_IS_TERMINATED)
+    for case in played:
+        shown = data[case].get("flags_not_bool") or []
+        if shown:
+            return failed(f"the loop stored done={shown[0]}: store `terminated` itself, the "
+                          "flag the environment returned, not a number made of it.",
+                          rule=DONE_IS_TERMINATED)
+    for case in played:  # then the whole order: one ask per step, learning before the next
+        problem = play_order_problem(data[case]["order"])
+        if problem:
+            return failed(problem, rule=PLAYS_AS_LESSON_01)
     return passed("each step stores the transition and learns only from one sampled batch.")
 
 
@@ -961,7 +990,7 @@ CHECKS = LessonChecks(LESSON, [
           ("play_and_train_from_replay",), replay_loop_inputs, _loop_probe, _loop_verdict,
           rules=(ENDS_WITH_EPISODE, AT_MOST_T_MAX, RETURNS_TOTAL, STORE_EVERY_STEP,
                  DONE_IS_TERMINATED, STORE_THEN_SAMPLE, ONE_BATCH_PER_STEP,
-                 LEARN_ONLY_FROM_BATCH),
+                 LEARN_ONLY_FROM_BATCH, PLAYS_AS_LESSON_01),
           asks="Each step stores its transition with done=terminated, then samples one batch "
                "and updates the agent on its rows only, in episodes that end by goal, time "
                "limit or t_max."),

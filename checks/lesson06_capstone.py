@@ -132,7 +132,8 @@ def _interval_inputs(rng):
     # every digit there; centred on the mean first, it does not
     samples.append((1e8 + rng.normal(0.0, float(rng.uniform(0.5, 3)),
                                      size=int(rng.integers(5, 20)))).round(3).tolist())
-    levels = [0.95, 0.95, 0.9, 0.99, float(rng.choice([0.8, 0.9, 0.99])), 0.95, 0.95,
+    # levels beyond the usual three too: 1 - 0.975 and 1 - 0.995 do not round to a cent
+    levels = [0.95, 0.95, 0.9, 0.99, float(rng.choice([0.975, 0.995, 0.999])), 0.95, 0.95,
               float(rng.choice([0.9, 0.95, 0.99])), 0.95]
     return {"samples": samples, "levels": levels, "too_few": [float(rng.normal())]}
 
@@ -390,9 +391,9 @@ def _autocorrelation_inputs(rng):
     # values far from 0 that vary little: sums of products lose every digit there
     cases.append({"values": [1e8 + v for v in _ar_series(rng, int(rng.integers(20, 60)), 0.6)],
                   "lag": int(rng.integers(1, 4))})
-    # a state feature: small integers
-    cases.append({"values": rng.integers(0, 5, size=int(rng.integers(10, 60))).astype(float)
-                  .tolist(), "lag": int(rng.integers(1, 4))})
+    # a state feature: small integers, as ints (an int array cannot be centred in place)
+    cases.append({"values": rng.integers(0, 5, size=int(rng.integers(10, 60))).tolist(),
+                  "lag": int(rng.integers(1, 4)), "ints": True})
     # one slice constant and the other not, then a constant sequence: nothing to correlate
     lag = int(rng.integers(1, 4))
     cases.append({"values": [3.0] * int(rng.integers(lag + 2, 10)) + [7.0] * lag, "lag": lag})
@@ -423,8 +424,8 @@ def _autocorrelation_probe(inputs, autocorrelation):
     found = []
     for case in inputs["cases"]:
         description = f"autocorrelation(values, lag={case['lag']})"
-        if len(case["values"]) - case["lag"] == 2:  # the fewest pairs there may be: a
-            # refusal here breaks a rule the verdict names
+        if len(case["values"]) - case["lag"] == 2 or case.get("ints"):  # the fewest pairs
+            # there may be, or integers: a refusal here breaks a rule the verdict names
             outcome = _result_or_error(description, autocorrelation, np.array(case["values"]),
                                        case["lag"])
             found.append(_number(outcome["result"]) if "result" in outcome else outcome)
@@ -502,6 +503,12 @@ def _autocorrelation_verdict(inputs, data):
     wanted = reference(LESSON, "autocorrelations", inputs["cases"])
     for case, got, want in zip(inputs["cases"], data["found"], wanted):
         values, lag = case["values"], case["lag"]
+        if isinstance(got, dict) and case.get("ints"):
+            return failed(f"autocorrelation of {len(values)} integer values (an int array, as "
+                          f"a state feature gives them) at lag {lag} failed: "
+                          f"{str(got.get('error'))[:200]}. Integers are numbers too: compute "
+                          "in floats (np.asarray(values, dtype=float)), never centre the "
+                          "caller's array in place.", rule=AUTOCORRELATION_PEARSON)
         if isinstance(got, dict):
             return failed(f"autocorrelation of {len(values)} values at lag {lag} leaves two "
                           f"pairs, the fewest it accepts, but it failed: "

@@ -548,7 +548,21 @@ FD_STEP = 1e-6
 
 
 def _gradient_inputs(rng):
-    return {"cases": loss_cases(rng)[1:]}  # the weighted ones
+    # the weighted ones, and a batch in which the last action is never taken: the gradient
+    # still has a column for it (the Q-values' shape, not the actions')
+    return {"cases": [*loss_cases(rng)[1:], _case_without_the_last_action(rng)]}
+
+
+def _case_without_the_last_action(rng):
+    size = int(rng.integers(4, 8))
+    q_values = rng.normal(scale=2.0, size=(size, 3))
+    actions = rng.integers(2, size=size)  # 0 and 1 only, of three actions
+    errors = (np.where(rng.random(size) < 0.5, rng.uniform(0.05, 0.95, size),
+                       rng.uniform(1.05, 4.0, size)) * rng.choice([-1.0, 1.0], size=size))
+    q_values = q_values.round(6)
+    targets = (q_values[np.arange(size), actions] - errors).round(6)
+    return {"q_values": q_values.tolist(), "actions": actions.tolist(),
+            "targets": targets.tolist(), "weights": rng.uniform(0.1, 1.0, size).round(4).tolist()}
 
 
 def _gradient_probe(inputs, huber_loss, huber_loss_gradient):
@@ -1047,7 +1061,24 @@ def _sync_probe(inputs, sync_target):
                         "equal": _same_arrays(after, online_before),
                         "online_changed": not _same_arrays(online_after, online_before)})
         records.append({"period": period, "trains": trains, "steps": run})
-    return {"runs": records}
+    # steps past 2**53, where a float division cannot tell an odd step from an even one
+    online = mirrored(QNetwork, CARTPOLE_NETWORK, inputs["seed"], logged=NETWORK_WRITES,
+                      settable=NETWORK_ATTRIBUTES)
+    target = mirrored(QNetwork, CARTPOLE_NETWORK, inputs["seed"] + 1, logged=NETWORK_WRITES,
+                      settable=NETWORK_ATTRIBUTES)
+    target_there = lent_where(target, near=sync_target)
+    huge = []
+    for step in HUGE_STEPS:
+        before = _parameters(target_there, "target")
+        said = call_student(f"sync_target(online, target, {step}, 2)", sync_target, online,
+                            target, step, 2)
+        huge.append({"step": step, "said": bool(said) if isinstance(said, (bool, np.bool_))
+                     else None, "changed": not _same_arrays(_parameters(target_there, "target"),
+                                                            before)})
+    return {"runs": records, "huge": huge}
+
+
+HUGE_STEPS = (2**53 + 1, 2**53 + 2)  # with period 2: not due, then due
 
 
 def _same_arrays(first, second):
@@ -1092,6 +1123,15 @@ def _sync_verdict(inputs, data):
             if record["said"] is not due:
                 return failed(f"{where} sync_target returned {record['said']!r}; return True "
                               "when it synced and False otherwise.", rule=SYNC_RETURNS)
+    for record in data.get("huge") or []:
+        due = record["step"] % 2 == 0
+        if record["said"] is not due or record["changed"] is not due:
+            return failed(f"with period 2, at step {record['step']:,} (2**53 + "
+                          f"{record['step'] - 2**53}) sync_target returned {record['said']!r} "
+                          f"and {'changed' if record['changed'] else 'left'} the target: the "
+                          f"step is {'even' if due else 'odd'}. Test the step with integers "
+                          "(step % period == 0); a float division rounds steps this large.",
+                          rule=SYNC_AT_MULTIPLES)
     return passed("the target network becomes a copy of the online one exactly every "
                   "`period` steps (and at every step with period 1), and keeps its own copy.")
 

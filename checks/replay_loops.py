@@ -25,12 +25,13 @@ class RecordingBuffer:
     __lending__ = Served(remote=("sample", "__len__"), deferred=("add",),
                          limits={"sample": {"batch_size": STAND_IN_BATCH}})
 
-    def __init__(self, newest_alone_first=False):
+    def __init__(self, newest_alone_first=False, size=None):
         # newest_alone_first: with one transition stored, a batch is that one alone (a
         # combined buffer's, lesson 05): a loop learns from the rows it gets, not
-        # batch_size of them
-        self.newest_alone_first = newest_alone_first
+        # batch_size of them. size: len stops growing there, as a full buffer's does
+        self.newest_alone_first, self.size = newest_alone_first, size
         self.added = Record("add")
+        self.flags_not_bool = Record("add")  # each done given that is not a bool, shown
         self.returned = Record("sample")  # the rows of each sampled batch
         self.held_when_sampled = Record("sample")  # len(self) at each sample call
 
@@ -40,9 +41,11 @@ class RecordingBuffer:
         return bool(self.held_when_sampled) and self.held_when_sampled[-1] == 0
 
     def __len__(self):
-        return len(self.added)
+        return len(self.added) if self.size is None else min(self.size, len(self.added))
 
     def add(self, obs_t, action, reward, obs_tp1, done):
+        if not isinstance(done, (bool, np.bool_)):
+            self.flags_not_bool.append(f"{done!r} ({type(done).__name__})")
         self.added.append([int(obs_t), int(action), float(reward), int(obs_tp1), bool(done)])
 
     def sample(self, batch_size):

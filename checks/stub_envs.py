@@ -12,6 +12,7 @@ import gymnasium as gym
 from checks.framework import ProbeError, call_student
 from checks.lending import mirrored
 from checks.records import Record
+from checks.requirements import Rule
 from course.corridor import make_corridor  # noqa: F401 - the loop checks' environment
 from course.stand_ins import CountingBuffer, CountingPrioritizedBuffer, FixedActionAgent
 
@@ -97,6 +98,14 @@ def lent_corridor(length, time_limit, timeline=None, **rewards):
         make_corridor(length, time_limit, **rewards), timeline)
     return mirrored(make_corridor, length, time_limit, logged=("reset", "step"), calls=(),
                     original=original, **rewards)
+
+
+def plays_as_lesson_01(loop):
+    """The rule of a replay lesson's ``loop`` that its text words as "lesson 01's loop with
+    another learning step": judged on a :func:`timeline` by :func:`play_order_problem`."""
+    return Rule("plays-as-lesson-01", f"{loop} plays each step as lesson 01's loop does: it "
+                "asks agent.get_action once, for the state the environment is in, plays the "
+                "action it returns, and learns from the step before it asks again.")
 
 
 def play_order_problem(events, only_played=False):

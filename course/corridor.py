@@ -12,6 +12,7 @@ on every machine and judged by them, instead of by whichever budget runs out fir
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from gymnasium.envs.registration import EnvSpec
 
 
 class RunawayEpisode(RuntimeError):
@@ -69,4 +70,9 @@ def runaway_limit(time_limit):
 
 def make_corridor(length, time_limit, **rewards):
     corridor = Corridor(length, runaway_after=runaway_limit(time_limit), **rewards)
+    # a spec, as gym.make gives Taxi one (its max_episode_steps is the time limit): a loop
+    # that takes its step cap from the spec instead of from t_max shows it here too
+    corridor.spec = EnvSpec("course/Corridor-v0", entry_point=Corridor,
+                            kwargs={"length": length, **rewards},
+                            max_episode_steps=time_limit)
     return gym.wrappers.TimeLimit(corridor, max_episode_steps=time_limit)

@@ -43,7 +43,7 @@ from checks.lesson03_prioritized_replay.sum_tree import (
     _totals_probe, _totals_verdict)
 from checks.lesson03_prioritized_replay.training_loop import (
     LOOP_EPISODE_ENDS, LOOP_FEEDS_BACK_TD_ERRORS, LOOP_ONE_BATCH_PER_STEP, LOOP_ONLINE_THEN_REPLAY,
-    LOOP_STORES_EACH_STEP, LOOP_STORES_TERMINATED, _loop_inputs, _loop_probe, _loop_verdict)
+    LOOP_PLAYS_AS_LESSON_01, LOOP_STORES_EACH_STEP, LOOP_STORES_TERMINATED, _loop_inputs, _loop_probe, _loop_verdict)
 from checks.lesson03_prioritized_replay.weighted_update import (
     NO_BOOTSTRAP_WHEN_DONE, TD_ERROR_BEFORE_UPDATE, WEIGHTED_STEP, _weighted_inputs,
     _weighted_probe, _weighted_verdict)
@@ -137,7 +137,7 @@ CHECKS = LessonChecks(LESSON, [
           calls=(SUM_TREE,),
           asks="sample never returns an empty slot, not after many random priority updates "
                "and not for a mass a hair below the total, and its weights lie in (0, 1].",
-          rules=(SAMPLE_FILLED_SLOTS, SAMPLE_RETURNS, WEIGHTS_DIVIDED_BY_MAX)),
+          rules=(SAMPLE_FILLED_SLOTS, SAMPLE_RETURNS, WEIGHTS_DIVIDED_BY_MAX, OWN_GENERATOR)),
     Check("test_errors", "errors for bad input", ("PrioritizedReplayBuffer", "SumTree"),
           _errors_inputs, _errors_probe, _errors_verdict,
           calls=(SUM_TREE,),
@@ -163,7 +163,7 @@ CHECKS = LessonChecks(LESSON, [
                "errors back; the episode ends as lesson 01's does.",
           rules=(LOOP_EPISODE_ENDS, LOOP_STORES_EACH_STEP, LOOP_STORES_TERMINATED,
                  LOOP_ONE_BATCH_PER_STEP, LOOP_FEEDS_BACK_TD_ERRORS,
-                 LOOP_ONLINE_THEN_REPLAY)),
+                 LOOP_ONLINE_THEN_REPLAY, LOOP_PLAYS_AS_LESSON_01)),
     Check("test_cliffwalk_learning", "PER on the Blind Cliffwalk",
           ("PrioritizedReplayBuffer",), _cliffwalk_inputs, _cliffwalk_probe,
           _cliffwalk_verdict, time_limit=60.0, learning=True, prepare=_cliffwalk_baseline,

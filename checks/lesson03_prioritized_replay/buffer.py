@@ -882,10 +882,15 @@ class TopOfTheRange(np.random.Generator):
     # The grader keeps it and serves the student's buffer its draws across the boundary.
     __lending__ = Served(remote=tuple(GENERATOR_LIMITS), limits=GENERATOR_LIMITS)
 
+    draws = 0  # calls of random and uniform: a buffer that kept the generator it was
+    # built with (a bound method looked up once) never draws from this one
+
     def random(self, size=None, dtype=np.float64, out=None):
+        self.draws += 1
         return np.full(() if size is None else size, np.nextafter(1.0, 0.0))[()]
 
     def uniform(self, low=0.0, high=1.0, size=None):
+        self.draws += 1
         low, high = np.broadcast_arrays(np.asarray(low, dtype=np.float64),
                                         np.asarray(high, dtype=np.float64))
         top = np.nextafter(high, low)
@@ -925,9 +930,11 @@ def _range_probe(inputs, PrioritizedReplayBuffer):
     stored = len(top["td_errors"])
     _fill(buffer, range(stored))
     _update_priorities(buffer, list(range(stored)), top["td_errors"])
-    lend_to(buffer, "rng", TopOfTheRange(np.random.PCG64(inputs["seed"])))  # its generator
+    generator = TopOfTheRange(np.random.PCG64(inputs["seed"]))
+    lend_to(buffer, "rng", generator)  # its generator, swapped in after construction
     at_the_top = _sample(buffer, top["batch_size"], 1.0)
-    return {"slots": slots, "ids": ids, "weights": weights, "top": at_the_top}
+    return {"slots": slots, "ids": ids, "weights": weights, "top": at_the_top,
+            "swapped_generator_draws": generator.draws}
 
 
 def _range_verdict(inputs, data):
@@ -956,6 +963,11 @@ def _range_verdict(inputs, data):
                       "(0, 1].", rule=WEIGHTS_DIVIDED_BY_MAX)
     top, at_the_top = inputs["top"], data.get("top") or {}
     stored = len(top["td_errors"])
+    if not data.get("swapped_generator_draws"):
+        return failed("after a generator of the test's own was put in self.rng, sample drew "
+                      "nothing from it: it still draws from the generator the buffer was "
+                      "built with. Look self.rng up at every draw (self.rng.random(...)), "
+                      "never keep its methods or a copy of it.", rule=OWN_GENERATOR)
     slots = at_the_top.get("slots", [])
     problem = wrong_amount("slots of the batch drawn at the top", slots, top["batch_size"],
                            rule=SAMPLE_RETURNS)

@@ -11,7 +11,8 @@ from checks.lesson03_prioritized_replay.weighted_update import AGENT_WRITES
 from checks.records import Record
 from checks.requirements import Rule
 from checks.stub_envs import (call_training_loop, corridor_play, counting_buffer, episode_cases,
-                              episode_ends, episode_ends_problem, lent_corridor)
+                              episode_ends, episode_ends_problem, lent_corridor,
+                              play_order_problem, plays_as_lesson_01, timeline)
 
 
 # --- the rules: what the lesson tells a student, as its checks test it ---------------------
@@ -34,6 +35,8 @@ LOOP_FEEDS_BACK_TD_ERRORS = Rule("loop-feeds-back-td-errors", "After each batch 
 LOOP_ONLINE_THEN_REPLAY = Rule("loop-online-then-replay", "The agent's Q-values are those of "
                                "an online update per step followed by the weighted updates of "
                                "its replayed batch.")
+
+LOOP_PLAYS_AS_LESSON_01 = plays_as_lesson_01("play_and_train_with_per")
 
 
 # --- the training loop with prioritized replay -----------------------------------------------
@@ -92,13 +95,16 @@ def _loop_probe(inputs, play_and_train_with_per):
     outcome = {}
     limit = inputs["time_limit"]
     for case, (action, time_limit, t_max) in episode_cases(limit, DEFAULT_T_MAX).items():
-        env = lent_corridor(inputs["length"], time_limit)
+        long_run = case == "default_t_max"
+        events = None if long_run else timeline()  # 10,000 steps: not noted
+        env = lent_corridor(inputs["length"], time_limit, events)
         settings = dict(alpha=inputs["alpha"], epsilon=0.0, discount=inputs["discount"],
                         get_legal_actions=mirrored(AllActions, 2), seed=inputs["seed"])
-        agent = mirrored(scripted_q_agent, action, **settings, logged=AGENT_WRITES,
+        agent = mirrored(scripted_q_agent, action, **settings,
+                         logged=(*AGENT_WRITES, "get_action"),
                          settable=("epsilon",),
-                         original=_noting_updates(scripted_q_agent(action, **settings)))
-        long_run = case == "default_t_max"
+                         original=_noting_updates(scripted_q_agent(action, **settings),
+                                                  events))
         buffer = counting_buffer(prioritized=True) if long_run else RecordingPrioritizedBuffer()
         batch_size = 1 if long_run else inputs["batch_size"]
         extra = {} if t_max is None else {"t_max": t_max}
@@ -114,17 +120,24 @@ def _loop_probe(inputs, play_and_train_with_per):
         outcome[case] = {
             "total": total, **corridor_play(env), "added": buffer.added,
             "samples": buffer.samples, "priority_updates": buffer.priority_updates,
-            "online_updates": agent.online_updates,
+            "online_updates": agent.online_updates, "order": list(events),
             "qtable": [[float(agent.get_qvalue(s, a)) for a in (0, 1)]
                        for s in range(inputs["length"] + 1)]}
     return outcome
 
 
-def _noting_updates(agent):
+def _noting_updates(agent, events=None):
     """``agent``, the grader's side of the lent one, also noting each ``update`` call the
-    loop made (replayed on it from the lent copy) as plain data."""
+    loop made (replayed on it from the lent copy) as plain data, and with ``events`` (a
+    :func:`~checks.stub_envs.timeline`) its get_action and update calls there."""
     agent.online_updates = Record("update")
-    learn = agent.update
+    learn, choose = agent.update, agent.get_action
+
+    def get_action(state):
+        action = choose(state)
+        if events is not None:
+            events.append(("get_action", _plain_state(state), _plain_state(action)))
+        return action
 
     def update(state, action, reward, next_state, terminated):
         try:
@@ -132,10 +145,19 @@ def _noting_updates(agent):
         except (TypeError, ValueError):
             noted = repr((state, action, reward, next_state, terminated))[:80]
         agent.online_updates.append(noted)
+        if events is not None:
+            events.append(("update",))
         return learn(state, action, reward, next_state, terminated)
 
-    agent.update = update
+    agent.update, agent.get_action = update, get_action
     return agent
+
+
+def _plain_state(value):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return repr(value)[:40]
 
 
 def _loop_beta(inputs, case):
@@ -146,6 +168,11 @@ def _loop_beta(inputs, case):
 
 def _loop_verdict(inputs, data):
     length, limit = inputs["length"], inputs["time_limit"]
+    played = [case for case in data if "order" in data[case]]
+    for case in played:  # the actions played are the agent's (before the episodes' lengths,
+        problem = play_order_problem(data[case]["order"], only_played=True)  # which they
+        if problem:  # change)
+            return failed(problem, rule=LOOP_PLAYS_AS_LESSON_01)
     problem = episode_ends_problem(length, data, episode_ends(length, limit, DEFAULT_T_MAX))
     if problem:
         return failed(problem, rule=LOOP_EPISODE_ENDS)
@@ -204,5 +231,9 @@ def _loop_verdict(inputs, data):
         return failed("an episode cut by the time limit was stored with done=True: store "
                       "`terminated`, not `terminated or truncated`.",
                       rule=LOOP_STORES_TERMINATED)
+    for case in played:  # then the whole order: one ask per step, learning before the next
+        problem = play_order_problem(data[case]["order"])
+        if problem:
+            return failed(problem, rule=LOOP_PLAYS_AS_LESSON_01)
     return passed("each step updates online, stores the transition, replays one weighted "
                   "batch and feeds its TD errors back as priorities.")

@@ -19,8 +19,9 @@ from checks.contracts import BOOL, CLASS, NUMBER, Contract, array, tuple_of
 from checks.framework import Callee, Check, LessonChecks
 from checks.lesson01_qlearning import AGENT
 from checks.lesson04_hindsight_replay.buffer import (
-    BATCH_SIZE_REFUSED, BUFFER_DEFAULTS, BUFFER_OWN_GENERATOR, BUFFER_STRATEGY, DEAD_STEPS_UNUSED,
-    EMPTY_SAMPLE_REFUSED, EPISODE_COPIED, EPISODE_LENGTHS_ACCEPTED, GOALS_FROM_OWN_EPISODE,
+    BATCH_SIZE_REFUSED, BATCH_STAYS_ITS_OWN, BUFFER_DEFAULTS, BUFFER_OWN_GENERATOR,
+    BUFFER_STRATEGY, DEAD_STEPS_UNUSED, EMPTY_SAMPLE_REFUSED, EPISODE_COPIED,
+    EPISODE_LENGTHS_ACCEPTED, GOALS_FROM_OWN_EPISODE,
     K_ZERO_PLAIN_REPLAY, LEN_AFTER_WRAP, LEN_COUNTS_TRANSITIONS, LONG_EPISODE_REFUSED,
     MISMATCHED_EPISODE_REFUSED, NEGATIVE_K_REFUSED, REFUSED_EPISODE_STORES_NOTHING, RELABEL_SHARE,
     REPLACES_OLDEST, REWARD_RECOMPUTED, SAMPLE_RETURNS, TERMINATED_RECOMPUTED, TRANSITION_AS_STORED,
@@ -83,7 +84,7 @@ CHECKS = LessonChecks(LESSON, [
                "len(buffer) counts the transitions held (after wrapping too), and sample "
                "returns each transition as stored.",
           rules=(EPISODE_LENGTHS_ACCEPTED, LEN_COUNTS_TRANSITIONS, EPISODE_COPIED,
-                 TRANSITION_AS_STORED, SAMPLE_RETURNS, LEN_AFTER_WRAP)),
+                 BATCH_STAYS_ITS_OWN, TRANSITION_AS_STORED, SAMPLE_RETURNS, LEN_AFTER_WRAP)),
     Check("test_goal_steps", "which step a substitute goal comes from",
           ("hindsight_goal_steps",), _steps_inputs, _steps_probe, _steps_verdict,
           asks="hindsight_goal_steps draws, with the generator it is given, a goal step "

@@ -7,7 +7,7 @@ import numpy as np
 from checks.contracts import RESULT_TYPES
 from checks.framework import (NotWrittenYet, ProbeError, call_student, call_student_repeatedly,
                               failed, fill_in_place, kept_with, outcome_of, passed,
-                              reseed_global_generators, value_error_problem, wrong_amount)
+                              result_by_reference,                              reseed_global_generators, value_error_problem, wrong_amount)
 from checks.lesson04_hindsight_replay.driving import (
     CODE_BITS, DESIRED_OFFSET, STEPS_PER_CODE, STRATEGIES, SampleProtocolError, _decoded, _decoded_sample,
     _new_buffer, _store, action_of, describe_goal, goal_env, role_checked_goal_env,
@@ -28,6 +28,8 @@ EPISODE_LENGTHS_ACCEPTED = Rule("episode-lengths-accepted", "store_episode accep
                                 "episode of 1 to max_episode_steps steps.")
 EPISODE_COPIED = Rule("episode-copied", "store_episode copies the arrays it is given: a "
                       "caller that reuses them afterwards changes nothing stored.")
+BATCH_STAYS_ITS_OWN = Rule("batch-stays-its-own", "A batch sample returned stays the "
+                          "caller's: no later call of the buffer changes it.")
 TRANSITION_AS_STORED = Rule("transition-as-stored", "Sampled transition t of an episode is its "
                             "observation t, action t and observation t + 1.")
 # sample returns (obs, actions, rewards, next_obs, terminated, goals), one row per
@@ -146,6 +148,11 @@ def _store_probe(inputs, HindsightReplayBuffer):
     rows = []
     for _ in range(20):
         rows.extend(_decoded_sample(buffer, 32))
+    # a batch the learner keeps, read before and after the buffer samples again
+    kept = call_student("sample(32)", result_by_reference, buffer.sample, 32)
+    kept_before = _decoded(kept, 32)
+    _decoded_sample(buffer, 32)
+    kept_after = _decoded(kept, 32)
     # a long episode: lengths past 256 are not small cached ints (`is` is not `==`)
     long = _new_buffer(HindsightReplayBuffer, 2, LONG_EPISODE, "future", 4, inputs["seed"])
     refused, _ = _stored_or_refused(long, 0, LONG_EPISODE)
@@ -167,7 +174,7 @@ def _store_probe(inputs, HindsightReplayBuffer):
                    for part in (list(batch)[0], list(batch)[3])]
     return {"lengths": lengths, "rows": rows, "long": call_student("len(buffer)", len, long),
             "one": _decoded_sample(buffer, 1), "after_wrap": after_wrap,
-            "valued": valued_rows}
+            "valued": valued_rows, "kept": [kept_before, kept_after]}
 
 
 VALUED_STEPS = 3
@@ -214,6 +221,15 @@ def _store_verdict(inputs, data):
                           f"{STORE_MAX_STEPS}) came back with the next observation of episode "
                           f"{next_episode}, step {next_step}; expected step {step + 1}.",
                           rule=TRANSITION_AS_STORED)
+    kept_before, kept_after = data.get("kept") or [None, None]
+    if kept_before != kept_after:
+        changed = next(n for n, (a, b) in enumerate(zip(kept_before, kept_after)) if a != b)
+        return failed("a batch that sample(32) returned changed when sample was called again "
+                      f"(its row {changed} went from (episode, step, action, reward, next "
+                      "episode, next step, terminated, goal) = "
+                      f"{tuple(kept_before[changed])} to {tuple(kept_after[changed])}): each "
+                      "call must hand out arrays of its own, never refill ones it returned "
+                      "before (a learner keeps batches).", rule=BATCH_STAYS_ITS_OWN)
     stored = valued_observations().tolist()
     for name, rows in zip(("obs", "next_obs"), data.get("valued") or []):
         strays = [row for row in rows if row not in stored]
@@ -356,13 +372,15 @@ def _rewards_probe(inputs, HindsightReplayBuffer):
                         **OTHER_REWARDS)
     for episode, length in enumerate(inputs["lengths"]):
         _store(other, episode, length)
-    return {"rows": [row for _ in range(20) for row in _decoded_sample(buffer, 32)],
+    return {"rows": [row for _ in range(REWARD_SAMPLES) for row in _decoded_sample(buffer, 32)],
             "reached": _decoded_sample(reached, REACHED_ROWS),
             "other_rewards": [row for _ in range(5) for row in _decoded_sample(other, 32)],
-            "misplaced_goals": env.misplaced[:1], "other_infos": env.other_infos[:1]}
+            "misplaced_goals": env.misplaced[:1], "other_infos": env.other_infos[:1],
+            "calls": dict(env.calls)}
 
 
 OTHER_REWARDS = {"success_reward": 1.0, "step_reward": 0.0}
+REWARD_SAMPLES = 20  # batches of 32 drawn from the role-checked environment's buffer
 
 
 REACHED_EPISODE = 7  # any episode number: its desired goal is what its one step achieved
@@ -422,6 +440,14 @@ def _rewards_verdict(inputs, data):
                       f"batch: env.{method}(next_achieved_goal, goal, {{}}).",
                       rule=REWARD_RECOMPUTED if method == "compute_reward"
                       else TERMINATED_RECOMPUTED)
+    for method, calls in (data.get("calls") or {}).items():
+        if calls < REWARD_SAMPLES:  # every batch needs its rewards and flags recomputed
+            return failed(f"{REWARD_SAMPLES} calls of sample made {calls} calls of "
+                          f"env.{method} on the environment the buffer was given: call it on "
+                          "that environment itself (not on env.unwrapped or a copy of it: a "
+                          "wrapper may compute rewards of its own).",
+                          rule=REWARD_RECOMPUTED if method == "compute_reward"
+                          else TERMINATED_RECOMPUTED)
     if not achieved_by_row:
         return failed("no relabelled transition ever achieved its own substitute goal; with "
                       "'future' the goal achieved at t + 1 must be a possible choice.",

@@ -40,7 +40,9 @@ class ScriptedGoalAgent:
                              64, "takes a (state, goal) pair of at most {limit} numbers")}})
 
     def __init__(self, n_bits, solves):
-        self.n_bits, self.solves, self.epsilon = n_bits, solves, 0.0
+        # epsilon reads 1.0: a loop that explores on its own when it reads a high epsilon
+        # plays other actions than the agent chose, and its stored actions show it
+        self.n_bits, self.solves, self.epsilon = n_bits, solves, 1.0
         self.updates, self.chosen = Record("update"), Record("get_action")
 
     def get_action(self, pair):
@@ -213,6 +215,13 @@ def _loop_verdict(inputs, data):
     from course.bit_flipping import bits_to_int
 
     n_bits, batch = inputs["n_bits"], inputs["batch_size"]
+    for case, run in data.items():  # first: a loop that plays actions of its own changes
+        chosen = run.get("chosen") or []  # the episodes' lengths too
+        if len(chosen) != run.get("steps"):
+            return failed(f"an episode took {run.get('steps')} steps, but the loop called "
+                          f"agent.get_action {len(chosen)} times: choose each step's action "
+                          "with one call and play the action it returns (exploring is the "
+                          "agent's business, not the loop's).", rule=LOOP_ACTS_ON_PAIRS)
     for case in ("solves", "fails"):
         run = data[case]
         if len(run["episodes"]) != 1:

@@ -668,3 +668,74 @@ BUGS = (*BUGS,
         description="the bootstrap maximum runs over Q(next_state, a) for the legal actions of state, not of next_state (the same in Taxi, wrong when the two states allow different actions)",
         rule="q-learning-rule", kind="wrong-source"),
 )
+
+
+# --- blind round 13: wrong answers written from the lesson text alone ----------------
+
+EXPLORES_BY_DEALING_A_SHUFFLED_DECK_GET_ACTION = """\
+#| export
+@add_to_class(QLearningAgent)
+def get_action(self, state):
+    \"\"\"Epsilon-greedy: random legal action with probability epsilon, else the best.\"\"\"
+    if self.rng.random() < self.epsilon:
+        decks = self.__dict__.setdefault("_exploration_decks", {})
+        deck = decks.get(state)
+        if not deck:  # deal every legal action once, in random order, before repeating
+            deck = [int(a) for a in self.rng.permutation(list(self.get_legal_actions(state)))]
+            decks[state] = deck
+        return deck.pop()
+    return self.get_best_action(state)
+"""
+
+T_MAX_REPLACED_BY_ENV_TIME_LIMIT_PLAY_AND_TRAIN = """\
+#| export
+def play_and_train(env, agent, t_max=10_000):
+    \"\"\"Play one episode, updating ``agent`` after every step; return the total reward.\"\"\"
+    # the environment's own time limit is the real cap; t_max is for envs without one
+    spec = getattr(env, "spec", None)
+    limit = spec.max_episode_steps if spec is not None and spec.max_episode_steps else t_max
+    total_reward = 0.0
+    state, _ = env.reset()
+    for _ in range(limit):
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        agent.update(state, action, reward, next_state, terminated)
+        total_reward += reward
+        state = next_state
+        if terminated or truncated:
+            break
+    return total_reward
+"""
+
+ASKS_AHEAD_ONE_ACTION_PAST_T_MAX_PLAY_AND_TRAIN = """\
+#| export
+def play_and_train(env, agent, t_max=10_000):
+    \"\"\"Play one episode, updating ``agent`` after every step; return the total reward.\"\"\"
+    total_reward = 0.0
+    state, _ = env.reset()
+    action = agent.get_action(state)
+    for _ in range(t_max):
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        agent.update(state, action, reward, next_state, terminated)
+        total_reward += reward
+        if terminated or truncated:
+            break
+        state = next_state
+        action = agent.get_action(state)
+    return total_reward
+"""
+
+BUGS = (*BUGS,
+    Bug("explores_by_dealing_a_shuffled_deck", LESSON, "test_epsilon_greedy",
+        {"get_action": EXPLORES_BY_DEALING_A_SHUFFLED_DECK_GET_ACTION},
+        description="keeps a shuffled deck of legal actions per state and deals from it when exploring: counts look uniform, but draws are not independent (at epsilon 1 with two legal actions, every pair of calls gives both actions)",
+        rule="epsilon-greedy", kind="wrong-distribution"),
+    Bug("t_max_replaced_by_env_time_limit", LESSON, "test_play_and_train",
+        {"play_and_train": T_MAX_REPLACED_BY_ENV_TIME_LIMIT_PLAY_AND_TRAIN},
+        description="caps the episode at env.spec.max_episode_steps when the environment has one (Taxi: 200) and uses t_max only otherwise: play_and_train(taxi, agent, t_max=5) plays up to 200 steps",
+        rule="t-max-cap", kind="wrong-source"),
+    Bug("asks_ahead_one_action_past_t_max", LESSON, "test_play_and_train",
+        {"play_and_train": ASKS_AHEAD_ONE_ACTION_PAST_T_MAX_PLAY_AND_TRAIN},
+        description="asks for the first action before the loop and for the next one at the end of each step (after the update): when t_max stops the episode (and with t_max=0) it has asked for an action that is never played",
+        rule="loop-steps", kind="protocol"),
+)

@@ -1123,3 +1123,58 @@ BUGS = (*BUGS,
         description="written-out loop with done = terminated and not truncated: a goal reached on the time limit's last step is stored (and updated) as not done, so it bootstraps",
         rule="done-is-terminated", kind="past-terminal"),
 )
+
+
+# --- blind round 13: wrong answers written from the lesson text alone ----------------
+
+ADD_SHALLOW_COPIES_LISTS_BUFFER_ADD = """\
+#| export
+@add_to_class(ReplayBuffer)
+def add(self, obs_t, action, reward, obs_tp1, done):
+    \"\"\"Store one transition, evicting the oldest if the buffer is full. Copies arrays.\"\"\"
+    import copy
+    # copy every field (arrays, lists) so the caller can reuse its objects
+    self._storage.append(tuple(copy.copy(field) for field in
+                               (obs_t, action, reward, obs_tp1, done)))
+"""
+
+LOOP_EXPLORES_WITH_ACTION_SPACE_PLAY_AND_TRAIN_WITH_REPLAY = """\
+#| export
+def play_and_train_with_replay(env, agent, replay=None, replay_batch_size=32, t_max=10_000):
+    \"\"\"Play one episode; after each step also learn from a batch replayed from ``replay``.
+
+    Returns the episode's total reward.
+    \"\"\"
+    total_reward = 0.0
+    state, _ = env.reset()
+    for _ in range(t_max):
+        if np.random.random() < agent.epsilon:
+            action = env.action_space.sample()  # explore
+        else:
+            action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        if replay is not None:
+            replay.add(state, action, reward, next_state, terminated)
+            batch = replay.sample(replay_batch_size)
+            agent.update(state, action, reward, next_state, terminated)
+            for row in zip(*batch):
+                agent.update(*row)
+        else:
+            agent.update(state, action, reward, next_state, terminated)
+        total_reward += reward
+        state = next_state
+        if terminated or truncated:
+            break
+    return total_reward
+"""
+
+BUGS = (*BUGS,
+    Bug("add_shallow_copies_lists", LESSON, "test_no_aliasing",
+        {"buffer_add": ADD_SHALLOW_COPIES_LISTS_BUFFER_ADD},
+        description="add stores copy.copy(field): arrays are copied, but a list observation (e.g. a list of frames) is copied shallowly, so the stored list holds the caller's own arrays and changing them rewrites the past",
+        rule="add-copies", kind="mutates-input"),
+    Bug("loop_explores_with_action_space", LESSON, "test_replay_loop",
+        {"play_and_train_with_replay": LOOP_EXPLORES_WITH_ACTION_SPACE_PLAY_AND_TRAIN_WITH_REPLAY},
+        description="written-out loop that explores itself: with probability agent.epsilon it plays env.action_space.sample() instead of asking the agent, so the agent's action is overridden (double exploration) and the env's action space is used",
+        rule="plays-as-lesson-01", kind="protocol"),
+)

@@ -521,6 +521,7 @@ BUGS = [
         rule="result-types", kind="protocol"),
     Bug("stratify_from_the_global_generator", LESSON, "test_stratified_sampling",
         {"per_sample": SAMPLE_FROM_THE_GLOBAL_GENERATOR},
+        also_fails=("test_no_empty_or_out_of_range_samples",),
         description="the strata's offsets from np.random, not self.rng",
         rule="own-generator", kind="global-generator"),
     Bug("generator_ignores_the_seed", LESSON, "test_stratified_sampling",
@@ -1232,4 +1233,92 @@ BUGS = (*BUGS,
         {"sumtree_class": GET_UNWRAPS_A_SINGLE_PRIORITY_SUMTREE_CLASS},
         description="get returns priorities.item() (a Python float) when one slot is asked for; the buffer's sample(1, beta) then fails on weights.max()",
         rule="result-types", kind="protocol"),
+)
+
+
+# --- blind round 13: wrong answers written from the lesson text alone ----------------
+
+DRAWS_THROUGH_A_CACHED_METHOD_PER_CLASS = """\
+#| export
+class PrioritizedReplayBuffer:
+    \"\"\"Proportional prioritized replay (Schaul et al., 2016).
+
+    Transitions live in ``self.storage`` (a NumpyRingBuffer); their priorities p^alpha
+    in ``self.tree`` (a SumTree), slot for slot. New transitions get the largest priority
+    given so far, ``self.max_priority`` (1 at first); ``update_priorities`` sets
+    p = |delta| + epsilon. ``seed`` seeds the buffer's generator ``self.rng``.
+    \"\"\"
+
+    def __init__(self, capacity, alpha=0.6, epsilon=1e-6, seed=None):
+        if alpha < 0 or not epsilon > 0:
+            raise ValueError(f"need alpha >= 0 and epsilon > 0, got {alpha} and {epsilon}")
+        self.capacity, self.alpha, self.epsilon = capacity, alpha, epsilon
+        self.storage = NumpyRingBuffer(capacity)
+        self.tree = SumTree(capacity)
+        self.max_priority = 1.0
+        self.rng = np.random.default_rng(seed)
+        self._random = self.rng.random  # looked up once, not at every sample
+
+    def __len__(self):
+        \"\"\"The number of transitions stored (at most ``capacity``).\"\"\"
+        return len(self.storage)
+
+    def add(self, obs_t, action, reward, obs_tp1, done):
+        \"\"\"Store a transition (overwriting the oldest when full) at the maximal priority.\"\"\"
+        slot = self.storage.add(obs_t, action, reward, obs_tp1, done)
+        self.tree.update([slot], self.max_priority ** self.alpha)
+"""
+
+DRAWS_THROUGH_A_CACHED_METHOD_PER_SAMPLE = """\
+#| export
+@add_to_class(PrioritizedReplayBuffer)
+def sample(self, batch_size, beta):
+    \"\"\"Draw ``batch_size`` transitions with probability P(i), one from each equal slice of
+    the total priority; return (obs_t, action, reward, obs_tp1, done, weights, slots),
+    where weights are (N P(i))^-beta divided by their maximum.\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if len(self) == 0:
+        raise ValueError("cannot sample from an empty buffer: add transitions first")
+    total = self.tree.total
+    masses = (np.arange(batch_size) + self._random(batch_size)) * (total / batch_size)
+    slots = np.minimum(self.tree.find_prefix_sum(masses), len(self) - 1)
+    probabilities = self.tree.get(slots) / total
+    weights = (len(self) * probabilities) ** -beta
+    return (*self.storage[slots], weights / weights.max(), slots)
+"""
+
+PER_LOOP_PICKS_THE_NEXT_ACTION_BEFORE_LEARNING_PLAY_AND_TRAIN_WITH_PER = """\
+#| export
+def play_and_train_with_per(env, agent, replay, batch_size, beta, t_max=10_000):
+    \"\"\"Play one episode; after each step also learn from a prioritized batch and update
+    its priorities. Returns the episode's total reward.\"\"\"
+    total_reward = 0.0
+    state, _ = env.reset()
+    action = agent.get_action(state)
+    for _ in range(t_max):
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        next_action = agent.get_action(next_state)
+        agent.update(state, action, reward, next_state, terminated)
+        replay.add(state, action, reward, next_state, terminated)
+        *transitions, weights, slots = replay.sample(batch_size, beta)
+        td_errors = [prioritized_q_update(agent, *transition, weight)
+                     for *transition, weight in zip(*transitions, weights)]
+        replay.update_priorities(slots, td_errors)
+        total_reward += reward
+        if terminated or truncated:
+            break
+        state, action = next_state, next_action
+    return total_reward
+"""
+
+BUGS = (*BUGS,
+    Bug("draws_through_a_cached_method", LESSON, "test_no_empty_or_out_of_range_samples",
+        {"per_class": DRAWS_THROUGH_A_CACHED_METHOD_PER_CLASS, "per_sample": DRAWS_THROUGH_A_CACHED_METHOD_PER_SAMPLE},
+        description="__init__ keeps self._random = self.rng.random and sample draws through it: after buffer.rng is replaced, the batches still come from the original generator",
+        rule="own-generator", kind="global-generator"),
+    Bug("per_loop_picks_the_next_action_before_learning", LESSON, "test_per_loop",
+        {"play_and_train_with_per": PER_LOOP_PICKS_THE_NEXT_ACTION_BEFORE_LEARNING_PLAY_AND_TRAIN_WITH_PER},
+        description="a hand-written loop that chooses the next action (and an extra one at the episode's end) before the online and replayed updates of the step: its actions use stale Q-values",
+        rule="plays-as-lesson-01", kind="protocol"),
 )

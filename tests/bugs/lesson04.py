@@ -1322,3 +1322,110 @@ BUGS = (*BUGS,
         description="only transitions that missed their original goal may be relabelled: a transition that reached its desired goal always keeps it (relabelling probability 0, not k/(k+1))",
         rule="relabel-share", kind="wrong-distribution"),
 )
+
+
+# --- blind round 13: wrong answers written from the lesson text alone ----------------
+
+BATCH_GOALS_REUSED_BETWEEN_CALLS_HER_SAMPLE = """\
+#| export
+@add_to_class(HindsightReplayBuffer)
+def sample(self, batch_size):
+    \"\"\"``batch_size`` stored transitions drawn uniformly, a share k/(k+1) relabelled with
+    hindsight goals; returns (obs, actions, rewards, next_obs, terminated, goals).\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    total = len(self)
+    if total == 0:
+        raise ValueError("cannot sample from an empty buffer: store an episode first")
+    ends = np.cumsum(self.lengths)  # transitions stored up to and including each row
+    flat = self.rng.integers(total, size=batch_size)  # uniform over all transitions
+    episodes = np.searchsorted(ends, flat, side="right")
+    steps = flat - (ends[episodes] - self.lengths[episodes])
+    scratch = getattr(self, "_goal_scratch", None)
+    if scratch is None or len(scratch) < batch_size:  # grown once, reused by every batch
+        scratch = np.empty((batch_size, *self.desired_goals.shape[1:]),
+                           dtype=self.desired_goals.dtype)
+        self._goal_scratch = scratch
+    goals = scratch[:batch_size]
+    goals[:] = self.desired_goals[episodes]
+    relabel = self.rng.random(batch_size) < self.k / (self.k + 1)
+    goal_steps = hindsight_goal_steps(self.strategy, steps[relabel],
+                                      self.lengths[episodes[relabel]], self.rng)
+    goals[relabel] = self.achieved_goals[episodes[relabel], goal_steps]
+    next_achieved = self.achieved_goals[episodes, steps + 1]
+    rewards = self.env.compute_reward(next_achieved, goals, {})
+    terminated = self.env.compute_terminated(next_achieved, goals, {})
+    return (self.observations[episodes, steps], self.actions[episodes, steps], rewards,
+            self.observations[episodes, steps + 1], terminated, goals)
+"""
+
+REWARDS_FROM_THE_UNWRAPPED_ENV_HER_SAMPLE = """\
+#| export
+@add_to_class(HindsightReplayBuffer)
+def sample(self, batch_size):
+    \"\"\"``batch_size`` stored transitions drawn uniformly, a share k/(k+1) relabelled with
+    hindsight goals; returns (obs, actions, rewards, next_obs, terminated, goals).\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    total = len(self)
+    if total == 0:
+        raise ValueError("cannot sample from an empty buffer: store an episode first")
+    ends = np.cumsum(self.lengths)  # transitions stored up to and including each row
+    flat = self.rng.integers(total, size=batch_size)  # uniform over all transitions
+    episodes = np.searchsorted(ends, flat, side="right")
+    steps = flat - (ends[episodes] - self.lengths[episodes])
+    goals = self.desired_goals[episodes].copy()
+    relabel = self.rng.random(batch_size) < self.k / (self.k + 1)
+    goal_steps = hindsight_goal_steps(self.strategy, steps[relabel],
+                                      self.lengths[episodes[relabel]], self.rng)
+    goals[relabel] = self.achieved_goals[episodes[relabel], goal_steps]
+    next_achieved = self.achieved_goals[episodes, steps + 1]
+    base_env = self.env.unwrapped  # wrappers (TimeLimit, ...) do not forward compute_*
+    rewards = base_env.compute_reward(next_achieved, goals, {})
+    terminated = base_env.compute_terminated(next_achieved, goals, {})
+    return (self.observations[episodes, steps], self.actions[episodes, steps], rewards,
+            self.observations[episodes, steps + 1], terminated, goals)
+"""
+
+LOOP_EXPLORES_BY_ITSELF_PLAY_AND_LEARN_WITH_HER = """\
+#| export
+def play_and_learn_with_her(env, agent, replay, batch_size):
+    \"\"\"Play one episode, store it in ``replay``, then learn from one batch of it.
+    Returns True if the episode reached its goal.\"\"\"
+    observation, _ = env.reset()
+    desired_goal = observation["desired_goal"]
+    goal = int(bits_to_int(desired_goal))
+    observations, achieved_goals = [observation["observation"]], [observation["achieved_goal"]]
+    actions, terminated, truncated = [], False, False
+    while not (terminated or truncated):
+        if np.random.random() < agent.epsilon:  # explore: any of the n flips
+            action = int(np.random.randint(agent.n_bits))
+        else:
+            action = agent.get_action((int(bits_to_int(observation["observation"])), goal))
+        observation, _, terminated, truncated, _ = env.step(action)
+        observations.append(observation["observation"])
+        achieved_goals.append(observation["achieved_goal"])
+        actions.append(action)
+    replay.store_episode(observations, achieved_goals, desired_goal, actions)
+    states, actions, rewards, next_states, dones, goals = replay.sample(batch_size)
+    for state, action, reward, next_state, done, goal in zip(
+            bits_to_int(states).tolist(), actions.tolist(), rewards.tolist(),
+            bits_to_int(next_states).tolist(), dones.tolist(), bits_to_int(goals).tolist()):
+        agent.update((state, goal), action, reward, (next_state, goal), done)
+    return bool(terminated)
+"""
+
+BUGS = (*BUGS,
+    Bug("batch_goals_reused_between_calls", LESSON, "test_store_episode",
+        {"her_sample": BATCH_GOALS_REUSED_BETWEEN_CALLS_HER_SAMPLE},
+        description="fills the batch's goals into a scratch array kept on the buffer (allocated once, 'no allocation per batch') and returns a slice of it: the next sample overwrites the goals of the batch the caller already holds",
+        rule="batch-stays-its-own", kind="mutates-input"),
+    Bug("rewards_from_the_unwrapped_env", LESSON, "test_rewards_recomputed",
+        {"her_sample": REWARDS_FROM_THE_UNWRAPPED_ENV_HER_SAMPLE},
+        description="calls self.env.unwrapped.compute_reward / compute_terminated (the habit from gymnasium's TimeLimit, which does not forward them): a wrapper's own compute_reward is skipped, and an env without .unwrapped raises AttributeError",
+        rule="reward-recomputed", kind="wrong-source"),
+    Bug("loop_explores_by_itself", LESSON, "test_her_loop",
+        {"play_and_learn_with_her": LOOP_EXPLORES_BY_ITSELF_PLAY_AND_LEARN_WITH_HER},
+        description="reads agent.epsilon and agent.n_bits (both lent 'to read') and draws a random flip with np.random itself with probability epsilon, calling get_action only otherwise: fewer get_action calls, exploration from the unseeded global generator, and twice the exploration of the agent's own",
+        rule="loop-acts-on-pairs", kind="protocol"),
+)

@@ -992,3 +992,107 @@ BUGS = (*BUGS,
         description="keeps the bins as floats from np.floor and computes the number as a float dot product with the strides: past 2**53 cells the number is rounded",
         rule="row-major-cells", kind="boundary"),
 )
+
+
+# --- blind round 13: wrong answers written from the lesson text alone ----------------
+
+CER_SORTS_THE_DRAWS_CER_BUFFER = """\
+#| export
+import math
+
+import gymnasium as gym
+import numpy as np
+
+from course.with_update import WithUpdate
+from qlearning import QLearningAgent, play_and_train
+from replay_buffer import ReplayBuffer
+
+
+class CombinedReplayBuffer(ReplayBuffer):
+    \"\"\"Combined experience replay (Zhang & Sutton, 2017): each batch is the newest
+    transition, once, plus ``batch_size - 1`` drawn uniformly, with replacement, from the
+    transitions stored before it (just the newest while nothing else is stored).\"\"\"
+
+    def sample(self, batch_size):
+        if batch_size <= 0 or not self._storage:
+            return super().sample(batch_size)  # lesson 02's ValueError
+        older = len(self._storage) - 1  # the newest is the last one
+        # indices of the others, sorted so that the deque is read from its oldest end on
+        indices = np.sort(self.rng.integers(older, size=batch_size - 1)) if older else []
+        rows = [self._storage[-1]] + [self._storage[i] for i in indices]
+        return tuple(np.stack(field) for field in zip(*rows))
+"""
+
+LOOP_PICKS_NEXT_ACTION_BEFORE_LEARNING_PLAY_AND_TRAIN_FROM_REPLAY = """\
+#| export
+def play_and_train_from_replay(env, agent, replay, batch_size, t_max=10_000):
+    \"\"\"Play one episode; at each step store the transition, then learn from one batch
+    sampled from ``replay`` (and from nothing else). Returns the total reward.\"\"\"
+    total_reward = 0.0
+    state, _ = env.reset()
+    action = agent.get_action(state)
+    for _ in range(t_max):
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        next_action = agent.get_action(next_state)  # chosen now, played next step
+        replay.add(state, action, reward, next_state, terminated)
+        for transition in zip(*replay.sample(batch_size)):
+            agent.update(*transition)
+        total_reward += reward
+        state, action = next_state, next_action
+        if terminated or truncated:
+            break
+    return total_reward
+"""
+
+LOOP_STORES_DONE_AS_FLOAT_PLAY_AND_TRAIN_FROM_REPLAY = """\
+#| export
+def play_and_train_from_replay(env, agent, replay, batch_size, t_max=10_000):
+    \"\"\"Play one episode; at each step store the transition, then learn from one batch
+    sampled from ``replay`` (and from nothing else). Returns the total reward.\"\"\"
+    def learn(state, action, reward, next_state, terminated):
+        replay.add(state, action, reward, next_state, float(terminated))  # 1.0 at the end
+        for transition in zip(*replay.sample(batch_size)):
+            agent.update(*transition)
+
+    return play_and_train(env, WithUpdate(agent, learn), t_max)
+"""
+
+LOOP_COUNTS_STEPS_BY_BUFFER_GROWTH_PLAY_AND_TRAIN_FROM_REPLAY = """\
+#| export
+def play_and_train_from_replay(env, agent, replay, batch_size, t_max=10_000):
+    \"\"\"Play one episode; at each step store the transition, then learn from one batch
+    sampled from ``replay`` (and from nothing else). Returns the total reward.\"\"\"
+    total_reward = 0.0
+    state, _ = env.reset()
+    stored_before = len(replay)
+    while len(replay) - stored_before < t_max:  # every step stores one transition
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        replay.add(state, action, reward, next_state, terminated)
+        for transition in zip(*replay.sample(batch_size)):
+            agent.update(*transition)
+        total_reward += reward
+        state = next_state
+        if terminated or truncated:
+            break
+    return total_reward
+"""
+
+BUGS = (*BUGS,
+    Bug("cer_sorts_the_draws", LESSON, "test_cer_rest_uniform",
+        {"cer_buffer": CER_SORTS_THE_DRAWS_CER_BUFFER},
+        description="draws the older rows' indices with self.rng as lesson 02 does but sorts them (oldest first, to walk the deque in order): the multiset is right, but row 1 is the minimum of batch_size - 1 draws, heavily biased to the oldest, and the last row to the most recent",
+        rule="rest-uniform-over-older", kind="wrong-distribution"),
+    Bug("loop_picks_next_action_before_learning", LESSON, "test_replay_only_loop",
+        {"play_and_train_from_replay": LOOP_PICKS_NEXT_ACTION_BEFORE_LEARNING_PLAY_AND_TRAIN_FROM_REPLAY},
+        description="hand-written loop that chooses the next action from next_state right after env.step and before storing and learning: every action is chosen with the Q-table of the step before, and get_action is called once more on the last (terminal) state",
+        rule="plays-as-lesson-01", kind="protocol"),
+    Bug("loop_stores_done_as_float", LESSON, "test_replay_only_loop",
+        {"play_and_train_from_replay": LOOP_STORES_DONE_AS_FLOAT_PLAY_AND_TRAIN_FROM_REPLAY},
+        description="stores done=float(terminated) as DQN code does for its target (1 - done): the buffer holds 0.0/1.0 floats, so every batch's done array is float64, not bool, and the agent's rows carry 0.0/1.0",
+        rule="done-is-terminated", kind="protocol"),
+    Bug("loop_counts_steps_by_buffer_growth", LESSON, "test_replay_only_loop",
+        {"play_and_train_from_replay": LOOP_COUNTS_STEPS_BY_BUFFER_GROWTH_PLAY_AND_TRAIN_FROM_REPLAY},
+        description="counts the episode's steps as len(replay) - len(replay) at the start: once the lent buffer is full its length stops growing, so t_max never ends the episode (it runs to its own end), and a buffer already near full cuts nothing",
+        rule="at-most-t-max", kind="wrong-source"),
+)

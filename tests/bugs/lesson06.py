@@ -539,3 +539,57 @@ BUGS = (*BUGS,
         description="window sums as differences of one running cumulative sum: the rounding of the earlier episodes leaks into later windows, so two 0.8s after -1.2, -3.0, -1.8 sum to 1.5999999999999996 and a mean equal to 0.8 does not reach 0.8",
         rule="threshold-reached-when-equal", kind="wrong-formula"),
 )
+
+
+# --- blind round 13: wrong answers written from the lesson text alone ----------------
+
+INTERVAL_LEVEL_ROUNDED_CONFIDENCE_INTERVAL = """\
+#| export
+import time
+
+import numpy as np
+from scipy import stats
+
+
+def confidence_interval(values, confidence=0.95):
+    \"\"\"(mean, low, high): Student's t interval for the mean of ``values``.\"\"\"
+    values = np.asarray(values, dtype=np.float64)
+    if values.size < 2:
+        raise ValueError("a confidence interval needs at least two values")
+    mean = float(values.mean())
+    if np.all(values == values[0]):
+        return mean, mean, mean
+    alpha = round(1 - confidence, 2)  # 1 - 0.95 is 0.050000000000000044
+    half_width = float(stats.sem(values) * stats.t.ppf(1 - alpha / 2, values.size - 1))
+    return mean, mean - half_width, mean + half_width
+"""
+
+BUGS = (*BUGS,
+    Bug("interval_level_rounded", LESSON, "test_confidence_interval",
+        {"confidence_interval": INTERVAL_LEVEL_ROUNDED_CONFIDENCE_INTERVAL},
+        description="alpha = round(1 - confidence, 2) to tidy 0.050000000000000044: 0.975 becomes a 97% interval, 0.999 an infinite one",
+        rule="interval-uses-t", kind="wrong-formula"),
+)
+
+
+AUTOCORRELATION_INTEGER_VALUES_FAIL_AUTOCORRELATION = """\
+#| export
+def autocorrelation(values, lag):
+    \"\"\"Pearson's r between values[:-lag] and values[lag:] (0.0 if either slice is constant).\"\"\"
+    values = np.array(values)  # a copy: the caller's values stay as they were
+    if lag < 1 or values.size - lag < 2:
+        raise ValueError(f"need a lag of at least 1 and two pairs, got lag {lag} for {values.size} values")
+    before, after = values[:-lag].copy(), values[lag:].copy()
+    if np.all(before == before[0]) or np.all(after == after[0]):
+        return 0.0
+    before -= before.mean()  # each slice centred on its own mean
+    after -= after.mean()
+    return float(np.sum(before * after) / np.sqrt(np.sum(before**2) * np.sum(after**2)))
+"""
+
+BUGS = (*BUGS,
+    Bug("autocorrelation_integer_values_fail", LESSON, "test_autocorrelation",
+        {"autocorrelation": AUTOCORRELATION_INTEGER_VALUES_FAIL_AUTOCORRELATION},
+        description="np.array(values) keeps an integer dtype; centring copies of the slices in place then raises UFuncTypeError for a list of ints or an int array",
+        rule="autocorrelation-pearson", kind="accidental-refusal"),
+)

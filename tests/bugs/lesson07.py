@@ -596,3 +596,40 @@ BUGS = (*BUGS,
         description="syncs at the multiples but returns whether the copy changed any parameter: False at a multiple of period when the target already equalled the online network",
         rule="sync-returns-whether-it-synced", kind="protocol"),
 )
+
+
+# --- blind round 13: wrong answers written from the lesson text alone ----------------
+
+GRADIENT_ONE_HOT_SIZED_BY_THE_ACTIONS_HUBER_LOSS_GRADIENT = """\
+#| export
+def huber_loss_gradient(q_values, actions, targets, weights):
+    \"\"\"d huber_loss / d q_values: shape of q_values, nonzero only at the actions taken.\"\"\"
+    actions = np.asarray(actions)
+    rows = np.arange(len(actions))
+    errors = np.asarray(q_values, dtype=np.float64)[rows, actions] - targets
+    per_row = np.asarray(weights, dtype=np.float64) * np.clip(errors, -1.0, 1.0) / len(actions)
+    one_hot = np.eye(actions.max() + 1)[actions]  # 1 at the action taken
+    return one_hot * per_row[:, None]
+"""
+
+SYNC_FLOAT_DIVISION_MULTIPLE_TEST_SYNC_TARGET = """\
+#| export
+def sync_target(online, target, step, period):
+    \"\"\"Copy the online network's parameters into the target at every multiple of
+    ``period``; return whether it did.\"\"\"
+    if (step / period).is_integer():
+        target.load_parameters(online.parameters())
+        return True
+    return False
+"""
+
+BUGS = (*BUGS,
+    Bug("gradient_one_hot_sized_by_the_actions", LESSON, "test_huber_gradient",
+        {"huber_loss_gradient": GRADIENT_ONE_HOT_SIZED_BY_THE_ACTIONS_HUBER_LOSS_GRADIENT},
+        description="np.eye(actions.max() + 1)[actions] * per-row values: a batch that never takes the last action gives a (batch, max action + 1) array, narrower than the Q-values",
+        rule="result-types", kind="size-from-argument"),
+    Bug("sync_float_division_multiple_test", LESSON, "test_target_sync",
+        {"sync_target": SYNC_FLOAT_DIVISION_MULTIPLE_TEST_SYNC_TARGET},
+        description="`(step / period).is_integer()`: exact for small steps, but past 2**53 the quotient is rounded to an integer, so e.g. step 10**16 + 1 with period 2 syncs (and returns True)",
+        rule="sync-at-multiples-of-the-period", kind="boundary"),
+)

@@ -177,7 +177,11 @@ class Served:
 
 
 def _fill(target, value):
-    if isinstance(target, list):  # a list observation, as a caller may reuse one
+    if isinstance(target, list) and target and all(
+            isinstance(item, np.ndarray) for item in target):
+        for item in target:  # a list of frames: the caller reuses the arrays themselves
+            item[...] = value
+    elif isinstance(target, list):  # a list observation, as a caller may reuse one
         target[:] = [value] * len(target)
     else:
         target[...] = value
