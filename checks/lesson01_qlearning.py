@@ -455,6 +455,21 @@ def _epsilon_probe(inputs, QLearningAgent):
             "rare": actions(inputs["rare_epsilon"], RARE_DRAWS)}
 
 
+def _pairs_problem(choices, probabilities):
+    """Why consecutive ``choices`` (taken in pairs: first and second, third and fourth,
+    ...) are not independent draws with the ``probabilities`` given, or None."""
+    pairs = list(zip(choices[::2], choices[1::2]))
+    cells = [(a, b) for a in probabilities for b in probabilities
+             if probabilities[a] * probabilities[b] > 0]
+    expected = [probabilities[a] * probabilities[b] for a, b in cells]
+    counts = [pairs.count(cell) for cell in cells]
+    if sum(counts) == len(pairs) and fits(counts, expected):
+        return None
+    return (f"the pairs of consecutive choices over {len(choices)} calls do not fit "
+            "independent draws (each pair as likely as its two choices alone make it): "
+            + describe_counts(counts, expected, [f"{a} then {b}" for a, b in cells]))
+
+
 def _epsilon_verdict(inputs, data):
     legal, epsilon = inputs["legal"], inputs["epsilon"]
     best, _ = max(inputs["qvalues"], key=lambda pair: pair[1])
@@ -485,20 +500,20 @@ def _epsilon_verdict(inputs, data):
                 f"(best action with probability 1 - eps + eps/{k}, every other with eps/{k}): "
                 + describe_counts(counts, expected, [f"action {a}" for a in legal]) + ".",
                 rule=EPSILON_GREEDY)
-    # each call draws afresh: at epsilon 1, pairs of consecutive choices are uniform over
-    # all k * k pairs (an agent that deals the actions out like cards repeats none)
-    pairs = list(zip(data["random"][::2], data["random"][1::2]))
-    cells = [(a, b) for a in legal for b in legal]
-    counts = [pairs.count(cell) for cell in cells]
-    if not fits(counts, [1 / len(cells)] * len(cells)):
-        return failed(
-            f"with epsilon=1 and legal actions {legal}, the pairs of consecutive choices over "
-            f"{len(data['random'])} calls do not fit independent uniform draws (every pair "
-            f"with probability 1/{len(cells)}): "
-            + describe_counts(counts, [1 / len(cells)] * len(cells),
-                              [f"{a} then {b}" for a, b in cells])
-            + ". Draw each exploring action afresh, whatever earlier calls chose.",
-            rule=EPSILON_GREEDY)
+    # each call draws afresh: pairs of consecutive choices fit the product of the single
+    # choices' probabilities (an agent that deals actions out like cards, or explores on a
+    # schedule rather than by a coin, makes too few or too many of some pairs)
+    for label, eps in (("random", 1.0), ("exploring", epsilon)):
+        single = {a: (1 - eps) * (a == best) + eps / k for a in legal}
+        choices = data[label]
+        if label == "exploring":  # best or not: every pair then expected 9 times at least
+            single = {"the best": single[best], "another": 1 - single[best]}
+            choices = ["the best" if a == best else "another" for a in choices]
+        problem = _pairs_problem(choices, single)
+        if problem:
+            return failed(f"with epsilon={eps} and legal actions {legal} (best {best}), "
+                          f"{problem}. Draw each call's coin and exploring action afresh, "
+                          "whatever earlier calls chose.", rule=EPSILON_GREEDY)
     rare, k_rare = inputs["rare_epsilon"], len(legal)
     explored = sum(action != best for action in data["rare"])
     p_other = rare * (k_rare - 1) / k_rare  # a non-best action: exploring, and not the best
@@ -519,7 +534,8 @@ def _epsilon_verdict(inputs, data):
     top = max(value for _, value in inputs["tie_qvalues"])
     tied = [action for action, value in inputs["tie_qvalues"] if value == top]
     counts = [data["greedy_ties"].count(a) for a in tied]
-    if sum(counts) != TIE_DRAWS or not fits(counts, [1 / len(tied)] * len(tied)):
+    if sum(counts) != TIE_DRAWS or not fits(counts, [1 / len(tied)] * len(tied)) or \
+            _pairs_problem(data["greedy_ties"], dict.fromkeys(tied, 1 / len(tied))):
         others = [a for a in data["greedy_ties"] if a not in tied]
         return failed(
             f"with epsilon 0, in a state where actions {tied} tie for the highest Q-value, "
@@ -730,6 +746,10 @@ def _loop_verdict(inputs, data):
                       "`terminated`, not `terminated or truncated` (Pardo et al., 2018).",
                       rule=UPDATE_GETS_TERMINATED)
     at_limit = data["goal_at_the_limit"]
+    if len(at_limit["updates"]) != at_limit["steps"]:
+        return failed(f"with an agent whose epsilon is 0, the episode took {at_limit['steps']} "
+                      f"steps but agent.update was called {len(at_limit['updates'])} times: "
+                      "update once per step, whatever epsilon holds.", rule=LOOP_STEPS)
     if at_limit["updates"] and not at_limit["updates"][-1][4]:
         return failed(f"with a time limit of {length} steps the goal is reached on the last "
                       "one: the step is terminated=True and truncated=True at once, but "

@@ -225,6 +225,14 @@ def _eviction_probe(inputs, ReplayBuffer):
     seen = []
     for ids in sampled_id_batches(buffer, 50, EVICTION_DRAWS // 50):
         seen.extend(ids)
+    # the same transitions added newest number first: their rewards (k / 2) now fall, so a
+    # buffer that evicts by anything but age (the smallest reward, say) shows it
+    backwards = _new_buffer(ReplayBuffer, inputs["capacity"], inputs["seed"])
+    for k in reversed(range(inputs["additions"])):
+        _add(backwards, *transition(k))
+    seen_backwards = sorted({i for ids in sampled_id_batches(backwards, 50,
+                                                             EVICTION_DRAWS // 50)
+                             for i in ids})
     # the smallest buffer holds the newest transition (one that cannot be made is
     # test_len_never_above_capacity's to report)
     made = attempted(_new_buffer, ReplayBuffer, 1, inputs["seed"])
@@ -233,7 +241,7 @@ def _eviction_probe(inputs, ReplayBuffer):
         for k in range(SMALLEST_ADDITIONS):
             _add(made["value"], *transition(k))
         smallest = sampled_ids(made["value"], SMALLEST_BATCH)
-    return {"seen": sorted(set(seen)), "smallest": smallest,
+    return {"seen": sorted(set(seen)), "smallest": smallest, "seen_backwards": seen_backwards,
             "sequences": [observed(sequence, _buffer_operations(
                 _new_buffer(ReplayBuffer, inputs["sequence_size"], inputs["seed"])))
                 for sequence in inputs["sequences"]]}
@@ -277,6 +285,14 @@ def _eviction_verdict(inputs, data):
                       "index? (rng.integers(n) already stops before n.)",
                       rule=FIFO_DROPS_OLDEST if missing[-1] < max(kept)
                       else SAMPLE_REACHES_ALL)
+    backwards = data.get("seen_backwards")
+    if backwards is not None and backwards != list(range(capacity)):
+        return failed(f"after adding transitions {additions - 1}, {additions - 2}, ..., 0 (in "
+                      f"that order: rewards falling) to ReplayBuffer({capacity}), it should "
+                      f"hold the last {capacity} added, 0..{capacity - 1}, but sample returned "
+                      f"{backwards[:8]}{'...' if len(backwards) > 8 else ''}. A full buffer "
+                      "drops the transition added first, whatever its values.",
+                      rule=FIFO_DROPS_OLDEST)
     newest = SMALLEST_ADDITIONS - 1
     # which transitions come back, not how many (test_with_replacement judges the count)
     if data.get("smallest") is not None and set(data["smallest"]) != {newest}:

@@ -315,7 +315,8 @@ def _single_probe(inputs, CombinedReplayBuffer):
     after_changing_it = None
     if "value" in batch_of_one:
         batch = batch_of_one["value"]
-        batch_of_one = {"value": transition_ids(list(batch))}
+        batch_of_one = {"value": transition_ids(list(batch)),
+                        "shapes": [list(np.shape(field)) for field in list(batch)]}
         for field in parts_of(batch):  # a learner may change its batch in place
             try:
                 fill_in_place(field, MARKER)
@@ -473,6 +474,12 @@ def _single_verdict_before_shapes(inputs, data):
         return failed(f"sample(1) on a buffer holding transitions 0 to 4 returned "
                       f"{batch_of_one['value'][:6]}; a batch of one is the newest transition, "
                       "4, alone (batch_size=1 is valid).", rule=BATCH_OF_ONE)
+    shapes = batch_of_one.get("shapes") or []
+    if any(shape != [1] for shape in shapes):
+        return failed(f"on a buffer holding transitions 0 to 4 (each field one number), "
+                      f"sample(1) returned fields of shapes {[tuple(s) for s in shapes]}; a "
+                      "batch of one has one row, as any batch: shape (1,) for a field of "
+                      "numbers.", rule=BATCH_OF_ONE)
     if data["after_changing_it"] != [4]:
         return failed("overwriting the arrays sample(1) returned changed what the buffer "
                       f"stores: the next sample(1) returned {data['after_changing_it']} (-1: "
@@ -530,7 +537,11 @@ DEFAULT_T_MAX = 10_000  # the default the signature gives
 def _loop_probe(inputs, play_and_train_from_replay):
     outcome = {}
     limit = inputs["time_limit"]
-    for case, (action, time_limit, t_max) in episode_cases(limit, DEFAULT_T_MAX).items():
+    # and the goal reached on the step the time limit ends: terminated and truncated at
+    # once, and the step is terminal all the same
+    cases = {**episode_cases(limit, DEFAULT_T_MAX),
+             "goal_at_the_limit": (1, inputs["length"], None)}
+    for case, (action, time_limit, t_max) in cases.items():
         long_run = case == "default_t_max"
         events = None if long_run else timeline()  # 10,000 steps: not noted
         env = lent_corridor(inputs["length"], time_limit, events, **LOOP_REWARDS)
@@ -610,6 +621,12 @@ def _loop_verdict(inputs, data):
     if any(row[4] for row in data["runs_out_of_time"]["added"]):
         return failed("an episode cut by the time limit was stored with done=True: store "
                       "`terminated`.", rule=DONE_IS_TERMINATED)
+    at_limit = data["goal_at_the_limit"]["added"]
+    if at_limit and not at_limit[-1][4]:
+        return failed(f"with a time limit of {length} steps the goal is reached on the last "
+                      "one (terminated=True and truncated=True at once), but that transition "
+                      "was stored with done=False: store `terminated` as it is, whatever the "
+                      "time limit says.", rule=DONE_IS_TERMINATED)
     for case in played:
         shown = data[case].get("flags_not_bool") or []
         if shown:

@@ -438,8 +438,15 @@ def _autocorrelation_probe(inputs, autocorrelation):
                                autocorrelation, list(first["values"]), first["lag"])
     if "result" in as_list:
         as_list["result"] = _number(as_list["result"])
+    # a constant slice in a list (a list slice compared with a number is never equal)
+    constant = inputs["cases"][-1]  # every value 2.5
+    constant_list = _result_or_error(f"autocorrelation(a list of {len(constant['values'])} "
+                                     f"equal values, lag={constant['lag']})", autocorrelation,
+                                     list(constant["values"]), constant["lag"])
+    if "result" in constant_list:
+        constant_list["result"] = _number(constant_list["result"])
     too_long = inputs["too_long"]
-    return {"found": found, "as_list": as_list,
+    return {"found": found, "as_list": as_list, "constant_list": constant_list,
             "after": _after_the_call(f"autocorrelation(values, lag={second['lag']})",
                                      autocorrelation, second["values"], second["lag"]),
             "too_long": [outcome_of(autocorrelation, np.array(too_long["values"]), lag)
@@ -527,6 +534,15 @@ def _autocorrelation_verdict(inputs, data):
                              lambda got, want: _close(got, want, rel=1e-6))
     if problem:
         return problem
+    constant = inputs["cases"][-1]
+    outcome = data.get("constant_list") or {}
+    if outcome.get("result") != 0.0:
+        got = outcome.get("result", outcome.get("error"))
+        return failed(f"autocorrelation of a list of {len(constant['values'])} values all "
+                      f"{constant['values'][0]} at lag {constant['lag']} gave {got!r}; either "
+                      "slice not varying, it is 0.0. Test the values, not the list: a list "
+                      "slice compared with a number is never equal (np.asarray them first).",
+                      rule=AUTOCORRELATION_CONSTANT)
     short = inputs["too_short"]
     problem = value_error_problem(
         f"autocorrelation of {len(short['values'])} values at lag {short['lag']}",

@@ -470,6 +470,8 @@ def loss_cases(rng):
         else:
             weights = rng.uniform(0.1, 1.0, size)
             weights[int(rng.integers(size))] = 1.0  # as PER normalises by the largest
+            # and two rows of weight 0: they still count in the batch's B
+            weights[rng.choice(np.flatnonzero(weights < 1.0), size=2, replace=False)] = 0.0
         cases.append({"q_values": q_values.tolist(), "actions": actions.tolist(),
                       "targets": targets.tolist(), "weights": weights.round(4).tolist()})
     return cases
@@ -580,13 +582,37 @@ def _gradient_probe(inputs, huber_loss, huber_loss_gradient):
             shifted.flat[index] -= 2 * FD_STEP
             down = _student_loss(huber_loss, shifted, actions, targets, weights)
             differences.append((up - down) / (2 * FD_STEP))
-        results.append({"gradient": gradient, "finite_differences": differences})
+        results.append({"gradient": gradient, "finite_differences": differences,
+                        "loss": _student_loss(huber_loss, q_values, actions, targets, weights)})
     # Q-values given as integers: the gradient is still a float array (the contract holds it)
     q_values, actions, targets, weights = _case_arrays(inputs["cases"][0])
     call_student("huber_loss_gradient(q_values, actions, targets, weights) with integer "
                  "q_values", huber_loss_gradient, np.round(q_values).astype(np.int64),
                  actions, targets, weights)
     return {"results": results}
+
+
+def _inexact_gradient_problem(number, case, result, gradient):
+    """Where the loss is the lesson's (to 1e-12), its gradient is exact too: w clip(Q - y,
+    -1, 1) / B at the action taken (a gradient approximated by finite differences is off
+    by 1e-6 and more); None if so, or if the loss is not (its own check says so)."""
+    q_values, actions, targets, weights = _case_arrays(case)
+    rows = np.arange(len(actions))
+    errors = q_values[rows, actions] - targets
+    huber = np.where(np.abs(errors) <= 1, 0.5 * errors ** 2, np.abs(errors) - 0.5)
+    if not math.isclose(result.get("loss", math.nan), float(np.mean(weights * huber)),
+                        rel_tol=1e-12, abs_tol=1e-15):
+        return None
+    exact = np.zeros(q_values.shape)
+    exact[rows, actions] = weights * np.clip(errors, -1, 1) / len(rows)
+    if np.allclose(gradient, exact, rtol=1e-9, atol=1e-12):
+        return None
+    row, column = np.unravel_index(np.argmax(np.abs(gradient - exact)), exact.shape)
+    return failed(f"batch #{number}: d loss / d Q[{row}, {column}] is {gradient[row, column]!r} "
+                  f"in your gradient; the exact derivative of the loss there is "
+                  f"{exact[row, column]!r} (w * clip(Q - y, -1, 1) / B). Compute it from the "
+                  "formula, not by finite differences: they are only close.",
+                  rule=GRADIENT_OF_THE_LOSS)
 
 
 def _gradient_verdict(inputs, data):
@@ -609,6 +635,9 @@ def _gradient_verdict(inputs, data):
                           "gradient cannot be checked: write huber_loss first.",
                           rule=GRADIENT_OF_THE_LOSS)
         if np.allclose(gradient, numeric, rtol=1e-4, atol=1e-6):
+            problem = _inexact_gradient_problem(number, case, result, gradient)
+            if problem:
+                return problem
             continue
         q_values, actions, targets, weights = _case_arrays(case)
         rows = np.arange(len(actions))
@@ -753,7 +782,25 @@ def _step_probe(inputs, dqn_step, td_targets, huber_loss_gradient):
             "your_output_gradients": your_gradients}
     if inputs["prioritized"]:
         data["beta_zero"] = _beta_zero_probe(inputs, dqn_step)
+    else:
+        data["zero_errors_steps"] = _zero_errors_probe(inputs, dqn_step)
     return data
+
+
+def _zero_errors_probe(inputs, dqn_step):
+    """How many optimizer steps one dqn_step makes on a batch whose TD errors are all
+    exactly 0 (every row terminated, its reward the online network's own Q(s, a)): one,
+    as on any batch (Adam's step count and moments move on all the same)."""
+    online, target = ServedNetwork(inputs["online_seed"]), ServedNetwork(inputs["target_seed"])
+    optimizer = RecordingAdam(online, inputs["learning_rate"])
+    observations, actions, _, next_observations, _ = as_arrays(inputs["batches"][0])
+    rows = np.arange(len(actions))
+    rewards = online.predict(observations)[rows, actions]
+    buffer = FixedBatches([(observations, actions, rewards, next_observations,
+                            np.ones(len(actions), dtype=bool))])
+    _step_or_what_it_raised(STEP_CALL, dqn_step, online, target, optimizer, buffer,
+                            len(actions), inputs["discount"], None)
+    return len(optimizer.recorded)
 
 
 def _beta_zero_probe(inputs, dqn_step):
@@ -983,6 +1030,12 @@ def _step_verdict(inputs, data):
     problem = _step_counts_problem(inputs, data)
     if problem:
         return problem
+    steps = data.get("zero_errors_steps", 1)
+    if steps != 1:
+        return failed(f"on a batch whose TD errors are all exactly 0 (the gradient all zeros) "
+                      f"dqn_step made {steps} optimizer steps; it makes one on every batch "
+                      "(Adam counts its steps and decays its moments even then).",
+                      rule=STEP_GRADIENT)
     kind = ("prioritized batches: each row's gradient scaled by its own importance weight, "
             "and the TD errors fed back as priorities; beta=0 is prioritized too"
             if inputs["prioritized"] else "uniform batches, with targets from the target "
@@ -1034,8 +1087,9 @@ def _sync_probe(inputs, sync_target):
     records = []
     # the third run never trains the online network: at step 2 period the target already
     # equals it, and the sync is due all the same (it says True though nothing changes)
+    # (the third with period 6, not a power of two: a bit mask is no modulo there)
     for period, steps, trains in ((inputs["period"], inputs["steps"], True), (1, 3, True),
-                                  (inputs["period"], 2 * inputs["period"] + 1, False)):
+                                  (6, 13, False)):
         online = mirrored(QNetwork, CARTPOLE_NETWORK, inputs["seed"], logged=NETWORK_WRITES,
                           settable=NETWORK_ATTRIBUTES)
         target = mirrored(QNetwork, CARTPOLE_NETWORK, inputs["seed"] + 1,

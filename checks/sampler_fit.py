@@ -9,6 +9,8 @@ over every stored slot (:func:`distribution_problem`). The cases share the check
 false-failure rate (Bonferroni: each rejects at ``FALSE_FAILURE_RATE / cases``).
 """
 
+import itertools
+
 import numpy as np
 
 from checks.statistics import FALSE_FAILURE_RATE, chi_square_pvalue
@@ -78,17 +80,29 @@ def row_order_problem(batches, stored, tests):
     ``stored`` slots put the older transition first as often as the newer: the first row
     is no newer than the last with probability (1 + 1/stored) / 2 (a tie has probability
     1/stored). A batch drawn and then sorted, or the whole buffer handed out in order,
-    has it almost always (binomial test, ``tests`` of them sharing the rate)."""
+    has it almost always; and neighbouring rows are the same transition with probability
+    1/stored, which a batch that groups each drawn transition's repeats exceeds (binomial
+    tests, ``tests`` calls sharing the rate)."""
     from scipy import stats  # here: scipy takes a second to import
 
     pairs = [(batch[0], batch[-1]) for batch in batches if len(batch) >= 2]
     if not pairs:
         return None
+    # two tests share the rate: first against last row, and neighbouring rows equal
     in_order = sum(first <= last for first, last in pairs)
     expected = (1 + 1 / stored) / 2
-    if stats.binomtest(in_order, len(pairs), expected).pvalue >= FALSE_FAILURE_RATE / tests:
-        return None
-    return (f"put a transition no newer than its last row in its first row in {in_order} "
-            f"of {len(pairs)} batches (rows drawn independently do that in about "
-            f"{expected * len(pairs):.0f}): each row is its own draw, in the order drawn, "
-            "not sorted")
+    if stats.binomtest(in_order, len(pairs), expected).pvalue < FALSE_FAILURE_RATE / (2 * tests):
+        return (f"put a transition no newer than its last row in its first row in "
+                f"{in_order} of {len(pairs)} batches (rows drawn independently do that in "
+                f"about {expected * len(pairs):.0f}): each row is its own draw, in the order "
+                "drawn, not sorted")
+    # each row its own draw: a row equals the one before it with probability 1/stored (a
+    # batch that hands out each drawn transition's repeats together does it far more)
+    neighbours = [pair for batch in batches for pair in itertools.pairwise(batch)]
+    same = sum(a == b for a, b in neighbours)
+    if stats.binomtest(same, len(neighbours), 1 / stored).pvalue < FALSE_FAILURE_RATE / (2 * tests):
+        return (f"put the same transition in two neighbouring rows {same} times in "
+                f"{len(neighbours)} pairs of neighbours (rows drawn independently from "
+                f"{stored} do that about {len(neighbours) / stored:.0f} times): each row is "
+                "its own draw, in the order drawn")
+    return None

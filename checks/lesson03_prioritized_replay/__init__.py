@@ -25,7 +25,8 @@ from checks.lesson03_prioritized_replay.bad_input import (
 from checks.lesson03_prioritized_replay.beta_schedule import (
     BETA_LINEAR, BETA_START_DEFAULT, BETA_STAYS_AT_ONE, _beta_inputs, _beta_probe, _beta_verdict)
 from checks.lesson03_prioritized_replay.buffer import (
-    ALPHA_ZERO_UNIFORM, BATCH_LARGER_THAN_BUFFER, BUFFER_PARAMETERS, EPSILON_ADDED, LEN_AFTER_WRAP,
+    ALPHA_ZERO_UNIFORM, BATCH_LARGER_THAN_BUFFER, BATCH_STAYS_ITS_OWN, BUFFER_PARAMETERS,
+    EPSILON_ADDED, LEN_AFTER_WRAP,
     MAX_PRIORITY_NEVER_DECREASES, NEW_AT_MAX_PRIORITY, OVERWRITES_OLDEST, OVERWRITTEN_SLOT_PRIORITY,
     OWN_GENERATOR, PRIORITY_FORMULA, REPEATED_SLOTS, SAMPLE_FILLED_SLOTS, SAMPLE_RETURNS,
     SAMPLING_PROPORTIONAL, SLICES_INDEPENDENT, STRATIFIED, UPDATE_LEAVES_INPUTS, WEIGHTS_BETA_ENDS,
@@ -137,7 +138,8 @@ CHECKS = LessonChecks(LESSON, [
           calls=(SUM_TREE,),
           asks="sample never returns an empty slot, not after many random priority updates "
                "and not for a mass a hair below the total, and its weights lie in (0, 1].",
-          rules=(SAMPLE_FILLED_SLOTS, SAMPLE_RETURNS, WEIGHTS_DIVIDED_BY_MAX, OWN_GENERATOR)),
+          rules=(SAMPLE_FILLED_SLOTS, SAMPLE_RETURNS, WEIGHTS_DIVIDED_BY_MAX, OWN_GENERATOR,
+                 BATCH_STAYS_ITS_OWN)),
     Check("test_errors", "errors for bad input", ("PrioritizedReplayBuffer", "SumTree"),
           _errors_inputs, _errors_probe, _errors_verdict,
           calls=(SUM_TREE,),

@@ -3,7 +3,8 @@ raise."""
 
 import numpy as np
 
-from checks.framework import failed, outcome_of, passed, value_error_problem, wrong_amount
+from checks.framework import (attempted, failed, outcome_of, passed, value_error_problem,
+                              wrong_amount)
 from checks.lesson03_prioritized_replay.driving import (_fill, _max_priority, _new_buffer,
                                                        _new_tree, _priorities, _tree_get,
                                                        _tree_update)
@@ -36,6 +37,18 @@ def _errors_probe(inputs, PrioritizedReplayBuffer, SumTree):
     empty = _new_buffer(PrioritizedReplayBuffer, capacity, 0.6, inputs["seed"])
     filled = _new_buffer(PrioritizedReplayBuffer, capacity, 0.6, inputs["seed"])
     _fill(filled, range(stored))
+    # alpha 0: nan ** 0 and inf ** 0 are 1, so only the buffer's own check refuses them
+    # (a buffer that refuses alpha 0 altogether is judged by its own rule, not here: these
+    # two calls are then left out)
+    flat = attempted(_new_buffer, PrioritizedReplayBuffer, capacity, 0.0, inputs["seed"])
+    flat = flat.get("value")
+    if flat is not None:
+        _fill(flat, range(stored))
+    at_alpha_zero = {} if flat is None else {
+        "update_priorities([0], [nan]) with alpha=0": outcome_of(
+            flat.update_priorities, np.array([0]), np.array([np.nan])),
+        "update_priorities([0], [inf]) with alpha=0": outcome_of(
+            flat.update_priorities, np.array([0]), np.array([np.inf]))}
     tree = _new_tree(SumTree, capacity)
     held_before = _max_priority(filled)
     _tree_update(tree, np.arange(capacity), np.arange(1.0, capacity + 1.0))  # not all zero
@@ -73,15 +86,17 @@ def _errors_probe(inputs, PrioritizedReplayBuffer, SumTree):
             filled.update_priorities, np.array([0, 1]), np.array([0.5, np.nan])),
         f"update_priorities([0, {stored}], [7.5, 1.0]) with {stored} transitions stored":
             outcome_of(filled.update_priorities, np.array([0, stored]), np.array([7.5, 1.0])),
+        **at_alpha_zero,
     }.items())
     # refused calls change nothing: max_priority and the trees' priorities are what they
     # were before them
-    return {"outcomes": outcomes, "max_priority": [held_before, _max_priority(filled)],
+    return {"outcomes": outcomes, "alpha_zero_built": flat is not None,
+            "max_priority": [held_before, _max_priority(filled)],
             "priorities": [held, [_priorities(filled, range(capacity)),
                                   _tree_get(tree, range(capacity))]]}
 
 
-ERROR_CASES = 16
+ERROR_CASES = 18
 
 
 def _refusal_rule(call):
@@ -92,7 +107,8 @@ def _refusal_rule(call):
 
 
 def _errors_verdict(inputs, data):
-    problem = wrong_amount("outcomes", data["outcomes"], ERROR_CASES, rule=SAMPLE_REFUSES)
+    cases = ERROR_CASES if data.get("alpha_zero_built", True) else ERROR_CASES - 2
+    problem = wrong_amount("outcomes", data["outcomes"], cases, rule=SAMPLE_REFUSES)
     if problem:
         return problem
     for call, outcome in data["outcomes"]:

@@ -9,13 +9,13 @@ import numpy as np
 from checks.contracts import INPUTS_UNTOUCHED, RESULT_TYPES
 from checks.expected import expected as reference
 from checks.framework import (attempted, call_student, failed, kept_with, lend_to, passed,
-                              reseed_global_generators, wrong_amount)
+                              reseed_global_generators, result_by_reference, wrong_amount)
 from checks.lending import Served
 from checks.lent_generators import GENERATOR_LIMITS
 from checks.lesson02_replay_buffer import FIELDS
 from checks.lesson03_prioritized_replay.driving import (
-    LESSON, _attempt, _close, _fill, _max_priority, _new_buffer, _priorities, _sample,
-    _sampled_ids, _samples, _tree_total, _unless_raised, _update_priorities)
+    LESSON, _attempt, _batch_data, _close, _fill, _max_priority, _new_buffer, _priorities,
+    _sample, _sampled_ids, _samples, _tree_total, _unless_raised, _update_priorities)
 from checks.requirements import Rule
 from checks.statistics import FALSE_FAILURE_RATE, chi_square_pvalue, describe_counts, fits
 from course.ring_buffer import NumpyRingBuffer
@@ -41,6 +41,9 @@ STRATIFIED = Rule("stratified", "sample cuts [0, total) into batch_size equal sl
                   "exactly once.")
 SLICES_INDEPENDENT = Rule("slices-independent", "Each slice's mass is its own uniform draw, "
                           "independent of the other slices'.")
+BATCH_STAYS_ITS_OWN = Rule("batch-stays-its-own", "A batch sample returned stays the "
+                          "caller's: no later call of the buffer changes it, weights and "
+                          "slots included.")
 OWN_GENERATOR = Rule("own-generator", "sample draws only from the buffer's own generator "
                      "self.rng, made once from seed: the same seed gives the same batches "
                      "whatever the global generators hold, and successive batches differ.")
@@ -925,6 +928,12 @@ def _range_probe(inputs, PrioritizedReplayBuffer):
         slots.extend(batch["slots"])
         ids.extend(batch["ids"])
         weights.extend(batch["weights"])
+    # a batch the learner keeps, read before and after the buffer samples again
+    kept = call_student(f"sample({inputs['batch_size']}, beta=1.0)", result_by_reference,
+                        buffer.sample, inputs["batch_size"], 1.0)
+    kept_before = _batch_data(kept, inputs["batch_size"])
+    _sample(buffer, inputs["batch_size"], 1.0)
+    kept_after = _batch_data(kept, inputs["batch_size"])
     top = inputs["top"]
     buffer = _new_buffer(PrioritizedReplayBuffer, top["capacity"], top["alpha"], inputs["seed"])
     stored = len(top["td_errors"])
@@ -934,7 +943,7 @@ def _range_probe(inputs, PrioritizedReplayBuffer):
     lend_to(buffer, "rng", generator)  # its generator, swapped in after construction
     at_the_top = _sample(buffer, top["batch_size"], 1.0)
     return {"slots": slots, "ids": ids, "weights": weights, "top": at_the_top,
-            "swapped_generator_draws": generator.draws}
+            "swapped_generator_draws": generator.draws, "kept": [kept_before, kept_after]}
 
 
 def _range_verdict(inputs, data):
@@ -961,6 +970,14 @@ def _range_verdict(inputs, data):
         bad = next(w for w in data["weights"] if not (isinstance(w, float) and 0 < w <= 1))
         return failed(f"{situation}, sample returned a weight of {bad!r}; weights lie in "
                       "(0, 1].", rule=WEIGHTS_DIVIDED_BY_MAX)
+    kept_before, kept_after = data.get("kept") or [None, None]
+    if kept_before != kept_after:
+        changed = next(name for name in ("ids", "weights", "slots")
+                       if kept_before[name] != kept_after[name])
+        return failed(f"a batch that sample({inputs['batch_size']}, beta=1.0) returned "
+                      f"changed its {changed} when sample was called again: each call must "
+                      "hand out arrays of its own, never refill ones it returned before (a "
+                      "learner keeps batches).", rule=BATCH_STAYS_ITS_OWN)
     top, at_the_top = inputs["top"], data.get("top") or {}
     stored = len(top["td_errors"])
     if not data.get("swapped_generator_draws"):

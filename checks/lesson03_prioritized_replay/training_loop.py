@@ -98,7 +98,9 @@ def _loop_probe(inputs, play_and_train_with_per):
         long_run = case == "default_t_max"
         events = None if long_run else timeline()  # 10,000 steps: not noted
         env = lent_corridor(inputs["length"], time_limit, events)
-        settings = dict(alpha=inputs["alpha"], epsilon=0.0, discount=inputs["discount"],
+        # the scripted agent plays its action whatever epsilon holds; the loop leaves
+        # epsilon as it found it (train_agent decays it between episodes, not the loop)
+        settings = dict(alpha=inputs["alpha"], epsilon=LENT_EPSILON, discount=inputs["discount"],
                         get_legal_actions=mirrored(AllActions, 2), seed=inputs["seed"])
         agent = mirrored(scripted_q_agent, action, **settings,
                          logged=(*AGENT_WRITES, "get_action"),
@@ -121,9 +123,13 @@ def _loop_probe(inputs, play_and_train_with_per):
             "total": total, **corridor_play(env), "added": buffer.added,
             "samples": buffer.samples, "priority_updates": buffer.priority_updates,
             "online_updates": agent.online_updates, "order": list(events),
+            "epsilon": float(agent.epsilon),
             "qtable": [[float(agent.get_qvalue(s, a)) for a in (0, 1)]
                        for s in range(inputs["length"] + 1)]}
     return outcome
+
+
+LENT_EPSILON = 0.5
 
 
 def _noting_updates(agent, events=None):
@@ -235,5 +241,10 @@ def _loop_verdict(inputs, data):
         problem = play_order_problem(data[case]["order"])
         if problem:
             return failed(problem, rule=LOOP_PLAYS_AS_LESSON_01)
+        if data[case].get("epsilon") != LENT_EPSILON:
+            return failed(f"the loop changed agent.epsilon from {LENT_EPSILON} to "
+                          f"{data[case].get('epsilon')}: lesson 01's loop leaves it as it "
+                          "is (train_agent decays it between episodes).",
+                          rule=LOOP_PLAYS_AS_LESSON_01)
     return passed("each step updates online, stores the transition, replays one weighted "
                   "batch and feeds its TD errors back as priorities.")

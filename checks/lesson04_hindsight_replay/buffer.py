@@ -2,6 +2,8 @@
 transition's own episode, recomputed rewards, the share of relabelled transitions, uniform
 draws, wrap-around, and its errors for bad input."""
 
+import math
+
 import numpy as np
 
 from checks.contracts import RESULT_TYPES
@@ -343,8 +345,38 @@ def _episodes_verdict(inputs, data):
         if problem:
             feedback, rule = problem
             return failed(feedback, rule=rule)
+    for strategy in ("future", "episode"):
+        problem = _goal_position_problem(data[strategy], inputs["lengths"], strategy)
+        if problem:
+            return failed(problem, rule=BUFFER_STRATEGY)
     return passed("every substitute goal was achieved in the transition's own episode, at "
-                  "a step its strategy allows.")
+                  "a step its strategy allows, uniformly over those steps.")
+
+
+def _goal_position_problem(rows, lengths, strategy):
+    """Why the relabelled rows' goal steps are not uniform over the steps ``strategy``
+    allows, or None. Each goal step's place among its allowed steps, centred (from -1/2 to
+    1/2, mean 0, variance (1 - 1/m^2)/12 for m allowed steps), sums to a normal z-score:
+    goal steps that depend on the relabelling coin (one draw for both, or generators seeded
+    alike) or favour one end shift it by tens of standard deviations."""
+    from scipy import stats  # here: scipy takes a second to import
+
+    places, variances = [], []
+    for episode, step, *_, goal in rows:
+        if goal >= DESIRED_OFFSET:
+            continue
+        allowed = _allowed(strategy, step, lengths[episode])
+        places.append((goal % STEPS_PER_CODE - allowed.start + 0.5) / len(allowed) - 0.5)
+        variances.append((1 - 1 / len(allowed) ** 2) / 12)
+    if not places or sum(variances) == 0:
+        return None
+    z = sum(places) / math.sqrt(sum(variances))
+    if 2 * stats.norm.sf(abs(z)) >= FALSE_FAILURE_RATE / 2:  # two strategies share the rate
+        return None
+    return (f"with strategy {strategy!r}, the {len(places)} relabelled transitions' goal steps "
+            f"sit {'early' if z < 0 else 'late'} among the steps allowed (z = {z:.1f}): each "
+            "goal step is drawn uniformly over them, independently of the coin that chose to "
+            "relabel (draw both from one generator, one after the other)")
 
 
 # --- rewards and termination are recomputed ----------------------------------------------------

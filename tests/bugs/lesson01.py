@@ -739,3 +739,73 @@ BUGS = (*BUGS,
         description="asks for the first action before the loop and for the next one at the end of each step (after the update): when t_max stops the episode (and with t_max=0) it has asked for an action that is never played",
         rule="loop-steps", kind="protocol"),
 )
+
+
+# --- blind round 14: wrong answers written from the lesson text alone ----------------
+
+TIES_AVOID_THE_LAST_PICK_GET_BEST_ACTION = """\
+#| export
+@add_to_class(QLearningAgent)
+def get_best_action(self, state):
+    \"\"\"A legal action of maximal Q-value; ties broken uniformly at random by ``self.rng``.\"\"\"
+    actions = list(self.get_legal_actions(state))
+    qvalues = [self.get_qvalue(state, action) for action in actions]
+    best = max(qvalues)
+    tied = [action for action, q in zip(actions, qvalues) if q == best]
+    if not hasattr(self, "_last_pick"):
+        self._last_pick = {}
+    previous = self._last_pick.get(state)
+    if len(tied) > 1 and previous in tied:
+        tied.remove(previous)  # don't walk into the same wall twice in a row
+    choice = tied[self.rng.integers(len(tied))]
+    self._last_pick[state] = choice
+    return choice
+"""
+
+COIN_BY_CREDIT_ACCUMULATOR_GET_ACTION = """\
+#| export
+@add_to_class(QLearningAgent)
+def get_action(self, state):
+    \"\"\"Epsilon-greedy: random legal action with probability epsilon, else the best.\"\"\"
+    # explore exactly an epsilon share of the calls: bank epsilon at every call
+    self._explore_credit = getattr(self, "_explore_credit", 0.0) + self.epsilon
+    if self._explore_credit >= 1.0:
+        self._explore_credit -= 1.0
+        actions = list(self.get_legal_actions(state))
+        return actions[self.rng.integers(len(actions))]
+    return self.get_best_action(state)
+"""
+
+EPSILON_ZERO_MEANS_EVALUATION_PLAY_AND_TRAIN = """\
+#| export
+def play_and_train(env, agent, t_max=10_000):
+    \"\"\"Play one episode, updating ``agent`` after every step; return the total reward.\"\"\"
+    learning = agent.epsilon > 0  # epsilon 0: a greedy evaluation episode
+    total_reward = 0.0
+    state, _ = env.reset()
+    for _ in range(t_max):
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        if learning:
+            agent.update(state, action, reward, next_state, terminated)
+        total_reward += reward
+        state = next_state
+        if terminated or truncated:
+            break
+    return total_reward
+"""
+
+BUGS = (*BUGS,
+    Bug("ties_avoid_the_last_pick", LESSON, "test_epsilon_greedy",
+        {"get_best_action": TIES_AVOID_THE_LAST_PICK_GET_BEST_ACTION},
+        description="remembers the action it returned last time in each state and leaves it out of a tie (so as not to walk into the same wall again): with two tied actions it strictly alternates",
+        rule="greedy-is-best-action", kind="wrong-distribution"),
+    Bug("coin_by_credit_accumulator", LESSON, "test_epsilon_greedy",
+        {"get_action": COIN_BY_CREDIT_ACCUMULATOR_GET_ACTION},
+        description="adds epsilon to a running credit at every call and explores whenever the credit reaches 1: the share of exploring calls is exactly epsilon, but at epsilon 0.5 it explores on every second call and never twice in a row (and the first call is always greedy)",
+        rule="epsilon-greedy", kind="wrong-distribution"),
+    Bug("epsilon_zero_means_evaluation", LESSON, "test_play_and_train",
+        {"play_and_train": EPSILON_ZERO_MEANS_EVALUATION_PLAY_AND_TRAIN},
+        description="reads agent.epsilon once and, when it is 0, plays a greedy 'evaluation' episode without calling agent.update (harmless in training, where the decayed epsilon never reaches exactly 0)",
+        rule="loop-steps", kind="protocol"),
+)

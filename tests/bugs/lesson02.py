@@ -360,6 +360,7 @@ BUGS = (
                     "batch larger than the buffer comes back short"),
     Bug("sample_without_replacement_unless_forced", LESSON, "test_with_replacement",
         {"buffer_sample": SAMPLE_WITHOUT_REPLACEMENT_UNLESS_FORCED},
+        also_fails=("test_uniform_sampling",),
         rule="with-replacement", kind="replacement",
         description="replace=False whenever the batch fits in the buffer: batches never "
                     "repeat a transition"),
@@ -1177,4 +1178,51 @@ BUGS = (*BUGS,
         {"play_and_train_with_replay": LOOP_EXPLORES_WITH_ACTION_SPACE_PLAY_AND_TRAIN_WITH_REPLAY},
         description="written-out loop that explores itself: with probability agent.epsilon it plays env.action_space.sample() instead of asking the agent, so the agent's action is overridden (double exploration) and the env's action space is used",
         rule="plays-as-lesson-01", kind="protocol"),
+)
+
+
+# --- blind round 14: wrong answers written from the lesson text alone ----------------
+
+EVICTS_LOWEST_REWARD_BUFFER_ADD = """\
+#| export
+@add_to_class(ReplayBuffer)
+def add(self, obs_t, action, reward, obs_tp1, done):
+    \"\"\"Store one transition, evicting the oldest if the buffer is full. Copies arrays.\"\"\"
+    transition = tuple(np.array(field) for field in (obs_t, action, reward, obs_tp1, done))
+    if len(self._storage) == self.size:
+        # keep the lucky transitions: make room by dropping the least rewarding one
+        worst = min(range(len(self._storage)), key=lambda i: float(self._storage[i][2]))
+        del self._storage[worst]
+    self._storage.append(transition)
+"""
+
+SAMPLE_GROUPS_REPEATED_ROWS_BUFFER_SAMPLE = """\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    \"\"\"``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask).\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if len(self._storage) == 0:
+        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+    indices = self.rng.integers(len(self._storage), size=batch_size)
+    counts = {}  # each drawn transition once, with how often it was drawn
+    for i in indices.tolist():
+        counts[i] = counts.get(i, 0) + 1
+    rows = []
+    for i, count in counts.items():
+        rows.extend([self._storage[i]] * count)
+    return tuple(np.stack(column) for column in zip(*rows))
+"""
+
+BUGS = (*BUGS,
+    Bug("evicts_lowest_reward", LESSON, "test_fifo_eviction",
+        {"buffer_add": EVICTS_LOWEST_REWARD_BUFFER_ADD},
+        description="when full, drops the stored transition with the smallest reward (the oldest of those) to keep the rare rewarding ones: FIFO only while rewards never decrease",
+        rule="fifo-drops-oldest", kind="wrong-source"),
+    Bug("sample_groups_repeated_rows", LESSON, "test_uniform_sampling",
+        {"buffer_sample": SAMPLE_GROUPS_REPEATED_ROWS_BUFFER_SAMPLE},
+        description="draws uniform indices, then fetches each distinct transition once (deque indexing is O(n)) and repeats it as often as drawn: repeats come out next to each other, so rows are not independent",
+        rule="sample-uniform", kind="wrong-distribution"),
 )

@@ -1322,3 +1322,80 @@ BUGS = (*BUGS,
         description="a hand-written loop that chooses the next action (and an extra one at the episode's end) before the online and replayed updates of the step: its actions use stale Q-values",
         rule="plays-as-lesson-01", kind="protocol"),
 )
+
+
+# --- blind round 14: wrong answers written from the lesson text alone ----------------
+
+WEIGHTS_ARRAY_REUSED_BETWEEN_CALLS_PER_SAMPLE = """\
+#| export
+@add_to_class(PrioritizedReplayBuffer)
+def sample(self, batch_size, beta):
+    \"\"\"Draw ``batch_size`` transitions with probability P(i), one from each equal slice of
+    the total priority; return (obs_t, action, reward, obs_tp1, done, weights, slots),
+    where weights are (N P(i))^-beta divided by their maximum.\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if len(self) == 0:
+        raise ValueError("cannot sample from an empty buffer: add transitions first")
+    total = self.tree.total
+    masses = (np.arange(batch_size) + self.rng.random(batch_size)) * (total / batch_size)
+    slots = np.minimum(self.tree.find_prefix_sum(masses), len(self) - 1)
+    probabilities = self.tree.get(slots) / total
+    weights = (len(self) * probabilities) ** -beta
+    # allocate the output once per batch size instead of once per call
+    if getattr(self, "_weights", None) is None or self._weights.shape != (batch_size,):
+        self._weights = np.empty(batch_size, dtype=np.float64)
+    np.divide(weights, weights.max(), out=self._weights)
+    return (*self.storage[slots], self._weights, slots)
+"""
+
+TD_ERROR_CHECKS_LEFT_TO_THE_TREE_PER_UPDATE_PRIORITIES = """\
+#| export
+@add_to_class(PrioritizedReplayBuffer)
+def update_priorities(self, slots, td_errors):
+    \"\"\"Set p = |delta| + epsilon for each sampled slot; store p^alpha in the tree.\"\"\"
+    slots = np.asarray(slots)
+    td_errors = np.asarray(td_errors, dtype=np.float64)
+    if slots.shape != td_errors.shape:
+        raise ValueError(f"got {slots.size} slots but {td_errors.size} TD errors")
+    if np.any((slots < 0) | (slots >= len(self))):
+        raise ValueError(f"slots must lie in [0, {len(self)}), the filled part of the buffer")
+    priorities = np.abs(td_errors) + self.epsilon
+    # the tree refuses NaN and infinite priorities with a ValueError before writing anything
+    self.tree.update(slots, priorities ** self.alpha)
+    if priorities.size:
+        self.max_priority = max(self.max_priority, float(priorities.max()))
+"""
+
+PER_LOOP_DECAYS_EPSILON_PLAY_AND_TRAIN_WITH_PER = """\
+#| export
+def play_and_train_with_per(env, agent, replay, batch_size, beta, t_max=10_000):
+    \"\"\"Play one episode; after each step also learn from a prioritized batch and update
+    its priorities. Returns the episode's total reward.\"\"\"
+    def learn(state, action, reward, next_state, terminated):
+        agent.update(state, action, reward, next_state, terminated)
+        replay.add(state, action, reward, next_state, terminated)
+        *transitions, weights, slots = replay.sample(batch_size, beta)
+        td_errors = [prioritized_q_update(agent, *transition, weight)
+                     for *transition, weight in zip(*transitions, weights)]
+        replay.update_priorities(slots, td_errors)
+
+    total_reward = play_and_train(env, WithUpdate(agent, learn), t_max)
+    agent.epsilon *= 0.99  # explore a little less in the next episode
+    return total_reward
+"""
+
+BUGS = (*BUGS,
+    Bug("weights_array_reused_between_calls", LESSON, "test_no_empty_or_out_of_range_samples",
+        {"per_sample": WEIGHTS_ARRAY_REUSED_BETWEEN_CALLS_PER_SAMPLE},
+        description="writes the normalised weights into one preallocated array kept on the buffer and returns it: the next sample of the same size overwrites the weights of every batch returned before",
+        rule="batch-stays-its-own", kind="mutates-input"),
+    Bug("td_error_checks_left_to_the_tree", LESSON, "test_errors",
+        {"per_update_priorities": TD_ERROR_CHECKS_LEFT_TO_THE_TREE_PER_UPDATE_PRIORITIES},
+        description="no finiteness check of its own (the tree refuses NaN and inf priorities): with alpha = 0, inf ** 0 and nan ** 0 are 1, so NaN and infinite TD errors are accepted silently and an infinite one makes max_priority inf",
+        rule="update-refuses-bad-input", kind="accidental-refusal"),
+    Bug("per_loop_decays_epsilon", LESSON, "test_per_loop",
+        {"play_and_train_with_per": PER_LOOP_DECAYS_EPSILON_PLAY_AND_TRAIN_WITH_PER},
+        description="multiplies agent.epsilon by 0.99 after the episode, as a training loop would: lesson 01's loop leaves epsilon alone, and train_agent (which decays it already) now decays it twice per episode",
+        rule="plays-as-lesson-01", kind="protocol"),
+)

@@ -1429,3 +1429,76 @@ BUGS = (*BUGS,
         description="reads agent.epsilon and agent.n_bits (both lent 'to read') and draws a random flip with np.random itself with probability epsilon, calling get_action only otherwise: fewer get_action calls, exploration from the unseeded global generator, and twice the exploration of the agent's own",
         rule="loop-acts-on-pairs", kind="protocol"),
 )
+
+
+# --- blind round 14: wrong answers written from the lesson text alone ----------------
+
+COIN_AND_GOAL_GENERATORS_SHARE_A_SEED_HER_CLASS = """\
+#| export
+class HindsightReplayBuffer:
+    \"\"\"Whole episodes of a goal environment, replayed with substituted goals (HER).
+
+    Holds up to ``max_episodes`` episodes of at most ``max_episode_steps`` steps, a new
+    one replacing the oldest when full. ``sample`` draws stored transitions uniformly and
+    gives each, with probability k / (k + 1), a goal achieved later in its own episode
+    (``strategy``), recomputing rewards and termination with ``env``.
+    \"\"\"
+
+    def __init__(self, env, max_episodes, max_episode_steps, strategy="future", k=4,
+                 seed=None):
+        if strategy not in HER_STRATEGIES:
+            raise ValueError(f"strategy must be one of {HER_STRATEGIES}, got {strategy!r}")
+        if k < 0:
+            raise ValueError(f"k must be >= 0 (a share k/(k+1) is relabelled), got {k}")
+        if max_episodes < 1 or max_episode_steps < 1:
+            raise ValueError("max_episodes and max_episode_steps must be at least 1")
+        self.env, self.strategy, self.k = env, strategy, k
+        self.max_episodes, self.max_episode_steps = max_episodes, max_episode_steps
+        # one generator per kind of draw, each reproducible from the seed, so that
+        # changing k does not change which transitions are drawn
+        self.rng = np.random.default_rng(seed)  # which transitions
+        self.coin_rng = np.random.default_rng(seed)  # which of them get a new goal
+        self.goal_rng = np.random.default_rng(seed)  # which goal they get
+        self.lengths = np.zeros(max_episodes, dtype=np.int64)  # 0: an empty row
+        self.next_row = 0  # where the next episode goes
+        self.observations = None  # the arrays are made when the first episode arrives
+
+    def __len__(self):
+        \"\"\"The number of stored transitions.\"\"\"
+        return int(self.lengths.sum())
+"""
+
+COIN_AND_GOAL_GENERATORS_SHARE_A_SEED_HER_SAMPLE = """\
+#| export
+@add_to_class(HindsightReplayBuffer)
+def sample(self, batch_size):
+    \"\"\"``batch_size`` stored transitions drawn uniformly, a share k/(k+1) relabelled with
+    hindsight goals; returns (obs, actions, rewards, next_obs, terminated, goals).\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    total = len(self)
+    if total == 0:
+        raise ValueError("cannot sample from an empty buffer: store an episode first")
+    ends = np.cumsum(self.lengths)  # transitions stored up to and including each row
+    flat = self.rng.integers(total, size=batch_size)  # uniform over all transitions
+    episodes = np.searchsorted(ends, flat, side="right")
+    steps = flat - (ends[episodes] - self.lengths[episodes])
+    goals = self.desired_goals[episodes].copy()
+    relabel = self.coin_rng.random(batch_size) < self.k / (self.k + 1)
+    # a hindsight goal step for every row, used where the coin says so
+    goal_steps = hindsight_goal_steps(self.strategy, steps, self.lengths[episodes],
+                                      self.goal_rng)
+    goals[relabel] = self.achieved_goals[episodes[relabel], goal_steps[relabel]]
+    next_achieved = self.achieved_goals[episodes, steps + 1]
+    rewards = self.env.compute_reward(next_achieved, goals, {})
+    terminated = self.env.compute_terminated(next_achieved, goals, {})
+    return (self.observations[episodes, steps], self.actions[episodes, steps], rewards,
+            self.observations[episodes, steps + 1], terminated, goals)
+"""
+
+BUGS = (*BUGS,
+    Bug("coin_and_goal_generators_share_a_seed", LESSON, "test_goals_from_own_episode",
+        {"her_class": COIN_AND_GOAL_GENERATORS_SHARE_A_SEED_HER_CLASS, "her_sample": COIN_AND_GOAL_GENERATORS_SHARE_A_SEED_HER_SAMPLE},
+        description="makes three generators from the same seed (transitions, coins, goal steps) and draws a goal step for every row: the coin and the goal step of a row read the same number, so a relabelled row (number < k/(k+1)) never gets a goal from the top 1/(k+1) of its range ('episode' never gives j = T on 10-step episodes)",
+        rule="buffer-strategy", kind="wrong-distribution"),
+)

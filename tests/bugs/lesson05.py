@@ -1096,3 +1096,69 @@ BUGS = (*BUGS,
         description="counts the episode's steps as len(replay) - len(replay) at the start: once the lent buffer is full its length stops growing, so t_max never ends the episode (it runs to its own end), and a buffer already near full cuts nothing",
         rule="at-most-t-max", kind="wrong-source"),
 )
+
+
+# --- blind round 14: wrong answers written from the lesson text alone ----------------
+
+CER_LONE_ROW_GETS_TWO_AXES_CER_BUFFER = """\
+#| export
+import math
+
+import gymnasium as gym
+import numpy as np
+
+from course.with_update import WithUpdate
+from qlearning import QLearningAgent, play_and_train
+from replay_buffer import ReplayBuffer
+
+
+class CombinedReplayBuffer(ReplayBuffer):
+    \"\"\"Combined experience replay (Zhang & Sutton, 2017): each batch is the newest
+    transition, once, plus ``batch_size - 1`` drawn uniformly, with replacement, from the
+    transitions stored before it (just the newest while nothing else is stored).\"\"\"
+
+    def sample(self, batch_size):
+        if batch_size <= 0 or not self._storage:
+            return super().sample(batch_size)
+        newest = self._storage.pop()
+        try:
+            rest = super().sample(batch_size - 1) if batch_size > 1 and self._storage else None
+        finally:
+            self._storage.append(newest)
+        if rest is None:  # the newest alone: a batch (2-D) of one row, copied
+            return tuple(np.array(field, ndmin=2) for field in newest)
+        return tuple(np.concatenate([[field], others]) for field, others in zip(newest, rest))
+"""
+
+LOOP_DONE_CLEARED_ON_TRUNCATION_PLAY_AND_TRAIN_FROM_REPLAY = """\
+#| export
+def play_and_train_from_replay(env, agent, replay, batch_size, t_max=10_000):
+    \"\"\"Play one episode; at each step store the transition, then learn from one batch
+    sampled from ``replay`` (and from nothing else). Returns the total reward.\"\"\"
+    total_reward = 0.0
+    state, _ = env.reset()
+    for _ in range(t_max):
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        # a time limit is no real end: a truncated step is never stored as terminal
+        done = terminated and not truncated
+        replay.add(state, action, reward, next_state, done)
+        for row in zip(*replay.sample(batch_size)):
+            agent.update(*row)
+        total_reward += reward
+        state = next_state
+        if terminated or truncated:
+            break
+    return total_reward
+"""
+
+BUGS = (*BUGS,
+    Bug("cer_lone_row_gets_two_axes", LESSON, "test_cer_single_transition",
+        {"cer_buffer": CER_LONE_ROW_GETS_TWO_AXES_CER_BUFFER},
+        description="when the batch is the newest alone (sample(1), or one stored) it returns np.array(field, ndmin=2): scalar fields (Taxi's states, actions, rewards, flags) come back with shape (1, 1) instead of (1,)",
+        rule="batch-of-one-is-newest", kind="protocol"),
+    Bug("loop_done_cleared_on_truncation", LESSON, "test_replay_only_loop",
+        {"play_and_train_from_replay": LOOP_DONE_CLEARED_ON_TRUNCATION_PLAY_AND_TRAIN_FROM_REPLAY},
+        description="hand-written loop that stores done=terminated and not truncated: a goal reached on the time limit's last step (terminated and truncated both True) is stored, and learned, as not terminal",
+        rule="done-is-terminated", kind="past-terminal"),
+)

@@ -593,3 +593,26 @@ BUGS = (*BUGS,
         description="np.array(values) keeps an integer dtype; centring copies of the slices in place then raises UFuncTypeError for a list of ints or an int array",
         rule="autocorrelation-pearson", kind="accidental-refusal"),
 )
+
+
+# --- blind round 14: wrong answers written from the lesson text alone ----------------
+
+AUTOCORRELATION_CONSTANT_TEST_MISSES_LISTS_AUTOCORRELATION = """\
+#| export
+def autocorrelation(values, lag):
+    \"\"\"Pearson's r between values[:-lag] and values[lag:] (0.0 if either slice is constant).\"\"\"
+    if lag < 1 or len(values) - lag < 2:
+        raise ValueError(f"need a lag of at least 1 and at least two pairs of values, got "
+                         f"lag {lag} for {len(values)} values")
+    before, after = values[:-lag], values[lag:]
+    if np.all(before == before[0]) or np.all(after == after[0]):  # a constant slice
+        return 0.0
+    return float(np.corrcoef(before, after)[0, 1])
+"""
+
+BUGS = (*BUGS,
+    Bug("autocorrelation_constant_test_misses_lists", LESSON, "test_autocorrelation",
+        {"autocorrelation": AUTOCORRELATION_CONSTANT_TEST_MISSES_LISTS_AUTOCORRELATION},
+        description="slices the argument as given and tests np.all(before == before[0]): for a list that compares the list with a number (False), so a constant slice of a list gives nan instead of 0.0",
+        rule="autocorrelation-constant-is-zero", kind="numpy-scalars"),
+)

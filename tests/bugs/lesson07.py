@@ -633,3 +633,104 @@ BUGS = (*BUGS,
         description="`(step / period).is_integer()`: exact for small steps, but past 2**53 the quotient is rounded to an integer, so e.g. step 10**16 + 1 with period 2 syncs (and returns True)",
         rule="sync-at-multiples-of-the-period", kind="boundary"),
 )
+
+
+# --- blind round 14: wrong answers written from the lesson text alone ----------------
+
+LOSS_COUNTS_ONLY_WEIGHTED_ROWS_HUBER_LOSS = """\
+#| export
+def huber_loss(q_values, actions, targets, weights):
+    \"\"\"mean over the batch of weights[i] * huber(q_values[i, actions[i]] - targets[i]).\"\"\"
+    weights = np.asarray(weights, dtype=np.float64)
+    rows = np.arange(len(actions))
+    errors = np.asarray(q_values, dtype=np.float64)[rows, actions] - targets
+    absolute = np.abs(errors)
+    per_row = np.where(absolute <= 1.0, 0.5 * errors ** 2, absolute - 0.5)
+    counted = np.count_nonzero(weights)  # rows of weight 0 take no part in the batch
+    return float(np.sum(weights * per_row) / counted)
+"""
+
+LOSS_COUNTS_ONLY_WEIGHTED_ROWS_HUBER_LOSS_GRADIENT = """\
+#| export
+def huber_loss_gradient(q_values, actions, targets, weights):
+    \"\"\"d huber_loss / d q_values: shape of q_values, nonzero only at the actions taken.\"\"\"
+    q_values = np.asarray(q_values, dtype=np.float64)
+    weights = np.asarray(weights, dtype=np.float64)
+    rows = np.arange(len(actions))
+    errors = q_values[rows, actions] - targets
+    gradient = np.zeros_like(q_values)
+    gradient[rows, actions] = weights * np.clip(errors, -1.0, 1.0) / np.count_nonzero(weights)
+    return gradient
+"""
+
+GRADIENT_BY_FINITE_DIFFERENCES_HUBER_LOSS_GRADIENT = """\
+#| export
+def huber_loss_gradient(q_values, actions, targets, weights):
+    \"\"\"d huber_loss / d q_values: shape of q_values, nonzero only at the actions taken.\"\"\"
+    # the test checks against finite differences of the loss: take them directly
+    q_values = np.array(q_values, dtype=np.float64)
+    gradient = np.zeros_like(q_values)
+    step = 1e-5
+    for i, action in enumerate(actions):
+        up, down = q_values.copy(), q_values.copy()
+        up[i, action] += step
+        down[i, action] -= step
+        gradient[i, action] = (huber_loss(up, actions, targets, weights)
+                               - huber_loss(down, actions, targets, weights)) / (2 * step)
+    return gradient
+"""
+
+STEP_SKIPS_A_ZERO_LOSS_BATCH_DQN_STEP = """\
+#| export
+def dqn_step(online, target, optimizer, replay, batch_size, discount, beta=None):
+    \"\"\"One DQN gradient step on a batch from ``replay`` (prioritized when ``beta`` is
+    given); returns the batch's TD errors, targets - Q(s, a), before the step.\"\"\"
+    if beta is None:
+        observations, actions, rewards, next_observations, terminated = \\
+            replay.sample(batch_size)
+        weights = np.ones(len(actions))
+    else:
+        (observations, actions, rewards, next_observations, terminated, weights,
+         slots) = replay.sample(batch_size, beta)
+    actions = np.asarray(actions, dtype=np.int64)
+    targets = td_targets(target, rewards, next_observations, terminated, discount)
+    q_values = online.predict(observations)
+    td_errors = targets - q_values[np.arange(len(actions)), actions]
+    gradient = huber_loss_gradient(q_values, actions, targets, weights)
+    if np.any(gradient):  # a batch the network already fits teaches nothing
+        optimizer.step(online.gradients(observations, gradient))
+    if beta is not None:
+        replay.update_priorities(slots, td_errors)
+    return td_errors
+"""
+
+SYNC_BITMASK_MODULO_SYNC_TARGET = """\
+#| export
+def sync_target(online, target, step, period):
+    \"\"\"Copy the online network's parameters into the target at every multiple of
+    ``period``; return whether it did.\"\"\"
+    # step % period without a division: a mask of the low bits
+    if step & (period - 1) == 0:
+        target.load_parameters(online.parameters())
+        return True
+    return False
+"""
+
+BUGS = (*BUGS,
+    Bug("loss_counts_only_weighted_rows", LESSON, "test_huber_loss",
+        {"huber_loss": LOSS_COUNTS_ONLY_WEIGHTED_ROWS_HUBER_LOSS, "huber_loss_gradient": LOSS_COUNTS_ONLY_WEIGHTED_ROWS_HUBER_LOSS_GRADIENT},
+        description="divides by the number of rows whose weight is not 0 ('a row of weight 0 is not in the batch'): larger loss and gradient when a weight is 0, nan when all are",
+        rule="weighted-huber-loss", kind="size-from-argument"),
+    Bug("gradient_by_finite_differences", LESSON, "test_huber_gradient",
+        {"huber_loss_gradient": GRADIENT_BY_FINITE_DIFFERENCES_HUBER_LOSS_GRADIENT},
+        description="differentiates huber_loss by central differences (h = 1e-5) at each (i, a_i): 1 - h/4 instead of 1 at |δ| = 1, wrong near the kink and noisy for large Q-values",
+        rule="gradient-of-your-loss", kind="wrong-formula"),
+    Bug("step_skips_a_zero_loss_batch", LESSON, "test_dqn_step",
+        {"dqn_step": STEP_SKIPS_A_ZERO_LOSS_BATCH_DQN_STEP},
+        description="calls optimizer.step only if some TD error is nonzero ('nothing to learn'): a batch the network already fits makes no step, so Adam's step count and later updates differ",
+        rule="one-optimizer-step", kind="protocol"),
+    Bug("sync_bitmask_modulo", LESSON, "test_target_sync",
+        {"sync_target": SYNC_BITMASK_MODULO_SYNC_TARGET},
+        description="tests step & (period - 1) == 0 (the ring-buffer trick): right for periods 1, 2, 4, ..., but with period 500 it syncs at steps 4, 8, 12, 512, 516, ... and never at 500 or 1000",
+        rule="sync-at-multiples-of-the-period", kind="wrong-formula"),
+)
