@@ -21,8 +21,8 @@ from checks.sampler_fit import (batches_for, distribution_problem, fill_and_batc
                                 row_order_problem)
 from checks.statistics import FALSE_FAILURE_RATE
 from checks.stub_envs import (corridor_play, episode_ends, episode_ends_problem, lent_corridor,
-                              play_order_problem, plays_as_lesson_01, timeline,
-                              reset_once_unseeded, scripted_agent)
+                              plays_as_lesson_01, reset_once_unseeded, scripted_agent, timeline,
+                              timelines_problem)
 
 LESSON = "02_replay_buffer"
 FIELDS = ("obs_t", "action", "reward", "obs_tp1", "done")
@@ -736,11 +736,9 @@ def _loop_verdict(inputs, data):
         problem = sampled_before_storing(data[case], 0)
         if problem:
             return failed(problem, rule=STORE_THEN_SAMPLE)
-    played = [case for case in data if "order" in data[case]]
-    for case in played:  # the actions played are the agent's (before the episodes' lengths,
-        problem = play_order_problem(data[case]["order"], only_played=True)  # which they
-        if problem:  # change)
-            return failed(problem, rule=PLAYS_AS_LESSON_01)
+    problem = timelines_problem(data, only_played=True)
+    if problem:
+        return failed(problem, rule=PLAYS_AS_LESSON_01)
     plain = data["without_replay"]
     if len(plain["updates"]) != plain["steps"]:
         return failed(f"with replay=None the loop should update once per step; it made "
@@ -813,10 +811,9 @@ def _loop_verdict(inputs, data):
                               "replay.sample returned, but its updates were on other "
                               "transitions. Update on the sampled batch, not the current "
                               "step again.", rule=UPDATES_NEW_AND_BATCH)
-    for case in played:  # then the whole order: one ask per step, learning before the next
-        problem = play_order_problem(data[case]["order"])
-        if problem:
-            return failed(problem, rule=PLAYS_AS_LESSON_01)
+    problem = timelines_problem(data)
+    if problem:
+        return failed(problem, rule=PLAYS_AS_LESSON_01)
     return passed("every step updates on the new transition, stores it with done=terminated, "
                   "and learns from one replayed batch.")
 

@@ -26,8 +26,8 @@ from checks.sampler_fit import (batches_for, distribution_problem, fill_and_batc
                                 row_order_problem)
 from checks.statistics import FALSE_FAILURE_RATE
 from checks.stub_envs import (corridor_play, counting_buffer, episode_cases, episode_ends,
-                              episode_ends_problem, lent_corridor, play_order_problem,
-                              plays_as_lesson_01, scripted_agent, timeline)
+                              episode_ends_problem, lent_corridor, plays_as_lesson_01,
+                              scripted_agent, timeline, timelines_problem)
 
 LESSON = "05_combined_replay"
 
@@ -575,11 +575,9 @@ def _loop_verdict(inputs, data):
         problem = sampled_before_storing(data[case], 0, "total")
         if problem:
             return failed(problem, rule=STORE_THEN_SAMPLE)
-    played = [case for case in data if "order" in data[case]]
-    for case in played:  # the actions played are the agent's (before the episodes' lengths,
-        problem = play_order_problem(data[case]["order"], only_played=True)  # which they
-        if problem:  # change)
-            return failed(problem, rule=PLAYS_AS_LESSON_01)
+    problem = timelines_problem(data, only_played=True)
+    if problem:
+        return failed(problem, rule=PLAYS_AS_LESSON_01)
     ends = episode_ends(length, limit, DEFAULT_T_MAX)
     problem = episode_ends_problem(length, data, ends, **LOOP_REWARDS)
     if problem:
@@ -627,16 +625,15 @@ def _loop_verdict(inputs, data):
                       "one (terminated=True and truncated=True at once), but that transition "
                       "was stored with done=False: store `terminated` as it is, whatever the "
                       "time limit says.", rule=DONE_IS_TERMINATED)
-    for case in played:
-        shown = data[case].get("flags_not_bool") or []
+    for run in data.values():
+        shown = run.get("flags_not_bool") or []
         if shown:
             return failed(f"the loop stored done={shown[0]}: store `terminated` itself, the "
                           "flag the environment returned, not a number made of it.",
                           rule=DONE_IS_TERMINATED)
-    for case in played:  # then the whole order: one ask per step, learning before the next
-        problem = play_order_problem(data[case]["order"])
-        if problem:
-            return failed(problem, rule=PLAYS_AS_LESSON_01)
+    problem = timelines_problem(data)
+    if problem:
+        return failed(problem, rule=PLAYS_AS_LESSON_01)
     return passed("each step stores the transition and learns only from one sampled batch.")
 
 

@@ -36,7 +36,7 @@ class ScriptedAgent(FixedActionAgent):
 
     def get_action(self, state):
         if self.timeline is not None:
-            self.timeline.append(("get_action", _state(state), self.action))
+            self.timeline.append(("get_action", plain_state(state), self.action))
         return super().get_action(state)
 
     def update(self, state, action, reward, next_state, terminated):
@@ -46,7 +46,8 @@ class ScriptedAgent(FixedActionAgent):
             self.timeline.append(("update",))
 
 
-def _state(value):
+def plain_state(value):
+    """A state or action as a timeline notes it: an int, or a short repr of what is not."""
     try:
         return int(value)
     except (TypeError, ValueError):
@@ -68,7 +69,7 @@ class TimelineCorridor(gym.Wrapper):
 
     def step(self, action):
         outcome = self.env.step(action)
-        self.timeline.append(("step", _state(action), int(outcome[0])))
+        self.timeline.append(("step", plain_state(action), int(outcome[0])))
         return outcome
 
 
@@ -106,6 +107,19 @@ def plays_as_lesson_01(loop):
     return Rule("plays-as-lesson-01", f"{loop} plays each step as lesson 01's loop does: it "
                 "asks agent.get_action once, for the state the environment is in, plays the "
                 "action it returns, and learns from the step before it asks again.")
+
+
+def timelines_problem(runs, only_played=False):
+    """:func:`play_order_problem` of each run in ``runs`` (case -> run) that noted its
+    ``"order"``, the first found; None if none. Loop checks judge ``only_played`` first,
+    before the episodes' lengths (which a loop that plays actions of its own changes),
+    and the whole order last."""
+    for run in runs.values():
+        if "order" in run:
+            problem = play_order_problem(run["order"], only_played)
+            if problem:
+                return problem
+    return None
 
 
 def play_order_problem(events, only_played=False):

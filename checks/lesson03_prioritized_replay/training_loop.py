@@ -11,8 +11,8 @@ from checks.lesson03_prioritized_replay.weighted_update import AGENT_WRITES
 from checks.records import Record
 from checks.requirements import Rule
 from checks.stub_envs import (call_training_loop, corridor_play, counting_buffer, episode_cases,
-                              episode_ends, episode_ends_problem, lent_corridor,
-                              play_order_problem, plays_as_lesson_01, timeline)
+                              episode_ends, episode_ends_problem, lent_corridor, plain_state,
+                              plays_as_lesson_01, timeline, timelines_problem)
 
 
 # --- the rules: what the lesson tells a student, as its checks test it ---------------------
@@ -142,7 +142,7 @@ def _noting_updates(agent, events=None):
     def get_action(state):
         action = choose(state)
         if events is not None:
-            events.append(("get_action", _plain_state(state), _plain_state(action)))
+            events.append(("get_action", plain_state(state), plain_state(action)))
         return action
 
     def update(state, action, reward, next_state, terminated):
@@ -159,12 +159,6 @@ def _noting_updates(agent, events=None):
     return agent
 
 
-def _plain_state(value):
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return repr(value)[:40]
-
 
 def _loop_beta(inputs, case):
     """The beta a case's run is given: 0 (no correction, PER without weights, as the
@@ -174,11 +168,9 @@ def _loop_beta(inputs, case):
 
 def _loop_verdict(inputs, data):
     length, limit = inputs["length"], inputs["time_limit"]
-    played = [case for case in data if "order" in data[case]]
-    for case in played:  # the actions played are the agent's (before the episodes' lengths,
-        problem = play_order_problem(data[case]["order"], only_played=True)  # which they
-        if problem:  # change)
-            return failed(problem, rule=LOOP_PLAYS_AS_LESSON_01)
+    problem = timelines_problem(data, only_played=True)
+    if problem:
+        return failed(problem, rule=LOOP_PLAYS_AS_LESSON_01)
     problem = episode_ends_problem(length, data, episode_ends(length, limit, DEFAULT_T_MAX))
     if problem:
         return failed(problem, rule=LOOP_EPISODE_ENDS)
@@ -237,14 +229,14 @@ def _loop_verdict(inputs, data):
         return failed("an episode cut by the time limit was stored with done=True: store "
                       "`terminated`, not `terminated or truncated`.",
                       rule=LOOP_STORES_TERMINATED)
-    for case in played:  # then the whole order: one ask per step, learning before the next
-        problem = play_order_problem(data[case]["order"])
-        if problem:
-            return failed(problem, rule=LOOP_PLAYS_AS_LESSON_01)
-        if data[case].get("epsilon") != LENT_EPSILON:
+    problem = timelines_problem(data)
+    if problem:
+        return failed(problem, rule=LOOP_PLAYS_AS_LESSON_01)
+    for run in data.values():
+        if "order" in run and run.get("epsilon") != LENT_EPSILON:
             return failed(f"the loop changed agent.epsilon from {LENT_EPSILON} to "
-                          f"{data[case].get('epsilon')}: lesson 01's loop leaves it as it "
-                          "is (train_agent decays it between episodes).",
+                          f"{run.get('epsilon')}: lesson 01's loop leaves it as it is "
+                          "(train_agent decays it between episodes).",
                           rule=LOOP_PLAYS_AS_LESSON_01)
     return passed("each step updates online, stores the transition, replays one weighted "
                   "batch and feeds its TD errors back as priorities.")
