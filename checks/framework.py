@@ -34,6 +34,7 @@ import json
 import os
 import random
 import sys
+import types
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -46,7 +47,8 @@ from checks.lending import (forget_mirrored, from_student_code, kept_here, lent_
 from checks.requirements import TAG, Rule, tagged
 from checks.status import Status
 from course.add_to_class import lost_methods
-from course.unchanged_arguments import aliased, changed, same, snapshot
+from course.unchanged_arguments import (EARLIER_RESULT, EarlierResults, aliased, changed, same,
+                                       snapshot)
 from course.your_work import library_that_raised, where_raised, written_in_a_notebook
 
 VISIBLE_SALT = "visible"
@@ -618,15 +620,18 @@ class _ContractsInForce:
 
     def __init__(self):
         self.table, self.names, self.calls, self.active = {}, {}, {}, False
+        self.earlier_results = EarlierResults()  # in a notebook: each function's last result
 
     def begin(self, table, objects):
         self.table, self.names, self.calls = dict(table or {}), {}, {}
+        self.earlier_results.clear()
         self.active = True
         for name, value in objects.items():
             self.name(value, name)
 
     def end(self):
         self.table, self.names, self.active = {}, {}, False
+        self.earlier_results.clear()
 
     def name(self, value, name):
         self.names[id(value)] = (value, name)
@@ -674,8 +679,13 @@ class _ContractsInForce:
         processes = {student_process_of(value) for value, _ in self.names.values()}
         if near is not None:
             processes = {student_process_of(near)}
+        # an earlier result changed counts for a pure function only (a probe may write
+        # into what a method returned, to see whether the object changes with it)
+        pure = near is not None and getattr(self.contract_of(near)[1], "pure", False)
         for process in processes - {None}:
             for deferred, where in process.take_changed_arguments():
+                if where == EARLIER_RESULT and not pure:
+                    continue
                 if self.active:  # held on the calls of a lesson check's probe only
                     raise ContractBroken(_changed_words(deferred or description, where),
                                          INPUTS_UNTOUCHED)
@@ -710,6 +720,10 @@ _IN_FORCE = _ContractsInForce()
 
 
 def _changed_words(description, where):
+    if where == EARLIER_RESULT:
+        return (f"{description} changed the array an earlier call of it returned: a result "
+                "stays the caller's. Return a new array from every call, never one kept and "
+                "refilled.")
     if isinstance(where, str) and where.startswith("returned "):
         where = where[len("returned "):]
         which = f"argument {int(where) + 1}" if where.isdigit() else f"argument {where!r}"
@@ -887,8 +901,8 @@ def _call_once(description, function, args, kwargs, name, contract, with_numpy_s
     if lend:
         args, kwargs = to_student_code(args), to_student_code(kwargs)
     # inputs untouched: held on the calls of a lesson check's probe
-    taken = (snapshot(args, kwargs) if _IN_FORCE.active and student_process_of(function) is None
-             else None)
+    in_notebook = _IN_FORCE.active and student_process_of(function) is None
+    taken = snapshot(args, kwargs) if in_notebook else None
     try:
         result = function(*args, **kwargs)
     except Exception as error:  # the student's bug, reported rather than propagated
@@ -900,6 +914,12 @@ def _call_once(description, function, args, kwargs, name, contract, with_numpy_s
             _numpy_scalars_refused(description, function, plain_args, kwargs, error)
         raise failure from None
     _raise_refusal(lend)
+    # a pure function's earlier result, changed by this call (as the student's process
+    # notes it in the grader: grader/judge/sandbox_runtime/student_server.py)
+    if (in_notebook and contract is not None and contract.pure
+            and type(function) is types.FunctionType
+            and _IN_FORCE.earlier_results.changed_by(function, result)):
+        raise ContractBroken(_changed_words(description, EARLIER_RESULT), INPUTS_UNTOUCHED)
     if taken:  # handed back before the copy the channel makes: which argument it is
         taken = [(where, value, (before, writeable, aliased([(where, value, None)], result)))
                  for where, value, (before, writeable) in taken]

@@ -15,7 +15,7 @@ from checks.operation_sequences import first_difference, observed, sequences, sh
 from checks.requirements import Rule
 from checks.statistics import FALSE_FAILURE_RATE, describe_counts, fits
 from checks.stub_envs import (call_training_loop, lent_corridor, play_order_problem,
-                              scripted_agent, timeline)
+                              retyped_problem, scripted_agent, timeline)
 from course.corridor import runaway_limit
 
 LESSON = "01_qlearning"
@@ -652,8 +652,8 @@ def _loop_probe(inputs, play_and_train):
         agent = scripted_agent(action, events)
         total = call_training_loop("play_and_train(env, agent)", play_and_train, env, agent)
         outcome[case] = {"returned": _as_number(total), "updates": agent.updates,
-                         "steps": env.unwrapped.steps_taken, "resets": env.unwrapped.resets,
-                         "order": list(events)}
+                         "retyped": agent.retyped, "steps": env.unwrapped.steps_taken,
+                         "resets": env.unwrapped.resets, "order": list(events)}
     # the goal reached on the very step the time limit ends: terminated and truncated at
     # once, and the step is terminal all the same
     env = lent_corridor(inputs["length"], inputs["length"], step_reward=inputs["step_reward"],
@@ -756,7 +756,8 @@ def _loop_verdict(inputs, data):
                       "agent.update was told terminated=False. The goal is terminal whatever "
                       "the time limit says: pass `terminated` as it is.",
                       rule=UPDATE_GETS_TERMINATED)
-    problem = _transitions_problem(inputs, goal["updates"], timeout["updates"])
+    problem = (_transitions_problem(inputs, goal["updates"], timeout["updates"])
+               or retyped_problem(data))
     if problem:
         return failed(problem, rule=UPDATE_OWN_TRANSITION)
     for case in (goal, timeout, data["stopped_by_t_max"]):  # reset, then get_action, step

@@ -21,8 +21,8 @@ from checks.sampler_fit import (batches_for, distribution_problem, fill_and_batc
                                 row_order_problem)
 from checks.statistics import FALSE_FAILURE_RATE
 from checks.stub_envs import (corridor_play, episode_ends, episode_ends_problem, lent_corridor,
-                              plays_as_lesson_01, reset_once_unseeded, scripted_agent, timeline,
-                              timelines_problem)
+                              plays_as_lesson_01, reset_once_unseeded, retyped_problem,
+                              scripted_agent, timeline, timelines_problem)
 
 LESSON = "02_replay_buffer"
 FIELDS = ("obs_t", "action", "reward", "obs_tp1", "done")
@@ -700,9 +700,12 @@ def _loop_probe(inputs, play_and_train_with_replay):
              "default_t_max": (0, False, DEFAULT_T_MAX + 5, ()),
              # the goal reached on the step the time limit ends: terminated and truncated
              # at once, and the step is terminal all the same
-             "goal_at_the_limit": (1, True, length, (batch,))}
+             "goal_at_the_limit": (1, True, length, (batch,)),
+             # t_max=0: no step at all (the count is checked before each step)
+             "no_steps": (1, True, time_limit, (batch, 0))}
+    unnoted = ("default_t_max", "no_steps")
     for case, (action, use_replay, limit, arguments) in cases.items():
-        events = None if case == "default_t_max" else timeline()  # 10,000 steps: not noted
+        events = None if case in unnoted else timeline()  # 10,000 steps: not noted
         env = lent_corridor(length, limit, events, **LOOP_REWARDS)
         agent, buffer = scripted_agent(action, events), RecordingBuffer()
         returned = call_replay_loop(
@@ -715,10 +718,11 @@ def _loop_probe(inputs, play_and_train_with_replay):
             except (TypeError, ValueError):
                 returned = repr(returned)[:60]
         outcome[case] = {**corridor_play(env), "returned": returned,
-                         "update_count": len(agent.updates),
-                         **({} if case == "default_t_max" else {
+                         "update_count": len(agent.updates), "add_count": len(buffer.added),
+                         **({} if case in unnoted else {
                              "order": list(events),
-                             "updates": agent.updates, "added": buffer.added,
+                             "updates": agent.updates, "retyped": agent.retyped,
+                             "added": buffer.added,
                              "returned_batches": buffer.returned,
                              "held_when_sampled": buffer.held_when_sampled})}
     return outcome
@@ -753,6 +757,12 @@ def _loop_verdict(inputs, data):
                                    **LOOP_REWARDS)
     if problem:
         return failed(problem, rule=episode_end_rule(data, expected))
+    none = data["no_steps"]
+    if none["steps"] or none["add_count"] or none["update_count"]:
+        return failed(f"play_and_train_with_replay(env, agent, replay, {batch}, t_max=0) took "
+                      f"{none['steps']} step(s), stored {none['add_count']} and made "
+                      f"{none['update_count']} update(s): t_max=0 plays no step (test the count "
+                      "before each step, as lesson 01's loop does).", rule=AT_MOST_T_MAX)
     for case in replayed:
         if len(data[case]["added"]) != data[case]["steps"]:
             return failed(f"the episode took {data[case]['steps']} steps but replay.add was "
@@ -811,6 +821,9 @@ def _loop_verdict(inputs, data):
                               "replay.sample returned, but its updates were on other "
                               "transitions. Update on the sampled batch, not the current "
                               "step again.", rule=UPDATES_NEW_AND_BATCH)
+    problem = retyped_problem(data)
+    if problem:
+        return failed(problem, rule=UPDATES_NEW_AND_BATCH)
     problem = timelines_problem(data)
     if problem:
         return failed(problem, rule=PLAYS_AS_LESSON_01)

@@ -27,7 +27,7 @@ from checks.sampler_fit import (batches_for, distribution_problem, fill_and_batc
 from checks.statistics import FALSE_FAILURE_RATE
 from checks.stub_envs import (corridor_play, counting_buffer, episode_cases, episode_ends,
                               episode_ends_problem, lent_corridor, plays_as_lesson_01,
-                              scripted_agent, timeline, timelines_problem)
+                              retyped_problem, scripted_agent, timeline, timelines_problem)
 
 LESSON = "05_combined_replay"
 
@@ -315,6 +315,8 @@ def _single_probe(inputs, CombinedReplayBuffer):
     after_changing_it = None
     if "value" in batch_of_one:
         batch = batch_of_one["value"]
+        batch_of_one = attempted(batch_fields, batch, 1)  # five fields, or what is wrong
+    if "value" in batch_of_one:
         batch_of_one = {"value": transition_ids(list(batch)),
                         "shapes": [list(np.shape(field)) for field in list(batch)]}
         for field in parts_of(batch):  # a learner may change its batch in place
@@ -560,7 +562,7 @@ def _loop_probe(inputs, play_and_train_from_replay):
             outcome[case] = {**corridor_play(env)}
             continue
         outcome[case] = {**corridor_play(env), "updates": agent.updates,
-                         "order": list(events), "flags_not_bool": buffer.flags_not_bool,
+                         "retyped": agent.retyped, "order": list(events), "flags_not_bool": buffer.flags_not_bool,
                          "added": buffer.added, "returned": buffer.returned,
                          "held_when_sampled": buffer.held_when_sampled,
                          "total": (total if isinstance(total, dict) else float(total)
@@ -613,6 +615,9 @@ def _loop_verdict(inputs, data):
                                                  "with CER the newest transition is already "
                                                  "in the batch." if extra > 0 else "."),
                           rule=LEARN_ONLY_FROM_BATCH)
+    problem = retyped_problem(data)
+    if problem:
+        return failed(problem, rule=LEARN_ONLY_FROM_BATCH)
     if not data["reaches_goal"]["added"][-1][4]:
         return failed("the last transition reached the goal but was stored with done=False.",
                       rule=DONE_IS_TERMINATED)

@@ -132,9 +132,16 @@ def _interval_inputs(rng):
     # every digit there; centred on the mean first, it does not
     samples.append((1e8 + rng.normal(0.0, float(rng.uniform(0.5, 3)),
                                      size=int(rng.integers(5, 20)))).round(3).tolist())
+    # capped returns, many seeds alike, the first equal to the last: n counts every seed,
+    # and a sample varies when any two values differ (not when the first and last do)
+    repeated = [float(v) for v in rng.choice([500.0, 500.0, 500.0, 312.0, 87.0],
+                                               size=int(rng.integers(6, 14)))]
+    repeated[0] = repeated[-1] = 500.0
+    repeated[1] = 87.0
+    samples.append(repeated)
     # levels beyond the usual three too: 1 - 0.975 and 1 - 0.995 do not round to a cent
     levels = [0.95, 0.95, 0.9, 0.99, float(rng.choice([0.975, 0.995, 0.999])), 0.95, 0.95,
-              float(rng.choice([0.9, 0.95, 0.99])), 0.95]
+              float(rng.choice([0.9, 0.95, 0.99])), 0.95, 0.95]
     return {"samples": samples, "levels": levels, "too_few": [float(rng.normal())]}
 
 
@@ -390,6 +397,15 @@ def _autocorrelation_inputs(rng):
                   "lag": int(rng.integers(1, 4))})
     # values far from 0 that vary little: sums of products lose every digit there
     cases.append({"values": [1e8 + v for v in _ar_series(rng, int(rng.integers(20, 60)), 0.6)],
+                  "lag": int(rng.integers(1, 4))})
+    # values so large that a product of two sums of squares overflows a float (1e80: the
+    # product is 1e320), and so small that it underflows: r is a ratio, whatever the scale
+    cases.append({"values": [1e80 * v for v in _ar_series(rng, int(rng.integers(20, 60)), 0.5)],
+                  "lag": int(rng.integers(1, 4))})
+    cases.append({"values": [1e-90 * v for v in _ar_series(rng, int(rng.integers(20, 60)), 0.5)],
+                  "lag": int(rng.integers(1, 4))})
+    # a long stream (a replay run's TD errors): every pair counts, the last ones too
+    cases.append({"values": _ar_series(rng, int(rng.integers(10_500, 12_000)), 0.7),
                   "lag": int(rng.integers(1, 4))})
     # a state feature: small integers, as ints (an int array cannot be centred in place)
     cases.append({"values": rng.integers(0, 5, size=int(rng.integers(10, 60))).tolist(),

@@ -312,6 +312,12 @@ def _targets_probe(inputs, td_targets):
                  f"{inputs['discount']}) with integer rewards", td_targets, target,
                  np.round(rewards).astype(np.int64), next_observations, terminated,
                  inputs["discount"])
+    # and a batch where every episode ended: nothing bootstraps, the targets are the
+    # integer rewards, still as floats
+    call_student(f"td_targets(target_network, rewards, next_observations, terminated, "
+                 f"{inputs['discount']}) with integer rewards, every row terminated",
+                 td_targets, target, np.round(rewards).astype(np.int64), next_observations,
+                 np.ones_like(terminated), inputs["discount"])
     # the same batch again after a sync (the grader loads other parameters into the target
     # network): the targets follow the network as it is now, nothing kept from before
     target.load_parameters(louder(QNetwork(CARTPOLE_NETWORK, inputs["synced_seed"])))
@@ -333,8 +339,12 @@ LOUDER = 400.0
 
 
 def louder(network):
-    """``network``'s parameters with its output layer scaled by LOUDER."""
+    """``network``'s parameters with its output layer scaled by LOUDER, and biases that are
+    not 0 (a new network's are; a trained one's are not: Q-values worked out from the
+    weights alone differ then)."""
     parameters = network.parameters()
+    for at in range(1, len(parameters), 2):  # [W1, b1, W2, b2, ...]
+        parameters[at] = np.linspace(-0.5, 0.5, parameters[at].size)
     return [*parameters[:-2], *(LOUDER * array for array in parameters[-2:])]
 
 
@@ -440,12 +450,13 @@ EDGE_ERRORS = (0.0, 1.0, -1.0)
 
 
 def loss_cases(rng):
-    """Q-values, actions, targets and weights, in three batches: all weights 1; weights
+    """Q-values, actions, targets and weights, in four batches: all weights 1; weights
     whose largest is 1 (as PER normalises them), plus rows whose TD errors are exactly
-    EDGE_ERRORS; weights all below 1 (a loss takes them as given). The other TD errors lie
-    on both sides of the Huber kink, never within 0.05 of it."""
+    EDGE_ERRORS; weights all below 1, and some above 1 (a loss takes them as given, never
+    normalised again or capped). The other TD errors lie on both sides of the Huber kink,
+    never within 0.05 of it."""
     cases = []
-    for weighting in ("none", "largest one, edges", "all below one"):
+    for weighting in ("none", "largest one, edges", "all below one", "some above one"):
         size = int(rng.integers(5, 10))
         q_values = rng.normal(scale=2.0, size=(size, 3))
         actions = rng.integers(3, size=size)
@@ -467,6 +478,9 @@ def loss_cases(rng):
             weights = np.ones(size)
         elif weighting == "all below one":
             weights = rng.uniform(0.1, 0.9, size)
+        elif weighting == "some above one":
+            weights = rng.uniform(0.1, 0.9, size)
+            weights[rng.choice(size, size=2, replace=False)] = rng.uniform(1.5, 3.0, 2)
         else:
             weights = rng.uniform(0.1, 1.0, size)
             weights[int(rng.integers(size))] = 1.0  # as PER normalises by the largest
@@ -589,6 +603,11 @@ def _gradient_probe(inputs, huber_loss, huber_loss_gradient):
     call_student("huber_loss_gradient(q_values, actions, targets, weights) with integer "
                  "q_values", huber_loss_gradient, np.round(q_values).astype(np.int64),
                  actions, targets, weights)
+    # then a batch of the same shape at once: the gradient just returned stays the
+    # caller's (the contracts compare it after this call)
+    call_student("huber_loss_gradient(q_values, actions, targets, weights / 2) right after "
+                 "a call on a batch of the same shape", huber_loss_gradient, q_values,
+                 actions, targets, weights / 2)
     return {"results": results}
 
 
@@ -811,9 +830,10 @@ def _beta_zero_probe(inputs, dqn_step):
     optimizer = RecordingAdam(online, inputs["learning_rate"])
     *transitions, weights, slots = served_batch(inputs["batches"][0])
     buffer = FixedBatches([(*transitions, np.ones_like(weights), slots)])
-    returned = _step_or_what_it_raised(STEP_CALL.replace("beta)", "beta=0.0)"), dqn_step,
+    # beta=0 as the lesson writes it, an int: a beta is any number, not only a float
+    returned = _step_or_what_it_raised(STEP_CALL.replace("beta)", "beta=0)"), dqn_step,
                                        online, target, optimizer, buffer, inputs["batch_size"],
-                                       inputs["discount"], 0.0)
+                                       inputs["discount"], 0)
     return {"raised": returned["raised"], "td_errors": returned.get("values"),
             "samples": buffer.samples, "priority_updates": buffer.priority_updates,
             "steps": len(optimizer.recorded), "target_loads": target.loads}

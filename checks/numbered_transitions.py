@@ -7,8 +7,8 @@ buffer draws its batches from its own seeded generator (:func:`draws_by_seed`).
 
 import numpy as np
 
-from checks.framework import (ProbeError, call_student, call_student_repeatedly, failed,
-                              lend_to, reseed_global_generators, wrong_amount)
+from checks.framework import (ProbeError, attempted, call_student, call_student_repeatedly,
+                              failed, lend_to, reseed_global_generators, wrong_amount)
 from checks.lent_generators import CountingGenerator
 
 
@@ -88,6 +88,9 @@ def generator_inputs(rng):
             "global_seeds": rng.integers(2**31, size=2).tolist()}
 
 
+FRESH_DRAWS = 4  # draws read from a new buffer's own generator
+
+
 def draws_by_seed(new_buffer, add, near, inputs):
     """The transitions sampled from buffers holding transitions 0..GENERATOR_STORED - 1:
     made with the first of ``inputs["generator_seeds"]`` after the global generators (where
@@ -103,6 +106,16 @@ def draws_by_seed(new_buffer, add, near, inputs):
                 for i in ids]
 
     seed, other_seed = inputs["generator_seeds"]
+    # the buffer's own generator, read right after it is made: np.random.default_rng(seed)
+    # itself, its stream from the start (not a child of the seed's, nor one made later)
+    fresh = new_buffer(seed)
+    try:
+        fresh_rng = getattr(fresh, "rng")
+    except Exception as error:  # noqa: BLE001 - what reading it raised is the answer
+        fresh_rng = error
+    fresh_draws = (attempted(call_student, "buffer.rng.random(4)", fresh_rng.random,
+                             FRESH_DRAWS) if hasattr(fresh_rng, "random")
+                   else {"rng": repr(fresh_rng)[:60]})
     # a generator put in the buffer's self.rng after it was made: its draws must come from it
     lent_to = new_buffer(seed)
     for k in range(GENERATOR_STORED):
@@ -114,7 +127,11 @@ def draws_by_seed(new_buffer, add, near, inputs):
             "other_seed": draws(other_seed, inputs["global_seeds"][0]),
             # two made without a seed, after the same global seeding: fresh entropy each
             "unseeded": [draws(None, inputs["global_seeds"][0]) for _ in range(2)],
-            "lent_generator_draws": generator.draws}
+            "lent_generator_draws": generator.draws,
+            "fresh_draws": (fresh_draws["value"].tolist() if isinstance(
+                fresh_draws.get("value"), np.ndarray) else
+                f"buffer.rng is {fresh_draws['rng']}" if "rng" in fresh_draws else
+                str(fresh_draws.get("raised", fresh_draws))[:120])}
 
 
 def generator_problem(inputs, data, buffer_class, rule):
@@ -136,6 +153,14 @@ def generator_problem(inputs, data, buffer_class, rule):
                       f"{again[:5]}...): sample must draw from the buffer's own generator, "
                       "self.rng = np.random.default_rng(seed), not from np.random, random or "
                       "a generator made without the seed (0 is a seed too).", rule=rule)
+    wanted = np.random.default_rng(seed).random(FRESH_DRAWS).tolist()
+    if data.get("fresh_draws") != wanted:
+        return failed(f"right after {buffer_class}({GENERATOR_STORED}, seed={seed}) was made, "
+                      f"buffer.rng.random({FRESH_DRAWS}) gave {data.get('fresh_draws')!r}; "
+                      f"np.random.default_rng({seed}).random({FRESH_DRAWS}) gives {wanted}: "
+                      "make self.rng = np.random.default_rng(seed) in __init__, from the seed "
+                      "itself (not a generator derived from it, nor one made later).",
+                      rule=rule)
     if not data.get("lent_generator_draws"):
         return failed(f"after a {buffer_class}'s self.rng was replaced by another generator, "
                       "sample drew nothing from it: draw every random number from self.rng, "

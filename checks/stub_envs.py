@@ -8,6 +8,7 @@ verdicts read. The counting buffers' calls are not replayed: the long run only c
 steps, which the corridor records."""
 
 import gymnasium as gym
+import numpy as np
 
 from checks.framework import ProbeError, call_student
 from checks.lending import mirrored
@@ -32,6 +33,7 @@ class ScriptedAgent(FixedActionAgent):
     def __init__(self, action, timeline=None, epsilon=0.0):
         super().__init__(action, epsilon)
         self.updates = Record("update")
+        self.retyped = Record("update")  # each update given a field of another type, shown
         self.timeline = timeline
 
     def get_action(self, state):
@@ -40,10 +42,38 @@ class ScriptedAgent(FixedActionAgent):
         return super().get_action(state)
 
     def update(self, state, action, reward, next_state, terminated):
+        retyped = retyped_fields(state=state, action=action, next_state=next_state,
+                                 terminated=terminated)
+        if retyped:
+            self.retyped.append(retyped)
         self.updates.append([int(state), int(action), float(reward), int(next_state),
                              bool(terminated)])
         if self.timeline is not None:
             self.timeline.append(("update",))
+
+
+def retyped_fields(**fields):
+    """How the fields of one transition given to ``agent.update`` (states and the action,
+    ints; terminated, a bool; numpy's kinds of them too) were retyped, as text: a loop
+    that passes a batch's rows through one float array (np.column_stack, np.array of the
+    rows) gives 3.0 for state 3 and 1.0 for True. None if none was."""
+    wrong = [f"{name}={value!r} ({type(value).__name__})" for name, value in fields.items()
+             if not (isinstance(value, (bool, np.bool_)) if name == "terminated" else
+                     isinstance(value, (int, np.integer))
+                     and not isinstance(value, (bool, np.bool_)))]
+    return ", ".join(wrong) or None
+
+
+def retyped_problem(runs):
+    """What the first update given retyped fields (:func:`retyped_fields`) says, over the
+    runs (case -> run) whose ``"retyped"`` a loop check noted; None if none was."""
+    for run in runs.values():
+        if run.get("retyped"):
+            return (f"agent.update was given {run['retyped'][0]}: pass each transition's "
+                    "fields as they are (a state and an action are ints, terminated a bool), "
+                    "not through one array of one dtype (np.column_stack or np.array of the "
+                    "rows makes every field a float).")
+    return None
 
 
 def plain_state(value):

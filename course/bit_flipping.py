@@ -151,3 +151,13 @@ def greedy_success_rate(qtable):
         states = np.where(reached, states, states ^ (1 << (n_bits - 1 - flips)))
         reached |= states == goals
     return float(reached.mean())
+
+
+def at_its_time_limit(n_bits, **settings):
+    """A BitFlippingEnv as a training loop leaves it after an episode its time limit cut:
+    its compute_truncated says True. A replay buffer lent it never asks that (truncation
+    belongs to the episode being played, not to the stored ones its batches come from)."""
+    env = BitFlippingEnv(n_bits, **settings)
+    env.reset(seed=0)
+    env.steps = env.max_steps
+    return env

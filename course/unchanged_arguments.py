@@ -49,6 +49,30 @@ def as_returned(value):
     return value
 
 
+class EarlierResults:
+    """The last plain-data result of each function (not method) with a copy of it: a
+    function that keeps its result and refills it on the next call (one array reused
+    "to save time") changes what its caller already holds. A result stays the caller's."""
+
+    def __init__(self):
+        self._kept = {}
+
+    def changed_by(self, function, result):
+        """Whether ``function``'s previous result no longer equals its copy (this call
+        changed it); then ``result`` is kept in its place."""
+        earlier = self._kept.get(function)
+        moved = earlier is not None and not same(earlier[0], earlier[1])
+        if isinstance(result, (np.ndarray, list, tuple, dict)) and _plain(result):
+            self._kept[function] = (result, copy.deepcopy(result))
+        return moved
+
+    def clear(self):
+        self._kept.clear()
+
+
+EARLIER_RESULT = "an earlier result"  # what a call changed, when it was its earlier result
+
+
 def _writeable(value):
     """Whether an array argument may be written (a call that freezes a caller's array
     changes it too); None for anything else."""

@@ -48,8 +48,13 @@ def _new_tree(SumTree, capacity):
 
 
 def _tree_update(tree, slots, priorities):
+    """``tree.update`` with the slots as an int64 array and the priorities as given where
+    they are a Python number or integers (a priority is any number: the lesson's own
+    example passes ints), else as a float64 array."""
+    if not isinstance(priorities, (int, float)) and np.asarray(priorities).dtype.kind != "i":
+        priorities = np.asarray(priorities, dtype=np.float64)
     call_student("tree.update(slots, priorities)", tree.update,
-                 np.asarray(slots, dtype=np.int64), np.asarray(priorities, dtype=np.float64))
+                 np.asarray(slots, dtype=np.int64), priorities)
 
 
 def _tree_total(tree):

@@ -60,7 +60,9 @@ def update_batches(inputs):
     """The batches of (slots, priorities) both the probe and the verdict replay: slots
     repeat within a batch (with one priority each) and share parents; priorities span
     twelve orders of magnitude, where float32 sums drift. One batch in six gives a single
-    priority (a Python float) for all its slots, as the lesson allows."""
+    priority (a Python float) for all its slots, as the lesson allows; one in six gives
+    integer priorities (an int64 array), and one in six a single Python int, as the
+    lesson's own example tree does: a priority is any number."""
     rng = np.random.default_rng(inputs["seed"])
     batches = []
     for number in range(inputs["batches"]):
@@ -70,6 +72,10 @@ def update_batches(inputs):
         values = np.exp(rng.uniform(-14, 14, size=inputs["capacity"]))
         if number % 6 == 5:
             batches.append((slots, float(values[base])))  # one priority for every slot
+        elif number % 6 == 2:
+            batches.append((slots, np.round(values[slots]).astype(np.int64)))
+        elif number % 6 == 3:
+            batches.append((slots, int(round(values[base]))))
         else:
             batches.append((slots, values[slots]))  # a repeated slot gets one priority
     return batches

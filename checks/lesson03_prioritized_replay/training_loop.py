@@ -126,6 +126,20 @@ def _loop_probe(inputs, play_and_train_with_per):
             "epsilon": float(agent.epsilon),
             "qtable": [[float(agent.get_qvalue(s, a)) for a in (0, 1)]
                        for s in range(inputs["length"] + 1)]}
+    # standing still for no reward from Q-values of 0: every TD error is 0, and is fed
+    # back all the same, batch after batch
+    env = lent_corridor(inputs["length"], limit, step_reward=0.0)
+    settings = dict(alpha=inputs["alpha"], epsilon=LENT_EPSILON, discount=inputs["discount"],
+                    get_legal_actions=mirrored(AllActions, 2), seed=inputs["seed"])
+    agent = mirrored(scripted_q_agent, 0, **settings, logged=(*AGENT_WRITES, "get_action"),
+                     settable=("epsilon",), original=scripted_q_agent(0, **settings))
+    buffer = RecordingPrioritizedBuffer()
+    call_training_loop(f"play_and_train_with_per(env, agent, replay, {inputs['batch_size']}, "
+                       f"beta={inputs['beta']}) in a corridor without rewards",
+                       play_and_train_with_per, env, agent, buffer, inputs["batch_size"],
+                       inputs["beta"])
+    outcome["no_surprise"] = {"samples": len(buffer.samples),
+                              "priority_updates": len(buffer.priority_updates)}
     return outcome
 
 
@@ -222,6 +236,14 @@ def _loop_verdict(inputs, data):
                               "prioritized_q_update to each replayed transition in order, "
                               "with its weight, and pass the TD errors it returns.",
                               rule=LOOP_FEEDS_BACK_TD_ERRORS)
+    quiet = data["no_surprise"]
+    if quiet["priority_updates"] != quiet["samples"]:
+        return failed(f"standing still in a corridor with no reward, from Q-values of 0, every "
+                      f"TD error is 0; the loop sampled {quiet['samples']} batches but called "
+                      f"update_priorities {quiet['priority_updates']} times: feed the TD "
+                      "errors back after every batch, zeros included (an error of 0 gives "
+                      "the small priority eps^alpha, not the old one).",
+                      rule=LOOP_FEEDS_BACK_TD_ERRORS)
     if not data["reaches_goal"]["added"][-1][4]:
         return failed("the last transition reached the goal (terminated=True) but was stored "
                       "with done=False.", rule=LOOP_STORES_TERMINATED)

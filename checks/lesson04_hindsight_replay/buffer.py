@@ -174,9 +174,24 @@ def _store_probe(inputs, HindsightReplayBuffer):
     batch = call_student("sample(16)", valued.sample, 16)
     valued_rows = [np.asarray(part, dtype=np.float64).reshape(16, -1).tolist()
                    for part in (list(batch)[0], list(batch)[3])]
+    # observations as other environments give them, a grid and a single number: each
+    # comes back in the shape it was stored in, with a row axis in front
+    shapes = {}
+    for name, shape in SHAPED_OBSERVATIONS.items():
+        shaped = _new_buffer(HindsightReplayBuffer, 2, VALUED_STEPS, "future", 4,
+                             inputs["seed"])
+        grids = 0.5 + np.arange((VALUED_STEPS + 1) * math.prod(shape), dtype=np.float64)
+        call_student(f"store_episode(observations of shape {(VALUED_STEPS + 1, *shape)}, "
+                     "achieved_goals, desired_goal, actions)", shaped.store_episode,
+                     grids.reshape(VALUED_STEPS + 1, *shape), achieved, desired, actions)
+        parts = list(call_student("sample(16)", shaped.sample, 16))
+        shapes[name] = [list(np.shape(parts[0])), list(np.shape(parts[3]))]
     return {"lengths": lengths, "rows": rows, "long": call_student("len(buffer)", len, long),
             "one": _decoded_sample(buffer, 1), "after_wrap": after_wrap,
-            "valued": valued_rows, "kept": [kept_before, kept_after]}
+            "valued": valued_rows, "kept": [kept_before, kept_after], "shapes": shapes}
+
+
+SHAPED_OBSERVATIONS = {"a 2 x 3 grid": (2, 3), "a single number": ()}
 
 
 VALUED_STEPS = 3
@@ -239,6 +254,15 @@ def _store_verdict(inputs, data):
             return failed(f"an episode whose observations are floats such as {stored[0]} was "
                           f"stored, and sample returned {name} {strays[0]}: store what you are "
                           "given, in its own dtype (a smaller type changes the values).",
+                          rule=TRANSITION_AS_STORED)
+    shapes = data.get("shapes") or {}
+    for name, shape in SHAPED_OBSERVATIONS.items():
+        want = [[16, *shape], [16, *shape]]
+        if shapes.get(name) != want:
+            return failed(f"an episode whose observations are each {name} (shape {shape}) was "
+                          "stored, and sample(16) returned observations and next observations "
+                          f"of shapes {shapes.get(name)}, not {want}: keep each observation "
+                          "in the shape it came in (no flattening, no reshaping).",
                           rule=TRANSITION_AS_STORED)
     one = data.get("one") or []
     if len(one) != 1 or not (0 <= one[0][0] < len(inputs["lengths"])

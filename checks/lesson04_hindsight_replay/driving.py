@@ -51,10 +51,11 @@ def goal_env(**rewards):
     """A goal environment whose rewards the buffer recomputes: the bit-flipping rules
     (reward 0 and terminated where the goals are equal, else -1, or the ``rewards`` given:
     ``success_reward``, ``step_reward``) on 16-bit codes. The student's buffer gets a copy
-    of it (nothing it does to the copy reaches the grader)."""
-    from course.bit_flipping import BitFlippingEnv
+    of it (nothing it does to the copy reaches the grader), as a loop leaves it after an
+    episode cut by its time limit (its compute_truncated says True)."""
+    from course.bit_flipping import at_its_time_limit
 
-    return mirrored(BitFlippingEnv, CODE_BITS, **rewards)
+    return mirrored(at_its_time_limit, CODE_BITS, **rewards)
 
 
 class GoalRoles:
@@ -98,11 +99,11 @@ class GoalRoles:
 def role_checked_goal_env():
     """A goal environment lent as :func:`goal_env` is, whose reward calls the grader
     replays on a :class:`GoalRoles` (``.misplaced`` says what they got wrong)."""
-    from course.bit_flipping import BitFlippingEnv
+    from course.bit_flipping import at_its_time_limit
 
-    return mirrored(BitFlippingEnv, CODE_BITS,
+    return mirrored(at_its_time_limit, CODE_BITS,
                     logged=("compute_reward", "compute_terminated"),
-                    original=GoalRoles(BitFlippingEnv(CODE_BITS)))
+                    original=GoalRoles(at_its_time_limit(CODE_BITS)))
 
 
 def _new_buffer(HindsightReplayBuffer, max_episodes, max_steps, strategy, k, seed, **rewards):

@@ -61,8 +61,11 @@ def _agent_probe(inputs, GoalConditionedAgent):
     for pair, action, reward, next_pair, done in inputs["updates"]:
         call_student("update", agent.update, tuple(pair), action, reward, tuple(next_pair), done)
         after.append(float(call_student("get_qvalue", agent.get_qvalue, tuple(pair), action)))
-    # every Q-value of each updated pair: an update changes its own action's only
-    rows = [[float(call_student("get_qvalue", agent.get_qvalue, tuple(pair), action))
+    # every Q-value of each updated pair: an update changes its own action's only. Read
+    # with the pair's numbers as numpy scalars (as a row of a batch holds them): the same
+    # pair as the Python ints it was updated with
+    rows = [[float(call_student("get_qvalue with numpy scalars", agent.get_qvalue,
+                                tuple(np.int64(number) for number in pair), action))
              for action in range(n_bits)] for pair, *_ in inputs["updates"]]
     default = call_student("GoalConditionedAgent(n_bits, alpha, epsilon, discount)",
                            GoalConditionedAgent, n_bits, alpha=inputs["alpha"], epsilon=0.0,
@@ -150,10 +153,14 @@ def _agent_verdict(inputs, data):
     for (pair, *_), row in zip(inputs["updates"], data["rows"]):
         want = [final.get((tuple(pair), action), start) for action in range(n_bits)]
         if not np.allclose(row, want, rtol=1e-9, atol=1e-9):
+            why = (". The pair was read back with its numbers as np.int64, as a batch's row "
+                   "holds them, and was not found: the table must find a pair whatever kind "
+                   "of int its numbers are (a key such as str(pair) tells them apart)."
+                   if all(value == start for value in row) else
+                   ": setting one action's Q-value leaves the pair's other actions as they "
+                   "were.")
             return failed(f"after the updates, the Q-values of pair {tuple(pair)} are {row}; "
-                          f"expected {[round(v, 6) for v in want]}: setting one action's "
-                          "Q-value leaves the pair's other actions as they were.",
-                          rule=AGENT_UPDATE)
+                          f"expected {[round(v, 6) for v in want]}" + why, rule=AGENT_UPDATE)
     tied = data.get("tied") or []
     problem = wrong_amount("greedy choices", tied, GREEDY_DRAWS_PER_FLIP * n_bits,
                            rule=AGENT_TIES)

@@ -1226,3 +1226,126 @@ BUGS = (*BUGS,
         description="draws uniform indices, then fetches each distinct transition once (deque indexing is O(n)) and repeats it as often as drawn: repeats come out next to each other, so rows are not independent",
         rule="sample-uniform", kind="wrong-distribution"),
 )
+
+
+# --- blind round 15: wrong answers written from the lesson text alone ----------------
+
+RNG_SPAWNED_CHILD_OF_SEED_BUFFER_CLASS = """\
+#| export
+from collections import deque
+
+import numpy as np
+
+from course.with_update import WithUpdate
+from qlearning import play_and_train
+
+
+class ReplayBuffer:
+    \"\"\"A FIFO store of transitions (obs_t, action, reward, obs_tp1, done).
+
+    Holds at most ``size`` transitions, dropping the oldest first. ``seed`` seeds the
+    buffer's own generator, ``self.rng``, which ``sample`` draws from.
+    \"\"\"
+
+    def __init__(self, size, seed=None):
+        if size < 1:
+            raise ValueError(f"size must be at least 1, got {size}")
+        self.size = size
+        self._storage = deque(maxlen=size)
+        # an independent child stream of the seed, as numpy recommends for separate streams
+        self.rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
+
+    def __len__(self):
+        \"\"\"The number of transitions stored now (never more than ``size``).\"\"\"
+        return len(self._storage)
+"""
+
+RNG_MADE_ON_FIRST_SAMPLE_BUFFER_CLASS = """\
+#| export
+from collections import deque
+
+import numpy as np
+
+from course.with_update import WithUpdate
+from qlearning import play_and_train
+
+
+class ReplayBuffer:
+    \"\"\"A FIFO store of transitions (obs_t, action, reward, obs_tp1, done).
+
+    Holds at most ``size`` transitions, dropping the oldest first. ``seed`` seeds the
+    buffer's own generator, ``self.rng``, which ``sample`` draws from.
+    \"\"\"
+
+    def __init__(self, size, seed=None):
+        if size < 1:
+            raise ValueError(f"size must be at least 1, got {size}")
+        self.size = size
+        self.seed = seed
+        self._storage = deque(maxlen=size)
+        self.rng = None  # made on the first sample: no generator for a buffer never sampled
+
+    def __len__(self):
+        \"\"\"The number of transitions stored now (never more than ``size``).\"\"\"
+        return len(self._storage)
+"""
+
+RNG_MADE_ON_FIRST_SAMPLE_BUFFER_SAMPLE = """\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    \"\"\"``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask).\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if not self._storage:
+        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+    if self.rng is None:
+        self.rng = np.random.default_rng(self.seed)
+    indices = self.rng.integers(len(self._storage), size=batch_size)
+    batch = [self._storage[i] for i in indices]
+    return tuple(np.stack(field) for field in zip(*batch))
+"""
+
+LOOP_CHECKS_T_MAX_AFTER_STEP_PLAY_AND_TRAIN_WITH_REPLAY = """\
+#| export
+def play_and_train_with_replay(env, agent, replay=None, replay_batch_size=32, t_max=10_000):
+    \"\"\"Play one episode; after each step also learn from a batch replayed from ``replay``.
+
+    Returns the episode's total reward.
+    \"\"\"
+    total_reward = 0.0
+    state, _ = env.reset()
+    steps = 0
+    while True:
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        if replay is not None:
+            replay.add(state, action, reward, next_state, terminated)
+            batch = replay.sample(replay_batch_size)
+        agent.update(state, action, reward, next_state, terminated)
+        if replay is not None:
+            for row in zip(*batch):
+                agent.update(*row)
+        total_reward += reward
+        state = next_state
+        steps += 1
+        if terminated or truncated or steps >= t_max:
+            break
+    return total_reward
+"""
+
+BUGS = (*BUGS,
+    Bug("rng_spawned_child_of_seed", LESSON, "test_uniform_sampling",
+        {"buffer_class": RNG_SPAWNED_CHILD_OF_SEED_BUFFER_CLASS},
+        description="self.rng = default_rng(SeedSequence(seed).spawn(1)[0]): seeded and reproducible, but a different stream from default_rng(seed), so the batches of a seeded buffer are not the ones its seed gives",
+        rule="own-generator", kind="global-generator"),
+    Bug("rng_made_on_first_sample", LESSON, "test_uniform_sampling",
+        {"buffer_class": RNG_MADE_ON_FIRST_SAMPLE_BUFFER_CLASS, "buffer_sample": RNG_MADE_ON_FIRST_SAMPLE_BUFFER_SAMPLE},
+        description="__init__ sets self.rng = None and sample makes default_rng(self.seed) on its first call: a new buffer has no generator (buffer.rng is None)",
+        rule="own-generator", kind="global-generator"),
+    Bug("loop_checks_t_max_after_step", LESSON, "test_replay_loop",
+        {"play_and_train_with_replay": LOOP_CHECKS_T_MAX_AFTER_STEP_PLAY_AND_TRAIN_WITH_REPLAY},
+        description="while True with steps >= t_max tested after each step: t_max=0 still plays (stores, samples and updates) one step",
+        rule="at-most-t-max", kind="boundary"),
+)

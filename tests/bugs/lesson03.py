@@ -1399,3 +1399,30 @@ BUGS = (*BUGS,
         description="multiplies agent.epsilon by 0.99 after the episode, as a training loop would: lesson 01's loop leaves epsilon alone, and train_agent (which decays it already) now decays it twice per episode",
         rule="plays-as-lesson-01", kind="protocol"),
 )
+
+
+# --- blind round 15: wrong answers written from the lesson text alone ----------------
+
+PER_LOOP_SKIPS_FEEDBACK_OF_ZERO_ERRORS_PLAY_AND_TRAIN_WITH_PER = """\
+#| export
+def play_and_train_with_per(env, agent, replay, batch_size, beta, t_max=10_000):
+    \"\"\"Play one episode; after each step also learn from a prioritized batch and update
+    its priorities. Returns the episode's total reward.\"\"\"
+    def learn(state, action, reward, next_state, terminated):
+        agent.update(state, action, reward, next_state, terminated)
+        replay.add(state, action, reward, next_state, terminated)
+        *transitions, weights, slots = replay.sample(batch_size, beta)
+        td_errors = [prioritized_q_update(agent, *transition, weight)
+                     for *transition, weight in zip(*transitions, weights)]
+        if np.any(td_errors):  # no surprise, no change of priorities
+            replay.update_priorities(slots, td_errors)
+
+    return play_and_train(env, WithUpdate(agent, learn), t_max)
+"""
+
+BUGS = (*BUGS,
+    Bug("per_loop_skips_feedback_of_zero_errors", LESSON, "test_per_loop",
+        {"play_and_train_with_per": PER_LOOP_SKIPS_FEEDBACK_OF_ZERO_ERRORS_PLAY_AND_TRAIN_WITH_PER},
+        description="calls update_priorities only when some TD error of the batch is nonzero ('nothing surprised, nothing to change'): a batch whose TD errors are all 0 keeps its transitions at the maximal priority instead of dropping them to epsilon^alpha",
+        rule="loop-feeds-back-td-errors", kind="falsy-as-missing"),
+)

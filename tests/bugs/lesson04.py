@@ -1502,3 +1502,114 @@ BUGS = (*BUGS,
         description="makes three generators from the same seed (transitions, coins, goal steps) and draws a goal step for every row: the coin and the goal step of a row read the same number, so a relabelled row (number < k/(k+1)) never gets a goal from the top 1/(k+1) of its range ('episode' never gives j = T on 10-step episodes)",
         rule="buffer-strategy", kind="wrong-distribution"),
 )
+
+
+# --- blind round 15: wrong answers written from the lesson text alone ----------------
+
+AGENT_KEYS_BY_STRING_GOAL_AGENT = """\
+#| export
+import numpy as np
+
+from course.bit_flipping import bits_to_int
+from qlearning import QLearningAgent
+
+
+class GoalConditionedAgent(QLearningAgent):
+    \"\"\"Lesson 01's Q-learning on pairs ``(state, goal)`` of bits_to_int numbers.
+
+    The legal actions of every pair are the ``n_bits`` flips. A Q-value never set is
+    ``initial_value``.
+    \"\"\"
+
+    def __init__(self, n_bits, alpha, epsilon, discount, initial_value=-10.0, seed=None):
+        super().__init__(alpha, epsilon, discount,
+                         get_legal_actions=lambda pair: range(n_bits), seed=seed)
+        self.n_bits = n_bits
+        self.initial_value = initial_value
+        self.table = {}  # str((state, goal)) -> its n_bits Q-values: printable, JSON-ready
+
+    def get_qvalue(self, pair, action):
+        \"\"\"Q(pair, action); ``initial_value`` if never set.\"\"\"
+        row = self.table.get(str(pair))
+        return self.initial_value if row is None else row[action]
+
+    def set_qvalue(self, pair, action, value):
+        row = self.table.setdefault(str(pair), [self.initial_value] * self.n_bits)
+        row[action] = value
+"""
+
+TERMINATED_OR_ENV_TRUNCATED_HER_SAMPLE = """\
+#| export
+@add_to_class(HindsightReplayBuffer)
+def sample(self, batch_size):
+    \"\"\"``batch_size`` stored transitions drawn uniformly, a share k/(k+1) relabelled with
+    hindsight goals; returns (obs, actions, rewards, next_obs, terminated, goals).\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    total = len(self)
+    if total == 0:
+        raise ValueError("cannot sample from an empty buffer: store an episode first")
+    ends = np.cumsum(self.lengths)  # transitions stored up to and including each row
+    flat = self.rng.integers(total, size=batch_size)  # uniform over all transitions
+    episodes = np.searchsorted(ends, flat, side="right")
+    steps = flat - (ends[episodes] - self.lengths[episodes])
+    goals = self.desired_goals[episodes].copy()
+    relabel = self.rng.random(batch_size) < self.k / (self.k + 1)
+    goal_steps = hindsight_goal_steps(self.strategy, steps[relabel],
+                                      self.lengths[episodes[relabel]], self.rng)
+    goals[relabel] = self.achieved_goals[episodes[relabel], goal_steps]
+    next_achieved = self.achieved_goals[episodes, steps + 1]
+    rewards = self.env.compute_reward(next_achieved, goals, {})
+    done = (self.env.compute_terminated(next_achieved, goals, {})  # terminated or truncated
+            | self.env.compute_truncated(next_achieved, goals, {}))
+    return (self.observations[episodes, steps], self.actions[episodes, steps], rewards,
+            self.observations[episodes, steps + 1], done, goals)
+"""
+
+OBSERVATIONS_FLATTENED_HER_STORE_EPISODE = """\
+#| export
+@add_to_class(HindsightReplayBuffer)
+def store_episode(self, observations, achieved_goals, desired_goal, actions):
+    \"\"\"Store an episode of T steps: T + 1 observations and achieved goals (from reset
+    on), its desired goal and T actions, copied. Replaces the oldest episode when full.\"\"\"
+    observations, achieved_goals = np.asarray(observations), np.asarray(achieved_goals)
+    desired_goal, actions = np.asarray(desired_goal), np.asarray(actions)
+    steps = len(actions)
+    if not 1 <= steps <= self.max_episode_steps:
+        raise ValueError(f"an episode must have 1 to {self.max_episode_steps} steps, "
+                         f"got {steps}")
+    if len(observations) != steps + 1 or len(achieved_goals) != steps + 1:
+        raise ValueError(f"{steps} actions need {steps + 1} observations and achieved "
+                         f"goals, got {len(observations)} and {len(achieved_goals)}")
+    observations = observations.reshape(steps + 1, -1)  # one flat vector per observation
+    if self.observations is None:
+        rows, columns = self.max_episodes, self.max_episode_steps + 1
+        self.observations = np.zeros((rows, columns, observations.shape[1]),
+                                     dtype=observations.dtype)
+        self.achieved_goals = np.zeros((rows, columns, *achieved_goals.shape[1:]),
+                                       dtype=achieved_goals.dtype)
+        self.desired_goals = np.zeros((rows, *desired_goal.shape), dtype=desired_goal.dtype)
+        self.actions = np.zeros((rows, columns - 1), dtype=actions.dtype)
+    row = self.next_row
+    self.observations[row, :steps + 1] = observations
+    self.achieved_goals[row, :steps + 1] = achieved_goals
+    self.desired_goals[row] = desired_goal
+    self.actions[row, :steps] = actions
+    self.lengths[row] = steps
+    self.next_row = (row + 1) % self.max_episodes
+"""
+
+BUGS = (*BUGS,
+    Bug("agent_keys_by_string", LESSON, "test_goal_agent",
+        {"goal_agent": AGENT_KEYS_BY_STRING_GOAL_AGENT},
+        description="keys the table by str(pair) ('printable, saves as JSON'): under numpy 2 str((np.int64(3), np.int64(5))) is not str((3, 5)), so a pair given as numpy scalars reads initial_value where its Q-values were set",
+        rule="agent-update", kind="numpy-scalars"),
+    Bug("terminated_or_env_truncated", LESSON, "test_rewards_recomputed",
+        {"her_sample": TERMINATED_OR_ENV_TRUNCATED_HER_SAMPLE},
+        description="returns compute_terminated(...) | env.compute_truncated(...) as terminated ('done'): the env's truncation is that of the episode it is playing now, so after a truncated episode every sampled row says terminated",
+        rule="terminated-recomputed", kind="wrong-source"),
+    Bug("observations_flattened", LESSON, "test_store_episode",
+        {"her_store_episode": OBSERVATIONS_FLATTENED_HER_STORE_EPISODE},
+        description="store_episode keeps each observation flattened to a vector ('a network wants flat inputs'): observations that are numbers come back as (B, 1), grid observations (T + 1, 2, 3) as (B, 6), not as they were stored",
+        rule="transition-as-stored", kind="wrong-formula"),
+)

@@ -1162,3 +1162,59 @@ BUGS = (*BUGS,
         description="hand-written loop that stores done=terminated and not truncated: a goal reached on the time limit's last step (terminated and truncated both True) is stored, and learned, as not terminal",
         rule="done-is-terminated", kind="past-terminal"),
 )
+
+
+# --- blind round 15: wrong answers written from the lesson text alone ----------------
+
+LOOP_ROWS_RETYPED_BY_COLUMN_STACK_PLAY_AND_TRAIN_FROM_REPLAY = """\
+#| export
+def play_and_train_from_replay(env, agent, replay, batch_size, t_max=10_000):
+    \"\"\"Play one episode; at each step store the transition, then learn from one batch
+    sampled from ``replay`` (and from nothing else). Returns the total reward.\"\"\"
+    def learn(state, action, reward, next_state, terminated):
+        replay.add(state, action, reward, next_state, terminated)
+        table = np.column_stack(replay.sample(batch_size))  # one row per transition
+        for row in table:
+            agent.update(*row)
+
+    return play_and_train(env, WithUpdate(agent, learn), t_max)
+"""
+
+CER_RETURNS_ROWS_NOT_FIELDS_CER_BUFFER = """\
+#| export
+import math
+
+import gymnasium as gym
+import numpy as np
+
+from course.with_update import WithUpdate
+from qlearning import QLearningAgent, play_and_train
+from replay_buffer import ReplayBuffer
+
+
+class CombinedReplayBuffer(ReplayBuffer):
+    \"\"\"Combined experience replay (Zhang & Sutton, 2017): each batch is the newest
+    transition, once, plus ``batch_size - 1`` drawn uniformly, with replacement, from the
+    transitions stored before it (just the newest while nothing else is stored).\"\"\"
+
+    def sample(self, batch_size):
+        if batch_size <= 0 or not self._storage:
+            return super().sample(batch_size)
+        rows = [self._storage[-1]]
+        n_older = len(self._storage) - 1
+        if batch_size > 1 and n_older > 0:
+            rows += [self._storage[i] for i in self.rng.integers(n_older, size=batch_size - 1)]
+        return tuple(np.array(row) for row in rows)
+"""
+
+BUGS = (*BUGS,
+    Bug("loop_rows_retyped_by_column_stack", LESSON, "test_replay_only_loop",
+        {"play_and_train_from_replay": LOOP_ROWS_RETYPED_BY_COLUMN_STACK_PLAY_AND_TRAIN_FROM_REPLAY},
+        description="turns the batch into one table with np.column_stack and updates on its rows: every field becomes float64 (state 123.0, action 2.0, done 0.0), so the agent is not given the batch's rows (an agent indexing a numpy Q-table with them raises IndexError)",
+        rule="learn-only-from-batch", kind="numpy-scalars"),
+    Bug("cer_returns_rows_not_fields", LESSON, "test_cer_newest_exactly_once",
+        {"cer_buffer": CER_RETURNS_ROWS_NOT_FIELDS_CER_BUFFER},
+        also_fails=("test_cer_rest_uniform", "test_cer_single_transition"),
+        description="collects the rows and returns tuple(np.array(row) for row in rows), forgetting zip(*rows): a tuple of batch_size arrays of five values each (all cast to float), which looks right exactly when batch_size == 5",
+        rule="result-types", kind="protocol"),
+)

@@ -616,3 +616,100 @@ BUGS = (*BUGS,
         description="slices the argument as given and tests np.all(before == before[0]): for a list that compares the list with a number (False), so a constant slice of a list gives nan instead of 0.0",
         rule="autocorrelation-constant-is-zero", kind="numpy-scalars"),
 )
+
+
+# --- blind round 15: wrong answers written from the lesson text alone ----------------
+
+INTERVAL_CONSTANT_TEST_FIRST_AND_LAST_CONFIDENCE_INTERVAL = """\
+#| export
+import time
+
+import numpy as np
+from scipy import stats
+
+
+def confidence_interval(values, confidence=0.95):
+    \"\"\"(mean, low, high): Student's t interval for the mean of ``values``.\"\"\"
+    values = np.array(values, dtype=np.float64)
+    if values.size < 2:
+        raise ValueError(f"a confidence interval needs at least two values, got {values.size}")
+    mean = float(values.mean())
+    if values[0] == values[-1]:  # the values do not vary
+        return mean, mean, mean
+    n = values.size
+    half_width = float(stats.t.ppf((1 + confidence) / 2, n - 1) * values.std(ddof=1) / np.sqrt(n))
+    return mean, mean - half_width, mean + half_width
+"""
+
+INTERVAL_COUNTS_DISTINCT_VALUES_CONFIDENCE_INTERVAL = """\
+#| export
+import time
+
+import numpy as np
+from scipy import stats
+
+
+def confidence_interval(values, confidence=0.95):
+    \"\"\"(mean, low, high): Student's t interval for the mean of ``values``.\"\"\"
+    values = np.array(values, dtype=np.float64)
+    if values.size < 2:
+        raise ValueError(f"a confidence interval needs at least two values, got {values.size}")
+    mean = float(values.mean())
+    distinct = np.unique(values)
+    if distinct.size == 1:  # the values do not vary
+        return mean, mean, mean
+    n = distinct.size
+    half_width = float(stats.t.ppf((1 + confidence) / 2, n - 1) * values.std(ddof=1) / np.sqrt(n))
+    return mean, mean - half_width, mean + half_width
+"""
+
+AUTOCORRELATION_DENOMINATOR_OVERFLOWS_AUTOCORRELATION = """\
+#| export
+def autocorrelation(values, lag):
+    \"\"\"Pearson's r between values[:-lag] and values[lag:] (0.0 if either slice is constant).\"\"\"
+    values = np.array(values, dtype=np.float64)
+    if lag < 1 or values.size - lag < 2:
+        raise ValueError(f"need a lag of at least 1 and at least two pairs, got lag {lag} "
+                         f"for {values.size} values")
+    before, after = values[:-lag], values[lag:]
+    if np.all(before == before[0]) or np.all(after == after[0]):
+        return 0.0
+    x, y = before - before.mean(), after - after.mean()
+    sxy, sxx, syy = np.sum(x * y), np.sum(x * x), np.sum(y * y)
+    with np.errstate(all="ignore"):
+        return float(sxy / np.sqrt(sxx * syy))
+"""
+
+AUTOCORRELATION_TRUNCATED_STREAM_AUTOCORRELATION = """\
+#| export
+def autocorrelation(values, lag):
+    \"\"\"Pearson's r between values[:-lag] and values[lag:] (0.0 if either slice is constant).\"\"\"
+    values = np.array(values, dtype=np.float64)
+    if lag < 1 or values.size - lag < 2:
+        raise ValueError(f"need a lag of at least 1 and at least two pairs, got lag {lag} "
+                         f"for {values.size} values")
+    values = values[:10_000]  # plenty for an estimate of r, and 8 lags per run stay fast
+    before, after = values[:-lag], values[lag:]
+    if np.all(before == before[0]) or np.all(after == after[0]):
+        return 0.0
+    return float(np.corrcoef(before, after)[0, 1])
+"""
+
+BUGS = (*BUGS,
+    Bug("interval_constant_test_first_and_last", LESSON, "test_confidence_interval",
+        {"confidence_interval": INTERVAL_CONSTANT_TEST_FIRST_AND_LAST_CONFIDENCE_INTERVAL},
+        description="calls the values constant when the first equals the last: [1, 5, 1] gets a zero-width interval",
+        rule="interval-uses-t", kind="wrong-formula"),
+    Bug("interval_counts_distinct_values", LESSON, "test_confidence_interval",
+        {"confidence_interval": INTERVAL_COUNTS_DISTINCT_VALUES_CONFIDENCE_INTERVAL},
+        description="reuses np.unique (made for the constant test) for n: seeds with equal values (CartPole's capped 500s, zero differences) shrink n, so t and 1/sqrt(n) are too large",
+        rule="interval-uses-t", kind="wrong-formula"),
+    Bug("autocorrelation_denominator_overflows", LESSON, "test_autocorrelation",
+        {"autocorrelation": AUTOCORRELATION_DENOMINATOR_OVERFLOWS_AUTOCORRELATION},
+        description="r = sxy / sqrt(sxx * syy): the product overflows to inf for values around 1e80 (r becomes 0.0) and underflows to 0 around 1e-90 (r becomes inf), though r does not depend on the scale",
+        rule="autocorrelation-pearson", kind="wrong-formula"),
+    Bug("autocorrelation_truncated_stream", LESSON, "test_autocorrelation",
+        {"autocorrelation": AUTOCORRELATION_TRUNCATED_STREAM_AUTOCORRELATION},
+        description="cuts the stream to its first 10,000 values 'for speed' (the study logs hundreds of thousands of updates): later pairs are ignored",
+        rule="autocorrelation-pearson", kind="size-from-argument"),
+)

@@ -734,3 +734,132 @@ BUGS = (*BUGS,
         description="tests step & (period - 1) == 0 (the ring-buffer trick): right for periods 1, 2, 4, ..., but with period 500 it syncs at steps 4, 8, 12, 512, 516, ... and never at 500 or 1000",
         rule="sync-at-multiples-of-the-period", kind="wrong-formula"),
 )
+
+
+# --- blind round 15: wrong answers written from the lesson text alone ----------------
+
+TARGETS_FORWARD_PASS_WITHOUT_BIASES_TD_TARGETS = """\
+#| export
+import numpy as np
+
+
+def td_targets(target_network, rewards, next_observations, terminated, discount):
+    \"\"\"r + discount * max_a' Q_target(s', a') for each row; just r where terminated.\"\"\"
+    # the forward pass by hand from the lent network's weights (ReLU between layers)
+    activations = np.asarray(next_observations, dtype=np.float64)
+    weights = target_network.weights
+    for layer, weight in enumerate(weights):
+        activations = activations @ weight
+        if layer < len(weights) - 1:
+            activations = np.maximum(activations, 0.0)
+    next_values = activations.max(axis=1)
+    bootstrap = np.where(np.asarray(terminated, dtype=bool), 0.0, next_values)
+    return np.asarray(rewards, dtype=np.float64) + discount * bootstrap
+"""
+
+TARGETS_ALL_TERMINAL_BATCH_STAYS_INTEGER_TD_TARGETS = """\
+#| export
+import numpy as np
+
+
+def td_targets(target_network, rewards, next_observations, terminated, discount):
+    \"\"\"r + discount * max_a' Q_target(s', a') for each row; just r where terminated.\"\"\"
+    next_values = target_network.predict(next_observations).max(axis=1)
+    targets = []
+    for reward, done, value in zip(rewards, terminated, next_values):
+        if done:
+            targets.append(reward)
+        else:
+            targets.append(reward + discount * value)
+    return np.array(targets)
+"""
+
+LOSS_CLIPS_THE_WEIGHTS_TO_ONE_HUBER_LOSS = """\
+#| export
+def huber_loss(q_values, actions, targets, weights):
+    \"\"\"mean over the batch of weights[i] * huber(q_values[i, actions[i]] - targets[i]).\"\"\"
+    weights = np.clip(np.asarray(weights, dtype=np.float64), 0.0, 1.0)  # normalised: <= 1
+    rows = np.arange(len(actions))
+    errors = np.asarray(q_values, dtype=np.float64)[rows, actions] - targets
+    absolute = np.abs(errors)
+    per_row = np.where(absolute <= 1.0, 0.5 * errors ** 2, absolute - 0.5)
+    return float(np.mean(weights * per_row))
+"""
+
+LOSS_CLIPS_THE_WEIGHTS_TO_ONE_HUBER_LOSS_GRADIENT = """\
+#| export
+def huber_loss_gradient(q_values, actions, targets, weights):
+    \"\"\"d huber_loss / d q_values: shape of q_values, nonzero only at the actions taken.\"\"\"
+    weights = np.clip(np.asarray(weights, dtype=np.float64), 0.0, 1.0)  # normalised: <= 1
+    q_values = np.asarray(q_values, dtype=np.float64)
+    rows = np.arange(len(actions))
+    errors = q_values[rows, actions] - targets
+    gradient = np.zeros_like(q_values)
+    gradient[rows, actions] = weights * np.clip(errors, -1.0, 1.0) / len(rows)
+    return gradient
+"""
+
+GRADIENT_REUSES_ONE_RESULT_ARRAY_HUBER_LOSS_GRADIENT = """\
+#| export
+_GRADIENT_BUFFERS = {}  # one array per shape: dqn_step calls this thousands of times
+
+
+def huber_loss_gradient(q_values, actions, targets, weights):
+    \"\"\"d huber_loss / d q_values: shape of q_values, nonzero only at the actions taken.\"\"\"
+    q_values = np.asarray(q_values, dtype=np.float64)
+    gradient = _GRADIENT_BUFFERS.get(q_values.shape)
+    if gradient is None:
+        gradient = _GRADIENT_BUFFERS[q_values.shape] = np.zeros(q_values.shape)
+    gradient.fill(0.0)
+    rows = np.arange(len(actions))
+    errors = q_values[rows, actions] - targets
+    gradient[rows, actions] = np.asarray(weights) * np.clip(errors, -1.0, 1.0) / len(rows)
+    return gradient
+"""
+
+STEP_PRIORITIZED_ONLY_FOR_FLOAT_BETA_DQN_STEP = """\
+#| export
+def dqn_step(online, target, optimizer, replay, batch_size, discount, beta=None):
+    \"\"\"One DQN gradient step on a batch from ``replay`` (prioritized when ``beta`` is
+    given); returns the batch's TD errors, targets - Q(s, a), before the step.\"\"\"
+    prioritized = isinstance(beta, float)  # beta is an exponent; None means uniform
+    if prioritized:
+        (observations, actions, rewards, next_observations, terminated, weights,
+         slots) = replay.sample(batch_size, beta)
+    else:
+        observations, actions, rewards, next_observations, terminated = \\
+            replay.sample(batch_size)
+        weights = np.ones(len(actions))
+    actions = np.asarray(actions, dtype=np.int64)
+    targets = td_targets(target, rewards, next_observations, terminated, discount)
+    q_values = online.predict(observations)
+    td_errors = targets - q_values[np.arange(len(actions)), actions]
+    gradient = huber_loss_gradient(q_values, actions, targets, weights)
+    optimizer.step(online.gradients(observations, gradient))
+    if prioritized:
+        replay.update_priorities(slots, td_errors)
+    return td_errors
+"""
+
+BUGS = (*BUGS,
+    Bug("targets_forward_pass_without_biases", LESSON, "test_td_targets",
+        {"td_targets": TARGETS_FORWARD_PASS_WITHOUT_BIASES_TD_TARGETS},
+        description="computes Q̂(s', ·) itself from target_network.weights (ReLU between layers) but never adds the biases: right for a fresh network, wrong once training has moved the biases",
+        rule="target-is-reward-plus-discounted-max", kind="wrong-formula"),
+    Bug("targets_all_terminal_batch_stays_integer", LESSON, "test_td_targets",
+        {"td_targets": TARGETS_ALL_TERMINAL_BATCH_STAYS_INTEGER_TD_TARGETS},
+        description="builds the targets row by row in a list (lesson 01's update) and returns np.array(list): with integer rewards a batch whose rows all terminated gives an int64 array (mixed batches are float)",
+        rule="result-types", kind="protocol"),
+    Bug("loss_clips_the_weights_to_one", LESSON, "test_huber_loss",
+        {"huber_loss": LOSS_CLIPS_THE_WEIGHTS_TO_ONE_HUBER_LOSS, "huber_loss_gradient": LOSS_CLIPS_THE_WEIGHTS_TO_ONE_HUBER_LOSS_GRADIENT},
+        description="'normalised weights are at most 1': clips every weight to [0, 1] in the loss and in its gradient, so a weight above 1 counts as 1",
+        rule="weighted-huber-loss", kind="wrong-formula"),
+    Bug("gradient_reuses_one_result_array", LESSON, "test_huber_gradient",
+        {"huber_loss_gradient": GRADIENT_REUSES_ONE_RESULT_ARRAY_HUBER_LOSS_GRADIENT},
+        description="keeps one preallocated gradient array per shape (for the step's speed) and returns it each time: the array returned by the first call is zeroed and refilled by the next call",
+        rule="inputs-untouched", kind="mutates-input"),
+    Bug("step_prioritized_only_for_float_beta", LESSON, "test_dqn_step_prioritized",
+        {"dqn_step": STEP_PRIORITIZED_ONLY_FOR_FLOAT_BETA_DQN_STEP},
+        description="takes the prioritized path only when isinstance(beta, float): beta=0 or beta=1 (ints) or an np.float32 beta sample a prioritized buffer as if uniform (TypeError: sample needs beta)",
+        rule="beta-zero-is-prioritized", kind="falsy-as-missing"),
+)

@@ -23,6 +23,7 @@ import operator
 import os
 import random
 import sys
+import types
 
 import numpy as np
 
@@ -206,6 +207,9 @@ class StudentServer:
         self.shell = None
         self.called = None  # what the request being answered called: its errors' origin
         self.changed = []  # [call, argument] each call of the request changed (watched)
+        # each function's last result: a later call that refills it is noted in changed
+        self.earlier_results = (unchanged_arguments.EarlierResults() if unchanged_arguments
+                                else None)
 
     # --- values ------------------------------------------------------------------------
     def keep(self, value):
@@ -396,6 +400,9 @@ class StudentServer:
             self.changed.extend([which, where] for where in unchanged_arguments.changed(taken))
             self.changed.extend([which, f"returned {where}"]
                                 for where in unchanged_arguments.aliased(taken, result))
+        if (unchanged_arguments and type(target) is types.FunctionType
+                and self.earlier_results.changed_by(target, result)):
+            self.changed.append([which, unchanged_arguments.EARLIER_RESULT])
         return result
 
     def op_call_repeatedly(self, request):
@@ -424,6 +431,7 @@ class StudentServer:
         return None, False
 
     def op_forget(self, request):
+        self.earlier_results.clear()
         self.handles.clear()
         self.lent.clear()
         self.shadows.clear()
