@@ -358,6 +358,192 @@ def sync_target(online, target, step, period):
 '''
 
 
+
+# --- blind round 15's correct variants, written from the lesson text alone ---------
+
+DICT_ROWS_INTEGERS_AND_EXPLICIT_LOOP_GOAL_AGENT = '''\
+#| export
+import numpy as np
+
+from course.bit_flipping import bits_to_int
+from qlearning import QLearningAgent
+
+
+class GoalConditionedAgent(QLearningAgent):
+    """Lesson 01's Q-learning on pairs ``(state, goal)`` of bits_to_int numbers.
+
+    The legal actions of every pair are the ``n_bits`` flips. A Q-value never set is
+    ``initial_value``.
+    """
+
+    def __init__(self, n_bits, alpha, epsilon, discount, initial_value=-10.0, seed=None):
+        self.n_bits = n_bits
+        self.initial_value = initial_value
+        self.qvalues_by_pair = {}  # (state, goal) -> {action: Q-value}, only what was set
+        super().__init__(alpha, epsilon, discount, self._flips, seed=seed)
+
+    def _flips(self, pair):
+        return range(self.n_bits)
+
+    def get_qvalue(self, pair, action):
+        """Q(pair, action); ``initial_value`` if never set."""
+        return self.qvalues_by_pair.get(pair, {}).get(action, self.initial_value)
+
+    def set_qvalue(self, pair, action, value):
+        self.qvalues_by_pair.setdefault(pair, {})[action] = value
+'''
+
+
+DICT_ROWS_INTEGERS_AND_EXPLICIT_LOOP_HINDSIGHT_GOAL_STEPS = '''\
+#| export
+HER_STRATEGIES = ("future", "final", "episode")
+
+
+def hindsight_goal_steps(strategy, steps, lengths, rng):
+    """For transitions at ``steps`` of episodes of ``lengths`` steps, the index into each
+    episode's T + 1 achieved goals of a substitute goal, drawn with ``rng``: 'future'
+    t+1 .. T, 'final' T, 'episode' 1 .. T (uniformly)."""
+    steps = np.asarray(steps, dtype=np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    if strategy == "future":
+        return rng.integers(steps + 1, lengths, endpoint=True)
+    if strategy == "episode":
+        return rng.integers(1, lengths, endpoint=True)
+    if strategy == "final":
+        return np.array(lengths)  # a copy, never the caller's
+    raise ValueError(f"unknown strategy {strategy!r}: use one of {HER_STRATEGIES}")
+'''
+
+
+DICT_ROWS_INTEGERS_AND_EXPLICIT_LOOP_PLAY_AND_LEARN_WITH_HER = '''\
+#| export
+def play_and_learn_with_her(env, agent, replay, batch_size):
+    """Play one episode, store it in ``replay``, then learn from one batch of it.
+    Returns True if the episode reached its goal."""
+    first, _ = env.reset()
+    goal_bits = first["desired_goal"]
+    goal = int(bits_to_int(goal_bits))
+    episode_obs, episode_achieved, episode_actions = ([first["observation"]],
+                                                      [first["achieved_goal"]], [])
+    observation, done, reached = first, False, False
+    while not done:
+        state = int(bits_to_int(observation["observation"]))
+        action = agent.get_action((state, goal))
+        observation, _, terminated, truncated, _ = env.step(action)
+        episode_obs.append(observation["observation"])
+        episode_achieved.append(observation["achieved_goal"])
+        episode_actions.append(action)
+        reached = bool(terminated)
+        done = bool(terminated) or bool(truncated)
+    replay.store_episode(episode_obs, episode_achieved, goal_bits, episode_actions)
+    obs, acts, rews, next_obs, terms, goals = replay.sample(batch_size)
+    states, next_states, goal_numbers = bits_to_int(obs), bits_to_int(next_obs), bits_to_int(goals)
+    for i in range(len(acts)):
+        row_goal = int(goal_numbers[i])
+        agent.update((int(states[i]), row_goal), int(acts[i]), float(rews[i]),
+                     (int(next_states[i]), row_goal), bool(terms[i]))
+    return reached
+'''
+
+
+WHERE_BEFORE_MAX_AND_CLIPPED_QUADRATIC_TD_TARGETS = '''\
+#| export
+import numpy as np
+
+
+def td_targets(target_network, rewards, next_observations, terminated, discount):
+    """r + discount * max_a' Q_target(s', a') for each row; just r where terminated."""
+    next_q = target_network.predict(next_observations)
+    done = np.asarray(terminated, dtype=bool)
+    next_q = np.where(done[:, None], 0.0, next_q)  # no next state: nothing to bootstrap
+    return np.asarray(rewards, dtype=np.float64) + discount * next_q.max(axis=1)
+'''
+
+
+WHERE_BEFORE_MAX_AND_CLIPPED_QUADRATIC_HUBER_LOSS = '''\
+#| export
+def huber_loss(q_values, actions, targets, weights):
+    """mean over the batch of weights[i] * huber(q_values[i, actions[i]] - targets[i])."""
+    q = np.asarray(q_values, dtype=np.float64)
+    chosen = np.asarray(actions, dtype=np.intp)[:, None]
+    taken = np.take_along_axis(q, chosen, axis=1)[:, 0]
+    size = np.abs(taken - np.asarray(targets, dtype=np.float64))
+    inner = np.minimum(size, 1.0)
+    per_row = 0.5 * inner ** 2 + (size - inner)  # quadratic up to 1, then linear
+    return float(np.sum(np.asarray(weights, dtype=np.float64) * per_row) / len(per_row))
+'''
+
+
+WHERE_BEFORE_MAX_AND_CLIPPED_QUADRATIC_HUBER_LOSS_GRADIENT = '''\
+#| export
+def huber_loss_gradient(q_values, actions, targets, weights):
+    """d huber_loss / d q_values: shape of q_values, nonzero only at the actions taken."""
+    q = np.asarray(q_values, dtype=np.float64)
+    actions = np.asarray(actions, dtype=np.intp)
+    delta = q[np.arange(len(actions)), actions] - np.asarray(targets, dtype=np.float64)
+    slope = np.sign(delta) * np.minimum(np.abs(delta), 1.0)
+    per_row = np.asarray(weights, dtype=np.float64) * slope / len(actions)
+    one_hot = np.eye(q.shape[1], dtype=bool)[actions]
+    return np.where(one_hot, per_row[:, None], 0.0)
+'''
+
+
+SEARCH_ONE_MASS_AT_A_TIME_SUMTREE_FIND_PREFIX_SUM = '''\
+#| export
+@add_to_class(SumTree)
+def find_prefix_sum(self, masses):
+    """For each mass m, the slot i with p_0 + ... + p_(i-1) <= m < p_0 + ... + p_i: the
+    slot whose share of the total holds m. Masses are clamped into [0, total) first."""
+    total = self.total
+    if not total > 0:
+        raise ValueError("cannot search a sum tree whose priorities are all zero")
+    masses = np.clip(np.asarray(masses, dtype=np.float64), 0.0, np.nextafter(total, 0.0))
+    slots = np.empty(masses.shape, dtype=np.int64)
+    for index, mass in np.ndenumerate(masses):
+        node = 1
+        while node < self.leaf_count:
+            left = 2 * node
+            if mass >= self.nodes[left]:  # past the left subtree: go right
+                mass -= self.nodes[left]
+                node = left + 1
+            else:
+                node = left
+        slots[index] = min(node - self.leaf_count, self.capacity - 1)
+    return slots
+'''
+
+
+CER_INDEXES_THE_OLDER_DIRECTLY_CER_BUFFER = '''\
+#| export
+import math
+
+import gymnasium as gym
+import numpy as np
+
+from course.with_update import WithUpdate
+from qlearning import QLearningAgent, play_and_train
+from replay_buffer import ReplayBuffer
+
+
+class CombinedReplayBuffer(ReplayBuffer):
+    """Combined experience replay (Zhang & Sutton, 2017): each batch is the newest
+    transition, once, plus ``batch_size - 1`` drawn uniformly, with replacement, from the
+    transitions stored before it (just the newest while nothing else is stored)."""
+
+    def sample(self, batch_size):
+        if batch_size <= 0:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        if len(self._storage) == 0:
+            raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+        n_older = len(self._storage) - 1
+        rows = [self._storage[-1]]
+        if batch_size > 1 and n_older > 0:
+            indices = self.rng.integers(n_older, size=batch_size - 1)
+            rows.extend(self._storage[i] for i in indices)
+        return tuple(np.stack(field) for field in zip(*rows))
+'''
+
+
 CORRECT_VARIANTS = (
     CorrectVariant("agent_written_with_numpy_and_a_while_loop", "01_qlearning",
                    {"get_best_action": BEST_ACTION_WITH_FLATNONZERO,
@@ -442,4 +628,16 @@ CORRECT_VARIANTS = (
     CorrectVariant("sync_into_the_targets_arrays", "07_neural_replay",
                    {"sync_target": SYNC_INTO_THE_TARGETS_ARRAYS},
                    description="np.copyto into the target's own arrays, in place"),
+    CorrectVariant("dict_rows_integers_and_explicit_loop", "04_hindsight_replay",
+                   {"goal_agent": DICT_ROWS_INTEGERS_AND_EXPLICIT_LOOP_GOAL_AGENT, "hindsight_goal_steps": DICT_ROWS_INTEGERS_AND_EXPLICIT_LOOP_HINDSIGHT_GOAL_STEPS, "play_and_learn_with_her": DICT_ROWS_INTEGERS_AND_EXPLICIT_LOOP_PLAY_AND_LEARN_WITH_HER},
+                   description='the agent keeps {pair: {action: value}} with get(..., initial_value) and a bound-method legal-actions function; goal steps drawn with rng.integers(low, high, endpoint=True); the loop tracks success and updates by index with explicit int/float/bool conversions'),
+    CorrectVariant("where_before_max_and_clipped_quadratic", "07_neural_replay",
+                   {"td_targets": WHERE_BEFORE_MAX_AND_CLIPPED_QUADRATIC_TD_TARGETS, "huber_loss": WHERE_BEFORE_MAX_AND_CLIPPED_QUADRATIC_HUBER_LOSS, "huber_loss_gradient": WHERE_BEFORE_MAX_AND_CLIPPED_QUADRATIC_HUBER_LOSS_GRADIENT},
+                   description='td_targets zeroes the next Q-values of terminated rows with a 2-d np.where before the max; huber_loss writes huber as min(|δ|,1)²/2 + (|δ| - min(|δ|,1)) with take_along_axis; the gradient places w·sign(δ)·min(|δ|,1)/B through a boolean one-hot mask (np.eye)'),
+    CorrectVariant("search_one_mass_at_a_time", "03_prioritized_replay",
+                   {"sumtree_find_prefix_sum": SEARCH_ONE_MASS_AT_A_TIME_SUMTREE_FIND_PREFIX_SUM},
+                   description="copies the masses, clamps them into [0, total), walks each one down the tree with a scalar loop (right when m >= left sum), clamps to capacity - 1 and returns an int64 array of the masses' shape (empty included)"),
+    CorrectVariant("cer_indexes_the_older_directly", "05_combined_replay",
+                   {"cer_buffer": CER_INDEXES_THE_OLDER_DIRECTLY_CER_BUFFER},
+                   description='never touches the deque: validates, draws batch_size - 1 indices among the len - 1 older transitions with self.rng.integers (the very call lesson 02 makes on the older ones) and stacks the newest first'),
 )
