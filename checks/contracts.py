@@ -32,7 +32,8 @@ from checks.requirements import Rule
 
 INPUTS_UNTOUCHED = Rule("inputs-untouched", "No function or method changes the arrays, lists "
                         "or dicts it is given, or returns one of them (or a view of one): a "
-                        "caller's data is the same after the call, and stays its own.")
+                        "caller's data is the same after the call, and stays its own, as does "
+                        "every result returned: a later call never refills it.")
 RESULT_TYPES = Rule("result-types", "Every result has exactly the type the lesson states: a "
                     "Python float, int or bool where it says so (not a numpy scalar or a "
                     "one-element array), numpy arrays of the stated dtype and dimensions.")
