@@ -118,8 +118,11 @@ def _describe_row(state, row):
 # --- values and best action ------------------------------------------------------------
 
 def _values_inputs(rng):
-    n_states, n_actions = 8, int(rng.integers(4, 7))
+    # action numbers past Taxi's six (the agent takes any set of legal actions), and a
+    # state with a single legal action: its value is that action's Q-value
+    n_states, n_actions = 8, int(rng.integers(7, 10))
     legal = _legal_actions_table(rng, n_states, n_actions)
+    legal[2] = [int(rng.choice(legal[2]))]
     qvalues, unset = [], []
     for state, actions in enumerate(legal):
         # distinct values, all negative in half of the states: a max that starts at 0 is wrong

@@ -22,7 +22,7 @@ from checks.sampler_fit import (batches_for, distribution_problem, fill_and_batc
 from checks.statistics import FALSE_FAILURE_RATE
 from checks.stub_envs import (corridor_play, episode_ends, episode_ends_problem, lent_corridor,
                               plays_as_lesson_01, reset_once_unseeded, retyped_problem,
-                              scripted_agent, timeline, timelines_problem)
+                              scripted_agent, t_max_zero_problem, timeline, timelines_problem)
 
 LESSON = "02_replay_buffer"
 FIELDS = ("obs_t", "action", "reward", "obs_tp1", "done")
@@ -328,6 +328,9 @@ OBSERVATION_KINDS = {
     "integer states (Taxi)": (lambda k: k, "int64"),
     "float32 vectors (CartPole)": (lambda k: np.full(4, k, dtype=np.float32), "float32"),
     "uint8 arrays (images)": (lambda k: np.full((3, 2), k, dtype=np.uint8), "uint8"),
+    # colour frames, height x width x channels: each comes back in its own layout
+    "uint8 colour frames (H, W, C)": (lambda k: np.full((4, 3, 2), k, dtype=np.uint8),
+                                      "uint8"),
     # numpy scalars keep their dtype too (an observation read off an int32 array)
     "numpy int32 scalars": (lambda k: np.int32(k), "int32"),
 }
@@ -757,12 +760,10 @@ def _loop_verdict(inputs, data):
                                    **LOOP_REWARDS)
     if problem:
         return failed(problem, rule=episode_end_rule(data, expected))
-    none = data["no_steps"]
-    if none["steps"] or none["add_count"] or none["update_count"]:
-        return failed(f"play_and_train_with_replay(env, agent, replay, {batch}, t_max=0) took "
-                      f"{none['steps']} step(s), stored {none['add_count']} and made "
-                      f"{none['update_count']} update(s): t_max=0 plays no step (test the count "
-                      "before each step, as lesson 01's loop does).", rule=AT_MOST_T_MAX)
+    problem = t_max_zero_problem(
+        data["no_steps"], f"play_and_train_with_replay(env, agent, replay, {batch}, t_max=0)")
+    if problem:
+        return failed(problem, rule=AT_MOST_T_MAX)
     for case in replayed:
         if len(data[case]["added"]) != data[case]["steps"]:
             return failed(f"the episode took {data[case]['steps']} steps but replay.add was "

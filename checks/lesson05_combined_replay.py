@@ -27,7 +27,8 @@ from checks.sampler_fit import (batches_for, distribution_problem, fill_and_batc
 from checks.statistics import FALSE_FAILURE_RATE
 from checks.stub_envs import (corridor_play, counting_buffer, episode_cases, episode_ends,
                               episode_ends_problem, lent_corridor, plays_as_lesson_01,
-                              retyped_problem, scripted_agent, timeline, timelines_problem)
+                              retyped_problem, scripted_agent, t_max_zero_problem, timeline,
+                              timelines_problem)
 
 LESSON = "05_combined_replay"
 
@@ -567,6 +568,23 @@ def _loop_probe(inputs, play_and_train_from_replay):
                          "held_when_sampled": buffer.held_when_sampled,
                          "total": (total if isinstance(total, dict) else float(total)
                                    if isinstance(total, (int, float)) else None)}
+    # t_max=0: no step at all (the count is checked before each step)
+    env = lent_corridor(inputs["length"], limit, **LOOP_REWARDS)
+    agent, buffer = scripted_agent(1), RecordingBuffer(newest_alone_first=True)
+    call_replay_loop(f"play_and_train_from_replay(env, agent, replay, {inputs['batch_size']}, "
+                     "t_max=0)", play_and_train_from_replay, env, agent, buffer,
+                     inputs["batch_size"], t_max=0)
+    outcome["no_steps"] = {**corridor_play(env), "add_count": len(buffer.added),
+                           "update_count": len(agent.updates)}
+    # one agent for two episodes, each given a buffer of its own: each call stores into
+    # the buffer it is given (nothing kept from the call before)
+    env, agent = lent_corridor(inputs["length"], limit, **LOOP_REWARDS), scripted_agent(1)
+    buffers = [RecordingBuffer(newest_alone_first=True) for _ in range(2)]
+    for buffer in buffers:
+        call_replay_loop(f"play_and_train_from_replay(env, agent, replay, "
+                         f"{inputs['batch_size']}) with the same agent, another buffer",
+                         play_and_train_from_replay, env, agent, buffer, inputs["batch_size"])
+    outcome["two_buffers"] = {"added": [len(buffer.added) for buffer in buffers]}
     return outcome
 
 
@@ -584,6 +602,16 @@ def _loop_verdict(inputs, data):
     problem = episode_ends_problem(length, data, ends, **LOOP_REWARDS)
     if problem:
         return failed(problem, rule=episode_end_rule(data, ends))
+    problem = t_max_zero_problem(
+        data["no_steps"], f"play_and_train_from_replay(env, agent, replay, {batch}, t_max=0)")
+    if problem:
+        return failed(problem, rule=AT_MOST_T_MAX)
+    stored = data["two_buffers"]["added"]
+    if stored != [length, length]:
+        return failed(f"one agent played two {length}-step episodes, each call given a buffer "
+                      f"of its own; the buffers got {stored} transitions, not {[length] * 2}: "
+                      "each call stores into the buffer it is given (nothing kept from an "
+                      "earlier call, such as an agent wrapped once).", rule=STORE_EVERY_STEP)
     for case in replayed:
         run = data[case]
         steps = run["steps"]
@@ -624,6 +652,10 @@ def _loop_verdict(inputs, data):
     if any(row[4] for row in data["runs_out_of_time"]["added"]):
         return failed("an episode cut by the time limit was stored with done=True: store "
                       "`terminated`.", rule=DONE_IS_TERMINATED)
+    if any(row[4] for row in data["stopped_by_t_max"]["added"]):
+        return failed("an episode that t_max stopped (the environment neither terminated nor "
+                      "truncated it) was stored with done=True on its last step: store "
+                      "`terminated`, whatever stops the loop.", rule=DONE_IS_TERMINATED)
     at_limit = data["goal_at_the_limit"]["added"]
     if at_limit and not at_limit[-1][4]:
         return failed(f"with a time limit of {length} steps the goal is reached on the last "

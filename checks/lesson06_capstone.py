@@ -12,9 +12,9 @@ import numpy as np
 
 from checks.contracts import RESULT_TYPES, INPUTS_UNTOUCHED, Contract, FLOAT, INT, optional, tuple_of
 from checks.expected import expected as reference
-from checks.framework import (Check, LessonChecks, NotWrittenYet, ProbeError, call_student,
-                              failed, kept_with, outcome_of, passed, value_error_problem,
-                              wrong_amount)
+from checks.framework import (Check, LessonChecks, NotWrittenYet, ProbeError, attempted,
+                              call_student, failed, kept_with, outcome_of, passed,
+                              value_error_problem, wrong_amount)
 from checks.requirements import Rule
 
 LESSON = "06_capstone"
@@ -284,6 +284,9 @@ def _threshold_inputs(rng):
                   "window": 600})
     cases.append({"returns": [-1e-9] * 4, "threshold": 0.0, "window": 2})
     cases.append(_tie_after_fractions(rng))
+    # a run of no episode at all: shorter than one window, so None (not an error)
+    cases.append({"returns": [], "threshold": float(rng.integers(1, 200)),
+                  "window": int(rng.integers(1, 6))})
     return {"cases": cases}
 
 
@@ -304,9 +307,16 @@ def _tie_after_fractions(rng):
 def _threshold_probe(inputs, episodes_to_threshold):
     found = []
     for case in inputs["cases"]:
-        got = call_student("episodes_to_threshold(returns, threshold, window)",
-                           episodes_to_threshold, np.array(case["returns"]), case["threshold"],
-                           case["window"])
+        call = ("episodes_to_threshold(returns, threshold, window)", episodes_to_threshold,
+                np.array(case["returns"]), case["threshold"], case["window"])
+        if not case["returns"]:  # a run of no episode: what refusing it raised is data
+            made = attempted(call_student, *call)
+            if "raised" in made:
+                found.append({"raised": str(made["raised"])[:160]})
+                continue
+            got = made["value"]
+        else:
+            got = call_student(*call)
         found.append(None if got is None else _number(got))
     # the first run again as a list, the second in an array read back after the call
     first, second = inputs["cases"][:2]
@@ -328,6 +338,11 @@ def _threshold_verdict(inputs, data):
         return problem
     wanted = reference(LESSON, "episodes_to_threshold", inputs["cases"])
     for case, got, want in zip(inputs["cases"], data["found"], wanted):
+        if isinstance(got, dict):
+            return failed(f"episodes_to_threshold of a run of no episode (threshold="
+                          f"{case['threshold']:g}, window={case['window']}): {got.get('raised')}"
+                          ". A run shorter than one window, an empty one too, gives None.",
+                          rule=THRESHOLD_NONE)
         if got == want or (want is not None and got is not None and math.isclose(got, want)):
             continue
         shown = ", ".join(f"{r:g}" for r in case["returns"][:8])

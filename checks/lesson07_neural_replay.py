@@ -275,8 +275,13 @@ def as_arrays(rows):
 # --- TD targets ----------------------------------------------------------------------------
 
 def _targets_inputs(rng):
+    batch = batch_rows(rng, int(rng.integers(6, 14)))
+    # a continuing row whose next observation is all zeros (a cart at rest in the middle):
+    # a state like any other, it bootstraps (a synced network's Q-values there are not 0)
+    batch["terminated"][1] = False
+    batch["next_observations"][1] = [0.0] * OBSERVATION_SIZE
     return {"seed": int(rng.integers(2**31)), "discount": round(float(rng.uniform(0.8, 0.99)), 3),
-            "batch": batch_rows(rng, int(rng.integers(6, 14))),
+            "batch": batch,
             # the target network synced to another network's parameters between two calls
             "synced_seed": int(rng.integers(2**31)),
             # a target network of more than CartPole's two actions: the max is over them all
@@ -492,7 +497,22 @@ def loss_cases(rng):
 
 
 def _loss_inputs(rng):
-    return {"cases": loss_cases(rng)}
+    return {"cases": [*loss_cases(rng), _case_of_many_actions(rng)]}
+
+
+MANY_ACTIONS = 70  # more than np.choose's 32 (or 64) choices: a network may have more
+
+
+def _case_of_many_actions(rng):
+    """A batch from a network of MANY_ACTIONS outputs: the loss reads Q[i, a_i] whatever
+    their number."""
+    size = int(rng.integers(4, 8))
+    q_values = rng.normal(scale=2.0, size=(size, MANY_ACTIONS)).round(6)
+    actions = rng.integers(MANY_ACTIONS, size=size)
+    errors = rng.uniform(0.05, 3.0, size) * rng.choice([-1.0, 1.0], size=size)
+    targets = (q_values[np.arange(size), actions] - errors).round(6)
+    return {"q_values": q_values.tolist(), "actions": actions.tolist(),
+            "targets": targets.tolist(), "weights": rng.uniform(0.1, 1.0, size).round(4).tolist()}
 
 
 def _case_arrays(case):

@@ -291,6 +291,17 @@ def episode_cases(time_limit, default_t_max):
             "default_t_max": (0, default_t_max + 5, None)}
 
 
+def t_max_zero_problem(run, call):
+    """What a loop given t_max=0 did (``run``: its ``steps``, ``add_count`` and
+    ``update_count``), as the verdict says it, or None: t_max=0 plays no step."""
+    if not (run["steps"] or run["add_count"] or run["update_count"]):
+        return None
+    return (f"{call} took {run['steps']} step(s), stored {run['add_count']} and made "
+            f"{run['update_count']} update(s): t_max=0 plays no step (test the count before "
+            "each step, as lesson 01's loop does; 0 is a t_max like any other, not a missing "
+            "one).")
+
+
 def episode_ends(length, time_limit, default_t_max):
     """The ends every loop check expects: (steps, why) by case."""
     return {"reaches_goal": (length, "the episode ends when the goal is reached (terminated)"),

@@ -573,7 +573,24 @@ def _updates_probe(inputs, PrioritizedReplayBuffer):
             "no_slots": {"raised": empty["raised"]} if "raised" in empty else {
                 "changed": _priorities(single, range(len(SINGLE_PRECISION_ERRORS))) != held},
             "repeated": _repeated_slots(PrioritizedReplayBuffer, inputs),
-            "kept": _inputs_kept(PrioritizedReplayBuffer, inputs)}
+            "kept": _inputs_kept(PrioritizedReplayBuffer, inputs),
+            "overwritten": _overwritten_since_sampled(PrioritizedReplayBuffer, inputs)}
+
+
+OVERWRITTEN_ERRORS = (2.5, 0.75)  # fed back for slots 0 and 1, slot 0 overwritten meanwhile
+
+
+def _overwritten_since_sampled(PrioritizedReplayBuffer, inputs):
+    """A full buffer sampled, then given one more transition (slot 0, the oldest's, is
+    overwritten), then TD errors for slots 0 and 1: the priorities they hold after it.
+    update_priorities stores p^alpha for every slot given, whatever happened between."""
+    capacity = inputs["stored"]
+    buffer = _new_buffer(PrioritizedReplayBuffer, capacity, inputs["alpha"], inputs["seed"])
+    _fill(buffer, range(capacity))
+    call_student("sample(2, beta=0.4)", buffer.sample, 2, 0.4)  # its batch is not judged here
+    _fill(buffer, [capacity])
+    _update_priorities(buffer, [0, 1], list(OVERWRITTEN_ERRORS))
+    return _priorities(buffer, [0, 1])
 
 
 def _repeated_slots(PrioritizedReplayBuffer, inputs):
@@ -678,6 +695,16 @@ def _updates_verdict(inputs, data):
     problem = _repeated_problem(inputs, data.get("repeated") or {})
     if problem:
         return problem
+    want = [(abs(error) + EPSILON) ** inputs["alpha"] for error in OVERWRITTEN_ERRORS]
+    got = data.get("overwritten") or []
+    if len(got) != 2 or not all(_close(value, wanted) for value, wanted in zip(got, want)):
+        return failed(f"a full PrioritizedReplayBuffer({inputs['stored']}) was sampled, then "
+                      "given one more transition (into slot 0), then "
+                      f"update_priorities([0, 1], {list(OVERWRITTEN_ERRORS)}): slots 0 and 1 "
+                      f"hold {got}, not (|delta| + epsilon)^alpha = "
+                      f"{[round(value, 6) for value in want]}. Store p^alpha for every slot "
+                      "given, whatever was added since the batch was drawn.",
+                      rule=PRIORITY_FORMULA)
     kept, given = data.get("kept") or {}, inputs["kept"]
     if kept.get("slots") != given["slots"] or kept.get("td_errors") != given["td_errors"]:
         return failed(f"update_priorities(slots, td_errors) changed the caller's arrays: "

@@ -22,7 +22,8 @@ TREE_TOTAL = Rule("tree-total", "tree.total is the sum of the priorities the tre
 TREE_FLOAT64 = Rule("tree-float64", "The tree holds priorities and sums in float64: get returns "
                     "exactly what update set, and sums do not drift.")
 TREE_LAYOUT = Rule("tree-layout", "nodes is one float64 array of length 2L, L the smallest power "
-                   "of two >= capacity, with the root at node 1 and slot i at node L + i.")
+                   "of two >= capacity, with the root at node 1, slot i at node L + i and "
+                   "node 0 unused.")
 # test_sumtree_prefix_sum
 SEARCH_INTERVAL = Rule("search-interval", "find_prefix_sum(m) returns the slot i with "
                        "p_0 + ... + p_(i-1) <= m < p_0 + ... + p_i.")
@@ -96,14 +97,16 @@ def _totals_probe(inputs, SumTree):
               {"length": int(np.size(nodes)), "dtype": str(np.asarray(nodes).dtype),
                "leaves": np.asarray(nodes, dtype=np.float64).reshape(-1)[
                    _power_of_two(inputs["capacity"]):][:inputs["capacity"]].tolist(),
-               "root": float(np.asarray(nodes, dtype=np.float64).reshape(-1)[1])})
+               "root": float(np.asarray(nodes, dtype=np.float64).reshape(-1)[1]),
+               "node_zero": float(np.asarray(nodes, dtype=np.float64).reshape(-1)[0])})
     # the total read against the root node, after each of many batches
     rooted = _new_tree(SumTree, inputs["root_capacity"])
     roots = []
     for priorities in root_batches(inputs) if hasattr(rooted, "nodes") else ():
         _tree_update(rooted, np.arange(inputs["root_capacity"]), priorities)
-        roots.append([_tree_total(rooted),
-                      float(np.asarray(rooted.nodes, dtype=np.float64).reshape(-1)[1])])
+        # the root read first, right after the update: the sums are made by update itself
+        root = float(np.asarray(rooted.nodes, dtype=np.float64).reshape(-1)[1])
+        roots.append([_tree_total(rooted), root])
     return {"roots": roots,
             "totals": totals, "leaves": _tree_get(tree, list(range(inputs["capacity"]))),
             # one slot alone: still a 1-d array of one priority
@@ -167,10 +170,17 @@ def _totals_verdict(inputs, data):
         if total != root:
             return failed(f"after updating every slot of a SumTree("
                           f"{inputs['root_capacity']}) with uniform priorities, total is "
-                          f"{total!r} but the root node nodes[1] holds {root!r}: total is the "
-                          "root, read from it (a sum of the leaves made in another order "
+                          f"{total!r} but the root node nodes[1] held {root!r} right after the "
+                          "update: update recomputes every sum above the slots it sets, and "
+                          "total is the root, read from it (a sum of the leaves made in another "
+                          "order "
                           "rounds differently, and a search for a mass near the total then "
                           "walks past the last priority).", rule=TREE_LAYOUT)
+    if layout.get("node_zero") != 0.0:
+        return failed(f"after the updates SumTree({capacity}).nodes[0] holds "
+                      f"{layout.get('node_zero')!r}: node 0 is unused (the root is node 1), so "
+                      "it stays 0; a climb to the parents that goes one level past the root "
+                      "writes there.", rule=TREE_LAYOUT)
     if data.get("power_length") != 2 * LAYOUT_POWER:
         return failed(f"SumTree({LAYOUT_POWER}).nodes has length {data.get('power_length')}; "
                       f"with a capacity that is a power of two, L = {LAYOUT_POWER} and nodes "

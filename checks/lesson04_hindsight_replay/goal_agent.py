@@ -67,6 +67,13 @@ def _agent_probe(inputs, GoalConditionedAgent):
     rows = [[float(call_student("get_qvalue with numpy scalars", agent.get_qvalue,
                                 tuple(np.int64(number) for number in pair), action))
              for action in range(n_bits)] for pair, *_ in inputs["updates"]]
+    # a pair whose every Q-value is set below initial_value: its value is their largest
+    # (lesson 01's get_value), not initial_value
+    below = (2 ** n_bits + 1, 0)  # no state of n_bits bits: a pair of its own
+    for action in range(n_bits):
+        call_student("set_qvalue", agent.set_qvalue, below, action,
+                     float(inputs["initial_value"] - 1 - action))
+    value_below = float(call_student("get_value", agent.get_value, below))
     default = call_student("GoalConditionedAgent(n_bits, alpha, epsilon, discount)",
                            GoalConditionedAgent, n_bits, alpha=inputs["alpha"], epsilon=0.0,
                            discount=inputs["discount"], seed=inputs["seed"])
@@ -96,6 +103,7 @@ def _agent_probe(inputs, GoalConditionedAgent):
     tied = [int(action) for action in call_student_repeatedly(
         f"get_action({unseen})", greedy.get_action, GREEDY_DRAWS_PER_FLIP * n_bits, unseen)]
     return {"initial": initial, "legal": legal, "after": after, "rows": rows,
+            "value_below": value_below,
             "by_default": by_default, "from_zero": from_zero, "explored": explored,
             "tied": tied}
 
@@ -152,7 +160,10 @@ def _agent_verdict(inputs, data):
         return problem
     for (pair, *_), row in zip(inputs["updates"], data["rows"]):
         want = [final.get((tuple(pair), action), start) for action in range(n_bits)]
-        if not np.allclose(row, want, rtol=1e-9, atol=1e-9):
+        # a Q-value never set is initial_value exactly (no noise added to new rows)
+        unset_moved = any(value != start for action, value in enumerate(row)
+                          if (tuple(pair), action) not in final)
+        if unset_moved or not np.allclose(row, want, rtol=1e-9, atol=1e-9):
             why = (". The pair was read back with its numbers as np.int64, as a batch's row "
                    "holds them, and was not found: the table must find a pair whatever kind "
                    "of int its numbers are (a key such as str(pair) tells them apart)."
@@ -161,6 +172,12 @@ def _agent_verdict(inputs, data):
                    "were.")
             return failed(f"after the updates, the Q-values of pair {tuple(pair)} are {row}; "
                           f"expected {[round(v, 6) for v in want]}" + why, rule=AGENT_UPDATE)
+    wanted_value = float(start - 1)
+    if data.get("value_below") != wanted_value:
+        return failed(f"with every Q-value of a pair set below initial_value={start} (the "
+                      f"largest {wanted_value}), get_value returned {data.get('value_below')!r}: "
+                      "a pair's value is the largest of its Q-values (lesson 01's get_value), "
+                      "whatever initial_value is.", rule=AGENT_UPDATE)
     tied = data.get("tied") or []
     problem = wrong_amount("greedy choices", tied, GREEDY_DRAWS_PER_FLIP * n_bits,
                            rule=AGENT_TIES)

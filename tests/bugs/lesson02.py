@@ -1349,3 +1349,32 @@ BUGS = (*BUGS,
         description="while True with steps >= t_max tested after each step: t_max=0 still plays (stores, samples and updates) one step",
         rule="at-most-t-max", kind="boundary"),
 )
+
+
+# --- blind round 16: wrong answers written from the lesson text alone ----------------
+
+SAMPLE_CHANNELS_FIRST_BUFFER_SAMPLE = """\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    \"\"\"``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask).\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if not self._storage:
+        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+    indices = self.rng.integers(len(self._storage), size=batch_size)
+    batch = [self._storage[i] for i in indices]
+    fields = [np.stack(field) for field in zip(*batch)]
+    for k in (0, 3):  # image observations as (batch, channels, height, width) for conv nets
+        if fields[k].ndim == 4:
+            fields[k] = np.ascontiguousarray(fields[k].transpose(0, 3, 1, 2))
+    return tuple(fields)
+"""
+
+BUGS = (*BUGS,
+    Bug("sample_channels_first", LESSON, "test_sample_types",
+        {"buffer_sample": SAMPLE_CHANNELS_FIRST_BUFFER_SAMPLE},
+        description="observations with 3 axes (H, W, C) come back as (batch, C, H, W), as PyTorch convolutions want: right for Taxi, CartPole and 2-D frames, wrong for colour images",
+        rule="batch-shape", kind="wrong-formula"),
+)

@@ -514,9 +514,8 @@ BUGS = [
         rule="max-priority-never-decreases", kind="wrong-source"),
     Bug("weights_and_slots_swapped", LESSON, "test_no_empty_or_out_of_range_samples",
         {"per_sample": WEIGHTS_AND_SLOTS_SWAPPED},
-        also_fails=("test_sampling_follows_priorities", "test_importance_weights",
-                    "test_stratified_sampling",
-                    "test_wraparound"),
+        also_fails=("test_sampling_follows_priorities", "test_stratified_sampling",
+                    "test_importance_weights", "test_priority_updates", "test_wraparound"),
         description="returns (..., slots, weights) instead of (..., weights, slots)",
         rule="result-types", kind="protocol"),
     Bug("stratify_from_the_global_generator", LESSON, "test_stratified_sampling",
@@ -570,6 +569,7 @@ BUGS = [
         rule="overwrites-oldest", kind="after-wrap"),
     Bug("slots_checked_against_the_write_position", LESSON, "test_wraparound",
         {"per_update_priorities": SLOTS_CHECKED_AGAINST_THE_WRITE_POSITION},
+        also_fails=("test_priority_updates",),
         description="the filled slots taken as those before the next write: after the ring "
                     "wraps, slots after it are refused",
         rule="len-after-wrap", kind="after-wrap"),
@@ -1425,4 +1425,212 @@ BUGS = (*BUGS,
         {"play_and_train_with_per": PER_LOOP_SKIPS_FEEDBACK_OF_ZERO_ERRORS_PLAY_AND_TRAIN_WITH_PER},
         description="calls update_priorities only when some TD error of the batch is nonzero ('nothing surprised, nothing to change'): a batch whose TD errors are all 0 keeps its transitions at the maximal priority instead of dropping them to epsilon^alpha",
         rule="loop-feeds-back-td-errors", kind="falsy-as-missing"),
+)
+
+
+# --- blind round 16: wrong answers written from the lesson text alone ----------------
+
+TREE_SUMS_REBUILT_LAZILY_SUMTREE_CLASS = """\
+#| export
+import numpy as np
+
+from course.ring_buffer import NumpyRingBuffer
+from course.with_update import WithUpdate
+from qlearning import play_and_train
+
+
+class SumTree:
+    \"\"\"Non-negative float64 priorities of ``capacity`` slots, and all their partial sums.
+
+    A binary heap in one array: node 1 is the root, node k has children 2k and 2k + 1, and
+    slot i is leaf ``leaf_count + i``, where ``leaf_count`` is the smallest power of two
+    >= capacity. Every inner node holds the sum of its children; the root, the total.
+    \"\"\"
+
+    def __init__(self, capacity):
+        if capacity < 1:
+            raise ValueError(f"capacity must be at least 1, got {capacity}")
+        self.capacity = capacity
+        self.leaf_count = 1 << (capacity - 1).bit_length()
+        self.depth = self.leaf_count.bit_length() - 1
+        self.nodes = np.zeros(2 * self.leaf_count, dtype=np.float64)
+        self._stale = False  # leaves changed since the sums were last computed
+
+    def _refresh(self):
+        \"\"\"Recompute every inner node from its children, level by level (bottom up).\"\"\"
+        if self._stale:
+            width = self.leaf_count // 2
+            while width >= 1:
+                parents = np.arange(width, 2 * width)
+                self.nodes[parents] = self.nodes[2 * parents] + self.nodes[2 * parents + 1]
+                width //= 2
+            self._stale = False
+
+    @property
+    def total(self):
+        \"\"\"The sum of all priorities: the root.\"\"\"
+        self._refresh()
+        return float(self.nodes[1])
+
+    def get(self, slots):
+        \"\"\"The priorities of ``slots`` (an array of slot numbers), as a float64 array.\"\"\"
+        return self.nodes[self.leaf_count + self.checked_slots(slots)]
+
+    def checked_slots(self, slots):
+        \"\"\"``slots`` as an int64 array; ValueError if any is outside [0, capacity).\"\"\"
+        slots = np.asarray(slots)
+        if slots.size and slots.dtype.kind not in "iu":
+            raise ValueError(f"slots must be integers, got dtype {slots.dtype}")
+        slots = slots.astype(np.int64)
+        if slots.size and (slots.min() < 0 or slots.max() >= self.capacity):
+            raise ValueError(f"slots must lie in [0, {self.capacity}), got "
+                             f"{slots[(slots < 0) | (slots >= self.capacity)][:3]}")
+        return slots
+"""
+
+TREE_SUMS_REBUILT_LAZILY_SUMTREE_UPDATE = """\
+#| export
+@add_to_class(SumTree)
+def update(self, slots, priorities):
+    \"\"\"Set the priorities of ``slots`` (arrays of equal length; a single priority applies
+    to all) and recompute every sum above them, level by level for the whole batch.\"\"\"
+    slots = self.checked_slots(slots)
+    priorities = np.asarray(priorities, dtype=np.float64)
+    if priorities.ndim and priorities.shape != slots.shape:
+        raise ValueError(f"got {slots.size} slots but {priorities.size} priorities")
+    if not np.all(np.isfinite(priorities) & (priorities >= 0)):
+        raise ValueError(f"priorities must be finite and non-negative, got {priorities}")
+    self.nodes[self.leaf_count + slots] = priorities
+    self._stale = True  # the sums are recomputed once, when they are next needed
+"""
+
+TREE_SUMS_REBUILT_LAZILY_SUMTREE_FIND_PREFIX_SUM = """\
+#| export
+@add_to_class(SumTree)
+def find_prefix_sum(self, masses):
+    \"\"\"For each mass m, the slot i with p_0 + ... + p_(i-1) <= m < p_0 + ... + p_i: the
+    slot whose share of the total holds m. Masses are clamped into [0, total) first.\"\"\"
+    self._refresh()
+    total = self.total
+    if not total > 0:
+        raise ValueError("cannot search a sum tree whose priorities are all zero")
+    masses = np.clip(np.asarray(masses, dtype=np.float64), 0.0, np.nextafter(total, 0.0))
+    nodes = np.ones(masses.shape, dtype=np.int64)
+    for _ in range(self.depth):
+        nodes *= 2
+        left_sum = self.nodes[nodes]
+        go_right = masses >= left_sum
+        masses -= left_sum * go_right
+        nodes += go_right
+    return np.minimum(nodes - self.leaf_count, self.capacity - 1)
+"""
+
+TREE_UPDATE_WRITES_NODE_ZERO_SUMTREE_UPDATE = """\
+#| export
+@add_to_class(SumTree)
+def update(self, slots, priorities):
+    \"\"\"Set the priorities of ``slots`` (arrays of equal length; a single priority applies
+    to all) and recompute every sum above them, level by level for the whole batch.\"\"\"
+    slots = self.checked_slots(slots)
+    priorities = np.asarray(priorities, dtype=np.float64)
+    if priorities.ndim and priorities.shape != slots.shape:
+        raise ValueError(f"got {slots.size} slots but {priorities.size} priorities")
+    if not np.all(np.isfinite(priorities) & (priorities >= 0)):
+        raise ValueError(f"priorities must be finite and non-negative, got {priorities}")
+    nodes = self.leaf_count + slots
+    self.nodes[nodes] = priorities
+    while np.any(nodes > 0):  # climb up to the root
+        nodes = nodes // 2
+        self.nodes[nodes] = self.nodes[2 * nodes] + self.nodes[2 * nodes + 1]
+"""
+
+STALE_SLOTS_SKIPPED_PER_CLASS = """\
+#| export
+class PrioritizedReplayBuffer:
+    \"\"\"Proportional prioritized replay (Schaul et al., 2016).
+
+    Transitions live in ``self.storage`` (a NumpyRingBuffer); their priorities p^alpha
+    in ``self.tree`` (a SumTree), slot for slot. New transitions get the largest priority
+    given so far, ``self.max_priority`` (1 at first); ``update_priorities`` sets
+    p = |delta| + epsilon. ``seed`` seeds the buffer's generator ``self.rng``.
+    \"\"\"
+
+    def __init__(self, capacity, alpha=0.6, epsilon=1e-6, seed=None):
+        if alpha < 0 or not epsilon > 0:
+            raise ValueError(f"need alpha >= 0 and epsilon > 0, got {alpha} and {epsilon}")
+        self.capacity, self.alpha, self.epsilon = capacity, alpha, epsilon
+        self.storage = NumpyRingBuffer(capacity)
+        self.tree = SumTree(capacity)
+        self.max_priority = 1.0
+        self.rng = np.random.default_rng(seed)
+        self._batch_out = False  # a batch has been sampled; its priorities may come back
+        self._rewritten = set()  # slots written since that batch was drawn
+
+    def __len__(self):
+        \"\"\"The number of transitions stored (at most ``capacity``).\"\"\"
+        return len(self.storage)
+
+    def add(self, obs_t, action, reward, obs_tp1, done):
+        \"\"\"Store a transition (overwriting the oldest when full) at the maximal priority.\"\"\"
+        slot = self.storage.add(obs_t, action, reward, obs_tp1, done)
+        self.tree.update([slot], self.max_priority ** self.alpha)
+        if self._batch_out:
+            self._rewritten.add(slot)
+"""
+
+STALE_SLOTS_SKIPPED_PER_SAMPLE = """\
+#| export
+@add_to_class(PrioritizedReplayBuffer)
+def sample(self, batch_size, beta):
+    \"\"\"Draw ``batch_size`` transitions with probability P(i), one from each equal slice of
+    the total priority; return (obs_t, action, reward, obs_tp1, done, weights, slots),
+    where weights are (N P(i))^-beta divided by their maximum.\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if len(self) == 0:
+        raise ValueError("cannot sample from an empty buffer: add transitions first")
+    total = self.tree.total
+    masses = (np.arange(batch_size) + self.rng.random(batch_size)) * (total / batch_size)
+    slots = np.minimum(self.tree.find_prefix_sum(masses), len(self) - 1)
+    probabilities = self.tree.get(slots) / total
+    weights = (len(self) * probabilities) ** -beta
+    self._batch_out, self._rewritten = True, set()
+    return (*self.storage[slots], weights / weights.max(), slots)
+"""
+
+STALE_SLOTS_SKIPPED_PER_UPDATE_PRIORITIES = """\
+#| export
+@add_to_class(PrioritizedReplayBuffer)
+def update_priorities(self, slots, td_errors):
+    \"\"\"Set p = |delta| + epsilon for each sampled slot; store p^alpha in the tree.\"\"\"
+    slots = np.asarray(slots)
+    td_errors = np.asarray(td_errors, dtype=np.float64)
+    if slots.shape != td_errors.shape:
+        raise ValueError(f"got {slots.size} slots but {td_errors.size} TD errors")
+    if not np.all(np.isfinite(td_errors)):
+        raise ValueError(f"TD errors must be finite, got {td_errors[~np.isfinite(td_errors)]}")
+    if np.any((slots < 0) | (slots >= len(self))):
+        raise ValueError(f"slots must lie in [0, {len(self)}), the filled part of the buffer")
+    # a slot overwritten since the batch was drawn holds another transition: skip it
+    current = ~np.isin(slots, list(self._rewritten))
+    slots, td_errors = slots[current], td_errors[current]
+    priorities = np.abs(td_errors) + self.epsilon
+    self.tree.update(slots, priorities ** self.alpha)
+    if priorities.size:
+        self.max_priority = max(self.max_priority, float(priorities.max()))
+"""
+
+BUGS = (*BUGS,
+    Bug("tree_sums_rebuilt_lazily", LESSON, "test_sumtree_totals",
+        {"sumtree_class": TREE_SUMS_REBUILT_LAZILY_SUMTREE_CLASS, "sumtree_update": TREE_SUMS_REBUILT_LAZILY_SUMTREE_UPDATE, "sumtree_find_prefix_sum": TREE_SUMS_REBUILT_LAZILY_SUMTREE_FIND_PREFIX_SUM},
+        description="update writes only the leaves and marks the tree dirty; total and find_prefix_sum rebuild every inner node first: after an update, tree.nodes holds stale inner sums (the root is not the total) until something reads total",
+        rule="tree-layout", kind="protocol"),
+    Bug("tree_update_writes_node_zero", LESSON, "test_sumtree_totals",
+        {"sumtree_update": TREE_UPDATE_WRITES_NODE_ZERO_SUMTREE_UPDATE},
+        description="climbs while any node is > 0, so after the root it also 'recomputes' node 0 as nodes[0] + nodes[1]: node 0 accumulates every total ever computed (totals and searches stay right)",
+        rule="tree-layout", kind="boundary"),
+    Bug("stale_slots_skipped", LESSON, "test_priority_updates",
+        {"per_class": STALE_SLOTS_SKIPPED_PER_CLASS, "per_sample": STALE_SLOTS_SKIPPED_PER_SAMPLE, "per_update_priorities": STALE_SLOTS_SKIPPED_PER_UPDATE_PRIORITIES},
+        description="remembers the slots added since the last sample and silently skips them in update_priorities (their transition is not the one the batch held): after sample, add, update_priorities the overwritten slot keeps the maximal priority and max_priority ignores its TD error",
+        rule="priority-formula", kind="protocol"),
 )

@@ -1613,3 +1613,88 @@ BUGS = (*BUGS,
         description="store_episode keeps each observation flattened to a vector ('a network wants flat inputs'): observations that are numbers come back as (B, 1), grid observations (T + 1, 2, 3) as (B, 6), not as they were stored",
         rule="transition-as-stored", kind="wrong-formula"),
 )
+
+
+# --- blind round 16: wrong answers written from the lesson text alone ----------------
+
+NEW_ROWS_GET_TIE_BREAKING_NOISE_GOAL_AGENT = """\
+#| export
+import numpy as np
+
+from course.bit_flipping import bits_to_int
+from qlearning import QLearningAgent
+
+
+class GoalConditionedAgent(QLearningAgent):
+    \"\"\"Lesson 01's Q-learning on pairs ``(state, goal)`` of bits_to_int numbers.
+
+    The legal actions of every pair are the ``n_bits`` flips. A Q-value never set is
+    ``initial_value``.
+    \"\"\"
+
+    def __init__(self, n_bits, alpha, epsilon, discount, initial_value=-10.0, seed=None):
+        super().__init__(alpha, epsilon, discount,
+                         get_legal_actions=lambda pair: range(n_bits), seed=seed)
+        self.n_bits = n_bits
+        self.initial_value = initial_value
+        self.table = {}  # (state, goal) -> the n_bits Q-values of that pair
+
+    def get_qvalue(self, pair, action):
+        \"\"\"Q(pair, action); ``initial_value`` if never set.\"\"\"
+        row = self.table.get(pair)
+        return self.initial_value if row is None else float(row[action])
+
+    def set_qvalue(self, pair, action, value):
+        if pair not in self.table:
+            # a fresh row, jittered by a hair so that its greedy ties are not exact
+            self.table[pair] = self.initial_value + 1e-9 * self.rng.standard_normal(self.n_bits)
+        self.table[pair][action] = value
+"""
+
+VALUE_FLOORED_AT_INITIAL_VALUE_GOAL_AGENT = """\
+#| export
+import numpy as np
+
+from course.bit_flipping import bits_to_int
+from qlearning import QLearningAgent
+
+
+class GoalConditionedAgent(QLearningAgent):
+    \"\"\"Lesson 01's Q-learning on pairs ``(state, goal)`` of bits_to_int numbers.
+
+    The legal actions of every pair are the ``n_bits`` flips. A Q-value never set is
+    ``initial_value``.
+    \"\"\"
+
+    def __init__(self, n_bits, alpha, epsilon, discount, initial_value=-10.0, seed=None):
+        super().__init__(alpha, epsilon, discount,
+                         get_legal_actions=lambda pair: range(n_bits), seed=seed)
+        self.n_bits = n_bits
+        self.initial_value = initial_value
+        self.table = {}  # (state, goal) -> the n_bits Q-values of that pair
+
+    def get_qvalue(self, pair, action):
+        \"\"\"Q(pair, action); ``initial_value`` if never set.\"\"\"
+        row = self.table.get(pair)
+        return self.initial_value if row is None else row[action]
+
+    def set_qvalue(self, pair, action, value):
+        if pair not in self.table:
+            self.table[pair] = [self.initial_value] * self.n_bits
+        self.table[pair][action] = value
+
+    def get_value(self, pair):
+        \"\"\"V(pair): the best Q-value, unseen actions counting initial_value (one max, fast).\"\"\"
+        return max([self.initial_value, *self.table.get(pair, ())])
+"""
+
+BUGS = (*BUGS,
+    Bug("new_rows_get_tie_breaking_noise", LESSON, "test_goal_agent",
+        {"goal_agent": NEW_ROWS_GET_TIE_BREAKING_NOISE_GOAL_AGENT},
+        description="set_qvalue makes a pair's new row initial_value plus a 1e-9 jitter from the agent's generator ('so greedy ties differ'): setting one action moves every other action of the pair off initial_value, and the jitter draws move the agent's exploration",
+        rule="agent-update", kind="wrong-formula"),
+    Bug("value_floored_at_initial_value", LESSON, "test_goal_agent",
+        {"goal_agent": VALUE_FLOORED_AT_INITIAL_VALUE_GOAL_AGENT},
+        description="adds a fast get_value = max(initial_value, *row): right for unseen pairs, but once every action of a pair is set below initial_value (all -12 < -10) V reads -10 instead of -12, so the update targets bootstrapped from it are too high",
+        rule="agent-update", kind="boundary"),
+)

@@ -1218,3 +1218,80 @@ BUGS = (*BUGS,
         description="collects the rows and returns tuple(np.array(row) for row in rows), forgetting zip(*rows): a tuple of batch_size arrays of five values each (all cast to float), which looks right exactly when batch_size == 5",
         rule="result-types", kind="protocol"),
 )
+
+
+# --- blind round 16: wrong answers written from the lesson text alone ----------------
+
+LOOP_MARKS_T_MAX_STEP_TERMINAL_PLAY_AND_TRAIN_FROM_REPLAY = """\
+#| export
+def play_and_train_from_replay(env, agent, replay, batch_size, t_max=10_000):
+    \"\"\"Play one episode; at each step store the transition, then learn from one batch
+    sampled from ``replay`` (and from nothing else). Returns the total reward.\"\"\"
+    total_reward = 0.0
+    state, _ = env.reset()
+    for step in range(t_max):
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        done = terminated or step == t_max - 1  # the episode ends here too
+        replay.add(state, action, reward, next_state, done)
+        for transition in zip(*replay.sample(batch_size)):
+            agent.update(*transition)
+        total_reward += reward
+        state = next_state
+        if terminated or truncated:
+            break
+    return total_reward
+"""
+
+LOOP_T_MAX_ZERO_MEANS_DEFAULT_PLAY_AND_TRAIN_FROM_REPLAY = """\
+#| export
+def play_and_train_from_replay(env, agent, replay, batch_size, t_max=10_000):
+    \"\"\"Play one episode; at each step store the transition, then learn from one batch
+    sampled from ``replay`` (and from nothing else). Returns the total reward.\"\"\"
+    if not t_max:  # not given (None): the usual cap
+        t_max = 10_000
+
+    def learn(state, action, reward, next_state, terminated):
+        replay.add(state, action, reward, next_state, terminated)
+        for transition in zip(*replay.sample(batch_size)):
+            agent.update(*transition)
+
+    return play_and_train(env, WithUpdate(agent, learn), t_max)
+"""
+
+BUGS = (*BUGS,
+    Bug("loop_marks_t_max_step_terminal", LESSON, "test_replay_only_loop",
+        {"play_and_train_from_replay": LOOP_MARKS_T_MAX_STEP_TERMINAL_PLAY_AND_TRAIN_FROM_REPLAY},
+        description="hand-written loop that stores done = terminated or (this is step t_max): when t_max cuts an episode the last transition is stored, and learned, as terminal",
+        rule="done-is-terminated", kind="past-terminal"),
+    Bug("loop_t_max_zero_means_default", LESSON, "test_replay_only_loop",
+        {"play_and_train_from_replay": LOOP_T_MAX_ZERO_MEANS_DEFAULT_PLAY_AND_TRAIN_FROM_REPLAY},
+        description="'if not t_max: t_max = 10_000' to accept None: a caller's t_max=0 (no step) plays a whole episode instead",
+        rule="at-most-t-max", kind="falsy-as-missing"),
+)
+
+
+LOOP_CACHES_THE_WRAPPED_AGENT_PLAY_AND_TRAIN_FROM_REPLAY = """\
+#| export
+_LEARNERS = {}  # id(agent) -> the agent with its learning step, built once
+
+
+def play_and_train_from_replay(env, agent, replay, batch_size, t_max=10_000):
+    \"\"\"Play one episode; at each step store the transition, then learn from one batch
+    sampled from ``replay`` (and from nothing else). Returns the total reward.\"\"\"
+    if id(agent) not in _LEARNERS:
+        def learn(state, action, reward, next_state, terminated):
+            replay.add(state, action, reward, next_state, terminated)
+            for transition in zip(*replay.sample(batch_size)):
+                agent.update(*transition)
+
+        _LEARNERS[id(agent)] = WithUpdate(agent, learn)
+    return play_and_train(env, _LEARNERS[id(agent)], t_max)
+"""
+
+BUGS = (*BUGS,
+    Bug("loop_caches_the_wrapped_agent", LESSON, "test_replay_only_loop",
+        {"play_and_train_from_replay": LOOP_CACHES_THE_WRAPPED_AGENT_PLAY_AND_TRAIN_FROM_REPLAY},
+        description="builds the WithUpdate (and its learn closure) once per agent id and reuses it: a later call with another buffer or batch size stores into, and samples from, the first call's buffer with the first batch size",
+        rule="store-every-step", kind="protocol"),
+)

@@ -713,3 +713,28 @@ BUGS = (*BUGS,
         description="cuts the stream to its first 10,000 values 'for speed' (the study logs hundreds of thousands of updates): later pairs are ignored",
         rule="autocorrelation-pearson", kind="size-from-argument"),
 )
+
+
+# --- blind round 16: wrong answers written from the lesson text alone ----------------
+
+THRESHOLD_ALL_BELOW_SHORTCUT_FAILS_ON_EMPTY_RUN_EPISODES_TO_THRESHOLD = """\
+#| export
+def episodes_to_threshold(returns, threshold, window):
+    \"\"\"The number of episodes after which the mean of the last ``window`` returns first
+    reaches ``threshold`` (full windows only), or None if it never does.\"\"\"
+    returns = np.asarray(returns, dtype=np.float64)
+    if returns.max() < threshold:  # no mean of these returns can reach it: skip the scan
+        return None
+    if returns.size < window:
+        return None
+    window_sums = np.convolve(returns, np.ones(window), mode="valid")
+    reached = np.flatnonzero(window_sums >= threshold * window)
+    return int(reached[0]) + int(window) if reached.size else None
+"""
+
+BUGS = (*BUGS,
+    Bug("threshold_all_below_shortcut_fails_on_empty_run", LESSON, "test_episodes_to_threshold",
+        {"episodes_to_threshold": THRESHOLD_ALL_BELOW_SHORTCUT_FAILS_ON_EMPTY_RUN_EPISODES_TO_THRESHOLD},
+        description="skips the scan when every return is below the threshold (returns.max() < threshold), tested before the length check: an empty run raises numpy's ValueError (zero-size array) instead of returning None",
+        rule="threshold-none-if-never", kind="accidental-refusal"),
+)

@@ -863,3 +863,28 @@ BUGS = (*BUGS,
         description="takes the prioritized path only when isinstance(beta, float): beta=0 or beta=1 (ints) or an np.float32 beta sample a prioritized buffer as if uniform (TypeError: sample needs beta)",
         rule="beta-zero-is-prioritized", kind="falsy-as-missing"),
 )
+
+
+# --- blind round 16: wrong answers written from the lesson text alone ----------------
+
+TARGETS_ZERO_NEXT_STATE_AS_TERMINAL_TD_TARGETS = """\
+#| export
+import numpy as np
+
+
+def td_targets(target_network, rewards, next_observations, terminated, discount):
+    \"\"\"r + discount * max_a' Q_target(s', a') for each row; just r where terminated.\"\"\"
+    next_observations = np.asarray(next_observations, dtype=np.float64)
+    # a terminal row has no next state: its s' is stored as zeros, or flagged
+    no_next_state = np.asarray(terminated, dtype=bool) | ~next_observations.any(axis=1)
+    next_values = target_network.predict(next_observations).max(axis=1)
+    bootstrap = np.where(no_next_state, 0.0, next_values)
+    return np.asarray(rewards, dtype=np.float64) + discount * bootstrap
+"""
+
+BUGS = (*BUGS,
+    Bug("targets_zero_next_state_as_terminal", LESSON, "test_td_targets",
+        {"td_targets": TARGETS_ZERO_NEXT_STATE_AS_TERMINAL_TD_TARGETS},
+        description="also stops the bootstrap of every row whose next observation is all zeros (the PyTorch tutorial's padded terminal states): a continuing row whose s' is the origin gets y = r",
+        rule="target-is-reward-plus-discounted-max", kind="wrong-source"),
+)
