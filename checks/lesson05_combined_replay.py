@@ -563,8 +563,8 @@ def _loop_probe(inputs, play_and_train_from_replay):
             outcome[case] = {**corridor_play(env)}
             continue
         outcome[case] = {**corridor_play(env), "updates": agent.updates,
-                         "retyped": agent.retyped, "order": list(events), "flags_not_bool": buffer.flags_not_bool,
-                         "added": buffer.added, "returned": buffer.returned,
+                         "retyped": agent.retyped, "order": list(events),
+                         "flags_not_bool": buffer.flags_not_bool, "added": buffer.added, "returned": buffer.returned,
                          "held_when_sampled": buffer.held_when_sampled,
                          "total": (total if isinstance(total, dict) else float(total)
                                    if isinstance(total, (int, float)) else None)}

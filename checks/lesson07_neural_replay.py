@@ -506,13 +506,7 @@ MANY_ACTIONS = 70  # more than np.choose's 32 (or 64) choices: a network may hav
 def _case_of_many_actions(rng):
     """A batch from a network of MANY_ACTIONS outputs: the loss reads Q[i, a_i] whatever
     their number."""
-    size = int(rng.integers(4, 8))
-    q_values = rng.normal(scale=2.0, size=(size, MANY_ACTIONS)).round(6)
-    actions = rng.integers(MANY_ACTIONS, size=size)
-    errors = rng.uniform(0.05, 3.0, size) * rng.choice([-1.0, 1.0], size=size)
-    targets = (q_values[np.arange(size), actions] - errors).round(6)
-    return {"q_values": q_values.tolist(), "actions": actions.tolist(),
-            "targets": targets.tolist(), "weights": rng.uniform(0.1, 1.0, size).round(4).tolist()}
+    return _batch_case(rng, MANY_ACTIONS, MANY_ACTIONS)
 
 
 def _case_arrays(case):
@@ -590,9 +584,15 @@ def _gradient_inputs(rng):
 
 
 def _case_without_the_last_action(rng):
+    return _batch_case(rng, 3, 2)  # actions 0 and 1 only, of three
+
+
+def _batch_case(rng, n_actions, taken):
+    """4 to 7 rows of Q-values over ``n_actions``, actions drawn below ``taken``, TD errors
+    on both sides of the Huber kink and weights in (0.1, 1)."""
     size = int(rng.integers(4, 8))
-    q_values = rng.normal(scale=2.0, size=(size, 3))
-    actions = rng.integers(2, size=size)  # 0 and 1 only, of three actions
+    q_values = rng.normal(scale=2.0, size=(size, n_actions))
+    actions = rng.integers(taken, size=size)
     errors = (np.where(rng.random(size) < 0.5, rng.uniform(0.05, 0.95, size),
                        rng.uniform(1.05, 4.0, size)) * rng.choice([-1.0, 1.0], size=size))
     q_values = q_values.round(6)

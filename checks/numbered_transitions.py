@@ -108,14 +108,7 @@ def draws_by_seed(new_buffer, add, near, inputs):
     seed, other_seed = inputs["generator_seeds"]
     # the buffer's own generator, read right after it is made: np.random.default_rng(seed)
     # itself, its stream from the start (not a child of the seed's, nor one made later)
-    fresh = new_buffer(seed)
-    try:
-        fresh_rng = getattr(fresh, "rng")
-    except Exception as error:  # noqa: BLE001 - what reading it raised is the answer
-        fresh_rng = error
-    fresh_draws = (attempted(call_student, "buffer.rng.random(4)", fresh_rng.random,
-                             FRESH_DRAWS) if hasattr(fresh_rng, "random")
-                   else {"rng": repr(fresh_rng)[:60]})
+    fresh_draws = _fresh_generator_draws(new_buffer(seed))
     # a generator put in the buffer's self.rng after it was made: its draws must come from it
     lent_to = new_buffer(seed)
     for k in range(GENERATOR_STORED):
@@ -127,11 +120,23 @@ def draws_by_seed(new_buffer, add, near, inputs):
             "other_seed": draws(other_seed, inputs["global_seeds"][0]),
             # two made without a seed, after the same global seeding: fresh entropy each
             "unseeded": [draws(None, inputs["global_seeds"][0]) for _ in range(2)],
-            "lent_generator_draws": generator.draws,
-            "fresh_draws": (fresh_draws["value"].tolist() if isinstance(
-                fresh_draws.get("value"), np.ndarray) else
-                f"buffer.rng is {fresh_draws['rng']}" if "rng" in fresh_draws else
-                str(fresh_draws.get("raised", fresh_draws))[:120])}
+            "lent_generator_draws": generator.draws, "fresh_draws": fresh_draws}
+
+
+def _fresh_generator_draws(buffer):
+    """FRESH_DRAWS draws of a new ``buffer``'s own generator, as a list, or in words what
+    stood in their way (no generator there, or what drawing raised)."""
+    try:
+        rng = getattr(buffer, "rng")
+    except Exception as error:  # noqa: BLE001 - what reading it raised is the answer
+        rng = error
+    if not hasattr(rng, "random"):
+        return f"buffer.rng is {repr(rng)[:60]}"
+    made = attempted(call_student, f"buffer.rng.random({FRESH_DRAWS})", rng.random,
+                     FRESH_DRAWS)
+    value = made.get("value")
+    return value.tolist() if isinstance(value, np.ndarray) else str(
+        made.get("raised", value))[:120]
 
 
 def generator_problem(inputs, data, buffer_class, rule):

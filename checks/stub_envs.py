@@ -58,10 +58,15 @@ def retyped_fields(**fields):
     that passes a batch's rows through one float array (np.column_stack, np.array of the
     rows) gives 3.0 for state 3 and 1.0 for True. None if none was."""
     wrong = [f"{name}={value!r} ({type(value).__name__})" for name, value in fields.items()
-             if not (isinstance(value, (bool, np.bool_)) if name == "terminated" else
-                     isinstance(value, (int, np.integer))
-                     and not isinstance(value, (bool, np.bool_)))]
+             if not _kept_its_kind(name, value)]
     return ", ".join(wrong) or None
+
+
+def _kept_its_kind(field, value):
+    """Whether a transition's ``field`` is still a bool (terminated) or an int (the rest),
+    Python's or numpy's."""
+    flag = isinstance(value, (bool, np.bool_))
+    return flag if field == "terminated" else isinstance(value, (int, np.integer)) and not flag
 
 
 def retyped_problem(runs):

@@ -93,12 +93,11 @@ def _totals_probe(inputs, SumTree):
     exact = _new_tree(SumTree, LAYOUT_POWER)
     exact_nodes = getattr(exact, "nodes", None)
     nodes = getattr(tree, "nodes", None)
+    flat = None if nodes is None else np.asarray(nodes, dtype=np.float64).reshape(-1)
     layout = (None if nodes is None else
               {"length": int(np.size(nodes)), "dtype": str(np.asarray(nodes).dtype),
-               "leaves": np.asarray(nodes, dtype=np.float64).reshape(-1)[
-                   _power_of_two(inputs["capacity"]):][:inputs["capacity"]].tolist(),
-               "root": float(np.asarray(nodes, dtype=np.float64).reshape(-1)[1]),
-               "node_zero": float(np.asarray(nodes, dtype=np.float64).reshape(-1)[0])})
+               "leaves": flat[_power_of_two(inputs["capacity"]):][:inputs["capacity"]].tolist(),
+               "root": float(flat[1]), "node_zero": float(flat[0])})
     # the total read against the root node, after each of many batches
     rooted = _new_tree(SumTree, inputs["root_capacity"])
     roots = []
@@ -173,8 +172,7 @@ def _totals_verdict(inputs, data):
                           f"{total!r} but the root node nodes[1] held {root!r} right after the "
                           "update: update recomputes every sum above the slots it sets, and "
                           "total is the root, read from it (a sum of the leaves made in another "
-                          "order "
-                          "rounds differently, and a search for a mass near the total then "
+                          "order rounds differently, and a search for a mass near the total then "
                           "walks past the last priority).", rule=TREE_LAYOUT)
     if layout.get("node_zero") != 0.0:
         return failed(f"after the updates SumTree({capacity}).nodes[0] holds "

@@ -1,6 +1,8 @@
 """Lesson 03's check of play_and_train_with_per, the training loop with prioritized
 replay."""
 
+from functools import partial
+
 import numpy as np
 
 from checks.expected import expected as reference
@@ -89,24 +91,13 @@ def _loop_inputs(rng):
 
 
 def _loop_probe(inputs, play_and_train_with_per):
-    from course.legal_actions import AllActions
-    from course.scripted_agents import scripted_q_agent
-
     outcome = {}
     limit = inputs["time_limit"]
     for case, (action, time_limit, t_max) in episode_cases(limit, DEFAULT_T_MAX).items():
         long_run = case == "default_t_max"
         events = None if long_run else timeline()  # 10,000 steps: not noted
         env = lent_corridor(inputs["length"], time_limit, events)
-        # the scripted agent plays its action whatever epsilon holds; the loop leaves
-        # epsilon as it found it (train_agent decays it between episodes, not the loop)
-        settings = dict(alpha=inputs["alpha"], epsilon=LENT_EPSILON, discount=inputs["discount"],
-                        get_legal_actions=mirrored(AllActions, 2), seed=inputs["seed"])
-        agent = mirrored(scripted_q_agent, action, **settings,
-                         logged=(*AGENT_WRITES, "get_action"),
-                         settable=("epsilon",),
-                         original=_noting_updates(scripted_q_agent(action, **settings),
-                                                  events))
+        agent = _lent_agent(inputs, action, partial(_noting_updates, events=events))
         buffer = counting_buffer(prioritized=True) if long_run else RecordingPrioritizedBuffer()
         batch_size = 1 if long_run else inputs["batch_size"]
         extra = {} if t_max is None else {"t_max": t_max}
@@ -128,11 +119,7 @@ def _loop_probe(inputs, play_and_train_with_per):
                        for s in range(inputs["length"] + 1)]}
     # standing still for no reward from Q-values of 0: every TD error is 0, and is fed
     # back all the same, batch after batch
-    env = lent_corridor(inputs["length"], limit, step_reward=0.0)
-    settings = dict(alpha=inputs["alpha"], epsilon=LENT_EPSILON, discount=inputs["discount"],
-                    get_legal_actions=mirrored(AllActions, 2), seed=inputs["seed"])
-    agent = mirrored(scripted_q_agent, 0, **settings, logged=(*AGENT_WRITES, "get_action"),
-                     settable=("epsilon",), original=scripted_q_agent(0, **settings))
+    env, agent = lent_corridor(inputs["length"], limit, step_reward=0.0), _lent_agent(inputs, 0)
     buffer = RecordingPrioritizedBuffer()
     call_training_loop(f"play_and_train_with_per(env, agent, replay, {inputs['batch_size']}, "
                        f"beta={inputs['beta']}) in a corridor without rewards",
@@ -144,6 +131,20 @@ def _loop_probe(inputs, play_and_train_with_per):
 
 
 LENT_EPSILON = 0.5
+
+
+def _lent_agent(inputs, action, noting=lambda original: original):
+    """A scripted Q-learning agent that plays ``action``, lent by mirroring: its writes and
+    get_action calls are replayed on the grader's copy, ``noting(copy)``. It plays its
+    action whatever epsilon holds; the loop leaves epsilon as it found it (train_agent
+    decays it between episodes, not the loop)."""
+    from course.legal_actions import AllActions
+    from course.scripted_agents import scripted_q_agent
+
+    settings = dict(alpha=inputs["alpha"], epsilon=LENT_EPSILON, discount=inputs["discount"],
+                    get_legal_actions=mirrored(AllActions, 2), seed=inputs["seed"])
+    return mirrored(scripted_q_agent, action, **settings, logged=(*AGENT_WRITES, "get_action"),
+                    settable=("epsilon",), original=noting(scripted_q_agent(action, **settings)))
 
 
 def _noting_updates(agent, events=None):
