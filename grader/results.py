@@ -187,7 +187,8 @@ class NotebookResult:
     notes: list = field(default_factory=list)
     written: list = field(default_factory=list)  # [WrittenAnswer]
     # grader.judge.sandbox.isolation(): "level" (ISOLATED or NOT_ISOLATED: the wall it was
-    # graded in) and what held each budget of its sandbox ("memory", "tasks", "cpu_time"...)
+    # graded in), what filtered its syscalls ("syscalls") and what held each budget of its
+    # sandbox ("memory", "tasks", "cpu_time"...)
     isolation: dict | None = field(default_factory=dict)
     submitted: bool = True
     status: NotebookStatus = NotebookStatus.GRADED

@@ -146,7 +146,8 @@ def test_the_report_has_the_documented_shape(example_class):
                     "isolation"} <= set(notebook)
             if notebook["submitted"]:
                 assert notebook["isolation"]["level"] in {"namespaces", "none"}
-                assert {"memory", "tasks", "cpu_time", "cpu_share"} <= set(notebook["isolation"])
+                assert {"syscalls", "memory", "tasks", "cpu_time",
+                        "cpu_share"} <= set(notebook["isolation"])
             for check in notebook["checks"]:
                 assert set(check) == {"id", "score", "max_score", "status", "feedback",
                                       "figure", "usage"}

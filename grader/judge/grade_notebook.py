@@ -304,6 +304,8 @@ def grade_notebook(path, salt, memory_mb=DEFAULT_MEMORY_MB, disk_mb=DEFAULT_DISK
         grading.close()
         remove_scratch(scratch)
     if grading.process.budgets_held is not None:  # what held them, not what would have
-        result.isolation = {"level": result.isolation["level"], **grading.process.budgets_held}
+        result.isolation = {"level": result.isolation["level"],
+                            "syscalls": result.isolation.get("syscalls"),
+                            **grading.process.budgets_held}
     result.notes.extend(grading.cell_notes())
     return result

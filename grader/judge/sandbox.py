@@ -154,6 +154,18 @@ def namespaces_available():
     return probe.returncode == 0 and shutil.which("pivot_root") is not None
 
 
+SYSCALL_FILTER = "seccomp: no namespaces, mounts or kernel administration"  # the launcher's
+
+
+def syscall_filter_available():
+    """True where the launcher can install its seccomp filter (Linux with libseccomp)."""
+    try:
+        import pyseccomp  # noqa: F401  (loads the system's libseccomp)
+    except (ImportError, OSError, AttributeError, RuntimeError):
+        return False
+    return True
+
+
 def isolation_level(isolate=True):
     return ISOLATED if isolate and namespaces_available() else NOT_ISOLATED
 
@@ -162,7 +174,9 @@ def isolation(isolate=True, memory_mb=DEFAULT_MEMORY_MB):
     """What a report says walled a notebook in (``level``: namespaces or none) and what
     held each of its budgets."""
     level = isolation_level(isolate)
-    return {"level": level, **budget_mechanisms(memory_mb, has_init=level == ISOLATED)}
+    return {"level": level,
+            "syscalls": SYSCALL_FILTER if syscall_filter_available() else "not filtered",
+            **budget_mechanisms(memory_mb, has_init=level == ISOLATED)}
 
 
 def sandbox_argv(scratch, channel_fd, memory_mb, disk_mb, isolate=True, resources=None):

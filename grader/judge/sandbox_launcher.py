@@ -17,7 +17,10 @@ the course it has never heard of):
 3. ``pivot_root`` makes that tree ``/`` and the old root is unmounted;
 4. each process's address space and core dumps are capped; the host name is
    ``sandbox`` (the UTS namespace is the sandbox's own, as are its System V IPC objects);
-5. every capability is dropped (``setpriv``) and the trusted init
+5. no process of the sandbox may make a user namespace (its ``max_user_namespaces`` is
+   0), and the seccomp filter of ``syscall_filter.py`` is installed: from here on no
+   namespace, no mount and no kernel administration, for everything the sandbox runs;
+6. every capability is dropped (``setpriv``) and the trusted init
    (``sandbox_init.py``) becomes PID 1: when it ends, every process of the sandbox ends,
    and it ends the sandbox if it holds more than ``MAX_PROCESSES`` processes, or, where
    no cgroup holds them (``--init-budgets``), more than ``--max-tasks`` processes and
@@ -27,7 +30,7 @@ The channel to the grader is an inherited socket (``--channel-fd``): there is no
 connection file, kernel spec or start command anywhere a submission could change.
 ``--net`` leaves only a loopback device that is down. Without ``--in-namespace`` (no
 namespaces on this machine) only the per-process memory cap applies here and the server
-runs directly.
+runs directly, under the same seccomp filter.
 """
 
 import argparse
@@ -130,6 +133,15 @@ def enter_root(new_root):
     os.chdir("/tmp/work")
 
 
+def forbid_user_namespaces():
+    """No nested user namespace, whatever the filter lets through (bubblewrap's
+    ``--disable-userns``): the limit is the sandbox's own user namespace's."""
+    try:
+        Path("/proc/sys/user/max_user_namespaces").write_text("0")
+    except OSError as error:  # the seccomp filter still refuses them
+        print(f"sandbox: max_user_namespaces left as it is ({error})", file=sys.stderr)
+
+
 def set_limit(which, value):
     resource.setrlimit(which, (value, value))
 
@@ -148,6 +160,12 @@ def main(argv=None):
     parser.add_argument("--in-namespace", action="store_true",
                         help="started under unshare: mounts affect only this sandbox")
     args = parser.parse_args(argv)
+    try:  # beside this script; loads libseccomp before the root changes
+        import syscall_filter
+    except (ImportError, OSError, AttributeError, RuntimeError) as error:
+        if args.in_namespace:  # Linux, where a sandbox never starts without its filter
+            raise SystemExit(f"sandbox: no seccomp filter: {error}") from None
+        syscall_filter = None  # no namespaces and no libseccomp (macOS): the report says so
     python = sys.executable
     if args.in_namespace:  # never mount anything in the grader's own namespace
         build_root(args.root, args.expose, args.lib, args.disk_mb)
@@ -167,6 +185,10 @@ def main(argv=None):
         command = [python, f"{runtime}/student_server.py", str(args.channel_fd)]
     set_limit(resource.RLIMIT_AS, args.memory_mb * 2**20)
     set_limit(resource.RLIMIT_CORE, 0)
+    if args.in_namespace:
+        forbid_user_namespaces()
+    if syscall_filter is not None:
+        syscall_filter.install()
     os.execvp(command[0], command)
 
 

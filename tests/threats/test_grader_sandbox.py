@@ -1,6 +1,7 @@
 """What a submission's process can see and do: the public helpers, a small scratch
 space of its own, and nothing else."""
 
+import errno
 import os
 import shutil
 import sys
@@ -58,7 +59,64 @@ def fill(path, megabytes):
     return written
 
 
+import ctypes
+_libc = ctypes.CDLL(None, use_errno=True)
+SYS_clone, SYS_clone3, SYS_setns = 56, 435, 308  # x86_64
+NAMESPACE_FLAGS = {"user": 0x10000000, "mount": 0x00020000, "pid": 0x20000000,
+                   "net": 0x40000000, "ipc": 0x08000000, "uts": 0x04000000,
+                   "cgroup": 0x02000000}
+
+
+def errno_of(result):
+    return None if result == 0 else ctypes.get_errno()
+
+
+def cloned(flags):
+    """errno of a raw clone with ``flags`` (None when a child was made, which ends)."""
+    pid = _libc.syscall(SYS_clone, flags | 17, 0, 0, 0, 0)  # 17: SIGCHLD
+    if pid == 0:
+        os._exit(0)
+    if pid > 0:
+        os.waitpid(pid, 0)
+        return None
+    return ctypes.get_errno()
+
+
+def written(path, text):
+    try:
+        with open(path, "w") as handle:
+            handle.write(text)
+        return True
+    except OSError:
+        return False
+
+
+def seccomp_mode():
+    return [line.split()[1] for line in open("/proc/self/status")
+            if line.startswith("Seccomp:")]
+
+
+refused = {
+    **{f"unshare {name}": errno_of(_libc.unshare(flag))
+       for name, flag in NAMESPACE_FLAGS.items()},
+    **{f"clone {name}": cloned(flag) for name, flag in NAMESPACE_FLAGS.items()},
+    "clone3": errno_of(_libc.syscall(SYS_clone3, 0, 0)),
+    "setns": errno_of(_libc.setns(os.open("/proc/self/ns/user", os.O_RDONLY), 0)),
+    "mount tmpfs": errno_of(_libc.mount(b"none", b"/tmp/work", b"tmpfs", 0, None)),
+    "mount cgroup": errno_of(_libc.mount(b"cgroup", b"/tmp/work", b"cgroup2", 0, None)),
+    "umount2": errno_of(_libc.umount2(b"/tmp", 2)),
+    "pivot_root": errno_of(_libc.syscall(155, b"/tmp", b"/tmp/work")),
+}
+plain_fork = os.fork()
+if plain_fork == 0:
+    os._exit(7)
+
 view = {
+    "refused": refused,
+    "plain_fork_status": os.waitstatus_to_exitcode(os.waitpid(plain_fork, 0)[1]),
+    "max_user_namespaces": open("/proc/sys/user/max_user_namespaces").read().strip(),
+    "max_user_namespaces_raised": written("/proc/sys/user/max_user_namespaces", "100"),
+    "seccomp": seccomp_mode(),
     "cwd": os.getcwd(),
     "cwd_listing": sorted(os.listdir(".")),
     "salt_in_environment": "GRADER_SALT" in os.environ,
@@ -135,6 +193,18 @@ def sandbox_view(tmp_path_factory, second_checkout):
             os.environ["GRADER_SALT"] = previous_salt
     assert defined["status"] == outcome["status"] == "ok", (defined, outcome)
     return view
+
+
+def test_no_namespace_no_mount_and_no_user_namespace_from_inside(sandbox_view):
+    # the seccomp filter (mode 2) refuses each with EPERM; clone3 says "not implemented",
+    # so the C library falls back to clone, whose flags the filter reads
+    assert sandbox_view["seccomp"] == ["2"]
+    expected = {name: errno.EPERM for name in sandbox_view["refused"]}
+    expected["clone3"] = errno.ENOSYS
+    assert sandbox_view["refused"] == expected
+    assert sandbox_view["plain_fork_status"] == 7  # an ordinary fork still works
+    assert sandbox_view["max_user_namespaces"] == "0"
+    assert not sandbox_view["max_user_namespaces_raised"]
 
 
 def test_the_working_folder_is_empty_and_stdout_goes_nowhere(sandbox_view):
