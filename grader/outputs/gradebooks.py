@@ -33,7 +33,7 @@ import io
 from dataclasses import dataclass, field
 
 from grader.results import WrittenStatus
-from grader.safe_text import printable
+from grader.safe_text import printable, spreadsheet_safe
 
 FORMATS = ("generic", "canvas", "moodle")
 ROSTER_COLUMNS = ("folder", "name", "id", "sis_user_id", "sis_login_id", "email", "section")
@@ -157,8 +157,11 @@ def _number(value):
 
 
 def _csv(rows):
+    """The rows as CSV, no cell of which a spreadsheet would run as a formula."""
     buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="\n").writerows(rows)
+    csv.writer(buffer, lineterminator="\n").writerows(
+        [spreadsheet_safe(cell) if isinstance(cell, str) else cell for cell in row]
+        for row in rows)
     return buffer.getvalue()
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from grader.outputs.report import write_atomically
 from grader.results import Override, WrittenStatus
-from grader.safe_text import printable
+from grader.safe_text import from_spreadsheet, printable, spreadsheet_safe
 
 COLUMNS = ("student", "lesson", "item", "points", "comment", "max_points", "answer")
 REQUIRED = COLUMNS[:4]
@@ -218,20 +218,6 @@ def apply_manual_grades(report, grades, path):
         else:
             item.override = Override(grade.points, grade.comment)
     return waiting
-
-
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet runs as a formula
-
-
-def spreadsheet_safe(text):
-    """``text`` as a spreadsheet shows it but never runs it: a student's answer or folder
-    name beginning like a formula (``=HYPERLINK(...)``) gets a leading ``'``, which
-    spreadsheets take as "text"; :func:`from_spreadsheet` takes it off again."""
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
-
-
-def from_spreadsheet(text):
-    return text[1:] if text.startswith("'") and text[1:].startswith(FORMULA_STARTS) else text
 
 
 def awaiting_rows(report, grades):

