@@ -721,9 +721,9 @@ _IN_FORCE = _ContractsInForce()
 
 def _changed_words(description, where):
     if where == EARLIER_RESULT:
-        return (f"{description} changed the array an earlier call of it returned: a result "
-                "stays the caller's. Return a new array from every call, never one kept and "
-                "refilled.")
+        return (f"{description} changed an array that an earlier call of it returned or "
+                "was given: both stay the caller's. Make a new array in every call; never "
+                "keep a result or the caller's array to refill on a later call.")
     if isinstance(where, str) and where.startswith("returned "):
         where = where[len("returned "):]
         which = f"argument {int(where) + 1}" if where.isdigit() else f"argument {where!r}"
@@ -918,7 +918,7 @@ def _call_once(description, function, args, kwargs, name, contract, with_numpy_s
     # notes it in the grader: grader/judge/sandbox_runtime/student_server.py)
     if (in_notebook and contract is not None and contract.pure
             and type(function) is types.FunctionType
-            and _IN_FORCE.earlier_results.changed_by(function, result)):
+            and _IN_FORCE.earlier_results.changed_by(function, result, taken)):
         raise ContractBroken(_changed_words(description, EARLIER_RESULT), INPUTS_UNTOUCHED)
     if taken:  # handed back before the copy the channel makes: which argument it is
         taken = [(where, value, (before, writeable, aliased([(where, value, None)], result)))

@@ -687,7 +687,7 @@ def _loop_probe(inputs, play_and_train):
             call_training_loop(f"play_and_train(env, agent, t_max={t_max})", play_and_train,
                                env, agent, t_max=t_max)
         outcome[case] = {"steps": env.unwrapped.steps_taken, "t_max": t_max,
-                         "order": list(events)}
+                         "order": list(events), "updates": list(agent.updates)}
     return outcome
 
 
@@ -748,6 +748,13 @@ def _loop_verdict(inputs, data):
                       "limit is not a terminal state: the future still has value, so pass "
                       "`terminated`, not `terminated or truncated` (Pardo et al., 2018).",
                       rule=UPDATE_GETS_TERMINATED)
+    capped = data["stopped_by_t_max"]
+    if any(update[4] for update in capped.get("updates") or []):
+        return failed(f"play_and_train(env, agent, t_max={capped['t_max']}) stopped an "
+                      "episode that neither terminated nor was truncated, and told "
+                      "agent.update terminated=True on its last step. Where t_max stops the "
+                      "loop the state still has a future, as at a time limit: pass the "
+                      "environment's `terminated` as it is.", rule=UPDATE_GETS_TERMINATED)
     at_limit = data["goal_at_the_limit"]
     if len(at_limit["updates"]) != at_limit["steps"]:
         return failed(f"with an agent whose epsilon is 0, the episode took {at_limit['steps']} "

@@ -364,7 +364,27 @@ def _types_probe(inputs, ReplayBuffer):
             sampled_fields(mixed, MIXED_DRAWS)[2], dtype=np.float64).reshape(-1)})
     except (TypeError, ValueError):
         rewards = None
-    return {**described, "mixed_rewards": rewards}
+    # fractions no narrower float holds exactly: every value comes back as it was stored
+    exact = {}
+    for dtype in EXACT_DTYPES:
+        buffer = _new_buffer(ReplayBuffer, 10, inputs["seed"])
+        for k in range(EXACT_STORED):
+            _add(buffer, _fractions(k, dtype), k, 0.0, _fractions(k + 1, dtype), False)
+        fields = sampled_fields(buffer, MIXED_DRAWS)
+        try:
+            exact[dtype] = [np.asarray(fields[column], dtype=np.float64).tolist()
+                            for column in (0, 3)]
+        except (TypeError, ValueError, IndexError):
+            exact[dtype] = None  # not numbers: other rules judge that
+    return {**described, "mixed_rewards": rewards, "exact": exact}
+
+
+EXACT_DTYPES, EXACT_STORED = ("float64", "float32"), 4
+
+
+def _fractions(k, dtype):
+    """An observation of fractions (k + 1/3, -k - 0.1, 1 + k / 2**20): float16 rounds them."""
+    return np.array([k + 1 / 3, -k - 0.1, 1 + k / 2**20], dtype=dtype)
 
 
 MIXED_REWARDS = (-1, 0.5, 2)  # stored in this order: int, float, int
@@ -402,6 +422,17 @@ def _types_verdict(inputs, data):
                       f"first, then a fraction), sample({MIXED_DRAWS}) returned the rewards "
                       f"{rewards}: store each value as given (an array made for the first "
                       "reward's type turns 0.5 into 0).", rule=DTYPES_FOLLOW_STORED)
+    for dtype, columns in (data.get("exact") or {}).items():
+        stored = {tuple(_fractions(k, dtype).astype(np.float64).tolist())
+                  for k in range(EXACT_STORED + 1)}
+        rows = [tuple(row) for column in columns or [] for row in column]
+        strays = [row for row in rows if row not in stored]
+        if strays:
+            return failed(f"after adding {dtype} observations such as "
+                          f"{_fractions(1, dtype).tolist()}, sample({MIXED_DRAWS}) returned "
+                          f"{list(strays[0])}, which was never stored: store every value "
+                          "exactly as given (no narrower float, no rounding).",
+                          rule=DTYPES_FOLLOW_STORED)
     return passed("five arrays whose shapes and dtypes follow the stored data, for integer, "
                   "float32-vector and uint8-array observations.")
 
@@ -416,9 +447,11 @@ AFTER_MUTATION_BATCHES = 10
 def _rows(observations):
     """Sampled observations as lists of floats (an object array of arrays, row by row)."""
     try:
-        return np.asarray(observations, dtype=np.float64).tolist()
+        rows = np.asarray(observations, dtype=np.float64)
+        # one number per row (a field that is not the observations): still rows of lists
+        return (rows.reshape(len(rows), -1) if rows.ndim else rows.reshape(1, 1)).tolist()
     except (TypeError, ValueError):
-        return [np.asarray(row, dtype=np.float64).tolist() for row in observations]
+        return [np.asarray(row, dtype=np.float64).reshape(-1).tolist() for row in observations]
 
 
 def _aliasing_probe(inputs, ReplayBuffer):
@@ -449,11 +482,31 @@ def _aliasing_probe(inputs, ReplayBuffer):
             fill_in_place(field, MARKER)
         except Exception:  # read-only batches cannot leak: nothing to try
             pass
+    one = call_student("sample(1)", result_by_reference, buffer.sample, 1)
+    for field in parts_of(one):  # a batch of one is a batch too: not views of the storage
+        try:
+            fill_in_place(field, MARKER)
+        except Exception:  # read-only batches cannot leak: nothing to try
+            pass
     # many draws afterwards, so an overwritten stored transition is sure to come up
     after = [row for _ in range(AFTER_MUTATION_BATCHES)
              for row in _rows(sampled_fields(buffer, 64)[0])]
     return {"after_caller_mutation": after_caller_mutation, "after_batch_mutation": after,
-            "kept_before": kept_before, "kept_after": kept_after}
+            "kept_before": kept_before, "kept_after": kept_after,
+            "refilled_between_adds": _refilled_between_adds(ReplayBuffer, inputs)}
+
+
+def _refilled_between_adds(ReplayBuffer, inputs):
+    """The observations sampled from a buffer given one array as the next observation of
+    a transition and then, refilled in place by the caller, as the first of the next one
+    (an environment that reuses its observation array): ``[obs_t rows, obs_tp1 rows]``."""
+    buffer = _new_buffer(ReplayBuffer, 2, inputs["seed"])
+    shared = kept_with(np.full(3, 1.0), near=buffer)
+    _add(buffer, kept_with(np.full(3, 0.0), near=buffer), 0, 0.0, shared, False)
+    fill_in_place(shared, 2.0)
+    _add(buffer, shared, 1, 0.0, kept_with(np.full(3, 3.0), near=buffer), False)
+    fields = sampled_fields(buffer, 32)
+    return [_rows(fields[0]), _rows(fields[3])]
 
 
 def _aliasing_verdict(inputs, data):
@@ -468,6 +521,18 @@ def _aliasing_verdict(inputs, data):
                       "values: the buffer kept a reference, not a copy. Copy observations "
                       "when you add them (np.array(obs) copies an array, a list and a list "
                       "of arrays alike; copy.copy of a list keeps its arrays).",
+                      rule=ADD_COPIES)
+    refilled = data.get("refilled_between_adds") or [[], []]
+    if (set(map(tuple, refilled[0])) - {(0.0,) * 3, (2.0,) * 3}
+            or set(map(tuple, refilled[1])) - {(1.0,) * 3, (3.0,) * 3}):
+        return failed("the caller added a transition whose next observation was an array "
+                      "holding 1.0s, refilled that array with 2.0s and added it as the first "
+                      "observation of the next transition (an environment that reuses its "
+                      "observation array does this); sample then returned observations "
+                      f"{sorted(set(map(tuple, refilled[0])))} and next observations "
+                      f"{sorted(set(map(tuple, refilled[1])))}, not 0.0s or 2.0s and 1.0s or "
+                      "3.0s. Copy what each add is given, when it is given: never reuse an "
+                      "earlier copy because the same array object came back.",
                       rule=ADD_COPIES)
     if not all_rows_original(data["after_batch_mutation"]):
         return failed("overwriting a sampled batch in place changed what the buffer stores: "

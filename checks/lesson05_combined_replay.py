@@ -229,7 +229,19 @@ def _rest_probe(inputs, CombinedReplayBuffer):
     seeded = draws_by_seed(lambda seed: _new_buffer(CombinedReplayBuffer, GENERATOR_CAPACITY,
                                                     seed),
                            _add, CombinedReplayBuffer, inputs)
-    return {"runs": runs, **seeded}
+    # one transition added three times in a row (Taxi repeats an illegal move): each add
+    # stores it, so the older copies count in the rest of the batch as every transition does
+    repeated = _new_buffer(CombinedReplayBuffer, GENERATOR_CAPACITY, inputs["seed"])
+    for k in REPEATED_ADDS:
+        _add(repeated, k)
+    rests = sampled_or_refused(repeated, REPEATED_BATCH, REPEATED_BATCHES, len(REPEATED_ADDS))
+    return {"runs": runs, **seeded,
+            "repeated": {"len": call_student("len(buffer)", len, repeated),
+                         "rests": rests if isinstance(rests, list) else []}}
+
+
+REPEATED_ADDS = (0, 1, 1, 1)  # the newest is 1; before it 0 and 1 twice: 1 is 2/3 of the rest
+REPEATED_BATCH, REPEATED_BATCHES = 4, 20  # 60 rows of the rest: all 0 with chance 3**-60
 
 
 GENERATOR_CAPACITY = 100  # holds every transition draws_by_seed adds
@@ -288,6 +300,21 @@ def _rest_verdict(inputs, data):
     problem = generator_problem(inputs, data, "CombinedReplayBuffer", OWN_GENERATOR)
     if problem:
         return problem
+    repeated = data.get("repeated") or {}
+    rest = []  # each batch without the newest (1), wherever it stands
+    for ids in repeated.get("rests") or []:
+        ids = list(ids)
+        if 1 in ids:
+            ids.remove(1)
+        rest += ids
+    if repeated.get("len") != len(REPEATED_ADDS) or 1 not in rest:
+        return failed(f"after adding transitions {list(REPEATED_ADDS)} (the same transition "
+                      f"three times in a row, as Taxi repeats a move into a wall), len(buffer) "
+                      f"is {repeated.get('len')} and the rest of sample({REPEATED_BATCH}) held "
+                      f"transition 1 {rest.count(1)} times in {len(rest)} rows: every add "
+                      "stores its transition, a repeat too, and the older copies are drawn "
+                      "like any other stored transition (here 1 is two thirds of the rest).",
+                      rule=REST_UNIFORM)
     return passed(f"besides the newest, batches are uniform over the older transitions in "
                   f"{len(cases)} cases (partly filled and wrapped around, batches smaller "
                   f"than, equal to and larger than what is stored; chi-square, rejection rate "
@@ -576,6 +603,13 @@ def _loop_probe(inputs, play_and_train_from_replay):
                      inputs["batch_size"], t_max=0)
     outcome["no_steps"] = {**corridor_play(env), "add_count": len(buffer.added),
                            "update_count": len(agent.updates)}
+    # terminated as Python's bool, as Taxi gives it: the episode ends at the goal all the same
+    env = lent_corridor(inputs["length"], limit, python_flags=True, **LOOP_REWARDS)
+    call_replay_loop(f"play_and_train_from_replay(env, agent, replay, {inputs['batch_size']}) "
+                     "on a corridor whose flags are Python bools", play_and_train_from_replay,
+                     env, scripted_agent(1), RecordingBuffer(newest_alone_first=True),
+                     inputs["batch_size"])
+    outcome["python_flags"] = corridor_play(env)
     # one agent for two episodes, each given a buffer of its own: each call stores into
     # the buffer it is given (nothing kept from the call before)
     env, agent = lent_corridor(inputs["length"], limit, **LOOP_REWARDS), scripted_agent(1)
@@ -606,6 +640,13 @@ def _loop_verdict(inputs, data):
         data["no_steps"], f"play_and_train_from_replay(env, agent, replay, {batch}, t_max=0)")
     if problem:
         return failed(problem, rule=AT_MOST_T_MAX)
+    steps = data["python_flags"]["steps"]
+    if steps != inputs["length"]:
+        return failed(f"on a corridor of {inputs['length']} steps whose terminated flag is "
+                      f"Python's bool (as Taxi's is), walking to the goal took {steps} steps: "
+                      "end the episode when terminated or truncated is true, tested as a "
+                      "truth value (`if terminated or truncated:`), never with numpy's ~ "
+                      "(~True is -2, which is true too).", rule=ENDS_WITH_EPISODE)
     stored = data["two_buffers"]["added"]
     if stored != [length, length]:
         return failed(f"one agent played two {length}-step episodes, each call given a buffer "

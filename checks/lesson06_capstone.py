@@ -325,6 +325,13 @@ def _threshold_probe(inputs, episodes_to_threshold):
                                first["threshold"], first["window"])
     if as_list.get("result") is not None:
         as_list["result"] = _number(as_list["result"])
+    # two runs of a new length in a row (a study's runs all have one length): the first
+    # run's array stays the caller's through the second call (the contract holds it)
+    length = 1 + max(len(case["returns"]) for case in inputs["cases"])
+    run = np.linspace(0.0, 2.0 * first["threshold"], length)
+    for returns in (run, run[::-1]):
+        call_student("episodes_to_threshold(returns, threshold, window)", episodes_to_threshold,
+                     np.array(returns), first["threshold"], first["window"])
     return {"found": found, "as_list": as_list,
             "after": _after_the_call("episodes_to_threshold(returns, threshold, window)",
                                      episodes_to_threshold, second["returns"],
@@ -476,8 +483,17 @@ def _autocorrelation_probe(inputs, autocorrelation):
                                      list(constant["values"]), constant["lag"])
     if "result" in constant_list:
         constant_list["result"] = _number(constant_list["result"])
+    # the integers as a plain list: Python ints, kept as they are (a list is the caller's
+    # too: rewriting its items as floats changes it)
+    ints = next(case for case in inputs["cases"] if case.get("ints"))
+    ints_list = _result_or_error(f"autocorrelation(a list of {len(ints['values'])} ints, "
+                                 f"lag={ints['lag']})", autocorrelation,
+                                 list(ints["values"]), ints["lag"])
+    if "result" in ints_list:
+        ints_list["result"] = _number(ints_list["result"])
     too_long = inputs["too_long"]
     return {"found": found, "as_list": as_list, "constant_list": constant_list,
+            "ints_list": ints_list,
             "after": _after_the_call(f"autocorrelation(values, lag={second['lag']})",
                                      autocorrelation, second["values"], second["lag"]),
             "too_long": [outcome_of(autocorrelation, np.array(too_long["values"]), lag)
@@ -565,6 +581,14 @@ def _autocorrelation_verdict(inputs, data):
                              lambda got, want: _close(got, want, rel=1e-6))
     if problem:
         return problem
+    at = next(index for index, case in enumerate(inputs["cases"]) if case.get("ints"))
+    outcome = data.get("ints_list") or {}
+    if "error" in outcome or not _close(outcome.get("result"), wanted[at], rel=1e-6):
+        got = outcome.get("result", outcome.get("error"))
+        return failed(f"autocorrelation of a plain list of {len(inputs['cases'][at]['values'])}"
+                      f" Python ints at lag {inputs['cases'][at]['lag']} gave {got!r}; the same "
+                      f"numbers as an array give {wanted[at]:.6g}. Read a list without "
+                      "changing it (np.asarray(values, dtype=float)).", rule=TAKES_LISTS)
     constant = inputs["cases"][-1]
     outcome = data.get("constant_list") or {}
     if outcome.get("result") != 0.0:

@@ -108,7 +108,7 @@ def draws_by_seed(new_buffer, add, near, inputs):
     seed, other_seed = inputs["generator_seeds"]
     # the buffer's own generator, read right after it is made: np.random.default_rng(seed)
     # itself, its stream from the start (not a child of the seed's, nor one made later)
-    fresh_draws = _fresh_generator_draws(new_buffer(seed))
+    fresh_draws = fresh_generator_draws(new_buffer(seed))
     # a generator put in the buffer's self.rng after it was made: its draws must come from it
     lent_to = new_buffer(seed)
     for k in range(GENERATOR_STORED):
@@ -123,7 +123,7 @@ def draws_by_seed(new_buffer, add, near, inputs):
             "lent_generator_draws": generator.draws, "fresh_draws": fresh_draws}
 
 
-def _fresh_generator_draws(buffer):
+def fresh_generator_draws(buffer):
     """FRESH_DRAWS draws of a new ``buffer``'s own generator, as a list, or in words what
     stood in their way (no generator there, or what drawing raised)."""
     try:

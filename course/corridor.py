@@ -25,8 +25,10 @@ class Corridor(gym.Env):
     With ``runaway_after``, a step after that many in one episode raises
     :class:`RunawayEpisode` (and is not taken) and ``ran_away`` becomes True."""
 
-    def __init__(self, length, step_reward=-1.0, goal_reward=10.0, runaway_after=None):
+    def __init__(self, length, step_reward=-1.0, goal_reward=10.0, runaway_after=None,
+                 python_flags=False):
         self.length = length
+        self.python_flags = python_flags  # Python's bool for terminated, as Taxi gives it
         self.step_reward = step_reward
         self.goal_reward = goal_reward
         self.runaway_after = runaway_after
@@ -56,8 +58,9 @@ class Corridor(gym.Env):
         self.episode_steps += 1
         self.position = min(self.length, self.position + int(action))
         # numpy's bool, as many environments (and every vectorised one) return it: a loop
-        # that tests the flag with `is True` never sees the episode end
-        terminated = np.bool_(self.position == self.length)
+        # that tests the flag with `is True` never sees the episode end; or Python's, on
+        # which array idioms (`~terminated` is -1 or -2, both true) go wrong
+        terminated = (bool if self.python_flags else np.bool_)(self.position == self.length)
         reward = self.goal_reward if terminated else self.step_reward
         return self.position, reward, terminated, False, {}
 

@@ -7,6 +7,7 @@ call runs in the student's process, so that process compares and says which chan
 (``grader/judge/sandbox_runtime/student_server.py``); in a notebook the checks compare.
 """
 
+import collections
 import copy
 import math
 
@@ -50,27 +51,34 @@ def as_returned(value):
 
 
 class EarlierResults:
-    """The last plain-data result of each function (not method) with a copy of it: a
-    function that keeps its result and refills it on the next call (one array reused
-    "to save time") changes what its caller already holds. A result stays the caller's."""
+    """The last EARLIER_CALLS calls of each function (not method): their plain-data
+    results and arguments, with copies of them. A function that keeps its result, or the
+    caller's array, and refills it on a later call (one array reused "to save time")
+    changes what its caller already holds. What a call returned or was given stays the
+    caller's. (More than one call: a check may call again in between, with the same
+    numbers as numpy scalars.)"""
 
     def __init__(self):
         self._kept = {}
 
-    def changed_by(self, function, result):
-        """Whether ``function``'s previous result no longer equals its copy (this call
-        changed it); then ``result`` is kept in its place."""
-        earlier = self._kept.get(function)
-        moved = earlier is not None and not same(earlier[0], earlier[1])
+    def changed_by(self, function, result, taken=()):
+        """Whether one of ``function``'s earlier results or arguments no longer equals its
+        copy (this call changed it); then this call's ``result`` and arguments ``taken``
+        (from :func:`snapshot`) are kept with them."""
+        earlier = self._kept.setdefault(function, collections.deque(maxlen=EARLIER_CALLS))
+        moved = any(not same(value, before) for call in earlier for value, before in call)
+        kept = [(value, before) for _, value, (before, _) in taken or ()]
         if isinstance(result, (np.ndarray, list, tuple, dict)) and _plain(result):
-            self._kept[function] = (result, copy.deepcopy(result))
+            kept.append((result, copy.deepcopy(result)))
+        earlier.append(kept)
         return moved
 
     def clear(self):
         self._kept.clear()
 
 
-EARLIER_RESULT = "an earlier result"  # what a call changed, when it was its earlier result
+EARLIER_CALLS = 4  # how many calls of one function are kept to compare
+EARLIER_RESULT = "an earlier result"  # what a call changed: an earlier call's result or argument
 
 
 def _writeable(value):

@@ -49,6 +49,9 @@ def _errors_probe(inputs, PrioritizedReplayBuffer, SumTree):
             flat.update_priorities, np.array([0]), np.array([np.nan])),
         "update_priorities([0], [inf]) with alpha=0": outcome_of(
             flat.update_priorities, np.array([0]), np.array([np.inf]))}
+    # a full buffer: -1 and capacity are no slots, not ring positions that wrap round
+    full = _new_buffer(PrioritizedReplayBuffer, capacity, 0.6, inputs["seed"])
+    _fill(full, range(capacity))
     tree = _new_tree(SumTree, capacity)
     held_before = _max_priority(filled)
     _tree_update(tree, np.arange(capacity), np.arange(1.0, capacity + 1.0))  # not all zero
@@ -86,6 +89,13 @@ def _errors_probe(inputs, PrioritizedReplayBuffer, SumTree):
             filled.update_priorities, np.array([0, 1]), np.array([0.5, np.nan])),
         f"update_priorities([0, {stored}], [7.5, 1.0]) with {stored} transitions stored":
             outcome_of(filled.update_priorities, np.array([0, stored]), np.array([7.5, 1.0])),
+        # slots as a Python list, as a caller may give them: the same refusal
+        f"update_priorities([{stored}], [1.0]) as lists, with {stored} transitions stored":
+            outcome_of(filled.update_priorities, [stored], [1.0]),
+        f"update_priorities([-1], [1.0]) on a full buffer of capacity {capacity}":
+            outcome_of(full.update_priorities, np.array([-1]), np.array([1.0])),
+        f"update_priorities([{capacity}], [1.0]) on a full buffer of capacity {capacity}":
+            outcome_of(full.update_priorities, np.array([capacity]), np.array([1.0])),
         **at_alpha_zero,
     }.items())
     # refused calls change nothing: max_priority and the trees' priorities are what they
@@ -96,7 +106,7 @@ def _errors_probe(inputs, PrioritizedReplayBuffer, SumTree):
                                   _tree_get(tree, range(capacity))]]}
 
 
-ERROR_CASES = 18
+ERROR_CASES = 21
 
 
 def _refusal_rule(call):

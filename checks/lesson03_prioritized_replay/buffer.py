@@ -17,6 +17,7 @@ from checks.lesson03_prioritized_replay.driving import (
     LESSON, _attempt, _batch_data, _close, _fill, _max_priority, _new_buffer, _priorities,
     _sample, _sampled_ids, _samples, _tree_total, _unless_raised, _update_priorities)
 from checks.requirements import Rule
+from checks.numbered_transitions import FRESH_DRAWS, fresh_generator_draws
 from checks.statistics import FALSE_FAILURE_RATE, chi_square_pvalue, describe_counts, fits
 from course.ring_buffer import NumpyRingBuffer
 
@@ -259,10 +260,14 @@ def _stratified_inputs(rng):
                           "global_seeds": rng.choice(2**31, size=2, replace=False).tolist()}}
 
 
+STRATIFIED_ALPHAS = (0.0, 0.6)  # alpha = 0 makes every p^alpha 1: sampling stays stratified
+
+
 def _stratified_probe(inputs, PrioritizedReplayBuffer):
     batches = []
-    for size in inputs["batch_sizes"]:
-        buffer = _new_buffer(PrioritizedReplayBuffer, size + 7, 0.6, inputs["seed"])
+    # alpha 0 for the first (uniform priorities, still drawn slice by slice), 0.6 for the next
+    for size, alpha in zip(inputs["batch_sizes"], STRATIFIED_ALPHAS):
+        buffer = _new_buffer(PrioritizedReplayBuffer, size + 7, alpha, inputs["seed"])
         _fill(buffer, range(size))
         batches.append([batch["ids"] for batch in _samples(buffer, size, 0.4, inputs["batches"])])
     # twice as many transitions as the batch: each slice of the total holds two of them,
@@ -281,7 +286,9 @@ def _same_seed_batches(PrioritizedReplayBuffer, inputs):
     a buffer drawing from its own generator draws the same batches both times."""
     case = inputs["generator"]
     stored = case["batch"] * case["per_slice"]  # several transitions in each slice
-    runs = []
+    # the buffer's own generator, read right after it is made: default_rng(seed) itself
+    runs = [fresh_generator_draws(_new_buffer(PrioritizedReplayBuffer, stored, 0.6,
+                                              inputs["seed"]))]
     for global_seed in case["global_seeds"]:
         buffer = _new_buffer(PrioritizedReplayBuffer, stored, 0.6, inputs["seed"])
         _fill(buffer, range(stored))
@@ -297,14 +304,16 @@ def _stratified_verdict(inputs, data):
                            rule=SAMPLE_RETURNS)
     if problem:
         return problem
-    for size, batches in zip(inputs["batch_sizes"], data["batches"]):
+    for size, alpha, batches in zip(inputs["batch_sizes"], STRATIFIED_ALPHAS,
+                                    data["batches"]):
         problem = wrong_amount("batches", batches, inputs["batches"], rule=SAMPLE_RETURNS)
         if problem:
             return problem
         for ids in batches:
             if sorted(ids) != list(range(size)):
                 repeats = len(ids) - len(set(ids))
-                return failed(f"with {size} transitions of equal priority, sample({size}) "
+                return failed(f"with {size} transitions of equal priority (alpha={alpha}), "
+                              f"sample({size}) "
                               f"should draw one mass from each of {size} equal slices of the "
                               f"total, which picks every transition exactly once; a batch held "
                               f"{repeats} repeat(s). Draw mass k uniformly from "
@@ -350,10 +359,19 @@ def _generator_problem(inputs, runs):
     batches, and successive batches differ (with four transitions in each slice, a
     buffer that draws afresh repeats a batch of 6 or more once in 4^6 times)."""
     case = inputs["generator"]
-    problem = wrong_amount("runs of the same seed", runs, 2, rule=SAMPLE_RETURNS)
+    problem = wrong_amount("runs of the same seed", runs, 3, rule=SAMPLE_RETURNS)
     if problem:
         return problem
     stored = case["batch"] * case["per_slice"]
+    fresh, *runs = runs
+    wanted = np.random.default_rng(inputs["seed"]).random(FRESH_DRAWS).tolist()
+    if fresh != wanted:
+        return failed(f"right after PrioritizedReplayBuffer({stored}, seed={inputs['seed']}) "
+                      f"was made, buffer.rng.random({FRESH_DRAWS}) gave {fresh!r}; "
+                      f"np.random.default_rng({inputs['seed']}).random({FRESH_DRAWS}) gives "
+                      f"{wanted}: make self.rng = np.random.default_rng(seed) in __init__, "
+                      "from the seed itself (not a generator derived from it, nor one made "
+                      "on the first sample).", rule=OWN_GENERATOR)
     situation = (f"two PrioritizedReplayBuffer({stored}, seed={inputs['seed']}) filled alike "
                  f"drew sample({case['batch']}, 0.4) {case['batches']} times each, after "
                  f"np.random and random were seeded with {case['global_seeds'][0]} before "
@@ -540,8 +558,13 @@ def _updates_probe(inputs, PrioritizedReplayBuffer):
                          inputs["seed"])
     _fill(buffer, range(inputs["stored"]))
     after = []
-    for update in inputs["rounds"]:
-        _update_priorities(buffer, update["slots"], update["td_errors"])
+    for number, update in enumerate(inputs["rounds"]):
+        if number == 1:  # slots and TD errors as Python lists, as a caller may give them
+            call_student("update_priorities(slots, td_errors) with lists",
+                         buffer.update_priorities, list(update["slots"]),
+                         list(update["td_errors"]))
+        else:
+            _update_priorities(buffer, update["slots"], update["td_errors"])
         after.append(_priorities(buffer, range(inputs["stored"])))
     # alpha and epsilon by default: 0.6 and 1e-6
     default = call_student("PrioritizedReplayBuffer(capacity)", PrioritizedReplayBuffer,

@@ -92,6 +92,11 @@ def _totals_probe(inputs, SumTree):
     # when the capacity is itself a power of two (then L = capacity)
     exact = _new_tree(SumTree, LAYOUT_POWER)
     exact_nodes = getattr(exact, "nodes", None)
+    # and at capacity 1: L = 1, two nodes (node 0 unused, the root is the only leaf)
+    single = _new_tree(SumTree, 1)
+    single_nodes = getattr(single, "nodes", None)
+    if single_nodes is not None:
+        _tree_update(single, [0], SINGLE_PRIORITY)
     nodes = getattr(tree, "nodes", None)
     flat = None if nodes is None else np.asarray(nodes, dtype=np.float64).reshape(-1)
     layout = (None if nodes is None else
@@ -111,10 +116,13 @@ def _totals_probe(inputs, SumTree):
             # one slot alone: still a 1-d array of one priority
             "last_leaf": _tree_get(tree, [inputs["capacity"] - 1]),
             "layout": layout, "power_length": None if exact_nodes is None
-            else int(np.size(exact_nodes))}
+            else int(np.size(exact_nodes)),
+            "single": None if single_nodes is None else
+            {"length": int(np.size(single.nodes)), "total": _tree_total(single)}}
 
 
 LAYOUT_POWER = 16
+SINGLE_PRIORITY = 2.5  # the one priority of a SumTree(1)
 
 
 def _power_of_two(capacity):
@@ -183,6 +191,12 @@ def _totals_verdict(inputs, data):
         return failed(f"SumTree({LAYOUT_POWER}).nodes has length {data.get('power_length')}; "
                       f"with a capacity that is a power of two, L = {LAYOUT_POWER} and nodes "
                       f"has length 2L = {2 * LAYOUT_POWER}.", rule=TREE_LAYOUT)
+    single = data.get("single") or {}
+    if single.get("length") != 2 or single.get("total") != SINGLE_PRIORITY:
+        return failed(f"SumTree(1).nodes has length {single.get('length')} and, after "
+                      f"update([0], {SINGLE_PRIORITY}), total is {single.get('total')!r}; with "
+                      "capacity 1, L = 1 (2**0 is a power of two), so nodes has length 2 and "
+                      "node 1 is both the root and slot 0's leaf.", rule=TREE_LAYOUT)
     return passed(f"the total matches the sum of {inputs['capacity']} priorities after "
                   f"{batches} batches of updates spanning 28 orders of magnitude, "
                   "repeated slots included; nodes has the lesson's layout.")

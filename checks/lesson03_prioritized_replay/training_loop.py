@@ -14,7 +14,8 @@ from checks.records import Record
 from checks.requirements import Rule
 from checks.stub_envs import (call_training_loop, corridor_play, counting_buffer, episode_cases,
                               episode_ends, episode_ends_problem, lent_corridor, plain_state,
-                              plays_as_lesson_01, timeline, timelines_problem)
+                              plays_as_lesson_01, t_max_zero_problem, timeline,
+                              timelines_problem)
 
 
 # --- the rules: what the lesson tells a student, as its checks test it ---------------------
@@ -127,6 +128,14 @@ def _loop_probe(inputs, play_and_train_with_per):
                        inputs["beta"])
     outcome["no_surprise"] = {"samples": len(buffer.samples),
                               "priority_updates": len(buffer.priority_updates)}
+    # t_max=0: no step at all (the count is checked before each step)
+    env, agent = lent_corridor(inputs["length"], limit), _lent_agent(inputs, 1, _noting_updates)
+    buffer = RecordingPrioritizedBuffer()
+    call_training_loop(f"play_and_train_with_per(env, agent, replay, {inputs['batch_size']}, "
+                       f"beta={inputs['beta']}, t_max=0)", play_and_train_with_per, env, agent,
+                       buffer, inputs["batch_size"], inputs["beta"], t_max=0)
+    outcome["no_steps"] = {**corridor_play(env), "add_count": len(buffer.added),
+                           "update_count": len(agent.online_updates)}
     return outcome
 
 
@@ -237,6 +246,11 @@ def _loop_verdict(inputs, data):
                               "prioritized_q_update to each replayed transition in order, "
                               "with its weight, and pass the TD errors it returns.",
                               rule=LOOP_FEEDS_BACK_TD_ERRORS)
+    problem = t_max_zero_problem(
+        data["no_steps"], f"play_and_train_with_per(env, agent, replay, {inputs['batch_size']}"
+        f", beta={inputs['beta']}, t_max=0)")
+    if problem:
+        return failed(problem, rule=LOOP_EPISODE_ENDS)
     quiet = data["no_surprise"]
     if quiet["priority_updates"] != quiet["samples"]:
         return failed(f"standing still in a corridor with no reward, from Q-values of 0, every "

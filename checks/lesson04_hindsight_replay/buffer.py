@@ -742,7 +742,21 @@ def _wrap_probe(inputs, HindsightReplayBuffer):
         _store(tiny, 0, 1)
         _store(tiny, 1, 1)
         rows[f"tiny {strategy}"] = _decoded_sample(tiny, 16)
+    # a batch drawn, then two stores whose changes of length cancel out: the total is as
+    # it was, the episodes' ends are not (nothing about them may be kept from before)
+    cancelling = _new_buffer(HindsightReplayBuffer, len(CANCELLING[0]), 12, "future", 4,
+                             inputs["seed"])
+    for episode, length in enumerate(CANCELLING[0]):
+        _store(cancelling, episode, length)
+    _decoded_sample(cancelling, 32)
+    for episode, length in enumerate(CANCELLING[1], start=len(CANCELLING[0])):
+        _store(cancelling, episode, length)
+    rows["cancelling"] = [row for _ in range(20) for row in _decoded_sample(cancelling, 32)]
     return rows
+
+
+# the lengths of a full buffer's episodes, then of the two that replace its oldest two
+CANCELLING = ((2, 3, 4), (3, 2))
 
 
 def _wrap_verdict(inputs, data):
@@ -770,6 +784,27 @@ def _wrap_verdict(inputs, data):
             return failed("HindsightReplayBuffer(env, max_episodes=1, max_episode_steps=1, "
                           f"strategy={strategy!r}) after two 1-step episodes, 0 then 1: "
                           f"{feedback}", rule=rule)
+    lengths = [*CANCELLING[0], *CANCELLING[1]]
+    live = set(range(len(CANCELLING[1]), len(lengths)))
+    rows = data.get("cancelling") or []
+    problem = wrong_amount("rows after the cancelling stores", rows, 640, rule=SAMPLE_RETURNS)
+    if problem:
+        return problem
+    made = (f"a buffer of {len(CANCELLING[0])} episodes of {list(CANCELLING[0])} steps, "
+            f"sampled once, then given episodes of {list(CANCELLING[1])} steps (the same "
+            "number of transitions, other episode ends)")
+    problem = check_rows(rows, lengths, "future", live)
+    if problem:
+        feedback, rule = problem
+        return failed(f"{made}: {feedback}", rule=rule)
+    drawn = {(row[0], row[1]) for row in rows}
+    never = [(episode, step) for episode in sorted(live) for step in range(lengths[episode])
+             if (episode, step) not in drawn]
+    if never:  # each is expected about 70 times in 640 draws: never by chance is impossible
+        return failed(f"{made}: 640 draws never gave step {never[0][1]} of episode "
+                      f"{never[0][0]}: find the episodes' ends from the lengths stored now, "
+                      "at every sample (nothing computed from them may outlive a store).",
+                      rule=UNIFORM_TRANSITIONS)
     return passed("after the buffer wraps, only the live episodes are sampled, and no goal "
                   "comes from the steps an overwritten longer episode left behind; a buffer "
                   "of one 1-step episode keeps the newest.")

@@ -544,6 +544,121 @@ class CombinedReplayBuffer(ReplayBuffer):
 '''
 
 
+LIST_RING_WITH_AGE_INDEX_BUFFER_CLASS = """\
+#| export
+from collections import deque
+
+import numpy as np
+
+from course.with_update import WithUpdate
+from qlearning import play_and_train
+
+
+class ReplayBuffer:
+    \"\"\"A FIFO store of transitions (obs_t, action, reward, obs_tp1, done).
+
+    Holds at most ``size`` transitions, dropping the oldest first. ``seed`` seeds the
+    buffer's own generator, ``self.rng``, which ``sample`` draws from.
+    \"\"\"
+
+    def __init__(self, size, seed=None):
+        if size < 1:
+            raise ValueError(f"a replay buffer needs a size of at least 1, got {size}")
+        self.size = size
+        self._slots = []  # grows to size, then each add overwrites the oldest slot
+        self._oldest = 0  # slot of the oldest transition once the list is full
+        self.rng = np.random.default_rng(seed)
+
+    def __len__(self):
+        \"\"\"The number of transitions stored now (never more than ``size``).\"\"\"
+        return len(self._slots)
+"""
+
+LIST_RING_WITH_AGE_INDEX_BUFFER_ADD = """\
+#| export
+@add_to_class(ReplayBuffer)
+def add(self, obs_t, action, reward, obs_tp1, done):
+    \"\"\"Store one transition, evicting the oldest if the buffer is full. Copies arrays.\"\"\"
+    transition = (np.array(obs_t), np.array(action), np.array(reward), np.array(obs_tp1),
+                  np.array(done))
+    if len(self._slots) < self.size:
+        self._slots.append(transition)
+    else:
+        self._slots[self._oldest] = transition
+        self._oldest = (self._oldest + 1) % self.size
+"""
+
+LIST_RING_WITH_AGE_INDEX_BUFFER_SAMPLE = """\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    \"\"\"``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask).\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"sample needs a positive batch_size, got {batch_size}")
+    count = len(self._slots)
+    if count == 0:
+        raise ValueError("the replay buffer is empty: add a transition before sampling")
+    ages = self.rng.integers(count, size=batch_size)  # 0 is the oldest
+    slots = (self._oldest + ages) % count
+    rows = [self._slots[slot] for slot in slots]
+    return tuple(np.stack([row[k] for row in rows]) for k in range(5))
+"""
+
+CER_DEL_AND_CONCATENATE_CER_BUFFER = """\
+#| export
+import math
+
+import gymnasium as gym
+import numpy as np
+
+from course.with_update import WithUpdate
+from qlearning import QLearningAgent, play_and_train
+from replay_buffer import ReplayBuffer
+
+
+class CombinedReplayBuffer(ReplayBuffer):
+    \"\"\"Combined experience replay (Zhang & Sutton, 2017): each batch is the newest
+    transition, once, plus ``batch_size - 1`` drawn uniformly, with replacement, from the
+    transitions stored before it (just the newest while nothing else is stored).\"\"\"
+
+    def sample(self, batch_size):
+        if batch_size <= 0:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        if len(self) == 0:
+            raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+        newest = self._storage[-1]
+        others = None
+        if batch_size > 1 and len(self) > 1:
+            del self._storage[-1]
+            try:
+                others = super().sample(batch_size - 1)
+            finally:
+                self._storage.append(newest)
+        fields = []
+        for i, value in enumerate(newest):
+            head = np.array(value)[np.newaxis]  # a copy, with the batch axis in front
+            fields.append(head if others is None else np.concatenate([head, others[i]]))
+        return tuple(fields)
+"""
+
+THRESHOLD_STREAMING_DEQUE_EPISODES_TO_THRESHOLD = """\
+#| export
+def episodes_to_threshold(returns, threshold, window):
+    \"\"\"The number of episodes after which the mean of the last ``window`` returns first
+    reaches ``threshold`` (full windows only), or None if it never does.\"\"\"
+    import math
+    from collections import deque
+
+    last = deque(maxlen=int(window))
+    for episode, value in enumerate(returns, start=1):
+        last.append(float(value))
+        if len(last) == window and math.fsum(last) >= threshold * window:
+            return episode
+    return None
+"""
+
+
 CORRECT_VARIANTS = (
     CorrectVariant("agent_written_with_numpy_and_a_while_loop", "01_qlearning",
                    {"get_best_action": BEST_ACTION_WITH_FLATNONZERO,
@@ -640,4 +755,13 @@ CORRECT_VARIANTS = (
     CorrectVariant("cer_indexes_the_older_directly", "05_combined_replay",
                    {"cer_buffer": CER_INDEXES_THE_OLDER_DIRECTLY_CER_BUFFER},
                    description='never touches the deque: validates, draws batch_size - 1 indices among the len - 1 older transitions with self.rng.integers (the very call lesson 02 makes on the older ones) and stacks the newest first'),
+    CorrectVariant("list_ring_with_age_index", "02_replay_buffer",
+                   {"buffer_class": LIST_RING_WITH_AGE_INDEX_BUFFER_CLASS, "buffer_add": LIST_RING_WITH_AGE_INDEX_BUFFER_ADD, "buffer_sample": LIST_RING_WITH_AGE_INDEX_BUFFER_SAMPLE},
+                   description="a list that grows to size and then overwrites the oldest slot at a write position; sample draws ages 0..len-1 from self.rng and maps them to slots from the oldest, so it returns the reference's very batches"),
+    CorrectVariant("cer_del_and_concatenate", "05_combined_replay",
+                   {"cer_buffer": CER_DEL_AND_CONCATENATE_CER_BUFFER},
+                   description="validates itself, sets the newest aside with del, draws the others with lesson 02's sample (same generator calls), joins field by field"),
+    CorrectVariant("threshold_streaming_deque", "06_capstone",
+                   {"episodes_to_threshold": THRESHOLD_STREAMING_DEQUE_EPISODES_TO_THRESHOLD},
+                   description="keeps the last int(window) returns in a deque, compares their exact sum (math.fsum) with threshold * window once the deque is full, and returns the 1-based episode number (a Python int)"),
 )

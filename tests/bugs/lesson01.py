@@ -809,3 +809,31 @@ BUGS = (*BUGS,
         description="reads agent.epsilon once and, when it is 0, plays a greedy 'evaluation' episode without calling agent.update (harmless in training, where the decayed epsilon never reaches exactly 0)",
         rule="loop-steps", kind="protocol"),
 )
+
+
+# --- blind round 17: wrong answers written from the lesson text alone ----------------
+
+LOOP_CAP_STEP_MARKED_TERMINAL_PLAY_AND_TRAIN = """\
+#| export
+def play_and_train(env, agent, t_max=10_000):
+    \"\"\"Play one episode, updating ``agent`` after every step; return the total reward.\"\"\"
+    total_reward = 0.0
+    state, _ = env.reset()
+    for t in range(t_max):
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        last_step = t == t_max - 1  # the episode ends here: nothing comes after this step
+        agent.update(state, action, reward, next_state, terminated or last_step)
+        total_reward += reward
+        state = next_state
+        if terminated or truncated:
+            break
+    return total_reward
+"""
+
+BUGS = (*BUGS,
+    Bug("loop_cap_step_marked_terminal", LESSON, "test_play_and_train",
+        {"play_and_train": LOOP_CAP_STEP_MARKED_TERMINAL_PLAY_AND_TRAIN},
+        description="on the step where t_max stops the episode it calls update(..., terminated or last_step) with last_step True, so the final transition of a capped episode is learned without its bootstrap",
+        rule="update-gets-terminated", kind="past-terminal"),
+)

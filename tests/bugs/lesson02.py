@@ -457,6 +457,7 @@ BUGS = (
         description="ReplayBuffer(0) accepted: a buffer that drops every transition"),
     Bug("sample_rejects_batch_of_one", LESSON, "test_sample_errors",
         {"buffer_sample": SAMPLE_REJECTS_BATCH_OF_ONE},
+        also_fails=("test_no_aliasing", "test_uniform_sampling"),
         rule="batch-of-one-valid", kind="boundary",
         description="the error guard is off by one: sample(1) raises ValueError"),
     Bug("replay_loop_never_stops_unless_terminated", LESSON, "test_replay_loop",
@@ -1030,7 +1031,7 @@ def sample(self, batch_size):
 BUGS = (*BUGS,
     Bug("next_obs_shared_with_next_transition", LESSON, "test_fifo_eviction",
         {"buffer_add": NEXT_OBS_SHARED_WITH_NEXT_TRANSITION_BUFFER_ADD, "buffer_sample": NEXT_OBS_SHARED_WITH_NEXT_TRANSITION_BUFFER_SAMPLE},
-        also_fails=("test_uniform_sampling",),
+        also_fails=("test_no_aliasing", "test_uniform_sampling"),
         description="memory-saving buffer storing each observation once: a transition's next observation is read from the obs_t of the transition stored after it, which is wrong at every episode boundary (it is the next episode's start state)",
         rule="transition-intact", kind="wrong-source"),
 )
@@ -1377,4 +1378,92 @@ BUGS = (*BUGS,
         {"buffer_sample": SAMPLE_CHANNELS_FIRST_BUFFER_SAMPLE},
         description="observations with 3 axes (H, W, C) come back as (batch, C, H, W), as PyTorch convolutions want: right for Taxi, CartPole and 2-D frames, wrong for colour images",
         rule="batch-shape", kind="wrong-formula"),
+)
+
+
+# --- blind round 17: wrong answers written from the lesson text alone ----------------
+
+SAMPLE_BATCH_OF_ONE_RETURNS_VIEWS_BUFFER_SAMPLE = """\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    \"\"\"``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask).\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if len(self._storage) == 0:
+        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+    if batch_size == 1:
+        # one row: nothing to stack, just give each field its batch axis
+        row = self._storage[self.rng.integers(len(self._storage))]
+        return tuple(field[np.newaxis] for field in row)
+    indices = self.rng.integers(len(self._storage), size=batch_size)
+    rows = [self._storage[i] for i in indices]
+    return tuple(np.stack(column) for column in zip(*rows))
+"""
+
+ADD_REUSES_COPY_BY_IDENTITY_BUFFER_ADD = """\
+#| export
+@add_to_class(ReplayBuffer)
+def add(self, obs_t, action, reward, obs_tp1, done):
+    \"\"\"Store one transition, evicting the oldest if the buffer is full. Copies arrays.\"\"\"
+    # consecutive transitions share an observation (this obs_t is the previous
+    # obs_tp1): keep a single copy of it instead of two
+    if self._storage and obs_t is getattr(self, "_previous_obs_tp1", None):
+        obs_copy = self._storage[-1][3]
+    else:
+        obs_copy = np.array(obs_t)
+    self._previous_obs_tp1 = obs_tp1
+    self._storage.append((obs_copy, np.array(action), np.array(reward), np.array(obs_tp1),
+                          np.array(done)))
+"""
+
+STORES_FLOAT_VECTORS_AS_FLOAT16_BUFFER_ADD = """\
+#| export
+@add_to_class(ReplayBuffer)
+def add(self, obs_t, action, reward, obs_tp1, done):
+    \"\"\"Store one transition, evicting the oldest if the buffer is full. Copies arrays.\"\"\"
+    fields = []
+    for field in (obs_t, action, reward, obs_tp1, done):
+        array = np.array(field)
+        if array.dtype.kind == "f" and array.ndim > 0:
+            # observation vectors and frames in half precision: half the memory
+            fields.append((array.astype(np.float16), array.dtype))
+        else:
+            fields.append((array, array.dtype))
+    self._storage.append(tuple(fields))
+"""
+
+STORES_FLOAT_VECTORS_AS_FLOAT16_BUFFER_SAMPLE = """\
+#| export
+@add_to_class(ReplayBuffer)
+def sample(self, batch_size):
+    \"\"\"``batch_size`` transitions drawn uniformly with replacement, as five arrays
+    (obs_batch, act_batch, rew_batch, next_obs_batch, done_mask).\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if len(self._storage) == 0:
+        raise ValueError("cannot sample from an empty replay buffer: add transitions first")
+    indices = self.rng.integers(len(self._storage), size=batch_size)
+    rows = [self._storage[i] for i in indices]
+    batch = []
+    for column in zip(*rows):
+        arrays, dtypes = zip(*column)
+        batch.append(np.stack(arrays).astype(np.result_type(*dtypes)))  # back to stored dtype
+    return tuple(batch)
+"""
+
+BUGS = (*BUGS,
+    Bug("sample_batch_of_one_returns_views", LESSON, "test_no_aliasing",
+        {"buffer_sample": SAMPLE_BATCH_OF_ONE_RETURNS_VIEWS_BUFFER_SAMPLE},
+        description="sample(1) skips np.stack and returns field[np.newaxis] of the stored row: writable views, so changing the batch of one rewrites the stored transition (batches of 2 or more are fresh arrays)",
+        rule="sample-new-arrays", kind="mutates-input"),
+    Bug("add_reuses_copy_by_identity", LESSON, "test_no_aliasing",
+        {"buffer_add": ADD_REUSES_COPY_BY_IDENTITY_BUFFER_ADD},
+        description="memory saving: when obs_t is the very object passed as the previous obs_tp1, add reuses the copy made then; if the caller refilled that array in place meanwhile, the new transition is stored with the old observation",
+        rule="add-copies", kind="mutates-input"),
+    Bug("stores_float_vectors_as_float16", LESSON, "test_sample_types",
+        {"buffer_add": STORES_FLOAT_VECTORS_AS_FLOAT16_BUFFER_ADD, "buffer_sample": STORES_FLOAT_VECTORS_AS_FLOAT16_BUFFER_SAMPLE},
+        description="add keeps float arrays of one or more axes as float16 (half the memory) and sample casts them back to their dtype: the dtype is right, but the values are rounded to 3 significant digits, so rows are not the stored transitions",
+        rule="dtypes-follow-stored", kind="wrong-formula"),
 )

@@ -484,6 +484,7 @@ BUGS = [
         rule="loop-episode-ends", kind="past-terminal"),
     Bug("alpha_zero_refused", LESSON, "test_importance_weights",
         {"per_class": ALPHA_ZERO_REFUSED},
+        also_fails=("test_stratified_sampling",),
         description="alpha=0 (uniform replay, the other end of the scale) raises ValueError",
         rule="alpha-zero-uniform", kind="accidental-refusal"),
     # --- the requirements no rule checked before (issue 22) ---
@@ -1633,4 +1634,216 @@ BUGS = (*BUGS,
         {"per_class": STALE_SLOTS_SKIPPED_PER_CLASS, "per_sample": STALE_SLOTS_SKIPPED_PER_SAMPLE, "per_update_priorities": STALE_SLOTS_SKIPPED_PER_UPDATE_PRIORITIES},
         description="remembers the slots added since the last sample and silently skips them in update_priorities (their transition is not the one the batch held): after sample, add, update_priorities the overwritten slot keeps the maximal priority and max_priority ignores its TD error",
         rule="priority-formula", kind="protocol"),
+)
+
+
+# --- blind round 17: wrong answers written from the lesson text alone ----------------
+
+TREE_OF_ONE_GETS_TWO_LEAVES_SUMTREE_CLASS = """\
+#| export
+import numpy as np
+
+from course.ring_buffer import NumpyRingBuffer
+from course.with_update import WithUpdate
+from qlearning import play_and_train
+
+
+class SumTree:
+    \"\"\"Non-negative float64 priorities of ``capacity`` slots, and all their partial sums.
+
+    A binary heap in one array: node 1 is the root, node k has children 2k and 2k + 1, and
+    slot i is leaf ``leaf_count + i``, where ``leaf_count`` is the smallest power of two
+    >= capacity. Every inner node holds the sum of its children; the root, the total.
+    \"\"\"
+
+    def __init__(self, capacity):
+        if capacity < 1:
+            raise ValueError(f"capacity must be at least 1, got {capacity}")
+        self.capacity = capacity
+        # the power of two >= capacity, and at least two leaves so the root has children
+        self.leaf_count = max(2, 1 << (capacity - 1).bit_length())
+        self.depth = self.leaf_count.bit_length() - 1  # levels below the root
+        self.nodes = np.zeros(2 * self.leaf_count, dtype=np.float64)
+
+    @property
+    def total(self):
+        \"\"\"The sum of all priorities: the root.\"\"\"
+        return float(self.nodes[1])
+
+    def get(self, slots):
+        \"\"\"The priorities of ``slots`` (an array of slot numbers), as a float64 array.\"\"\"
+        return self.nodes[self.leaf_count + self.checked_slots(slots)]
+
+    def checked_slots(self, slots):
+        \"\"\"``slots`` as an int64 array; ValueError if any is outside [0, capacity).\"\"\"
+        slots = np.asarray(slots)
+        if slots.size and slots.dtype.kind not in "iu":
+            raise ValueError(f"slots must be integers, got dtype {slots.dtype}")
+        slots = slots.astype(np.int64)
+        if slots.size and (slots.min() < 0 or slots.max() >= self.capacity):
+            raise ValueError(f"slots must lie in [0, {self.capacity}), got "
+                             f"{slots[(slots < 0) | (slots >= self.capacity)][:3]}")
+        return slots
+"""
+
+GENERATOR_MADE_ON_FIRST_SAMPLE_PER_CLASS = """\
+#| export
+class PrioritizedReplayBuffer:
+    \"\"\"Proportional prioritized replay (Schaul et al., 2016).
+
+    Transitions live in ``self.storage`` (a NumpyRingBuffer); their priorities p^alpha
+    in ``self.tree`` (a SumTree), slot for slot. New transitions get the largest priority
+    given so far, ``self.max_priority`` (1 at first); ``update_priorities`` sets
+    p = |delta| + epsilon. ``seed`` seeds the buffer's generator ``self.rng``.
+    \"\"\"
+
+    def __init__(self, capacity, alpha=0.6, epsilon=1e-6, seed=None):
+        if alpha < 0 or not epsilon > 0:
+            raise ValueError(f"need alpha >= 0 and epsilon > 0, got {alpha} and {epsilon}")
+        self.capacity, self.alpha, self.epsilon = capacity, alpha, epsilon
+        self.storage = NumpyRingBuffer(capacity)
+        self.tree = SumTree(capacity)
+        self.max_priority = 1.0
+        self.seed = seed  # the generator is made when the first batch is drawn
+
+    def __len__(self):
+        \"\"\"The number of transitions stored (at most ``capacity``).\"\"\"
+        return len(self.storage)
+
+    def add(self, obs_t, action, reward, obs_tp1, done):
+        \"\"\"Store a transition (overwriting the oldest when full) at the maximal priority.\"\"\"
+        slot = self.storage.add(obs_t, action, reward, obs_tp1, done)
+        self.tree.update([slot], self.max_priority ** self.alpha)
+"""
+
+GENERATOR_MADE_ON_FIRST_SAMPLE_PER_SAMPLE = """\
+#| export
+@add_to_class(PrioritizedReplayBuffer)
+def sample(self, batch_size, beta):
+    \"\"\"Draw ``batch_size`` transitions with probability P(i), one from each equal slice of
+    the total priority; return (obs_t, action, reward, obs_tp1, done, weights, slots),
+    where weights are (N P(i))^-beta divided by their maximum.\"\"\"
+    if not hasattr(self, "rng"):
+        self.rng = np.random.default_rng(self.seed)  # once, on the first batch
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if len(self) == 0:
+        raise ValueError("cannot sample from an empty buffer: add transitions first")
+    total = self.tree.total
+    masses = (np.arange(batch_size) + self.rng.random(batch_size)) * (total / batch_size)
+    slots = np.minimum(self.tree.find_prefix_sum(masses), len(self) - 1)
+    probabilities = self.tree.get(slots) / total
+    weights = (len(self) * probabilities) ** -beta
+    return (*self.storage[slots], weights / weights.max(), slots)
+"""
+
+ALPHA_ZERO_SAMPLED_WITHOUT_STRATA_PER_SAMPLE = """\
+#| export
+@add_to_class(PrioritizedReplayBuffer)
+def sample(self, batch_size, beta):
+    \"\"\"Draw ``batch_size`` transitions with probability P(i), one from each equal slice of
+    the total priority; return (obs_t, action, reward, obs_tp1, done, weights, slots),
+    where weights are (N P(i))^-beta divided by their maximum.\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if len(self) == 0:
+        raise ValueError("cannot sample from an empty buffer: add transitions first")
+    if self.alpha == 0:  # alpha = 0 is uniform replay: no tree needed, every weight is 1
+        slots = self.rng.integers(len(self), size=batch_size)
+        return (*self.storage[slots], np.ones(batch_size), slots)
+    total = self.tree.total
+    masses = (np.arange(batch_size) + self.rng.random(batch_size)) * (total / batch_size)
+    slots = np.minimum(self.tree.find_prefix_sum(masses), len(self) - 1)
+    probabilities = self.tree.get(slots) / total
+    weights = (len(self) * probabilities) ** -beta
+    return (*self.storage[slots], weights / weights.max(), slots)
+"""
+
+SLOTS_LIST_COMPARED_DIRECTLY_PER_UPDATE_PRIORITIES = """\
+#| export
+@add_to_class(PrioritizedReplayBuffer)
+def update_priorities(self, slots, td_errors):
+    \"\"\"Set p = |delta| + epsilon for each sampled slot; store p^alpha in the tree.\"\"\"
+    td_errors = np.asarray(td_errors, dtype=np.float64)
+    if len(slots) != len(td_errors):
+        raise ValueError(f"got {len(slots)} slots but {len(td_errors)} TD errors")
+    if not np.all(np.isfinite(td_errors)):
+        raise ValueError(f"TD errors must be finite, got {td_errors[~np.isfinite(td_errors)]}")
+    if np.any((slots < 0) | (slots >= len(self))):  # slots come from sample: an array
+        raise ValueError(f"slots must lie in [0, {len(self)}), the filled part of the buffer")
+    priorities = np.abs(td_errors) + self.epsilon
+    self.tree.update(slots, priorities ** self.alpha)
+    if priorities.size:
+        self.max_priority = max(self.max_priority, float(priorities.max()))
+"""
+
+SLOTS_WRAPPED_ROUND_THE_RING_PER_UPDATE_PRIORITIES = """\
+#| export
+@add_to_class(PrioritizedReplayBuffer)
+def update_priorities(self, slots, td_errors):
+    \"\"\"Set p = |delta| + epsilon for each sampled slot; store p^alpha in the tree.\"\"\"
+    slots = np.asarray(slots) % self.capacity  # ring positions wrap round
+    td_errors = np.asarray(td_errors, dtype=np.float64)
+    if slots.shape != td_errors.shape:
+        raise ValueError(f"got {slots.size} slots but {td_errors.size} TD errors")
+    if not np.all(np.isfinite(td_errors)):
+        raise ValueError(f"TD errors must be finite, got {td_errors[~np.isfinite(td_errors)]}")
+    if np.any(slots >= len(self)):
+        raise ValueError(f"slots must lie in [0, {len(self)}), the filled part of the buffer")
+    priorities = np.abs(td_errors) + self.epsilon
+    self.tree.update(slots, priorities ** self.alpha)
+    if priorities.size:
+        self.max_priority = max(self.max_priority, float(priorities.max()))
+"""
+
+PER_LOOP_PLAYS_A_STEP_AT_T_MAX_ZERO_PLAY_AND_TRAIN_WITH_PER = """\
+#| export
+def play_and_train_with_per(env, agent, replay, batch_size, beta, t_max=10_000):
+    \"\"\"Play one episode; after each step also learn from a prioritized batch and update
+    its priorities. Returns the episode's total reward.\"\"\"
+    total_reward, steps = 0.0, 0
+    state, _ = env.reset()
+    while True:
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        agent.update(state, action, reward, next_state, terminated)
+        replay.add(state, action, reward, next_state, terminated)
+        *transitions, weights, slots = replay.sample(batch_size, beta)
+        td_errors = [prioritized_q_update(agent, *transition, weight)
+                     for *transition, weight in zip(*transitions, weights)]
+        replay.update_priorities(slots, td_errors)
+        total_reward += reward
+        state = next_state
+        steps += 1
+        if terminated or truncated or steps >= t_max:
+            break
+    return total_reward
+"""
+
+BUGS = (*BUGS,
+    Bug("tree_of_one_gets_two_leaves", LESSON, "test_sumtree_totals",
+        {"sumtree_class": TREE_OF_ONE_GETS_TWO_LEAVES_SUMTREE_CLASS},
+        description="leaf_count = max(2, ...) so that the root always has two children: SumTree(1) gets leaf_count 2, depth 1 and nodes of length 4 instead of 2 (sums and searches stay right)",
+        rule="tree-layout", kind="boundary"),
+    Bug("generator_made_on_first_sample", LESSON, "test_stratified_sampling",
+        {"per_class": GENERATOR_MADE_ON_FIRST_SAMPLE_PER_CLASS, "per_sample": GENERATOR_MADE_ON_FIRST_SAMPLE_PER_SAMPLE},
+        description="__init__ only remembers the seed; sample makes self.rng on its first call: a new buffer has no rng attribute (AttributeError), so nothing can read or draw from buffer.rng before the first batch",
+        rule="own-generator", kind="global-generator"),
+    Bug("alpha_zero_sampled_without_strata", LESSON, "test_stratified_sampling",
+        {"per_sample": ALPHA_ZERO_SAMPLED_WITHOUT_STRATA_PER_SAMPLE},
+        description="with alpha == 0 ('uniform replay') skips the tree and draws rng.integers(len(self), size=batch_size): independent draws with repeats, so a batch of N from N stored no longer holds every transition once",
+        rule="stratified", kind="wrong-distribution"),
+    Bug("slots_list_compared_directly", LESSON, "test_errors",
+        {"per_update_priorities": SLOTS_LIST_COMPARED_DIRECTLY_PER_UPDATE_PRIORITIES},
+        also_fails=("test_priority_updates",),
+        description="converts the TD errors but compares the slots as given: a Python list of slots raises TypeError ('<' between list and int) instead of setting the priorities (and a bad slot in a list gives TypeError, not ValueError)",
+        rule="update-refuses-bad-input", kind="accidental-refusal"),
+    Bug("slots_wrapped_round_the_ring", LESSON, "test_errors",
+        {"per_update_priorities": SLOTS_WRAPPED_ROUND_THE_RING_PER_UPDATE_PRIORITIES},
+        description="takes slots % capacity first ('slots index a ring'): on a full buffer slot -1 silently sets the last slot and slot capacity sets slot 0, no ValueError",
+        rule="update-refuses-bad-input", kind="accidental-refusal"),
+    Bug("per_loop_plays_a_step_at_t_max_zero", LESSON, "test_per_loop",
+        {"play_and_train_with_per": PER_LOOP_PLAYS_A_STEP_AT_T_MAX_ZERO_PLAY_AND_TRAIN_WITH_PER},
+        description="a hand-written while True loop that checks t >= t_max at the end of the step: right for t_max >= 1, but t_max = 0 still plays, stores and replays one step and returns its reward",
+        rule="loop-episode-ends", kind="boundary"),
 )

@@ -295,7 +295,7 @@ BUGS = [
         rule="episode-goal-steps", kind="boundary",
         description="'episode' may pick the state the episode started in"),
     Bug("len_counts_episodes", LESSON, "test_store_episode", {"her_class": LEN_COUNTS_EPISODES},
-        also_fails=("test_uniform_transitions", "test_errors"),
+        also_fails=("test_uniform_transitions", "test_wraparound", "test_errors"),
         rule="len-counts-transitions", kind="wrong-formula",
         description="len(buffer) is the number of episodes, not transitions"),
     Bug("no_strategy_check", LESSON, "test_errors", {"her_class": NO_STRATEGY_CHECK},
@@ -1697,4 +1697,44 @@ BUGS = (*BUGS,
         {"goal_agent": VALUE_FLOORED_AT_INITIAL_VALUE_GOAL_AGENT},
         description="adds a fast get_value = max(initial_value, *row): right for unseen pairs, but once every action of a pair is set below initial_value (all -12 < -10) V reads -10 instead of -12, so the update targets bootstrapped from it are too high",
         rule="agent-update", kind="boundary"),
+)
+
+
+# --- blind round 17: wrong answers written from the lesson text alone ----------------
+
+EPISODE_ENDS_CACHED_BY_TOTAL_HER_SAMPLE = """\
+#| export
+@add_to_class(HindsightReplayBuffer)
+def sample(self, batch_size):
+    \"\"\"``batch_size`` stored transitions drawn uniformly, a share k/(k+1) relabelled with
+    hindsight goals; returns (obs, actions, rewards, next_obs, terminated, goals).\"\"\"
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    total = len(self)
+    if total == 0:
+        raise ValueError("cannot sample from an empty buffer")
+    # the episode ends only change when the buffer's content does: recompute them then
+    if getattr(self, "_ends_total", None) != total:
+        self._ends, self._ends_total = np.cumsum(self.lengths), total
+    ends = self._ends
+    flat = self.rng.integers(total, size=batch_size)
+    episodes = np.searchsorted(ends, flat, side="right")
+    steps = flat - (ends[episodes] - self.lengths[episodes])
+    goals = self.desired_goals[episodes].copy()
+    relabel = self.rng.random(batch_size) < self.k / (self.k + 1)
+    goal_steps = hindsight_goal_steps(self.strategy, steps[relabel],
+                                      self.lengths[episodes[relabel]], self.rng)
+    goals[relabel] = self.achieved_goals[episodes[relabel], goal_steps]
+    next_achieved = self.achieved_goals[episodes, steps + 1]
+    rewards = self.env.compute_reward(next_achieved, goals, {})
+    terminated = self.env.compute_terminated(next_achieved, goals, {})
+    return (self.observations[episodes, steps], self.actions[episodes, steps], rewards,
+            self.observations[episodes, steps + 1], terminated, goals)
+"""
+
+BUGS = (*BUGS,
+    Bug("episode_ends_cached_by_total", LESSON, "test_wraparound",
+        {"her_sample": EPISODE_ENDS_CACHED_BY_TOTAL_HER_SAMPLE},
+        description="caches np.cumsum(lengths) and recomputes it only when len(buffer) changed: after the buffer wraps, two stores whose length changes cancel out leave stale ends, so a column no stored episode holds is sampled and a live transition never is",
+        rule="dead-steps-unused", kind="after-wrap"),
 )

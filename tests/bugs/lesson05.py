@@ -547,6 +547,7 @@ class CombinedReplayBuffer(ReplayBuffer):
 BUGS = (*BUGS,
     Bug("cer_excludes_copies_of_the_newest", LESSON, "test_cer_single_transition",
         {"cer_buffer": CER_EXCLUDES_COPIES_OF_THE_NEWEST_CER_BUFFER},
+        also_fails=("test_cer_rest_uniform",),
         description="drops from the pool every stored transition equal to the newest: older "
                     "identical transitions (Taxi's repeated illegal moves) are never drawn, and if"
                     " all stored are equal the batch shrinks to one row",
@@ -1294,4 +1295,79 @@ BUGS = (*BUGS,
         {"play_and_train_from_replay": LOOP_CACHES_THE_WRAPPED_AGENT_PLAY_AND_TRAIN_FROM_REPLAY},
         description="builds the WithUpdate (and its learn closure) once per agent id and reuses it: a later call with another buffer or batch size stores into, and samples from, the first call's buffer with the first batch size",
         rule="store-every-step", kind="protocol"),
+)
+
+
+# --- blind round 17: wrong answers written from the lesson text alone ----------------
+
+CER_ADD_SKIPS_REPEATED_TRANSITIONS_CER_BUFFER = """\
+#| export
+import math
+
+import gymnasium as gym
+import numpy as np
+
+from course.with_update import WithUpdate
+from qlearning import QLearningAgent, play_and_train
+from replay_buffer import ReplayBuffer
+
+
+class CombinedReplayBuffer(ReplayBuffer):
+    \"\"\"Combined experience replay (Zhang & Sutton, 2017): each batch is the newest
+    transition, once, plus ``batch_size - 1`` drawn uniformly, with replacement, from the
+    transitions stored before it (just the newest while nothing else is stored).\"\"\"
+
+    def add(self, obs_t, action, reward, obs_tp1, done):
+        \"\"\"As lesson 02's add, but a repeat of the newest transition is not stored again:
+        the newest is in every batch anyway, and copies only crowd the buffer.\"\"\"
+        if self._storage:
+            new = tuple(np.array(field) for field in (obs_t, action, reward, obs_tp1, done))
+            if all(np.array_equal(a, b) for a, b in zip(new, self._storage[-1])):
+                return
+        super().add(obs_t, action, reward, obs_tp1, done)
+
+    def sample(self, batch_size):
+        if batch_size <= 0 or not self._storage:
+            return super().sample(batch_size)
+        newest = self._storage.pop()
+        try:
+            rest = super().sample(batch_size - 1) if batch_size > 1 and self._storage else None
+        finally:
+            self._storage.append(newest)
+        batch = tuple(np.stack([field]) for field in newest)
+        if rest is None:
+            return batch
+        return tuple(np.concatenate(fields) for fields in zip(batch, rest))
+"""
+
+LOOP_NEGATES_FLAGS_WITH_TILDE_PLAY_AND_TRAIN_FROM_REPLAY = """\
+#| export
+def play_and_train_from_replay(env, agent, replay, batch_size, t_max=10_000):
+    \"\"\"Play one episode; at each step store the transition, then learn from one batch
+    sampled from ``replay`` (and from nothing else). Returns the total reward.\"\"\"
+    total_reward = 0.0
+    state, _ = env.reset()
+    for _ in range(t_max):
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        replay.add(state, action, reward, next_state, terminated)
+        for row in zip(*replay.sample(batch_size)):
+            agent.update(*row)
+        total_reward += reward
+        state = next_state
+        alive = ~(terminated | truncated)  # the not-done mask, as in array code
+        if not alive:
+            break
+    return total_reward
+"""
+
+BUGS = (*BUGS,
+    Bug("cer_add_skips_repeated_transitions", LESSON, "test_cer_rest_uniform",
+        {"cer_buffer": CER_ADD_SKIPS_REPEATED_TRANSITIONS_CER_BUFFER},
+        description="overrides add to drop a transition identical to the newest (Taxi's repeated illegal moves 'only crowd the buffer'): len stops growing on repeats and the older ones are no longer weighted by their copies",
+        rule="rest-uniform-over-older", kind="wrong-distribution"),
+    Bug("loop_negates_flags_with_tilde", LESSON, "test_replay_only_loop",
+        {"play_and_train_from_replay": LOOP_NEGATES_FLAGS_WITH_TILDE_PLAY_AND_TRAIN_FROM_REPLAY},
+        description="keeps going while ~(terminated | truncated), the done-mask idiom of array code: right for np.bool_ flags, but for Python bools (Taxi's) ~True is -2, truthy, so the episode never ends before t_max",
+        rule="ends-with-episode", kind="numpy-scalars"),
 )

@@ -738,3 +738,59 @@ BUGS = (*BUGS,
         description="skips the scan when every return is below the threshold (returns.max() < threshold), tested before the length check: an empty run raises numpy's ValueError (zero-size array) instead of returning None",
         rule="threshold-none-if-never", kind="accidental-refusal"),
 )
+
+
+# --- blind round 17: wrong answers written from the lesson text alone ----------------
+
+AUTOCORRELATION_FLOATS_LIST_ITEMS_IN_PLACE_AUTOCORRELATION = """\
+#| export
+def autocorrelation(values, lag):
+    \"\"\"Pearson's r between values[:-lag] and values[lag:] (0.0 if either slice is constant).\"\"\"
+    if isinstance(values, list):  # numbers may arrive as numpy scalars: make them plain floats
+        for i, value in enumerate(values):
+            values[i] = float(value)
+    values = np.asarray(values, dtype=np.float64)
+    if lag < 1 or values.size - lag < 2:
+        raise ValueError(f"need a lag of at least 1 and at least two pairs of values, got "
+                         f"lag {lag} for {values.size} values")
+    before, after = values[:-lag], values[lag:]
+    if np.all(before == before[0]) or np.all(after == after[0]):
+        return 0.0
+    return float(np.corrcoef(before, after)[0, 1])
+"""
+
+BUGS = (*BUGS,
+    Bug("autocorrelation_floats_list_items_in_place", LESSON, "test_autocorrelation",
+        {"autocorrelation": AUTOCORRELATION_FLOATS_LIST_ITEMS_IN_PLACE_AUTOCORRELATION},
+        description="to 'treat numpy scalars as Python's', rewrites each item of a list argument as float(item) in place: r is right, the caller's ints / np.int64s become floats",
+        rule="inputs-untouched", kind="mutates-input"),
+)
+
+
+THRESHOLD_SCRATCH_BUFFER_IS_THE_CALLERS_ARRAY_EPISODES_TO_THRESHOLD = """\
+#| export
+_work = {}  # run length -> a float array reused by the next runs of that length (220 runs)
+
+
+def episodes_to_threshold(returns, threshold, window):
+    \"\"\"The number of episodes after which the mean of the last ``window`` returns first
+    reaches ``threshold`` (full windows only), or None if it never does.\"\"\"
+    n = len(returns)
+    work = _work.get(n)
+    if work is None:
+        work = _work[n] = np.asarray(returns, dtype=np.float64)
+    else:
+        work[:] = returns  # no new allocation
+    if n < window:
+        return None
+    window_sums = np.convolve(work, np.ones(window), mode="valid")
+    reached = np.flatnonzero(window_sums >= threshold * window)
+    return int(reached[0] + window) if reached.size else None
+"""
+
+BUGS = (*BUGS,
+    Bug("threshold_scratch_buffer_is_the_callers_array", LESSON, "test_episodes_to_threshold",
+        {"episodes_to_threshold": THRESHOLD_SCRATCH_BUFFER_IS_THE_CALLERS_ARRAY_EPISODES_TO_THRESHOLD},
+        description="keeps one float array per run length for reuse (np.asarray of the first run, which IS the caller's float64 array) and copies later runs into it: every answer is right, but the first caller's returns are overwritten by the next run's",
+        rule="inputs-untouched", kind="mutates-input"),
+)

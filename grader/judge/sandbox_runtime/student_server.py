@@ -401,7 +401,7 @@ class StudentServer:
             self.changed.extend([which, f"returned {where}"]
                                 for where in unchanged_arguments.aliased(taken, result))
         if (unchanged_arguments and type(target) is types.FunctionType
-                and self.earlier_results.changed_by(target, result)):
+                and self.earlier_results.changed_by(target, result, taken)):
             self.changed.append([which, unchanged_arguments.EARLIER_RESULT])
         return result
 
