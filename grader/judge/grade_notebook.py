@@ -9,6 +9,7 @@ process that dies, hangs or breaks the protocol is replaced for the next check.
 """
 
 import contextlib
+import time
 from pathlib import Path
 
 from checks import checks_for_lesson
@@ -31,6 +32,11 @@ CELL_TIME_LIMIT = 30.0  # CPU seconds for one answer cell of the notebook itself
 COURSE_CELL_TIME_LIMIT = 60.0  # the course's own cells (imports, helpers): never tighter
 HOUSEKEEPING_TIME_LIMIT = 10.0  # CPU seconds for seeding, looking names up, forgetting
 MAX_RESTARTS = 8  # past this many lost processes, the remaining checks are not attempted
+# What one notebook may cost in all, every cell, check and restart together: CPU seconds
+# (a complete lesson costs 10-50) and, as a backstop for code that sleeps, wall seconds.
+# Past either, the checks not yet graded are reported as not graded.
+NOTEBOOK_CPU_LIMIT = 900.0
+NOTEBOOK_WALL_LIMIT = 7200.0
 
 
 class CannotGoOn(Exception):
@@ -53,6 +59,23 @@ class NotebookGrading:
         self.broken = None  # why the remaining checks cannot be graded, once they cannot
         self.results = {}  # grade_id -> CheckResult of the checks graded so far
         self.origin = None  # (function, lesson) that raised in the last check, if known
+        self.cpu_spent = 0.0  # of NOTEBOOK_CPU_LIMIT, by every budget so far
+        self.started = time.monotonic()  # for NOTEBOOK_WALL_LIMIT
+
+    @contextlib.contextmanager
+    def _budget(self, cpu_seconds):
+        """The student process's budget of ``cpu_seconds``, no more than what is left of
+        the notebook's (CannotGoOn once that is spent); what it used is counted."""
+        left = NOTEBOOK_CPU_LIMIT - self.cpu_spent
+        if left <= 0 or time.monotonic() - self.started > NOTEBOOK_WALL_LIMIT:
+            raise CannotGoOn(f"the notebook used its whole budget ({NOTEBOOK_CPU_LIMIT:g} s of "
+                             f"CPU time, or {NOTEBOOK_WALL_LIMIT / 3600:g} hours, for all its "
+                             "cells and checks together)")
+        with self.process.budget(min(cpu_seconds, round(max(left, 0.01), 2))) as meter:
+            try:
+                yield meter
+            finally:
+                self.cpu_spent += meter.used()[0]
 
     def start(self):
         if self.process.restarts >= MAX_RESTARTS:
@@ -82,7 +105,7 @@ class NotebookGrading:
             limit = (self.cell_time_limit if is_answer(cell)
                      else max(self.cell_time_limit, COURSE_CELL_TIME_LIMIT))
             try:
-                with self.process.budget(limit):
+                with self._budget(limit):
                     outcome = self.process.run_cell(cell.source)
             except StudentProcessLost as lost:
                 if not is_answer(cell):
@@ -164,7 +187,7 @@ class NotebookGrading:
         """After a lost check: forget its objects if the process lives, else start anew."""
         if lost.alive:
             try:
-                with self.process.budget(HOUSEKEEPING_TIME_LIMIT):
+                with self._budget(HOUSEKEEPING_TIME_LIMIT):
                     self.process.forget()
                 self.process.end_strays()
                 return
@@ -178,7 +201,7 @@ class NotebookGrading:
     def _probe_and_judge(self, check, inputs, time_limit):
         """The check's :class:`~checks.framework.Outcome` on the student's objects, the
         probe within ``time_limit`` CPU seconds; raises StudentProcessLost."""
-        with self.process.budget(HOUSEKEEPING_TIME_LIMIT):
+        with self._budget(HOUSEKEEPING_TIME_LIMIT):
             self.process.seed(seed_for(self.salt, self.lesson.name, check.name))
             objects = self.process.lookup(check.needs)
         missing = [name for name in check.needs if name not in objects]
@@ -193,7 +216,7 @@ class NotebookGrading:
     @contextlib.contextmanager
     def _metered(self, time_limit):
         """The probe's budget; what it spent goes to the report, however it ended."""
-        with self.process.budget(time_limit) as meter:
+        with self._budget(time_limit) as meter:
             try:
                 yield
             finally:
@@ -201,7 +224,7 @@ class NotebookGrading:
                 self.probe_usage = {"cpu_seconds": round(cpu, 2), "wall_seconds": round(wall, 2)}
 
     def _forget_check_objects(self):
-        with self.process.budget(HOUSEKEEPING_TIME_LIMIT):
+        with self._budget(HOUSEKEEPING_TIME_LIMIT):
             self.process.forget()
         self.process.end_strays()
 

@@ -6,6 +6,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+import grader.judge.grade_notebook as grade_notebook_module
 from attacks import OBJECT_HEAVY_FRAME, OVERSIZED_FRAME
 from grader.nbgrader_cells import is_test, nbgrader_meta
 from submission_factory import (QUICK_CHECKS, as_json, feedback, grade, solution_answers,
@@ -52,6 +53,27 @@ def test_an_infinite_loop_inside_a_method_times_out_that_check_only(tmp_path):
         (feedback(result, "test_play_and_train"), result.notes)
     assert all_passed_except(result, "test_play_and_train")
     assert "used its whole budget of 3 s of CPU time" in feedback(result, "test_play_and_train")
+
+
+def test_a_notebook_that_loops_in_every_check_stops_at_its_total_budget(tmp_path,
+                                                                      monkeypatch):
+    # each check within its own budget, the notebook as a whole within its total: what
+    # one notebook can cost is a number, however many checks it makes spend their budget
+    monkeypatch.setattr(grade_notebook_module, "NOTEBOOK_CPU_LIMIT", 8.0)
+    looping = ("#| export\n@add_to_class(QLearningAgent)\ndef get_value(self, state):\n"
+               "    while True:\n        pass")
+    result = grade(write_submission(tmp_path, "01_qlearning", {"get_value": looping}),
+                   check_time_limit=3.0)
+    said = [(check.status, check.usage, check.feedback[:120]) for check in result.checks]
+    assert [status for status, *_ in said].count("timeout") >= 2, said
+    # a check is given what is left of the total, not its own 3 s, and once nothing is
+    # left the checks after it are not attempted
+    cut = [check for check in result.checks if check.feedback.startswith(
+        "not graded: the notebook used its whole budget (8 s of CPU time") or (
+        check.status == "timeout" and check.usage["cpu_seconds"] < 2.9)]
+    assert cut, said
+    used = sum(check.usage["cpu_seconds"] for check in result.checks if check.usage)
+    assert used <= 8.0 + 0.5, said  # within the total (a budget is checked as it is spent)
 
 
 def test_a_memory_bomb_hits_the_cap_and_costs_its_check(tmp_path):
