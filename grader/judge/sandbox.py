@@ -16,6 +16,7 @@ that wall, in a folder of its own; every report names the isolation that graded 
 ``--require-sandbox`` refuses to grade that way.
 """
 
+import fcntl
 import functools
 import json
 import os
@@ -24,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,6 +57,7 @@ class Scratch:
     lib: Path  # importable inside: public packages, earlier reference modules, the runtime
     new_root: Path  # an empty folder the launcher mounts the sandbox's root on
     workdir: Path  # only without namespaces: the student process's working folder
+    owner_lock: int = -1  # the open owner file, flock-ed while the scratch is in use
 
 
 STANDS_IN_FOR = re.compile(r'^STANDS_IN_FOR = "(\d\d_[a-z0-9_]+)"', re.MULTILINE)
@@ -79,13 +82,26 @@ def out_of_reach(lesson):
     return ignore
 
 
-# a scratch folder's name says which process made it, so a grader that finds one whose
-# maker no longer runs (a worker or grader killed with SIGKILL) can remove it
+# A scratch folder is its maker's while the maker holds an exclusive flock on the folder's
+# OWNER_FILE: the kernel drops the lock when the maker dies, however it dies, and a lock is
+# seen by every grader sharing the temporary folder, whatever its PID namespace (a PID is
+# not: a grader in a container sees other containers' graders as dead). A folder without
+# the file (its maker died between mkdtemp and the lock) is judged by its maker's PID in
+# its name, and only once it is older than UNLOCKED_GRACE.
 SCRATCH_NAME = re.compile(r"grade-\d\d_[a-z0-9_]+-(\d+)-[^/]+")
+OWNER_FILE = "owner.lock"
+UNLOCKED_GRACE = 600.0  # seconds
+
+
+def _hold_owner_lock(root):
+    handle = os.open(root / OWNER_FILE, os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    return handle
 
 
 def make_scratch(lesson):
     root = Path(tempfile.mkdtemp(prefix=f"grade-{lesson.name}-{os.getpid()}-"))
+    owner_lock = _hold_owner_lock(root)
     lib, new_root, workdir = root / "lib", root / "root", root / "work"
     for folder in (lib, new_root, workdir, workdir / "home"):
         folder.mkdir()
@@ -95,11 +111,35 @@ def make_scratch(lesson):
     for module in earlier_reference_modules(lesson):
         shutil.copy2(REPOSITORY / module, lib / module)
     shutil.copytree(RUNTIME_SOURCE, lib / RUNTIME_FOLDER, ignore=ignore)
-    return Scratch(root, lib, new_root, workdir)
+    return Scratch(root, lib, new_root, workdir, owner_lock)
 
 
 def remove_scratch(scratch):
     shutil.rmtree(scratch.root, ignore_errors=True)
+    if scratch.owner_lock >= 0:
+        os.close(scratch.owner_lock)
+        scratch.owner_lock = -1
+
+
+def _owner_gone(path, maker_pid):
+    """Whether the scratch folder ``path`` has no live owner (see OWNER_FILE)."""
+    try:
+        handle = os.open(path / OWNER_FILE, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        try:
+            old = time.time() - os.stat(path).st_mtime > UNLOCKED_GRACE
+        except OSError:
+            return False
+        return old and os.path.isdir("/proc") and not process_runs(maker_pid)
+    except OSError:
+        return False  # not ours to judge (a link, no permission): leave it
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False  # its maker holds it: live
+    finally:
+        os.close(handle)  # closing drops the lock this test took
+    return True
 
 
 def stale_scratch_folders(folder=None):
@@ -108,8 +148,8 @@ def stale_scratch_folders(folder=None):
     stale = []
     for entry in os.scandir(folder):
         named = SCRATCH_NAME.fullmatch(entry.name)
-        if named and entry.is_dir(follow_symlinks=False) and not process_runs(
-                int(named.group(1))):
+        if named and entry.is_dir(follow_symlinks=False) and _owner_gone(
+                Path(entry.path), int(named.group(1))):
             stale.append(Path(entry.path))
     return stale
 
@@ -117,8 +157,6 @@ def stale_scratch_folders(folder=None):
 def remove_stale_scratch(folder=None):
     """Remove the scratch folders of graders that no longer run: a process killed with
     SIGKILL cannot remove its own (its sandbox's processes die with it)."""
-    if not os.path.isdir("/proc"):
-        return  # no way to tell a live maker from a dead one: leave them
     for stale in stale_scratch_folders(folder):
         shutil.rmtree(stale, ignore_errors=True)
 

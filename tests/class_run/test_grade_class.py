@@ -26,7 +26,8 @@ from grader.class_run.grade_class import grade_class
 from grader.class_run.result_store import ResultStore
 from grader.class_run.submissions import find_jobs
 from grader.judge.grade_notebook import grade_notebook
-from grader.judge.sandbox import SCRATCH_NAME, remove_stale_scratch, stale_scratch_folders
+from grader.judge.sandbox import (OWNER_FILE, SCRATCH_NAME, UNLOCKED_GRACE,
+                                  remove_stale_scratch, stale_scratch_folders)
 from grader.judge.sandbox_resources import sandbox_groups
 from grader.lessons import all_lessons
 from grader.nbgrader_cells import autograded_cells, nbgrader_meta
@@ -289,13 +290,37 @@ def test_an_existing_cluster_grades_through_the_same_code(client, undisturbed, t
 
 
 def test_a_scratch_folder_whose_maker_is_gone_is_removed_and_a_live_ones_kept(tmp_path):
+    """Owned through a lock its maker holds, not through a PID: a grader in another PID
+    namespace (a container sharing the temporary folder) has a PID no process here has."""
     ended = subprocess.Popen([sys.executable, "-c", "pass"])
     ended.wait()  # its pid now names no process (Linux hands out pids in turn)
-    dead = tmp_path / f"grade-02_replay_buffer-{ended.pid}-abc123"
-    live = tmp_path / f"grade-02_replay_buffer-{os.getpid()}-def456"
-    other = tmp_path / "grade-notes"  # not a scratch folder's name: never touched
-    for folder in (dead, live, other):
-        (folder / "lib").mkdir(parents=True)
     assert not psutil.pid_exists(ended.pid)
-    remove_stale_scratch(tmp_path)
-    assert not dead.exists() and live.exists() and other.exists()
+    # a live grader elsewhere: its PID means nothing here, but it holds its lock
+    live = tmp_path / f"grade-02_replay_buffer-{ended.pid}-live00"
+    # a grader that died: its lock file is there, nobody holds it
+    dead = tmp_path / f"grade-02_replay_buffer-{ended.pid}-dead00"
+    # a maker that died before it took its lock: by its PID, once the grace is over
+    unlocked_old = tmp_path / f"grade-02_replay_buffer-{ended.pid}-old000"
+    unlocked_new = tmp_path / f"grade-02_replay_buffer-{ended.pid}-new000"
+    other = tmp_path / "grade-notes"  # not a scratch folder's name: never touched
+    for folder in (live, dead, unlocked_old, unlocked_new, other):
+        (folder / "lib").mkdir(parents=True)
+    (dead / OWNER_FILE).touch()
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, os, sys, time\n"
+        f"handle = os.open({str(live / OWNER_FILE)!r}, os.O_CREAT | os.O_RDWR)\n"
+        "fcntl.flock(handle, fcntl.LOCK_EX)\n"
+        "print('locked', flush=True)\n"
+        "sys.stdin.read()\n")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        past_grace = time.time() - UNLOCKED_GRACE - 60
+        os.utime(unlocked_old, (past_grace, past_grace))
+        remove_stale_scratch(tmp_path)
+        assert live.exists() and other.exists() and unlocked_new.exists()
+        assert not dead.exists() and not unlocked_old.exists()
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=10)
+    remove_stale_scratch(tmp_path)  # its maker has ended now: the lock went with it
+    assert not live.exists()
