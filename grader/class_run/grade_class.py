@@ -32,7 +32,9 @@ from grader.class_run.class_progress import ClassProgress
 from grader.class_run.dask_cluster import ClusterError, worker_threads
 from grader.course_version import course_version
 from grader.judge.grade_notebook import CELL_TIME_LIMIT, grade_notebook
-from grader.judge.sandbox import DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, isolation_level
+from grader.judge.sandbox import (DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, isolation_level,
+                                  remove_stale_scratch)
+from grader.judge.sandbox_resources import remove_stale_groups
 from grader.judge.submission_file import notebook_hash, read_once
 from grader.lessons import all_lessons
 from grader.nbgrader_cells import autograded_cells, nbgrader_meta
@@ -76,12 +78,20 @@ def grading_settings(options):
 
 # --- on a worker ------------------------------------------------------------------------
 
+TASK_SWEEP_SECONDS = 0.2  # how long a task waits for a dead worker's groups to go
+
+
 def grade_task(key, job, submission, salt, options, baselines, version, topic, grade=None):
     """Grade one notebook on a Dask worker: ``(NotebookResult, seconds, problem or None)``."""
     if course_version() != version:
         raise ClusterError("this worker imports another version of the course than the "
                            "grader")
     install_baselines(baselines)
+    # a worker killed mid-notebook (its task is retried here) leaves its sandbox's groups
+    # and scratch: gone at once, not at the next run (a short wait: a stuck group is named
+    # and left for the run's own sweep)
+    remove_stale_groups(within=TASK_SWEEP_SECONDS)
+    remove_stale_scratch()
     worker = get_worker()
 
     def progress(done, total):
@@ -259,8 +269,6 @@ def grade_class(jobs, salt, store, cluster, quiet=True, grade=None, stream=sys.s
     :func:`~grader.judge.grade_notebook.grade_notebook` (memory_mb, disk_mb, isolate, only,
     ...); ``grade`` replaces that function (tests inject faults with it)."""
     from grader.class_run.class_cpu_share import remove_stale_class_groups
-    from grader.judge.sandbox import remove_stale_scratch
-    from grader.judge.sandbox_resources import remove_stale_groups
 
     remove_stale_groups()  # what a grader killed with SIGKILL could not remove itself
     remove_stale_class_groups()

@@ -345,16 +345,22 @@ def _kill_members(folder):
 
 
 def remove_group(folder, deadline):
-    """Kill what is left in a cgroup and remove it (trying until ``deadline``, a
-    ``time.monotonic()``: the kernel takes a moment to let go of killed tasks)."""
+    """Kill what is left in a cgroup and in every group below it, and remove them, the
+    deepest first (trying until ``deadline``, a ``time.monotonic()``: the kernel takes a
+    moment to let go of killed tasks). True once the group is gone."""
     while os.path.isdir(folder):
-        _kill_members(folder)
-        try:
-            os.rmdir(folder)
-        except OSError:
-            if time.monotonic() > deadline:
-                return
-            time.sleep(0.01)
+        for inner, _, _ in os.walk(folder, topdown=False):  # a child before its parent
+            _kill_members(inner)
+            try:
+                os.rmdir(inner)
+            except OSError:
+                pass
+        if not os.path.isdir(folder):
+            break
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 def join_argv(folders):
@@ -471,9 +477,13 @@ def process_runs(pid):
     return os.path.exists(f"/proc/{pid}")
 
 
-def remove_stale_groups():
+def remove_stale_groups(note=None, within=REMOVE_TIMEOUT):
     """Remove sandbox cgroups left by graders that no longer run (a SIGKILLed grader
-    cannot clean up after itself)."""
+    cannot clean up after itself), child groups included, within ``within`` seconds in
+    all. Each group that would not go is named in one line (``note``, stderr by default)."""
+    note = note or (lambda line: print(line, file=sys.stderr))
+    deadline = time.monotonic() + within
     for folder, maker in sandbox_groups():
-        if not process_runs(maker):  # its grader no longer runs
-            remove_group(folder, time.monotonic() + REMOVE_TIMEOUT)
+        if not process_runs(maker) and not remove_group(folder, deadline):
+            note(f"grader: could not remove the sandbox group {folder} (a task in it "
+                 "would not end); it is left for the next run")
