@@ -348,6 +348,19 @@ def test_a_reply_too_large_for_the_grader_is_refused_by_its_sender():
         right.close()
 
 
+@pytest.mark.parametrize("shape", [(10**12, 0), (2, 10**12, 0), (3, 10**6, 0)])
+def test_an_empty_array_declaring_too_many_rows_is_refused(shape):
+    # 0 bytes pass every byte budget, but listing it would make its rows: refused by shape
+    node = {"$": "array", "dtype": "<f8", "shape": list(shape), "data": b""}
+    with pytest.raises(wire.WireError, match="declares more rows"):
+        wire._array(node)
+
+
+def test_an_empty_array_of_few_rows_still_crosses():
+    node = {"$": "array", "dtype": "<f8", "shape": [wire.FROM_SANDBOX.items, 0], "data": b""}
+    assert wire._array(node).shape == (wire.FROM_SANDBOX.items, 0)
+
+
 def test_a_huge_list_is_refused_before_it_is_copied():
     for value in ([0] * 10**8, (0,) * (wire.FROM_SANDBOX.items + 1),
                   dict.fromkeys(range(wire.FROM_SANDBOX.items + 1))):

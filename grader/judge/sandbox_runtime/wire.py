@@ -309,6 +309,11 @@ def _array(node):
     if math.prod(shape) * dtype.itemsize != len(data):
         raise WireError(f"an array of shape {tuple(shape)} and dtype {dtype} cannot hold "
                         f"{len(data)} bytes")
+    # the rows it declares, at every depth, not only its bytes: an empty array of shape
+    # (10**12, 0) is 0 bytes, and 10**12 lists the moment anything lists it
+    if any(math.prod(shape[:depth]) > FROM_SANDBOX.items for depth in range(1, len(shape))):
+        raise WireError(f"an array of shape {tuple(shape)} declares more rows than a "
+                        f"message may hold ({FROM_SANDBOX.items:,})")
     try:
         return np.frombuffer(data, dtype=dtype).reshape(shape).copy()  # writable, owned
     except ValueError as error:  # a shape numpy cannot make, such as (2**64, 0)
