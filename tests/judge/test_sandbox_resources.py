@@ -98,6 +98,35 @@ def test_memory_is_capped_for_the_sandbox_not_each_process(mechanism):
         remove_scratch(scratch)
 
 
+MEMFD_HOARD = '''
+import os
+handle = os.memfd_create("hoard")  # memory that no process maps: no process's RSS
+chunk, written = b"x" * 2**20, 0
+try:
+    for _ in range(600):
+        written += os.write(handle, chunk)
+except OSError:
+    pass
+import time
+time.sleep(0.5)  # long enough for an init that counts to see it
+result = written // 2**20  # MB held
+'''
+
+
+def test_memory_held_in_an_unmapped_memfd_counts(mechanism):
+    process, scratch = started(memory_mb=400)
+    try:
+        try:
+            held = run(process, MEMFD_HOARD)
+        except StudentProcessLost as lost:  # the init (or the cgroup's OOM killer) ended it
+            assert lost.reason == "died", lost
+            held = None
+        assert held is None or held < 400, f"{held} MB held in a memfd under 400 MB"
+    finally:
+        process.stop()
+        remove_scratch(scratch)
+
+
 # --- tasks: threads count ----------------------------------------------------------------------
 
 THREAD_SWARM = '''

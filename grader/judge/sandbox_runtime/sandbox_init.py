@@ -14,7 +14,8 @@ and task budgets (the grader says so with a non-zero ``MAX_TASKS`` and ``MAX_BYT
 holds them itself: threads are counted from each process's status (threads are tasks
 too: a thread swarm is not a process count), and memory is the resident anonymous and
 shared memory of every process plus the System V shared memory of the sandbox's own IPC
-namespace. Why it ended the sandbox goes to its standard error, the launcher's log,
+namespace, and the memory files (memfd) any process holds open, mapped or not. Why it
+ended the sandbox goes to its standard error, the launcher's log,
 which only the grader reads.
 
 Usage: ``python sandbox_init.py CHANNEL_FD MAX_PROCESSES MAX_TASKS MAX_BYTES COMMAND...``
@@ -35,6 +36,7 @@ BUDGET_LINE = "sandbox budget: "  # how the grader finds the reason in the log
 def usage():
     """``(processes, tasks, bytes)`` the sandbox holds now."""
     processes = tasks = resident = 0
+    held_files = {}  # (device, inode) -> bytes of memory-backed files held open
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
@@ -49,7 +51,26 @@ def usage():
                 tasks += int(line.split()[1])
             elif line.startswith((b"RssAnon:", b"RssShmem:")):
                 resident += int(line.split()[1]) * 1024
-    return processes, tasks, resident + shared_memory()
+        memory_files(name, held_files)
+    return processes, tasks, resident + shared_memory() + sum(held_files.values())
+
+
+def memory_files(pid, held):
+    """Add to ``held`` the memory-backed files process ``pid`` holds open: a memfd holds
+    memory whether or not any process maps it (the sandbox's /tmp has a cap of its own)."""
+    folder = f"/proc/{pid}/fd"
+    try:
+        descriptors = os.listdir(folder)
+    except OSError:
+        return
+    for descriptor in descriptors:
+        try:
+            if not os.readlink(f"{folder}/{descriptor}").startswith("/memfd:"):
+                continue
+            found = os.stat(f"{folder}/{descriptor}")
+        except OSError:
+            continue
+        held[(found.st_dev, found.st_ino)] = found.st_blocks * 512
 
 
 def shared_memory():
