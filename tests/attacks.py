@@ -398,8 +398,35 @@ if _id >= 0:
         setattr(ReplayBuffer, _name, getattr(_reference["ReplayBuffer"], _name))
 '''
 
+# a child makes a user, mount and cgroup namespace of its own, mounts the cgroup v1
+# hierarchies (rooted at the sandbox's own groups) and rewrites its limits and its CPU
+# counter; then four processes of 1 GiB, as the memory hog (the seccomp filter refuses
+# the namespaces and the mounts, so the limits hold)
+LIMITS_RAISED = '''
+import ctypes as _ctypes, os as _os
+_libc = _ctypes.CDLL(None, use_errno=True)
+_child = _os.fork()
+if _child == 0:
+    if _libc.unshare(0x10000000 | 0x00020000 | 0x02000000) == 0:
+        for _controller in ("memory", "pids", "cpu,cpuacct"):
+            _target = "/tmp/cg_" + _controller.replace(",", "_")
+            _os.makedirs(_target, exist_ok=True)
+            if _libc.mount(b"cgroup", _target.encode(), b"cgroup", 0,
+                           _controller.encode()) == 0:
+                for _name, _value in (("memory.limit_in_bytes", "-1"), ("pids.max", "max"),
+                                      ("cpu.shares", "262144"), ("cpuacct.usage", "0")):
+                    try:
+                        with open(_os.path.join(_target, _name), "w") as _h:
+                            _h.write(_value)
+                    except OSError:
+                        pass
+    _os._exit(0)
+_os.waitpid(_child, 0)
+''' + MEMORY_HOG
+
 BUDGET_ATTACKS = {"cpu_hogs": CPU_HOGS, "thread_swarm": THREAD_SWARM,
-                  "memory_hog": MEMORY_HOG, "shared_memory_reader": SHARED_MEMORY_READER}
+                  "memory_hog": MEMORY_HOG, "shared_memory_reader": SHARED_MEMORY_READER,
+                  "limits_raised": LIMITS_RAISED}
 
 # --- forged learning through the ordinary API ----------------------------------------------------
 
