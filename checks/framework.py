@@ -903,6 +903,10 @@ def _call_once(description, function, args, kwargs, name, contract, with_numpy_s
     # inputs untouched: held on the calls of a lesson check's probe
     in_notebook = _IN_FORCE.active and student_process_of(function) is None
     taken = snapshot(args, kwargs) if in_notebook else None
+    keeps_earlier = (in_notebook and contract is not None and contract.pure
+                     and type(function) is types.FunctionType)
+    if keeps_earlier:
+        _IN_FORCE.earlier_results.before_call(function)
     try:
         result = function(*args, **kwargs)
     except Exception as error:  # the student's bug, reported rather than propagated
@@ -916,9 +920,7 @@ def _call_once(description, function, args, kwargs, name, contract, with_numpy_s
     _raise_refusal(lend)
     # a pure function's earlier result, changed by this call (as the student's process
     # notes it in the grader: grader/judge/sandbox_runtime/student_server.py)
-    if (in_notebook and contract is not None and contract.pure
-            and type(function) is types.FunctionType
-            and _IN_FORCE.earlier_results.changed_by(function, result, taken)):
+    if keeps_earlier and _IN_FORCE.earlier_results.changed_by(function, result, taken):
         raise ContractBroken(_changed_words(description, EARLIER_RESULT), INPUTS_UNTOUCHED)
     if taken:  # handed back before the copy the channel makes: which argument it is
         taken = [(where, value, (before, writeable, aliased([(where, value, None)], result)))

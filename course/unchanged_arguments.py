@@ -61,10 +61,17 @@ class EarlierResults:
     def __init__(self):
         self._kept = {}
 
+    def before_call(self, function):
+        """Copy ``function``'s earlier results and arguments as they are now, right before
+        it is called again: what its caller did to them in between is the caller's own
+        business (a check may perturb its own array between calls)."""
+        for call in self._kept.get(function, ()):
+            call[:] = [(value, copy.deepcopy(value)) for value, _ in call]
+
     def changed_by(self, function, result, taken=()):
         """Whether one of ``function``'s earlier results or arguments no longer equals its
-        copy (this call changed it); then this call's ``result`` and arguments ``taken``
-        (from :func:`snapshot`) are kept with them."""
+        copy from :meth:`before_call` (this call changed it); then this call's ``result``
+        and arguments ``taken`` (from :func:`snapshot`) are kept with them."""
         earlier = self._kept.setdefault(function, collections.deque(maxlen=EARLIER_CALLS))
         moved = any(not same(value, before) for call in earlier for value, before in call)
         kept = [(value, before) for _, value, (before, _) in taken or ()]

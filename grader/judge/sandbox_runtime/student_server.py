@@ -395,13 +395,15 @@ class StudentServer:
         argument the call changed (``which``: the deferred call's index, -1 the request's):
         every lesson's functions leave their inputs as they were."""
         taken = unchanged_arguments.snapshot(args, kwargs) if unchanged_arguments else []
+        pure = unchanged_arguments is not None and type(target) is types.FunctionType
+        if pure:
+            self.earlier_results.before_call(target)
         result = target(*args, **kwargs)
         if taken:
             self.changed.extend([which, where] for where in unchanged_arguments.changed(taken))
             self.changed.extend([which, f"returned {where}"]
                                 for where in unchanged_arguments.aliased(taken, result))
-        if (unchanged_arguments and type(target) is types.FunctionType
-                and self.earlier_results.changed_by(target, result, taken)):
+        if pure and self.earlier_results.changed_by(target, result, taken):
             self.changed.append([which, unchanged_arguments.EARLIER_RESULT])
         return result
 
