@@ -19,7 +19,8 @@ from tqdm import tqdm
 
 from grader.safe_text import printable
 
-FORMAT = "{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{postfix}]"
+# tqdm puts ", " before the postfix: "[01:33 elapsed, 01:57 left, 3/10 notebooks]"
+FORMAT = "{desc}: {percentage:3.0f}%|{bar}| [{elapsed} elapsed{postfix}]"
 
 # Seconds one worker takes to grade a complete notebook of each lesson, learning checks
 # and the sandbox's start included (`python -m grader check --learning` on
@@ -101,7 +102,7 @@ class ClassProgress:
         self.bar.n = self.reused + self.finished + partial
         failed = f", {self.failed} not graded" if self.failed else ""
         reused = f", {self.reused} from an earlier run" if self.reused else ""
-        self.bar.set_postfix_str(f"{self.time_left(self.finished + partial)}, "
+        self.bar.set_postfix_str(f"{self.time_left(self.finished + partial)} left, "
                                  f"{self.reused + self.finished}/{self.total} notebooks"
                                  f"{reused}{failed}", refresh=False)
         self.bar.refresh()

@@ -99,6 +99,8 @@ def read_notebook_bytes(path):
 def parse_submission(data):
     """The :class:`Submission` in a notebook file's bytes; raises
     :class:`UnreadableSubmission` with a one-line reason."""
+    if not data.strip():
+        raise UnreadableSubmission("the file is empty")
     try:
         notebook = json.loads(data)
     except (ValueError, RecursionError) as error:

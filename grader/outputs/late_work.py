@@ -255,8 +255,14 @@ def hand_in_time(student, lesson, notebook, student_folder, given):
 
 # --- the penalty ---------------------------------------------------------------------------
 def _duration(delta):
+    """How late, in words that never read as "0.0 hours" (minutes below two hours)."""
     hours = delta.total_seconds() / 3600
-    return f"{hours / 24:.1f} days" if hours >= 48 else f"{hours:.1f} hours"
+    if hours >= 48:
+        return f"{hours / 24:.1f} days"
+    if hours >= 2:
+        return f"{hours:.1f} hours"
+    minutes = max(1, math.ceil(delta.total_seconds() / 60))  # begun minutes: never 0
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
 
 
 def lateness_of(policy, student, lesson, handed_in):

@@ -50,3 +50,14 @@ def test_notebooks_from_an_earlier_run_are_not_counted_as_graded_in_this_one():
     assert "cy/03_prioritized_replay.ipynb: not graded: its worker died" in shown
     assert "8 from an earlier run, 1 not graded" in shown
     progress.close()
+
+
+def test_the_bar_reads_as_words_elapsed_then_left():
+    progress, stream, now = progress_of(["01_qlearning"] * 4)
+    now[0] += 30.0
+    progress.notebook_done("a", "ada/01_qlearning.ipynb")
+    progress.tick()
+    shown = stream.getvalue().split("\r")[-1]
+    assert "elapsed, 01:30 left, 1/4 notebooks]" in shown, shown
+    assert "<," not in stream.getvalue()  # tqdm's ", " no longer follows a bare "<"
+    progress.close()

@@ -358,3 +358,15 @@ def test_a_report_graded_without_a_policy_says_to_grade_again_with_it(report_fil
     assert main(["export", str(report_file), "--csv", str(tmp_path / "g.csv"), "--policy",
                  str(policy)]) == 2
     assert "graded without --policy" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("seconds, words", [(1, "1 minute"), (61, "2 minutes"),
+                                            (7199, "120 minutes"), (7200, "2.0 hours"),
+                                            (30 * 3600, "30.0 hours"),
+                                            (49 * 3600, "2.0 days")])
+def test_how_late_never_reads_as_none(seconds, words):
+    # a notebook one minute past the grace period is late: "1 minute", not "0.0 hours"
+    from datetime import timedelta
+
+    from grader.outputs.late_work import _duration
+    assert _duration(timedelta(seconds=seconds)) == words

@@ -133,6 +133,15 @@ def test_an_unreadable_notebook_scores_zero_with_a_reason(tmp_path):
     assert any("could not be read" in note for note in result.notes)
 
 
+def test_an_empty_notebook_file_says_it_is_empty(tmp_path):
+    path = Path(tmp_path) / "student" / "01_qlearning.ipynb"
+    path.parent.mkdir()
+    path.write_bytes(b"")
+    result = grade(path)
+    assert result.score == 0
+    assert "The notebook could not be read: the file is empty." in result.notes, result.notes
+
+
 def test_warnings_on_stderr_cost_nothing(tmp_path):
     noisy = ("#| export\n@add_to_class(QLearningAgent)\ndef get_value(self, state):\n"
              "    import sys, warnings\n"
