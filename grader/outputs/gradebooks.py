@@ -32,7 +32,7 @@ import csv
 import io
 from dataclasses import dataclass, field
 
-from grader.results import WrittenStatus
+from grader.results import NotebookStatus, WrittenStatus
 from grader.safe_text import printable, spreadsheet_safe
 
 FORMATS = ("generic", "canvas", "moodle")
@@ -242,8 +242,9 @@ def left_out(report, roster, gradebook_format):
 
 def gradebook_warnings(report, roster, gradebook_format):
     """One line for each student whose gradebook row lacks what the LMS matches it by,
-    or who has no row at all, and what to do: nobody is left out silently."""
-    lines = []
+    or who has no row at all, and what to do: nobody is left out silently. And one for
+    each notebook handed in that could not be graded: its cell is blank, and why."""
+    lines = _not_graded_lines(report)
     if gradebook_format == "moodle":
         key = moodle_identity(report, roster)
         words = "e-mail" if key == "email" else "id"
@@ -267,6 +268,17 @@ def gradebook_warnings(report, roster, gradebook_format):
         else:
             lines.append(f"{printable(folder)} is not in the roster: its row keeps the "
                          "folder name, with blank identity columns")
+    return lines
+
+
+def _not_graded_lines(report):
+    lines = []
+    for submission in report.submissions:
+        for notebook in submission.notebooks:
+            if notebook.status == NotebookStatus.NOT_GRADED:
+                why = printable(" ".join(notebook.notes), 200) or "no reason recorded"
+                lines.append(f"{printable(submission.student)}'s {notebook.name} was handed in "
+                             f"but could not be graded, so its cell is blank: {why}")
     return lines
 
 

@@ -168,3 +168,17 @@ def test_no_cell_a_student_controls_runs_as_a_formula_in_any_gradebook(tmp_path,
                                                                 "\r"))], text
         if start not in "\t\r":  # control characters are replaced or stripped anyway
             assert any(cell.startswith("'" + start) for cell in cells), text
+
+
+def test_a_notebook_that_could_not_be_graded_is_named_with_its_reason():
+    # its gradebook cell is blank; the instructor is told why, in one line
+    unreadable = NotebookResult.not_submitted("02_replay_buffer", 14.0, [
+        "02_replay_buffer.ipynb is a folder, not a notebook file."])
+    report = class_report({"ada": [NotebookResult("01_qlearning"), unreadable]},
+                          lessons=lesson_maxima())
+    for gradebook in ("generic", "canvas"):
+        (line,) = gradebook_warnings(report, None, gradebook)
+        assert line == ("ada's 02_replay_buffer was handed in but could not be graded, so "
+                        "its cell is blank: 02_replay_buffer.ipynb is a folder, not a "
+                        "notebook file.")
+    assert rows_of(generic(report))[1][2] == ""  # blank, not a zero
