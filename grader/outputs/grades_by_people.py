@@ -34,10 +34,13 @@ class GradesByPeople:
         course = list(all_lessons())
         if handed_in and not policy:
             raise PolicyError("--handed-in needs --policy, the due times to compare with")
+        late_policy = read_policy(policy, course) if policy else None
         return cls(manual_path=manual,
                    grades=read_manual_grades(manual, course) if manual else [],
-                   policy=read_policy(policy, course) if policy else None,
-                   hand_in_times=read_hand_in_times(handed_in, course) if handed_in else {})
+                   policy=late_policy,
+                   # a time without its offset is in the policy's zone, as due times are
+                   hand_in_times=read_hand_in_times(handed_in, course, late_policy.zone)
+                   if handed_in else {})
 
     def check_class(self, students, lessons):
         """Before grading: every manual grade names a student of the class and an item of

@@ -48,6 +48,7 @@ PERIODS = {"day": timedelta(days=1), "hour": timedelta(hours=1)}
 LATENESS = ("grader", "lms")
 NBGRADER_TIMESTAMP = "timestamp.txt"
 ALL_LESSONS = "*"
+PENALTY_KEYS = {"percent", "per", "floor"}
 
 
 class PolicyError(Exception):
@@ -160,6 +161,11 @@ def read_policy(path, lessons):
     penalty = data.get("penalty", {})
     if not isinstance(penalty, dict):
         raise PolicyError(f"{shown}: [penalty] must be a table (percent, per, floor)")
+    unknown = sorted(set(penalty) - PENALTY_KEYS)
+    if unknown:  # a typo (precent) would otherwise mean no penalty at all
+        raise PolicyError(f"{shown} [penalty]: unknown setting "
+                          f"{', '.join(map(printable, unknown))} (known: "
+                          f"{', '.join(sorted(PENALTY_KEYS))})")
     period = penalty.get("per", "day")
     if period not in PERIODS:
         raise PolicyError(f"{shown}: [penalty] per must be \"day\" or \"hour\", not "
@@ -192,8 +198,9 @@ def read_policy(path, lessons):
 
 
 # --- when each notebook was handed in ----------------------------------------------------
-def read_hand_in_times(path, lessons):
-    """``{(student, lesson): aware datetime}`` from a CSV of student, lesson, time."""
+def read_hand_in_times(path, lessons, zone=timezone.utc):
+    """``{(student, lesson): aware datetime}`` from a CSV of student, lesson, time; a time
+    without a UTC offset is read in ``zone``, the policy's, as its due times are."""
     shown = printable(path)
     try:
         with open(path, newline="", encoding="utf-8-sig") as handle:
@@ -210,7 +217,7 @@ def read_hand_in_times(path, lessons):
     for line, row in rows:
         where = f"{shown} line {line}"
         lesson = _lesson_key((row["lesson"] or "").strip(), lessons, where)
-        moment = _moment((row["time"] or "").strip(), timezone.utc, where)
+        moment = _moment((row["time"] or "").strip(), zone, where)
         times[((row["student"] or "").strip(), lesson)] = moment
     return times
 

@@ -330,6 +330,21 @@ def test_hand_in_times_from_the_lms_come_first(late_class, tmp_path):
     assert ada["handed_in"]["source"] == "the hand-in times file" and not ada["late"]["late"]
 
 
+def test_a_hand_in_time_without_an_offset_is_in_the_policys_time_zone(late_class, tmp_path):
+    # due 23:59 London time; handed in at 23:59 London time, written without an offset
+    # (as an LMS export may): on time, not read as UTC and an hour late
+    folder, jobs, report, policy = late_class
+    policy.write_text(POLICY.replace('timezone = "UTC"', 'timezone = "Europe/London"'))
+    times = tmp_path / "times.csv"
+    times.write_text("student,lesson,time\nada,01,2026-09-14T23:59:00\n")
+    by_people = GradesByPeople.read(policy=str(policy), handed_in=str(times))
+    by_people.record_hand_in_times(report, jobs, folder)
+    by_people.apply(report)
+    ada = notebook_of(report, "ada", "01_qlearning")
+    assert ada["handed_in"]["time"] == "2026-09-14T22:59:00+00:00"  # BST is UTC+1
+    assert not ada["late"]["late"], ada["late"]
+
+
 @pytest.mark.parametrize("change, says", [
     (("percent = 10", "percent = 110"), "percent must be a number from 0 to 100"),
     (('per = "day"', 'per = "week"'), 'per must be "day" or "hour"'),
@@ -337,6 +352,8 @@ def test_hand_in_times_from_the_lms_come_first(late_class, tmp_path):
     (('"*" = "36h"', '"*" = "soon"'), "'soon' is neither a date and time nor more time"),
     (('timezone = "UTC"', 'timezone = "Mars/Olympus"'), "is not an IANA time zone"),
     (("[due]", "[due"), "not TOML"),
+    # a typo inside a table: refused like one at the top level, not read as no penalty
+    (("percent = 10", "precent = 10"), "[penalty]: unknown setting precent"),
 ])
 def test_a_wrong_policy_is_one_line_and_nothing_is_written(late_class, tmp_path, capsys,
                                                            change, says):
