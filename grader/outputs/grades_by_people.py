@@ -44,8 +44,31 @@ class GradesByPeople:
 
     def check_class(self, students, lessons):
         """Before grading: every manual grade names a student of the class and an item of
-        a lesson graded, with no more points than it is worth."""
+        a lesson graded, with no more points than it is worth; every extension and
+        hand-in time names a student of the class."""
         check_manual_grades(self.grades, set(students), course_items(lessons), self.manual_path)
+        self._check_students(students)
+
+    def _check_students(self, students):
+        """Lines naming each extension and hand-in time of a student not graded here (a
+        term's files may list students this run does not grade: they are not applied);
+        PolicyError, one line, when such a name is close to a student graded here, a
+        misspelling that would give that student no extension, silently."""
+        known, lines = set(students), []
+        named = [(f"--policy: [extensions.{printable(name)}]", name)
+                 for name in sorted(self.policy.extensions if self.policy else ())]
+        named += [(f"--handed-in: the time for {printable(name)}", name)
+                  for name in sorted({student for student, _ in self.hand_in_times})]
+        for where, name in named:
+            if name in known:
+                continue
+            close = _closest(name, known)
+            if close is not None:
+                raise PolicyError(f"{where} names no student of this class; did you mean "
+                                  f"{printable(close)}? (a misspelt name would give "
+                                  f"{printable(close)} nothing)")
+            lines.append(f"{where} names no student graded here: not applied")
+        return lines
 
     def record_hand_in_times(self, report, jobs, root):
         """With a policy: note in ``report`` when each graded notebook was handed in."""
@@ -64,7 +87,18 @@ class GradesByPeople:
         """Apply the manual grades and the policy to ``report`` (a ClassReport, in place);
         add a row to the manual grades file for each written answer awaiting a person.
         Returns lines for the instructor: what was applied, what waits."""
-        lines = []
+        lines = self._check_students([submission.student for submission in report.submissions])
+        if self.hand_in_times:
+            missing = [f"{submission.student}'s {notebook.name}"
+                       for submission, notebook in report.notebooks()
+                       if notebook.handed_in is not None and (submission.student, notebook.name)
+                       not in self.hand_in_times]
+            if missing:
+                lines.append(f"--handed-in has no time for {len(missing)} graded notebook(s) "
+                             f"({printable(', '.join(missing[:5]))}"
+                             + (", ..." if len(missing) > 5 else "") + "): their time is "
+                             "nbgrader's timestamp.txt or the file's modification time, as "
+                             "each report entry names")
         if self.manual_path:
             waiting = apply_manual_grades(report, self.grades, self.manual_path)
             lines += [f"{line} (kept in the file)" for line in waiting]
@@ -87,3 +121,11 @@ class GradesByPeople:
                          "penalised" + (" (lateness left to the LMS)"
                                         if self.policy.lateness == "lms" else ""))
         return lines
+
+
+def _closest(name, names):
+    """The name of ``names`` that ``name`` most likely misspells, or None."""
+    import difflib
+
+    found = difflib.get_close_matches(name, sorted(names), n=1, cutoff=0.6)
+    return found[0] if found else None

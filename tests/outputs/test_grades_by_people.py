@@ -12,6 +12,7 @@ import pytest
 from grader.class_run.submissions import NotebookJob
 from grader.cli import main
 from grader.outputs.grades_by_people import GradesByPeople
+from grader.outputs.late_work import PolicyError
 from grader.outputs.report import class_report, lesson_maxima, write_json
 from grader.results import CheckResult, NotebookResult, WrittenAnswer
 
@@ -328,6 +329,49 @@ def test_hand_in_times_from_the_lms_come_first(late_class, tmp_path):
     by_people.apply(report)
     ada = notebook_of(report, "ada", "01_qlearning")
     assert ada["handed_in"]["source"] == "the hand-in times file" and not ada["late"]["late"]
+
+
+def test_an_extension_or_a_hand_in_time_for_no_student_of_the_class_is_refused(late_class,
+                                                                              tmp_path):
+    # a misspelt name would give the real student no extension, silently
+    folder, jobs, report, policy = late_class
+    policy.write_text(POLICY.replace("[extensions.ben]", "[extensions.bne]"))
+    by_people = GradesByPeople.read(policy=str(policy))
+    with pytest.raises(PolicyError, match=r"\[extensions.bne\] names no student of this "
+                                          r"class; did you mean ben\?"):
+        by_people.check_class(["ada", "ben", "cy"], lesson_maxima())
+    with pytest.raises(PolicyError, match="did you mean ben"):  # export applies it too
+        by_people.apply(report)
+    policy.write_text(POLICY)
+    times = tmp_path / "times.csv"
+    times.write_text("student,lesson,time\nadaa,01,2026-09-14T20:00:00+00:00\n")
+    by_people = GradesByPeople.read(policy=str(policy), handed_in=str(times))
+    with pytest.raises(PolicyError, match="the time for adaa names no student of this "
+                                          "class; did you mean ada"):
+        by_people.check_class(["ada", "ben", "cy"], lesson_maxima())
+
+
+def test_a_terms_extension_for_a_student_not_graded_here_is_named_not_applied(late_class):
+    # grading part of a class with the term's policy: the others' extensions are no typo
+    folder, jobs, report, policy = late_class
+    policy.write_text(POLICY + '[extensions.zoe]\n"01" = "1d"\n')
+    by_people = GradesByPeople.read(policy=str(policy))
+    by_people.check_class(["ada", "ben", "cy"], lesson_maxima())  # not refused
+    by_people.record_hand_in_times(report, jobs, folder)
+    lines = by_people.apply(report)
+    assert "--policy: [extensions.zoe] names no student graded here: not applied" in lines
+
+
+def test_a_graded_notebook_missing_from_the_hand_in_times_is_named(late_class, tmp_path):
+    folder, jobs, report, policy = late_class
+    times = tmp_path / "times.csv"
+    times.write_text("student,lesson,time\nada,01,2026-09-14T20:00:00+00:00\n")
+    by_people = GradesByPeople.read(policy=str(policy), handed_in=str(times))
+    by_people.record_hand_in_times(report, jobs, folder)
+    lines = by_people.apply(report)
+    (line,) = [line for line in lines if line.startswith("--handed-in has no time for")]
+    assert line.startswith("--handed-in has no time for 3 graded notebook(s) (ada's "
+                           "06_capstone, ben's 01_qlearning, cy's 01_qlearning)"), line
 
 
 def test_a_hand_in_time_without_an_offset_is_in_the_policys_time_zone(late_class, tmp_path):
