@@ -39,6 +39,10 @@ FORMATS = ("generic", "canvas", "moodle")
 ROSTER_COLUMNS = ("folder", "name", "id", "sis_user_id", "sis_login_id", "email", "section")
 
 
+# roster columns no two students share (a name may repeat: two students can share one)
+UNIQUE_COLUMNS = ("id", "sis_user_id", "sis_login_id", "email")
+
+
 class GradebookError(Exception):
     """The gradebook cannot be written as asked; the message says why, in one line."""
 
@@ -59,13 +63,24 @@ class Roster:
         if not rows or "folder" not in rows[0]:
             raise GradebookError(f"--roster {path}: needs a header with a 'folder' column "
                                  f"(and any of {', '.join(ROSTER_COLUMNS[1:])})")
-        roster = cls()
+        roster, first_line = cls(), {}
         for number, row in enumerate(rows, start=2):
             folder = (row.get("folder") or "").strip()
             if not folder:
                 raise GradebookError(f"--roster {path}: line {number} has no folder")
-            roster.people[folder] = {column: (row.get(column) or "").strip()
-                                     for column in ROSTER_COLUMNS if column in row}
+            person = {column: (row.get(column) or "").strip()
+                      for column in ROSTER_COLUMNS if column in row}
+            # one person per row: a repeated folder or identity would send one student's
+            # grades out under another's name (the last row winning, silently)
+            for column, value in (("folder", folder), *((column, person.get(column, ""))
+                                                        for column in UNIQUE_COLUMNS)):
+                key = (column, value.lower() if column == "email" else value)
+                if value and key in first_line:
+                    raise GradebookError(f"--roster {path}: line {number} repeats the "
+                                         f"{column} {printable(value)!r} of line "
+                                         f"{first_line[key]}; each student has one row")
+                first_line.setdefault(key, number)
+            roster.people[folder] = person
         return roster
 
     @property

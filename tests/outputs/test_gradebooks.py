@@ -182,3 +182,23 @@ def test_a_notebook_that_could_not_be_graded_is_named_with_its_reason():
                         "its cell is blank: 02_replay_buffer.ipynb is a folder, not a "
                         "notebook file.")
     assert rows_of(generic(report))[1][2] == ""  # blank, not a zero
+
+
+@pytest.mark.parametrize("row, says", [
+    ("ada,Ada Again,104,S-104,ada2@uni.example,ada2@uni.example,B", "repeats the folder 'ada'"),
+    ("dan,Dan,105,S-105,dan@uni.example,ADA.lovelace@uni.example,B",
+     "repeats the email 'ADA.lovelace@uni.example' of line 2"),
+    ("dan,Dan,101,S-105,dan@uni.example,dan@uni.example,B", "repeats the id '101'"),
+])
+def test_a_roster_that_names_one_person_twice_is_refused_in_one_line(tmp_path, row, says):
+    path = tmp_path / "roster.csv"
+    path.write_text(ROSTER + row + "\n")
+    with pytest.raises(GradebookError, match=says) as refused:
+        Roster.read(path)
+    assert "line 5" in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_two_students_may_share_a_name(tmp_path):
+    path = tmp_path / "roster.csv"
+    path.write_text(ROSTER + "dan,Ada Lovelace,104,S-104,dan@uni.example,dan@uni.example,B\n")
+    assert len(Roster.read(path).people) == 4
