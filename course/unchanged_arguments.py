@@ -59,29 +59,30 @@ class EarlierResults:
     numbers as numpy scalars.)"""
 
     def __init__(self):
-        self._kept = {}
+        self._kept = {}  # function -> deque of its last calls' plain-data values
+        self._copies = {}  # function -> [(value, its copy)], taken right before this call
 
     def before_call(self, function):
         """Copy ``function``'s earlier results and arguments as they are now, right before
         it is called again: what its caller did to them in between is the caller's own
         business (a check may perturb its own array between calls)."""
-        for call in self._kept.get(function, ()):
-            call[:] = [(value, copy.deepcopy(value)) for value, _ in call]
+        self._copies[function] = [(value, copy.deepcopy(value))
+                                  for call in self._kept.get(function, ()) for value in call]
 
     def changed_by(self, function, result, taken=()):
         """Whether one of ``function``'s earlier results or arguments no longer equals its
         copy from :meth:`before_call` (this call changed it); then this call's ``result``
         and arguments ``taken`` (from :func:`snapshot`) are kept with them."""
-        earlier = self._kept.setdefault(function, collections.deque(maxlen=EARLIER_CALLS))
-        moved = any(not same(value, before) for call in earlier for value, before in call)
-        kept = [(value, before) for _, value, (before, _) in taken or ()]
+        moved = any(not same(value, before) for value, before in self._copies.pop(function, ()))
+        kept = [value for _, value, _ in taken or ()]
         if isinstance(result, (np.ndarray, list, tuple, dict)) and _plain(result):
-            kept.append((result, copy.deepcopy(result)))
-        earlier.append(kept)
+            kept.append(result)
+        self._kept.setdefault(function, collections.deque(maxlen=EARLIER_CALLS)).append(kept)
         return moved
 
     def clear(self):
         self._kept.clear()
+        self._copies.clear()
 
 
 EARLIER_CALLS = 4  # how many calls of one function are kept to compare
