@@ -424,9 +424,37 @@ if _child == 0:
 _os.waitpid(_child, 0)
 ''' + MEMORY_HOG
 
+# 4 GiB written into a memfd that no process maps: no process's resident memory, so a
+# budget read from processes alone would not see it (the cgroup, or the init's count of
+# open memfds, does)
+MEMFD_HOARD = '''
+import os as _os
+_hoard = _os.memfd_create("hoard")
+_block = b"x" * 2**24
+try:
+    for _ in range(256):
+        _os.write(_hoard, _block)
+except OSError:
+    pass
+'''
+
+# sample answers zero-byte arrays that declare a huge shape: under every byte budget, but
+# a probe turning one into lists would build 10**12 empty rows
+GIANT_DECLARED_SHAPE = '''
+import numpy as _np
+
+
+def _giant_sample(self, batch_size):
+    return tuple(_np.empty((10**12, 0)) for _ in range(5))
+
+
+ReplayBuffer.sample = _giant_sample
+'''
+
 BUDGET_ATTACKS = {"cpu_hogs": CPU_HOGS, "thread_swarm": THREAD_SWARM,
                   "memory_hog": MEMORY_HOG, "shared_memory_reader": SHARED_MEMORY_READER,
-                  "limits_raised": LIMITS_RAISED}
+                  "limits_raised": LIMITS_RAISED, "memfd_hoard": MEMFD_HOARD,
+                  "giant_declared_shape": GIANT_DECLARED_SHAPE}
 
 # --- forged learning through the ordinary API ----------------------------------------------------
 

@@ -6,6 +6,9 @@
 - ``alice/``: one student's folder: the notebooks in it, and in its subfolders named like
   a lesson or a notebook (nbgrader's ``<student>/<lesson>/`` layout, an unzipped
   ``02_replay_buffer.ipynb/``).
+- ``canvas/``: Canvas's "Download Submissions" folder, flat, every notebook named
+  ``<name>_[LATE_]<user id>_<file id>_<file name>``: each notebook belongs to the student
+  ``<name>_<user id>`` (Canvas's user id tells apart two students of one name).
 - ``class/``: a folder with other subfolders that hold notebooks is a class. Every such
   subfolder is one student's (all the notebooks below it are theirs, nbgrader's
   ``submitted/<student>/<lesson>/`` layout included), and every subfolder is a student
@@ -26,6 +29,7 @@ submission.
 """
 
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,6 +80,17 @@ class Candidate:
     shown: str  # its path inside the student's folder, printable
     changed: int  # answer cells that differ from the released notebook
     saved: int  # its modification time, in nanoseconds
+
+
+# Canvas names a downloaded submission <name>_[LATE_]<user id>_<file id>_<file name>, the
+# name being the student's sortable name, lowercased, without spaces or punctuation
+CANVAS_FILE = re.compile(r"(?P<name>[^_]+)_(?:LATE_)?(?P<user>\d+)_(?P<file>\d+)_(?P<rest>.+)")
+
+
+def canvas_student(file_name):
+    """The student ``<name>_<user id>`` a file of a Canvas download belongs to, else None."""
+    match = CANVAS_FILE.fullmatch(file_name)
+    return f"{match['name']}_{match['user']}" if match else None
 
 
 def _kind(path):
@@ -269,6 +284,9 @@ def find_jobs(path):
              for folder in subfolders}
     is_class = any((found[folder] or inner_skips[folder])
                    and not part_of_a_students_folder(folder) for folder in subfolders)
+    canvas = canvas_download(path, direct, subfolders, found, inner_skips)
+    if canvas is not None:
+        return canvas
     if not is_class:  # one student's folder
         name = path.resolve().name
         if part_of_a_students_folder(path.resolve()):  # <student>/<lesson>/ given
@@ -301,3 +319,26 @@ def find_jobs(path):
                                                 "in this student's folder, nothing graded"))
         jobs += jobs_of_student(folder.name, folder, found[folder], skipped)
     return Found(jobs, skipped, [folder.name for folder in students])
+
+
+def canvas_download(path, direct, subfolders, found, inner_skips):
+    """A :class:`Found` when ``path`` is a Canvas download (no folder holding notebooks, and
+    its notebooks named as Canvas names them: all of them, or those of two students or
+    more), else None. A notebook not named so there belongs to no student: skipped."""
+    owners = {entry: canvas_student(entry.name) for entry in direct}
+    named = {owner for owner in owners.values() if owner}
+    if not named or any(found[folder] or inner_skips[folder] for folder in subfolders):
+        return None
+    if len(named) < 2 and None in owners.values():
+        return None
+    skipped = [Skipped(None, f"{printable(entry)}: in a Canvas download, a notebook not "
+                             "named as Canvas names them (<name>_<user id>_<file id>_<file>) "
+                             "belongs to no student, skipped")
+               for entry, owner in owners.items() if owner is None]
+    skipped += [Skipped(None, f"{printable(folder)}: an empty folder in a Canvas download, "
+                              "skipped") for folder in subfolders]
+    jobs = []
+    for student in sorted(named):
+        mine = [entry for entry, owner in owners.items() if owner == student]
+        jobs += jobs_of_student(student, path, mine, skipped)
+    return Found(jobs, skipped, sorted(named))

@@ -183,3 +183,34 @@ def test_a_link_to_a_folder_inside_a_class_is_never_followed(tmp_path, complete)
     assert jobs_of(found) == {("ann", LESSON): f"{LESSON}.ipynb"}
     assert one_reason(found, tmp_path / "ann" / "answers").endswith(
         "a symbolic link to a folder, not followed")
+
+
+def test_a_canvas_download_is_a_student_per_user_id_not_one_student(tmp_path, complete):
+    """Canvas's "Download Submissions" is one flat folder, every file named
+    <name>_[LATE_]<user id>_<file id>_<file name>: each file is its student's, the user id
+    telling apart two students of one name; a file not named so is nobody's."""
+    put(complete[LESSON], tmp_path / f"doejane_101_9001_{LESSON}.ipynb")
+    put(complete["01_qlearning"], tmp_path / "doejane_101_9002_01_qlearning-1.ipynb")
+    put(RELEASED, tmp_path / f"doejane_103_9003_{LESSON}.ipynb")  # another Jane Doe
+    put(complete[LESSON], tmp_path / f"smithbob_LATE_102_9004_{LESSON}.ipynb")
+    put(complete[LESSON], tmp_path / "mine.ipynb")
+    (tmp_path / "empty").mkdir()
+    found = find_jobs(tmp_path)
+    assert found.students == ["doejane_101", "doejane_103", "smithbob_102"]
+    assert jobs_of(found) == {
+        ("doejane_101", LESSON): f"doejane_101_9001_{LESSON}.ipynb",
+        ("doejane_101", "01_qlearning"): "doejane_101_9002_01_qlearning-1.ipynb",
+        ("doejane_103", LESSON): f"doejane_103_9003_{LESSON}.ipynb",
+        ("smithbob_102", LESSON): f"smithbob_LATE_102_9004_{LESSON}.ipynb"}
+    assert "belongs to no student" in one_reason(found, tmp_path / "mine.ipynb")
+    assert "empty folder" in one_reason(found, tmp_path / "empty")
+
+
+def test_one_students_folder_is_not_a_canvas_download(tmp_path, complete):
+    """One file named like Canvas's beside one that is not: one student's folder, as
+    before (a download holds two students' files or only Canvas's names)."""
+    put(complete[LESSON], tmp_path / "ana" / f"doejane_101_9001_{LESSON}.ipynb")
+    put(complete["01_qlearning"], tmp_path / "ana" / "01_qlearning.ipynb")
+    found = find_jobs(tmp_path / "ana")
+    assert found.students == ["ana"]
+    assert set(jobs_of(found)) == {("ana", LESSON), ("ana", "01_qlearning")}
