@@ -297,6 +297,7 @@ class StudentResult:
     student: str
     notebooks: list = field(default_factory=list)  # [NotebookResult], in course order
     notes: list = field(default_factory=list)
+    canvas_user_id: str | None = None  # graded from a Canvas download: the user id it named
 
     def notebook(self, lesson):
         return next((notebook for notebook in self.notebooks if notebook.name == lesson), None)
@@ -322,15 +323,18 @@ class StudentResult:
         return round(sum(lessons.values()) - excused, DIGITS)
 
     def to_data(self, lessons):
-        return {"student": self.student, "notes": list(self.notes), "score": self.score,
+        data = {"student": self.student, "notes": list(self.notes), "score": self.score,
                 "max_score_handed_in": self.max_score_handed_in,
                 "max_score": self.max_score(lessons),
                 "notebooks": [notebook.to_data() for notebook in self.notebooks]}
+        if self.canvas_user_id is not None:
+            data["canvas_user_id"] = self.canvas_user_id
+        return data
 
     @classmethod
     def from_data(cls, data):
         return cls(data["student"], [NotebookResult.from_data(n) for n in data["notebooks"]],
-                   list(data.get("notes", [])))
+                   list(data.get("notes", [])), data.get("canvas_user_id"))
 
 
 @dataclass

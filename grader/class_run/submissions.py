@@ -31,7 +31,7 @@ submission.
 import os
 import re
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.judge.submission_file import UnreadableSubmission, read_submission
@@ -70,6 +70,9 @@ class Found:
     jobs: list  # NotebookJob, in the order to grade them
     skipped: list  # Skipped
     students: list  # every student found, with or without a notebook to grade
+    # {student: Canvas user id} when the folder is a Canvas download: a roster row matches
+    # the student by its id as well as by its folder
+    canvas_users: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -88,9 +91,10 @@ CANVAS_FILE = re.compile(r"(?P<name>[^_]+)_(?:LATE_)?(?P<user>\d+)_(?P<file>\d+)
 
 
 def canvas_student(file_name):
-    """The student ``<name>_<user id>`` a file of a Canvas download belongs to, else None."""
+    """``(student, user id)`` of a file of a Canvas download, the student being
+    ``<name>_<user id>``, else None."""
     match = CANVAS_FILE.fullmatch(file_name)
-    return f"{match['name']}_{match['user']}" if match else None
+    return (f"{match['name']}_{match['user']}", match["user"]) if match else None
 
 
 def _kind(path):
@@ -325,8 +329,9 @@ def canvas_download(path, direct, subfolders, found, inner_skips):
     """A :class:`Found` when ``path`` is a Canvas download (no folder holding notebooks, and
     its notebooks named as Canvas names them: all of them, or those of two students or
     more), else None. A notebook not named so there belongs to no student: skipped."""
-    owners = {entry: canvas_student(entry.name) for entry in direct}
-    named = {owner for owner in owners.values() if owner}
+    users = dict(filter(None, (canvas_student(entry.name) for entry in direct)))
+    owners = {entry: (canvas_student(entry.name) or (None,))[0] for entry in direct}
+    named = set(users)
     if not named or any(found[folder] or inner_skips[folder] for folder in subfolders):
         return None
     if len(named) < 2 and None in owners.values():
@@ -341,4 +346,4 @@ def canvas_download(path, direct, subfolders, found, inner_skips):
     for student in sorted(named):
         mine = [entry for entry, owner in owners.items() if owner == student]
         jobs += jobs_of_student(student, path, mine, skipped)
-    return Found(jobs, skipped, sorted(named))
+    return Found(jobs, skipped, sorted(named), users)

@@ -6,7 +6,9 @@ whatever a student submitted. A lesson a student did not submit is *blank*, neve
 same for every student. A roster (``--roster``: a CSV with a ``folder`` column, the name
 of the student's folder, and optionally ``name``, ``id``, ``sis_user_id``,
 ``sis_login_id``, ``email``, ``section``) joins identities: students in it who submitted
-nothing get a row. Nobody is dropped silently: a generic or Canvas gradebook keeps a row
+nothing get a row. For a Canvas download (each file names its student's Canvas user id)
+a row matches by ``id`` as well, so a roster may give ``id`` and no folder, and a Canvas
+gradebook fills ``ID`` from the file's user id when no roster gives one. Nobody is dropped silently: a generic or Canvas gradebook keeps a row
 for a submission with no roster entry (and the grader reports it); a Moodle gradebook
 cannot hold a row without the identity Moodle matches by, so such a student is left out
 and reported, one line each (:func:`gradebook_warnings`).
@@ -39,6 +41,8 @@ FORMATS = ("generic", "canvas", "moodle")
 ROSTER_COLUMNS = ("folder", "name", "id", "sis_user_id", "sis_login_id", "email", "section")
 
 
+CANVAS_ID_KEY = "\0canvas id "  # the key of a roster row with an id and no folder
+
 # roster columns no two students share (a name may repeat: two students can share one)
 UNIQUE_COLUMNS = ("id", "sis_user_id", "sis_login_id", "email")
 
@@ -60,16 +64,18 @@ class Roster:
             raise GradebookError(f"--roster {path}: cannot read it ({error.strerror})") from None
         except (csv.Error, UnicodeDecodeError) as error:
             raise GradebookError(f"--roster {path}: not a CSV file ({error})") from None
-        if not rows or "folder" not in rows[0]:
-            raise GradebookError(f"--roster {path}: needs a header with a 'folder' column "
-                                 f"(and any of {', '.join(ROSTER_COLUMNS[1:])})")
+        if not rows or not {"folder", "id"} & set(rows[0]):
+            raise GradebookError(f"--roster {path}: needs a header with a 'folder' column, "
+                                 "or an 'id' column for a Canvas download (and any of "
+                                 f"{', '.join(ROSTER_COLUMNS[1:])})")
         roster, first_line = cls(), {}
         for number, row in enumerate(rows, start=2):
-            folder = (row.get("folder") or "").strip()
-            if not folder:
-                raise GradebookError(f"--roster {path}: line {number} has no folder")
             person = {column: (row.get(column) or "").strip()
                       for column in ROSTER_COLUMNS if column in row}
+            folder = person.get("folder", "")
+            if not folder and not person.get("id"):
+                raise GradebookError(f"--roster {path}: line {number} has no folder"
+                                     + (" and no id" if "id" in row else ""))
             # one person per row: a repeated folder or identity would send one student's
             # grades out under another's name (the last row winning, silently)
             for column, value in (("folder", folder), *((column, person.get(column, ""))
@@ -80,8 +86,20 @@ class Roster:
                                          f"{column} {printable(value)!r} of line "
                                          f"{first_line[key]}; each student has one row")
                 first_line.setdefault(key, number)
-            roster.people[folder] = person
+            # a row with an id only is matched to a Canvas download's student by that id
+            roster.people[folder or f"{CANVAS_ID_KEY}{person['id']}"] = person
         return roster
+
+    def key_of(self, submission):
+        """The roster's key for ``submission``'s student: its folder, else (a student of a
+        Canvas download) the row with its Canvas user id; None when no row names it."""
+        if submission.student in self.people:
+            return submission.student
+        if submission.canvas_user_id:
+            matches = [folder for folder, person in self.people.items()
+                       if person.get("id") == submission.canvas_user_id]
+            return matches[0] if matches else None  # ids are unique: read() refuses repeats
+        return None
 
     @property
     def columns(self):
@@ -111,19 +129,26 @@ def lesson_columns(report):
 
 
 def _students(report, roster):
-    """``[(folder, identity dict, submission or None)]``: the class and the roster."""
-    submitted = {submission.student: submission for submission in report.submissions}
-    folders = sorted(set(submitted) | set(roster.people if roster else ()))
-    return [(folder, (roster.people.get(folder, {}) if roster else {}), submitted.get(folder))
-            for folder in folders]
+    """``[(folder, identity dict, submission or None)]``: the class and the roster's rows
+    that match no student (a row without a folder shown by its name or id)."""
+    rows, matched = [], set()
+    for submission in report.submissions:
+        key = roster.key_of(submission) if roster else None
+        matched.add(key)
+        rows.append((submission.student, roster.people[key] if key else {}, submission))
+    for key, person in (roster.people.items() if roster else ()):
+        if key not in matched:
+            shown = person.get("folder") or person.get("name") or f"id {person['id']}"
+            rows.append((shown, person, None))
+    return sorted(rows, key=lambda row: row[0])
 
 
 def unrostered(report, roster):
-    """Students whose folder the roster does not name."""
+    """Students no roster row names, by folder or (a Canvas download) by user id."""
     if roster is None:
         return []
     return sorted(submission.student for submission in report.submissions
-                  if submission.student not in roster.people)
+                  if roster.key_of(submission) is None)
 
 
 EXCUSED_MARK = "EX"  # Canvas's mark for an excused assignment: in no total
@@ -203,7 +228,9 @@ def canvas(report, roster=None, assignments=None):
     rows = [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *titles],
             ["Points Possible", "", "", "", "", *(_number(maximum) for _, maximum in lessons)]]
     for folder, person, submission in _students(report, roster):
-        rows.append([person.get("name") or printable(folder, 200), person.get("id", ""),
+        canvas_id = submission.canvas_user_id if submission else None
+        rows.append([person.get("name") or printable(folder, 200),
+                     person.get("id") or canvas_id or "",
                      person.get("sis_user_id", ""), person.get("sis_login_id", ""),
                      person.get("section", ""),
                      *(_score(submission, lesson) for lesson, _ in lessons)])
@@ -265,7 +292,7 @@ def gradebook_warnings(report, roster, gradebook_format):
         words = "e-mail" if key == "email" else "id"
         missing = left_out(report, roster, gradebook_format)
         for folder in missing:
-            why = ("is not in the roster" if folder not in roster.people
+            why = ("is not in the roster" if folder in unrostered(report, roster)
                    else f"has no {words} in the roster")
             lines.append(f"{printable(folder)} {why}: LEFT OUT of the Moodle gradebook "
                          f"(Moodle matches rows by {words}); add it to the roster, then "
@@ -275,7 +302,10 @@ def gradebook_warnings(report, roster, gradebook_format):
                          "(named above); their grades are in the JSON report and the "
                          "generic gradebook")
         return lines
+    canvas_ids = {s.student for s in report.submissions if s.canvas_user_id}
     for folder in unrostered(report, roster):
+        if gradebook_format == "canvas" and folder in canvas_ids:
+            continue  # its row has the Canvas user id its file named: Canvas matches it
         if gradebook_format == "canvas":
             lines.append(f"{printable(folder)} is not in the roster: its row has the folder "
                          "name as Student and no ID, so Canvas can match it by name only "

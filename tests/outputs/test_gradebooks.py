@@ -202,3 +202,27 @@ def test_two_students_may_share_a_name(tmp_path):
     path = tmp_path / "roster.csv"
     path.write_text(ROSTER + "dan,Ada Lovelace,104,S-104,dan@uni.example,dan@uni.example,B\n")
     assert len(Roster.read(path).people) == 4
+
+
+def test_a_canvas_downloads_students_match_the_roster_by_user_id(tmp_path):
+    """A Canvas download's student (doejane_101) matches a roster row by its Canvas user
+    id, folder or not; its Canvas row carries that id even with no roster at all."""
+    jane, bob = NotebookResult("01_qlearning"), NotebookResult("01_qlearning")
+    jane.add(CheckResult("test_update", 3.0, 3.0, "passed", "fine"))
+    bob.add(CheckResult("test_update", 1.0, 3.0, "failed", "off by one"))
+    report = class_report({"doejane_101": [jane], "smithbob_102": [bob]},
+                          lessons=lesson_maxima(),
+                          canvas_users={"doejane_101": "101", "smithbob_102": "102"})
+    path = tmp_path / "roster.csv"
+    path.write_text("id,name,sis_user_id\n101,Jane Doe,S-1\n103,Cat Absent,S-3\n")
+    roster = Roster.read(path)
+    rows = {row[0]: row for row in rows_of(canvas(report, roster))[2:]}
+    assert rows["Jane Doe"][1:3] == ["101", "S-1"]
+    assert rows["smithbob_102"][1] == "102"  # not in the roster: its id from the file
+    assert rows["Cat Absent"][1:3] == ["103", "S-3"]  # in the roster, nothing handed in
+    assert rows_of(canvas(report))[2][1] in ("101", "102")
+    assert gradebook_warnings(report, roster, "canvas") == []
+    assert report.to_data()["submissions"][0]["canvas_user_id"] == "101"
+    (tmp_path / "no_key.csv").write_text("id,name\n,Jane Doe\n")
+    with pytest.raises(GradebookError, match="line 2 has no folder and no id"):
+        Roster.read(tmp_path / "no_key.csv")
