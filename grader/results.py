@@ -162,20 +162,34 @@ class Lateness:
     due: str | None  # ISO 8601, UTC; None: the lesson has no due time
     extended: bool
     late: bool
+    # Canvas's late policy: periods begun x the percent per period, as a fraction of the
+    # lesson's points (at most 1), taken off the score but never below floor_fraction of
+    # those points (a score already below it loses nothing)
     penalty_fraction: float
     explanation: str
     periods_late: int | None = None  # days or hours begun, where a penalty applies
+    floor_fraction: float = 0.0
+
+    def deduction(self, raw, maximum):
+        """The points a late penalty takes off ``raw`` of ``maximum``, as Canvas's
+        ``LatePolicy#points_deducted`` computes them."""
+        if not self.penalty_fraction or not maximum:
+            return 0.0
+        return maximum * min(self.penalty_fraction, max(raw / maximum - self.floor_fraction,
+                                                        0.0))
 
     def to_data(self):
         return _without_none({"due": self.due, "extended": self.extended, "late": self.late,
                               "penalty_fraction": self.penalty_fraction,
+                              "floor_fraction": self.floor_fraction,
                               "periods_late": self.periods_late,
                               "explanation": self.explanation}, "periods_late")
 
     @classmethod
     def from_data(cls, data):
         return cls(data["due"], data["extended"], data["late"], data["penalty_fraction"],
-                   data["explanation"], data.get("periods_late"))
+                   data["explanation"], data.get("periods_late"),
+                   data.get("floor_fraction", 0.0))
 
 
 @dataclass
@@ -245,7 +259,9 @@ class NotebookResult:
     @property
     def score(self):
         raw = self.raw_score
-        return None if raw is None else round(raw * (1 - self.penalty_fraction), DIGITS)
+        if raw is None or self.late is None:
+            return raw
+        return round(raw - self.late.deduction(raw, self.max_score), DIGITS)
 
     @property
     def max_score(self):

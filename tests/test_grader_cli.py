@@ -253,8 +253,11 @@ def test_one_term_as_the_readme_walks_it(example_class):
     fay = next(s for s in report["submissions"] if s["student"] == "fay_float32_tree")
     fay03 = next(n for n in fay["notebooks"] if n["name"] == "03_prioritized_replay")
     assert fay03["handed_in"]["source"] == "the hand-in times file"
-    assert fay03["late"]["penalty_fraction"] == 0.2
-    assert fay03["score"] == pytest.approx(0.8 * fay03["raw_score"])
+    assert fay03["late"]["penalty_fraction"] == 0.2 and fay03["late"]["floor_fraction"] == 0.5
+    # Canvas's rule: 20% of the lesson's points off, the score never taken below half of them
+    raw, maximum = fay03["raw_score"], fay03["max_score"]
+    assert fay03["score"] == pytest.approx(raw - min(0.2 * maximum,
+                                                     max(raw - 0.5 * maximum, 0)))
     hal = next(s for s in report["submissions"] if s["student"] == "hal_her_off_by_one")
     hal04 = next(n for n in hal["notebooks"] if n["name"] == "04_hindsight_replay")
     assert hal04["late"]["extended"] and not hal04["late"]["late"]
@@ -444,19 +447,22 @@ def test_a_persons_grades_and_the_late_policy_reach_the_report_and_the_pages(han
     students, stdout = handed_in["students"], handed_in["completed"].stdout
     amy = lesson_entry(students["amy"], "01_qlearning")
     assert amy["handed_in"]["source"] == "the file's modification time"
-    assert amy["late"]["late"] and amy["late"]["penalty_fraction"] == 0.4  # the 60% floor
-    assert amy["raw_score"] > 0 and amy["score"] == pytest.approx(0.6 * amy["raw_score"])
+    # years late: all the points off, but the penalty takes no score below 60% of them
+    assert amy["late"]["late"] and amy["late"]["penalty_fraction"] == 1.0
+    assert amy["raw_score"] > 0.6 * amy["max_score"]
+    assert amy["score"] == pytest.approx(0.6 * amy["max_score"])
     hal = lesson_entry(students["hal"], "01_qlearning")
     (regraded,) = [check for check in hal["checks"] if check.get("override")]
     assert regraded["override"] == {"points": 1.0, "comment": "regraded"}
-    assert hal["raw_score"] == 1.0 and hal["score"] == pytest.approx(0.6)
+    assert hal["raw_score"] == 1.0 and hal["score"] == 1.0  # already below the floor
     assert not lesson_entry(students["bob"], "02_replay_buffer").get("late", {}).get("late")
     assert "manual grades: 1 from" in stdout and "late policy: 2 lesson(s) handed in late, " \
-        "2 penalised" in stdout
+        "1 penalised" in stdout
     book = {row["Email address"]: row for row in
             csv.DictReader(io.StringIO((handed_in["out"] / "moodle.csv").read_text()))}
-    assert float(book["hal@uni.example"]["01_qlearning"]) == pytest.approx(0.6)
-    assert "40% off the score" in feedback_text(handed_in, "amy")
+    assert float(book["hal@uni.example"]["01_qlearning"]) == pytest.approx(1.0)
+    assert "100% of the lesson&#x27;s points off the score, never below 60% of them" in \
+        feedback_text(handed_in, "amy")
     assert "Regraded by a person: 1 / " in feedback_text(handed_in, "hal")
 
 

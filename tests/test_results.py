@@ -77,8 +77,14 @@ def test_a_notebooks_scores_are_made_from_its_parts():
     result.written[0].grade(2.5, "clear")
     result.checks[1].override = Override(1.0, "half right")
     assert result.raw_score == 5.5 and result.automatic_score == 3.0
-    result.late = Lateness("2026-01-01T00:00:00+00:00", False, True, 0.2, "a day late")
-    assert result.score == pytest.approx(4.4) and result.raw_score == 5.5
+    # Canvas's rule: 20% of the lesson's 8 points off (1.6), never below 50% of them (4)
+    result.late = Lateness("2026-01-01T00:00:00+00:00", False, True, 0.2, "a day late",
+                           1, floor_fraction=0.5)
+    assert result.score == pytest.approx(4.0) and result.raw_score == 5.5
+    result.late.floor_fraction = 0.0
+    assert result.score == pytest.approx(3.9)
+    result.late.floor_fraction = 0.75  # already below the floor: nothing off
+    assert result.score == pytest.approx(5.5)
     result.written[0].ungrade()  # a person's grade cleared: awaiting again, no points
     assert result.written[0].status == WrittenStatus.AWAITING and result.written[0].score is None
     assert result.raw_score == 3.0

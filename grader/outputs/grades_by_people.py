@@ -116,7 +116,7 @@ class GradesByPeople:
             apply_late_policy(report, self.policy)
             late = [notebook for _, notebook in report.notebooks()
                     if notebook.late and notebook.late.late]
-            penalised = sum(notebook.penalty_fraction > 0 for notebook in late)
+            penalised = sum(notebook.score < notebook.raw_score for notebook in late)
             lines.append(f"late policy: {len(late)} lesson(s) handed in late, {penalised} "
                          "penalised" + (" (lateness left to the LMS)"
                                         if self.policy.lateness == "lms" else ""))

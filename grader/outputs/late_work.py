@@ -8,9 +8,9 @@ The instructor writes the policy once, as TOML (``--policy FILE`` of ``grade`` a
     grace_minutes = 15           # handed in this long after the due time is on time
 
     [penalty]
-    percent = 10                 # of the lesson's score, per day (or part of one) late
+    percent = 10                 # of the lesson's points, per day (or part of one) late
     per = "day"                  # or "hour"
-    floor = 50                   # a late lesson keeps at least this percent of its score
+    floor = 50                   # the penalty never takes a score below this percent
 
     [due]
     01_qlearning = 2026-09-14T23:59:00
@@ -20,9 +20,12 @@ The instructor writes the policy once, as TOML (``--policy FILE`` of ``grade`` a
     "03" = 2026-10-02T23:59:00   # a new due time for that lesson
     "*" = "2d"                   # or more time on every lesson: "36h", "2d"
 
-A late lesson's score is its raw score (checks and a person's grades) times
-``1 - min(periods late x percent, 100 - floor) / 100``; a lesson without a due time is
-never late. With ``lateness = "lms"`` nothing is penalised here (Canvas, for one, applies
+Lateness follows Canvas's late policy (``LatePolicy#points_deducted``): a lesson handed in
+after its due time plus the grace period is late by the time since its due time (the grace
+decides only whether it is late), every day or hour begun counts, and each takes
+``percent`` of the lesson's points (not of the score) off the raw score (checks and a
+person's grades), never below ``floor`` percent of the lesson's points; a raw score
+already below the floor loses nothing. A lesson without a due time is never late. With ``lateness = "lms"`` nothing is penalised here (Canvas, for one, applies
 its own late policy, and a grade must not be cut twice); the report and the student's page
 still say how late each lesson was.
 
@@ -279,28 +282,29 @@ def lateness_of(policy, student, lesson, handed_in):
     if due is None:
         return Lateness(None, False, False, 0.0, "This lesson has no due time.")
     moment = datetime.fromisoformat(handed_in.time)
-    late_by = moment - (due + policy.grace)
+    late_by = moment - due  # Canvas counts from the due time; the grace decides if late
     shown, due_shown = moment.astimezone(policy.zone), due.astimezone(policy.zone)
     when = (f"Handed in {shown:%Y-%m-%d %H:%M %Z} (from {handed_in.source}); due "
             f"{due_shown:%Y-%m-%d %H:%M %Z}"
             + (" with your extension" if extended else "")
             + (f", {policy.grace.total_seconds() / 60:g} minutes' grace" if policy.grace else ""))
     lateness = Lateness(due.astimezone(timezone.utc).isoformat(timespec="seconds"), extended,
-                        late_by > timedelta(0), 0.0, f"{when}: on time.")
-    if late_by <= timedelta(0):
+                        late_by > policy.grace, 0.0, f"{when}: on time.")
+    if late_by <= policy.grace:
         return lateness
     if policy.lateness == "lms":
         lateness.explanation = (f"{when}: {_duration(late_by)} late. Your LMS applies the "
                                 "course's late policy; the score here is before it.")
         return lateness
     periods = math.ceil(late_by / PERIODS[policy.period])
-    fraction = min(periods * policy.percent, 100 - policy.floor) / 100
-    capped = periods * policy.percent > 100 - policy.floor
-    lateness.periods_late, lateness.penalty_fraction = periods, round(fraction, 6)
+    percent = min(periods * policy.percent, 100)
+    lateness.periods_late, lateness.penalty_fraction = periods, round(percent / 100, 6)
+    lateness.floor_fraction = policy.floor / 100
     lateness.explanation = (f"{when}: {_duration(late_by)} late, {periods} {policy.period}"
-                            f"{'s' if periods != 1 else ''} at {policy.percent:g}% each"
-                            + (f", at most {100 - policy.floor:g}%" if capped else "")
-                            + f": {fraction * 100:g}% off the score.")
+                            f"{'s' if periods != 1 else ''} at {policy.percent:g}% each: "
+                            f"{percent:g}% of the lesson's points off the score"
+                            + (f", never below {policy.floor:g}% of them" if policy.floor
+                               else "") + ".")
     return lateness
 
 

@@ -12,9 +12,9 @@ import pytest
 from grader.class_run.submissions import NotebookJob
 from grader.cli import main
 from grader.outputs.grades_by_people import GradesByPeople
-from grader.outputs.late_work import PolicyError
+from grader.outputs.late_work import PolicyError, lateness_of, read_policy
 from grader.outputs.report import class_report, lesson_maxima, write_json
-from grader.results import CheckResult, NotebookResult, WrittenAnswer
+from grader.results import CheckResult, HandIn, NotebookResult, WrittenAnswer
 
 CONCLUSION = "CER helps at small buffers: <b>seeds 0-9</b> & 10-19 both say so."
 
@@ -275,9 +275,10 @@ def test_a_late_notebook_with_and_without_an_extension_gets_the_stated_penalty(l
     by_people.record_hand_in_times(report, jobs, folder)
     by_people.apply(report)
     ada = notebook_of(report, "ada", "01_qlearning")
-    # due the 14th 23:59 (+10 min grace), in on the 17th 01:00: 2.05 days, 3 days begun
-    assert ada["late"]["periods_late"] == 3 and ada["late"]["penalty_fraction"] == 0.25
-    assert ada["raw_score"] == 12 and ada["score"] == 9  # capped: the floor keeps 75%
+    # due the 14th 23:59 (+10 min grace), in on the 17th 01:00: 2.04 days after the due
+    # time (Canvas counts from it), 3 days begun, 30% of the points; the floor keeps 75%
+    assert ada["late"]["periods_late"] == 3 and ada["late"]["penalty_fraction"] == 0.3
+    assert ada["raw_score"] == 12 and ada["score"] == 9
     assert ada["handed_in"]["source"] == "nbgrader's timestamp.txt"
     ben = notebook_of(report, "ben", "01_qlearning")  # extended to the 16th: 1 day begun
     assert ben["late"]["extended"] and ben["late"]["penalty_fraction"] == 0.1
@@ -301,10 +302,27 @@ def test_a_late_notebook_with_and_without_an_extension_gets_the_stated_penalty(l
                  str(policy)]) == 0
     page = (pages / "ada.html").read_text()
     assert ("Handed in 2026-09-17 01:00 UTC (from nbgrader&#x27;s timestamp.txt); due "
-            "2026-09-14 23:59 UTC, 10 minutes&#x27; grace: 2.0 days late, 3 days at 10% each,"
-            " at most 25%: 25% off the score.") in page
+            "2026-09-14 23:59 UTC, 10 minutes&#x27; grace: 2.0 days late, 3 days at 10% each:"
+            " 30% of the lesson&#x27;s points off the score, never below 75% of them.") in page
     assert "Before the penalty: 12 points; after it: 9." in page
     assert "with your extension" in (pages / "ben.html").read_text()
+
+
+@pytest.mark.parametrize("minutes, periods", [(90, None), (91, 2), (120, 2), (121, 3)])
+def test_lateness_counts_from_the_due_time_as_canvas_does_the_grace_only_says_if_late(
+        tmp_path, minutes, periods):
+    """Hourly penalties, 90 minutes' grace: 91 minutes after the due time is late by 91
+    minutes (2 hours begun), not by the 1 minute past the grace."""
+    path = tmp_path / "policy.toml"
+    path.write_text('timezone = "UTC"\ngrace_minutes = 90\n[penalty]\npercent = 5\n'
+                    'per = "hour"\n[due]\n"01" = 2026-09-14T12:00:00\n')
+    policy = read_policy(path, list(lesson_maxima()))
+    moment = datetime(2026, 9, 14, 12, tzinfo=timezone.utc).timestamp() + 60 * minutes
+    late = lateness_of(policy, "ada", "01_qlearning", HandIn(
+        datetime.fromtimestamp(moment, timezone.utc).isoformat(), "a test"))
+    assert late.late is (periods is not None)
+    assert late.periods_late == periods
+    assert late.penalty_fraction == pytest.approx(0.05 * periods if periods else 0.0)
 
 
 def test_lateness_left_to_the_lms_penalises_nothing_but_is_reported(late_class):
