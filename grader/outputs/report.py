@@ -136,6 +136,7 @@ def summary_table(report):
                              for answer in notebook.written)
             lines.append({"student": student, "lesson": notebook.name,
                           "score": f"{notebook.score:g} / {notebook.max_score:g}",
+                          "late": _late_mark(notebook),
                           "checks passed": f"{passed}/{len(checks)}",
                           "manual": ", ".join(
                               ([f"{manual:g} pts pending"] if manual else [])
@@ -144,6 +145,16 @@ def summary_table(report):
     import pandas as pd  # here: the commands that print no table do not pay for it
 
     table = pd.DataFrame(lines)
-    if "manual" in table and not table["manual"].any():
-        table = table.drop(columns="manual")
+    for optional in ("manual", "late"):
+        if optional in table and not table[optional].fillna("").any():
+            table = table.drop(columns=optional)
     return table.to_string(index=False)
+
+
+def _late_mark(notebook):
+    """The late column: the raw score a penalty cut, or that a late lesson kept it."""
+    if not (notebook.late and notebook.late.late):
+        return ""
+    if notebook.score < notebook.raw_score:
+        return f"late: {notebook.raw_score:g} before the penalty"
+    return "late, not cut"

@@ -13,7 +13,7 @@ from grader.class_run.submissions import NotebookJob
 from grader.cli import main
 from grader.outputs.grades_by_people import GradesByPeople
 from grader.outputs.late_work import PolicyError, lateness_of, read_policy
-from grader.outputs.report import class_report, lesson_maxima, write_json
+from grader.outputs.report import class_report, lesson_maxima, summary_table, write_json
 from grader.results import CheckResult, HandIn, NotebookResult, WrittenAnswer
 
 CONCLUSION = "CER helps at small buffers: <b>seeds 0-9</b> & 10-19 both say so."
@@ -306,6 +306,18 @@ def test_a_late_notebook_with_and_without_an_extension_gets_the_stated_penalty(l
             " 30% of the lesson&#x27;s points off the score, never below 75% of them.") in page
     assert "Before the penalty: 12 points; after it: 9." in page
     assert "with your extension" in (pages / "ben.html").read_text()
+
+
+def test_the_printed_table_marks_a_late_lesson_and_what_the_penalty_cut(late_class):
+    folder, jobs, report, policy = late_class
+    assert "late" not in summary_table(report)  # no policy applied: no late column
+    by_people = GradesByPeople.read(policy=str(policy))
+    by_people.record_hand_in_times(report, jobs, folder)
+    by_people.apply(report)
+    rows = {tuple(line.split()[:2]): line for line in summary_table(report).splitlines()[1:]}
+    assert "9 / 12" in rows["ada", "01_qlearning"]
+    assert "late: 12 before the penalty" in rows["ada", "01_qlearning"]
+    assert "late" not in rows["cy", "01_qlearning"]  # within the extension
 
 
 @pytest.mark.parametrize("minutes, periods", [(90, None), (91, 2), (120, 2), (121, 3)])
