@@ -537,3 +537,28 @@ def test_the_least_memory_the_grader_accepts_grades_a_correct_notebook(tmp_path)
     graded = lesson_entry(ada, "06_capstone")
     # both checks passed; the written conclusion (3 points) waits for a person
     assert graded["score"] == graded["max_score"] - 3 > 0, graded
+
+
+def test_ctrl_c_ends_grading_in_one_line_without_a_workers_traceback(tmp_path):
+    """Ctrl-C reaches the terminal's whole foreground process group, Dask's workers too:
+    the grader says in one line what it kept, and no worker prints a traceback."""
+    import signal
+    import time
+
+    grading = subprocess.Popen(
+        [sys.executable, "-m", "grader", "grade", str(EXAMPLES), "--workers", "2",
+         "--salt", "ctrl-c", "--out", str(tmp_path / "kept")],
+        cwd=REPOSITORY, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True)  # its own group, as a terminal's foreground job
+    seen = ""
+    while "grading:" not in seen:  # the cluster is up and grading
+        character = grading.stderr.read(1)
+        assert character, f"the grader ended before grading: {seen[-2000:]}"
+        seen += character
+    time.sleep(3)
+    os.killpg(grading.pid, signal.SIGINT)
+    _, rest = grading.communicate(timeout=120)
+    stderr = seen + rest
+    assert grading.returncode == 130, stderr[-2000:]
+    assert "grader: interrupted; " in stderr and "--resume" in stderr
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr[-3000:]

@@ -116,15 +116,20 @@ PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 class DieWithGrader(WorkerPlugin):
-    """A local worker process is killed by the kernel the moment the grader that forked it
-    dies (even by SIGKILL), so that it cannot grade on for nobody; workers the cluster
-    restarts get the same. Dask's own watch on the parent is a thread that a loaded machine
+    """A local worker process ignores Ctrl-C, left to the grader, and is killed by the
+    kernel the moment the grader that forked it dies (even by SIGKILL), so that it cannot
+    grade on for nobody; workers the cluster restarts get the same. Dask's own watch on the parent is a thread that a loaded machine
     may not run in time."""
 
     def __init__(self, grader_pid):
         self.grader_pid = grader_pid
 
     def setup(self, worker):
+        # Ctrl-C in the instructor's terminal reaches every process of its foreground
+        # group: the grader ends the cluster and says so in one line, where each worker
+        # would print a traceback of its own
+        with contextlib.suppress(ValueError):  # only a process's main thread may set it
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         if not sys.platform.startswith("linux"):
             return
         libc = ctypes.CDLL(None, use_errno=True)
