@@ -23,9 +23,12 @@ more than a short one: over the cells both students answered,
 that is, the share of the shorter code that is found in the other's. In the tests and
 ``benchmarks/similarity.py``, copies with renamed variables and lines swapped score 0.7
 to 0.9, answers written apart 0.4 at most. The pooled score of all lessons ("overall")
-sums the same counts over lessons. The released solution is compared like one more
-student; a student whose score against it is ``SOLUTION_MATCH`` or more is flagged as
-matching it (a public self-study edition exists).
+sums the same counts over lessons. Two students are scored on what they share beyond
+the released solution: its fingerprints, like the stub's, are dropped from both sides,
+since a public self-study edition exists and students who each handed it in copied it,
+not each other (before, such pairs filled the top of the page and buried a renamed copy
+between two students). Each student is also scored against the solution on everything;
+one whose score is ``SOLUTION_MATCH`` or more is listed apart, as matching it.
 
 Every pair is scored at once from the fingerprints' hash sets: per cell, a sparse
 student-by-fingerprint matrix ``M`` gives every pair's shared count as ``M @ M.T`` (for
@@ -134,31 +137,44 @@ class Fingerprinter:
         self._hashes = {}
         self._fingerprints = {}
 
-    def boilerplate(self, stub):
-        if stub not in self._boilerplate:
-            hashes = self._fingerprint(stub, np.array([], dtype=np.int64)).hashes
-            self._boilerplate[stub] = np.array(sorted(hashes), dtype=np.int64)
-        return self._boilerplate[stub]
+    def boilerplate(self, stub, solution=""):
+        """The fingerprints dropped: the stub's, and with ``solution`` the released
+        solution's too (what two students share of it is no sign of a copy between them)."""
+        key = (stub, solution)
+        if key not in self._boilerplate:
+            hashes = list(self._fingerprint(stub, np.array([], dtype=np.int64)).hashes)
+            if solution:
+                hashes += list(self.own_hashes(solution, stub))
+            self._boilerplate[key] = np.unique(np.array(hashes, dtype=np.int64))
+        return self._boilerplate[key]
 
-    def fingerprint(self, code, stub):
-        """The ``copydetect.CodeFingerprint`` of ``code`` without ``stub``'s."""
-        key = (code, stub)
+    def fingerprint(self, code, stub, solution=""):
+        """The ``copydetect.CodeFingerprint`` of ``code`` without ``stub``'s (and without
+        ``solution``'s, when given)."""
+        key = (code, stub, solution)
         if key not in self._fingerprints:
-            self._fingerprints[key] = self._fingerprint(code, self.boilerplate(stub))
+            self._fingerprints[key] = self._fingerprint(code,
+                                                        self.boilerplate(stub, solution))
         return self._fingerprints[key]
 
-    def hashes(self, code, stub):
-        """``code``'s own fingerprints as a sorted array: empty when fewer than
-        ``MIN_FINGERPRINTS`` (nothing, or too little, beyond the stub)."""
+    def own_hashes(self, code, stub):
+        """``code``'s fingerprints beyond the stub's, as a sorted array, however few."""
         if not code or not code.strip():
             return np.array([], dtype=np.int64)
         key = (code, stub)
         if key not in self._hashes:
             own = self._fingerprint(code, self.boilerplate(stub)).hashes
-            self._hashes[key] = (np.array(sorted(own), dtype=np.int64)
-                                 if len(own) >= MIN_FINGERPRINTS
-                                 else np.array([], dtype=np.int64))
+            self._hashes[key] = np.unique(np.array(list(own), dtype=np.int64))
         return self._hashes[key]
+
+    def hashes(self, code, stub, solution=""):
+        """``code``'s own fingerprints (beyond the stub's, and beyond ``solution``'s when
+        given) as a sorted array: empty when fewer than ``MIN_FINGERPRINTS`` (nothing, or
+        too little, of its own)."""
+        own = self.own_hashes(code, stub)
+        if solution and len(own):
+            own = np.setdiff1d(own, self.own_hashes(solution, stub), assume_unique=True)
+        return own if len(own) >= MIN_FINGERPRINTS else np.array([], dtype=np.int64)
 
     def forget_hashes(self):
         """Drop the hash sets kept so far (a lesson done), keeping the stubs'."""
@@ -234,7 +250,10 @@ def copied_segments(code, slices, stub=""):
 
 class LessonComparison:
     """Every pair of one lesson's answer sets scored, the released solution among them:
-    ``shared`` and ``smaller`` have a row per answer set, row 0 the solution's."""
+    ``shared`` and ``smaller`` have a row per answer set, row 0 the solution's. Two
+    students are scored on what they share beyond the released solution (it is public:
+    students who each handed it in have copied it, not each other, and are listed apart);
+    a student against the solution, on everything."""
 
     def __init__(self, lesson, answers, fingerprinter):
         from grader.lessons import answer_stubs, solution_answers
@@ -252,12 +271,19 @@ class LessonComparison:
         self.smaller = np.zeros((n, n), dtype=np.int64)
         self.compared = np.zeros(n, dtype=bool)  # any cell long enough to compare
         for grade_id in self.cell_ids:
-            stub = self.stubs[grade_id]
-            hash_sets = [fingerprinter.hashes(row.get(grade_id, ""), stub) for row in rows]
-            shared, smaller = shared_counts(hash_sets)
-            self.shared += shared
-            self.smaller += smaller
-            self.compared |= np.array([len(hashes) > 0 for hashes in hash_sets])
+            stub, solution = self.stubs[grade_id], self.solution.get(grade_id, "")
+            whole = [fingerprinter.hashes(row.get(grade_id, ""), stub) for row in rows]
+            shared, smaller = shared_counts(whole)  # row 0 against the others
+            self.shared[0, :] += shared[0, :]
+            self.shared[:, 0] += shared[:, 0]
+            self.smaller[0, :] += smaller[0, :]
+            self.smaller[:, 0] += smaller[:, 0]
+            beyond = [fingerprinter.hashes(row.get(grade_id, ""), stub, solution)
+                      for row in rows[1:]]
+            shared, smaller = shared_counts(beyond)  # student against student
+            self.shared[1:, 1:] += shared
+            self.smaller[1:, 1:] += smaller
+            self.compared |= np.array([len(hashes) > 0 for hashes in whole])
 
     @property
     def unanswered(self):
@@ -292,27 +318,30 @@ class LessonComparison:
         match = Match(first.student, second and second.student, self.lesson,
                       int(self.shared[i, j]), int(self.smaller[i, j]))
         match.cells, match.not_compared = self.cells_of(
-            first.cells, self.solution if second is None else second.cells)
+            first.cells, self.solution if second is None else second.cells,
+            beyond_solution=second is not None)
         return match
 
-    def cells_of(self, first, second):
-        """The cells both sides answered, with their copied segments; and the others."""
+    def cells_of(self, first, second, beyond_solution=True):
+        """The cells both sides answered, with their copied segments (beyond the released
+        solution's, unless ``beyond_solution`` is False); and the others."""
         import copydetect
 
         cells, not_compared = [], []
         for grade_id in self.cell_ids:
             stub = self.stubs[grade_id]
+            solution = self.solution.get(grade_id, "") if beyond_solution else ""
             left, right = first.get(grade_id, ""), second.get(grade_id, "")
-            own_left = self.fingerprinter.hashes(left, stub)
-            own_right = self.fingerprinter.hashes(right, stub)
+            own_left = self.fingerprinter.hashes(left, stub, solution)
+            own_right = self.fingerprinter.hashes(right, stub, solution)
             if not (len(own_left) and len(own_right)):
                 not_compared.append(grade_id)
                 continue
             shared = len(np.intersect1d(own_left, own_right, assume_unique=True))
             if shared:
                 _, _, (left_slices, right_slices) = copydetect.compare_files(
-                    self.fingerprinter.fingerprint(left, stub),
-                    self.fingerprinter.fingerprint(right, stub))
+                    self.fingerprinter.fingerprint(left, stub, solution),
+                    self.fingerprinter.fingerprint(right, stub, solution))
             else:
                 left_slices = right_slices = ([], [])
             cells.append(CellMatch(self.lesson, grade_id, shared,

@@ -274,6 +274,25 @@ def test_unanswered_and_short_answers_never_match_each_other():
     assert MIN_FINGERPRINTS <= result.by_lesson[LESSON][0].shared
 
 
+def test_solution_copiers_are_listed_apart_and_never_bury_a_copy_between_students():
+    """Twelve students hand in the released solution, each renamed and reordered its own
+    way: paired, they share only the solution, so no pair of them is listed above (or at
+    all beside) ana and her renamed copy; each is listed against the solution instead."""
+    rng = random.Random(SEED + 1)
+    cells = class_answers()
+    solution = cells["sol"]
+    answers = [StudentAnswers(f"copier{number:02d}", LESSON, copied(solution, rng))
+               for number in range(12)]
+    answers += [StudentAnswers(name, LESSON, cells[name]) for name in ("ana", "ben", "cat")]
+    result = compare(answers, top=5)
+    pairs = result.by_lesson[LESSON]
+    assert pair_of(pairs[0]) == {"ana", "ben"} and pairs[0].score >= 0.8
+    assert all(not {match.first, match.second} <= {a.student for a in answers[:12]}
+               for match in pairs + result.overall)
+    assert sorted(match.first for match in result.solution_matches) == \
+        [f"copier{number:02d}" for number in range(12)]
+
+
 def test_the_stubs_fingerprints_are_dropped_and_only_they():
     """copydetect drops the boilerplate given (a line the stub holds, repeated by the
     student, included) and keeps every other fingerprint, repeated ones too."""
