@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 bash scripts/make_venv.sh requirements.txt "what the lessons need"
+bash scripts/one_checker.sh  # the self-check cell, not nbgrader's Validate button
 echo
 echo "Ready. Check a notebook as the grader will: .venv/bin/python -m grader check notebooks/01_qlearning.ipynb"
 if [ "${1:-}" != "--no-open" ]; then
