@@ -48,7 +48,7 @@ def check_my_notebook(lesson, learning=False):
         age = time.time() - notebook.stat().st_mtime
         print(f"Checking {notebook} (saved {age / 60:.0f} min ago; save first if you "
               "changed something since). This takes a few seconds.", flush=True)
-    command = [sys.executable, "-m", "grader", "check", str(notebook)]
+    command = [sys.executable, "-m", "grader", "check", str(notebook), "--from-cell"]
     completed = subprocess.run(command + (["--learning"] if learning else []),
                                cwd=COURSE_ROOT, capture_output=True, text=True)
     print(completed.stdout)

@@ -35,6 +35,9 @@ from collections import deque
 
 import numpy as np
 
+from course.with_update import WithUpdate
+from qlearning import play_and_train
+
 
 class ReplayBuffer:
     """A FIFO store of transitions (obs_t, action, reward, obs_tp1, done)."""

@@ -324,7 +324,8 @@ def _check(args):
     except UnknownLesson as error:
         print(f"grader check: {error}", file=sys.stderr)
         return 2
-    print(printed_report(notebook, skipped, ignored, salt))
+    print(printed_report(notebook, skipped, ignored, salt,
+                         called_from="cell" if args.from_cell else "terminal"))
     if args.json:
         write_self_check_json(notebook, skipped, ignored, args.json)
     return 0
@@ -707,6 +708,8 @@ def build_parser():
     check.add_argument("--salt", help="inputs to check with (default: the public ones)")
     check.add_argument("--no-sandbox", action="store_true", help=argparse.SUPPRESS)
     check.add_argument("--json", help=argparse.SUPPRESS)  # the same data, for tests
+    # the lessons' self-check cell: its words say how to ask for more in a cell
+    check.add_argument("--from-cell", action="store_true", help=argparse.SUPPRESS)
     check.set_defaults(run=_check)
     similarity = commands.add_parser(
         "similarity", help="a page of the most similar answers: pairs of students, and "

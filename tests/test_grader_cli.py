@@ -173,6 +173,7 @@ def test_each_example_student_gets_what_their_work_deserves(example_class):
     cy = checks_of(report, "cy_buggy_buffer", "02_replay_buffer")
     assert cy["test_fifo_eviction"]["status"] == "failed"
     assert "evicted" in cy["test_fifo_eviction"]["feedback"]
+    assert cy["test_replay_loop"]["status"] == "passed"  # only the buffer is wrong
     dee = checks_of(report, "dee_ignores_terminated", "01_qlearning")
     assert {name for name, c in dee.items() if c["status"] != "passed"} == {"test_update"}
     assert "terminated" in dee["test_update"]["feedback"]

@@ -214,12 +214,30 @@ def record_visible_answers(lessons):
     return answers
 
 
+SELF_CHECK_CELL_ID = "self-check"
+# an edition holds no grader: in place of the self-check's heading and cell, what checks
+# the notebook there, and what the instructor's grader does beyond it
+EDITION_CHECK_TEXT = """## Checking your notebook
+
+The test cells above run every check on its public inputs. An instructor who grades
+this lesson runs the same checks on hidden inputs, keeping only your answer cells: code
+you wrote outside them is not graded, so put everything your answers need inside them."""
+
+
 def student_notebook(lesson, repository_url):
     notebook = student_version(lesson.source())
     first = notebook.cells[0]
     if first.metadata.get("nbgrader", {}).get("grade_id") != SETUP_CELL_ID:
         raise CannotPublish(f"{lesson.name}: the first cell is not the setup cell")
     first.source = setup_cell_source(repository_url)
+    ids = [cell.metadata.get("nbgrader", {}).get("grade_id") for cell in notebook.cells]
+    if SELF_CHECK_CELL_ID in ids:
+        at = ids.index(SELF_CHECK_CELL_ID)
+        heading = notebook.cells[at - 1]
+        if heading.cell_type != "markdown" or not heading.source.startswith("## Check"):
+            raise CannotPublish(f"{lesson.name}: the self-check cell has no heading before it")
+        heading.source = EDITION_CHECK_TEXT
+        del notebook.cells[at]
     return notebook
 
 

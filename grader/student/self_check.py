@@ -10,6 +10,7 @@ their notebook but is not graded.
 """
 
 import json
+import textwrap
 
 import nbformat
 
@@ -77,32 +78,49 @@ def ignored_by_rebuild(lesson, data):
     return ignored
 
 
-def printed_report(notebook, skipped, ignored, salt):
+WIDTH = 88  # a terminal's or a notebook output's width: messages wrap, never run on
+# how to ask for the learning checks, in the words of the way the self-check was called
+LEARNING_HINTS = {"terminal": "add --learning to run it",
+                  "cell": "run check_my_notebook(..., learning=True) to run it"}
+
+
+def _wrapped(text, indent="    "):
+    """``text`` wrapped at WIDTH under ``indent``, its own line breaks kept."""
+    return [wrapped for paragraph in str(text).splitlines() or [""]
+            for wrapped in textwrap.wrap(paragraph, WIDTH, initial_indent=indent,
+                                         subsequent_indent=indent + "  ") or [indent]]
+
+
+def printed_report(notebook, skipped, ignored, salt, called_from="terminal"):
     """The self-check (a :class:`~grader.results.NotebookResult`) as a student reads it in
-    a terminal or a notebook's output."""
-    lines = [f"Self-check of {notebook.name}, graded as the grader does (rebuilt from "
-             f"the course, answer cells only, isolation: {notebook.isolation['level']}; salt "
-             f"{salt!r})", ""]
+    a terminal (``called_from`` "terminal") or under the lesson's last cell ("cell"): the
+    score first, a line per check passed, and for each check not passed what it asks and
+    what it found, wrapped."""
+    lines = [f"Self-check of {notebook.name}: {notebook.automatic_score:g} / "
+             f"{notebook.automatic_max_score:g} from the checks run"
+             + (f" ({len(skipped)} learning check(s) skipped)" if skipped else ""),
+             *_wrapped(f"(graded as the grader does: rebuilt from the course, answer cells "
+                       f"only; isolation: {notebook.isolation['level']}; salt {salt!r})", ""),
+             ""]
     for check in notebook.checks:
-        status = STATUS_WORDS[check.status]
-        lines.append(f"{status:<18} {check.id} ({check.score:g}/{check.max_score:g})")
+        lines.append(f"{STATUS_WORDS[check.status]:<18} {check.id} "
+                     f"({check.score:g}/{check.max_score:g})")
+        if check.status == Status.PASSED:
+            continue
         asks = asks_of(notebook.name, check.id)
         if asks:
-            lines.append(f"    asks: {asks}")
-        lines.append(f"    {check.feedback}")
+            lines += _wrapped(f"asks: {asks}")
+        lines += _wrapped(check.feedback)
     for name in skipped:
-        lines.append(f"{'- skipped':<18} {name} (a learning check: run with --learning, "
-                     "a minute or more)")
+        lines.append(f"{'- skipped':<18} {name}")
+        lines += _wrapped(f"a learning check, a minute or more: {LEARNING_HINTS[called_from]}")
     for note in notebook.notes:
-        lines.append(f"note: {note}")
+        lines += _wrapped(f"note: {note}", "")
     for answer in notebook.written:
         state = "graded by a person" if answer.answered else "NOT ANSWERED yet"
         lines.append(f"written answer {answer.id} ({answer.max_score:g} pts): {state}")
     for what in ignored:
-        lines.append(f"ignored: {what}")
-    lines += ["", f"score: {notebook.automatic_score:g} / "
-                  f"{notebook.automatic_max_score:g} from the checks run"
-              + (f" ({len(skipped)} learning check(s) skipped)" if skipped else "")]
+        lines += _wrapped(f"ignored: {what}", "")
     return "\n".join(lines)
 
 

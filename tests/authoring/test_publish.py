@@ -168,9 +168,13 @@ def test_every_published_notebook_fails_only_where_work_is_missing(edition, name
     assert origin.count(str(edition)) == 3 and "None" in origin, origin
     problems = run_all_problems(notebook)
     assert not problems, "\n\n".join(problems)
-    # the edition has no grader: its self-check cell says so instead of failing
-    assert "does not include" in "".join(
-        output.get("text", "") for output in code_cells(notebook)[-2].outputs)
+    # the edition has no grader: no self-check cell that promises one, and the text in
+    # its place says what checks the notebook there
+    assert all(cell.metadata.get("nbgrader", {}).get("grade_id") != "self-check"
+               for cell in notebook.cells)
+    text = " ".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
+    assert "exactly as your instructor's grader does" not in text
+    assert "The test cells above run every check on its public inputs." in text
 
 
 def completed(name):

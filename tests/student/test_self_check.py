@@ -56,10 +56,20 @@ def test_the_self_check_reports_what_the_grader_reports(class_report, student, t
     graded = next(n for s in class_report["submissions"] if s["student"] == student
                   for n in s["notebooks"] if n["name"] == LESSON)
     assert graded_content(mine["notebook"]) == graded_content(graded)
-    assert mine["skipped"] == ["test_replay_learning"] and "--learning" in printed
+    assert mine["skipped"] == ["test_replay_learning"] and "add --learning" in printed
+    lines = printed.splitlines()
+    # the score first; a line per check passed; what a check not passed asks and found
+    assert lines[0] == (f"Self-check of {LESSON}: {mine['notebook']['score']:g} / "
+                        f"{sum(c['max_score'] for c in graded['checks']):g} from the checks "
+                        "run (1 learning check(s) skipped)")
+    assert max(len(line) for line in lines) <= 88 + 20  # wrapped (a long word may stick out)
+    unwrapped = " ".join(printed.split())
     for check in graded["checks"]:
         assert f"{check['id']} ({check['score']:g}/{check['max_score']:g})" in printed
-        assert f"asks: {checks_for_lesson(LESSON)[check['id']].asks}" in printed
+        asks = f"asks: {' '.join(checks_for_lesson(LESSON)[check['id']].asks.split())}"
+        assert (asks in unwrapped) is (check["status"] != "passed"), check["id"]
+        if check["status"] != "passed":
+            assert " ".join(check["feedback"].split()) in unwrapped
     if student == "ben_empty":  # a stub is not a bug: its own status, in words
         assert {c["status"] for c in graded["checks"]} == {"not written"}
         assert "not written yet" in printed and "\u2717" not in printed
@@ -166,6 +176,8 @@ def test_the_self_check_cell_checks_the_renamed_copy_it_runs_in(tmp_path, monkey
         assert any(line.startswith("\u2713 passed") and name in line
                    for line in printed.splitlines()), printed
     assert "not written" not in printed
+    # its words are a cell's: how to ask for the learning checks there
+    assert "check_my_notebook(..., learning=True)" in printed and "--learning" not in printed
 
 
 def test_where_the_editor_does_not_say_the_cell_says_so_in_one_line(tmp_path, monkeypatch,
