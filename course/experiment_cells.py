@@ -10,8 +10,10 @@ inside numpy. A cell that starts with ``%%experiment`` runs as usual, but:
 - when that code raises, it names the function of the notebook that raised (the
   innermost frame of notebook code outside the experiment itself), where, and the error,
   in one line ("Stopped: ..."); ``%tb`` shows the whole traceback;
-- a later cell that needs a name such an experiment never defined (its results) is
-  skipped in one line too, naming the name and the cell that did not make it;
+- such an experiment changes no name: the names it bound are put back as they were
+  before it ran, or removed, so a later cell never reports the results of a half-run
+  experiment (an agent made but never trained); a later cell that needs a name it
+  never made (its results) is skipped in one line too, naming the name and the cell;
 - a figure the cell had begun is closed, so no empty plot appears under the message.
 
 The notebook goes on in every case. :func:`enable_experiment_cells` registers the magic;
@@ -55,13 +57,22 @@ def _experiment(line, cell):
     bound = names_bound_by(tree)
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
     figures_before = _open_figures()
+    # an experiment that does not finish changes no name: what it bound is put back as it
+    # was (or removed), so no later cell reports results of a half-run experiment, such as
+    # an agent made and never trained
+    earlier = {name: shell.user_ns[name] for name in bound if name in shell.user_ns}
     try:
         exec(compile(tree, filename, "exec"), shell.user_ns)  # noqa: S102 - the lesson's cell
         value = (eval(compile(ast.Expression(last.value), filename, "eval"), shell.user_ns)
                  if last is not None else None)
     except Exception as error:  # said in one line, and "Run All" goes on
         _close_figures(_open_figures() - figures_before)  # an empty or half-drawn plot
-        _not_defined.update({name: this_cell for name in bound if name not in shell.user_ns})
+        for name in bound:
+            if name in earlier:
+                shell.user_ns[name] = earlier[name]
+            else:
+                shell.user_ns.pop(name, None)
+                _not_defined[name] = this_cell
         _keep_for_tb(error)
         print(reason_not_run(error, shell.user_ns, filename), file=sys.stderr)
         return None
