@@ -448,7 +448,15 @@ def _giant_sample(self, batch_size):
     return tuple(_np.empty((10**12, 0)) for _ in range(5))
 
 
-ReplayBuffer.sample = _giant_sample
+_add_before_giants = ReplayBuffer.add
+
+
+def _add_then_sample_giants(self, *args, **kwargs):
+    ReplayBuffer.sample = _giant_sample  # at call time: the sample cell runs after this one
+    return _add_before_giants(self, *args, **kwargs)
+
+
+ReplayBuffer.add = _add_then_sample_giants
 '''
 
 BUDGET_ATTACKS = {"cpu_hogs": CPU_HOGS, "thread_swarm": THREAD_SWARM,
