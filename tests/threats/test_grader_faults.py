@@ -59,21 +59,23 @@ def test_a_notebook_that_loops_in_every_check_stops_at_its_total_budget(tmp_path
                                                                       monkeypatch):
     # each check within its own budget, the notebook as a whole within its total: what
     # one notebook can cost is a number, however many checks it makes spend their budget
-    monkeypatch.setattr(grade_notebook_module, "NOTEBOOK_CPU_LIMIT", 8.0)
+    # 5 s: the cells and the first looping check spend more than 3, so test_update, the
+    # second, is given less than its own 3 s or nothing, whatever the machine's speed
+    monkeypatch.setattr(grade_notebook_module, "NOTEBOOK_CPU_LIMIT", 5.0)
     looping = ("#| export\n@add_to_class(QLearningAgent)\ndef get_value(self, state):\n"
                "    while True:\n        pass")
     result = grade(write_submission(tmp_path, "01_qlearning", {"get_value": looping}),
                    check_time_limit=3.0)
     said = [(check.status, check.usage, check.feedback[:120]) for check in result.checks]
-    assert [status for status, *_ in said].count("timeout") >= 2, said
+    assert said[0][0] == "timeout", said  # its own 3 s first
     # a check is given what is left of the total, not its own 3 s, and once nothing is
     # left the checks after it are not attempted
     cut = [check for check in result.checks if check.feedback.startswith(
-        "not graded: the notebook used its whole budget (8 s of CPU time") or (
+        "not graded: the notebook used its whole budget (5 s of CPU time") or (
         check.status == "timeout" and check.usage["cpu_seconds"] < 2.9)]
     assert cut, said
     used = sum(check.usage["cpu_seconds"] for check in result.checks if check.usage)
-    assert used <= 8.0 + 0.5, said  # within the total (a budget is checked as it is spent)
+    assert used <= 5.0 + 0.5, said  # within the total (a budget is checked as it is spent)
 
 
 def test_a_memory_bomb_hits_the_cap_and_costs_its_check(tmp_path):
