@@ -59,7 +59,7 @@ def _grade(args):
 
     for student in found.students:  # a student whose every file was skipped is listed too
         run.results.setdefault(student, [])
-    report = class_report(run.results, found.skipped, maxima, found.canvas_users)
+    report = class_report(run.results, found.skipped, maxima, found.identities)
     by_people.record_hand_in_times(report, jobs, args.path)
     applied = by_people.apply(report)
     print(summary_table(report))

@@ -313,7 +313,9 @@ class StudentResult:
     student: str
     notebooks: list = field(default_factory=list)  # [NotebookResult], in course order
     notes: list = field(default_factory=list)
-    canvas_user_id: str | None = None  # graded from a Canvas download: the user id it named
+    # what an LMS's download named of the student, as roster columns: {"id": Canvas's
+    # user id} or {"email": ...} (Gradescope); empty for a folder of the student's own
+    identity: dict = field(default_factory=dict)
 
     def notebook(self, lesson):
         return next((notebook for notebook in self.notebooks if notebook.name == lesson), None)
@@ -343,14 +345,14 @@ class StudentResult:
                 "max_score_handed_in": self.max_score_handed_in,
                 "max_score": self.max_score(lessons),
                 "notebooks": [notebook.to_data() for notebook in self.notebooks]}
-        if self.canvas_user_id is not None:
-            data["canvas_user_id"] = self.canvas_user_id
+        if self.identity:
+            data["identity"] = dict(self.identity)
         return data
 
     @classmethod
     def from_data(cls, data):
         return cls(data["student"], [NotebookResult.from_data(n) for n in data["notebooks"]],
-                   list(data.get("notes", [])), data.get("canvas_user_id"))
+                   list(data.get("notes", [])), dict(data.get("identity", {})))
 
 
 @dataclass

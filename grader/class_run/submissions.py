@@ -6,9 +6,8 @@
 - ``alice/``: one student's folder: the notebooks in it, and in its subfolders named like
   a lesson or a notebook (nbgrader's ``<student>/<lesson>/`` layout, an unzipped
   ``02_replay_buffer.ipynb/``).
-- ``canvas/``: Canvas's "Download Submissions" folder, flat, every notebook named
-  ``<name>_[LATE_]<user id>_<file id>_<file name>``: each notebook belongs to the student
-  ``<name>_<user id>`` (Canvas's user id tells apart two students of one name).
+- an LMS's download: Canvas's flat folder, Gradescope's export, Moodle's folders
+  (:mod:`grader.class_run.lms_downloads`).
 - ``class/``: a folder with other subfolders that hold notebooks is a class. Every such
   subfolder is one student's (all the notebooks below it are theirs, nbgrader's
   ``submitted/<student>/<lesson>/`` layout included), and every subfolder is a student
@@ -29,7 +28,6 @@ submission.
 """
 
 import os
-import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,9 +68,9 @@ class Found:
     jobs: list  # NotebookJob, in the order to grade them
     skipped: list  # Skipped
     students: list  # every student found, with or without a notebook to grade
-    # {student: Canvas user id} when the folder is a Canvas download: a roster row matches
-    # the student by its id as well as by its folder
-    canvas_users: dict = field(default_factory=dict)
+    # {student: {roster column: value}} when the folder is an LMS's download (Canvas: the
+    # user id; Gradescope: the e-mail): a roster row matches the student by it too
+    identities: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -83,18 +81,6 @@ class Candidate:
     shown: str  # its path inside the student's folder, printable
     changed: int  # answer cells that differ from the released notebook
     saved: int  # its modification time, in nanoseconds
-
-
-# Canvas names a downloaded submission <name>_[LATE_]<user id>_<file id>_<file name>, the
-# name being the student's sortable name, lowercased, without spaces or punctuation
-CANVAS_FILE = re.compile(r"(?P<name>[^_]+)_(?:LATE_)?(?P<user>\d+)_(?P<file>\d+)_(?P<rest>.+)")
-
-
-def canvas_student(file_name):
-    """``(student, user id)`` of a file of a Canvas download, the student being
-    ``<name>_<user id>``, else None."""
-    match = CANVAS_FILE.fullmatch(file_name)
-    return (f"{match['name']}_{match['user']}", match["user"]) if match else None
 
 
 def _kind(path):
@@ -288,9 +274,13 @@ def find_jobs(path):
              for folder in subfolders}
     is_class = any((found[folder] or inner_skips[folder])
                    and not part_of_a_students_folder(folder) for folder in subfolders)
-    canvas = canvas_download(path, direct, subfolders, found, inner_skips)
-    if canvas is not None:
-        return canvas
+    from grader.class_run.lms_downloads import (canvas_download, gradescope_export,
+                                                moodle_students)
+
+    for layout in (gradescope_export, canvas_download):
+        download = layout(path, direct, subfolders, found, inner_skips)
+        if download is not None:
+            return download
     if not is_class:  # one student's folder
         name = path.resolve().name
         if part_of_a_students_folder(path.resolve()):  # <student>/<lesson>/ given
@@ -316,34 +306,16 @@ def find_jobs(path):
                               "student, skipped (put it in the student's folder)")
                 for folder in subfolders if part_of_a_students_folder(folder)]
     jobs = []
-    for folder in students:
-        skipped += inner_skips[folder]
-        if not found[folder] and not inner_skips[folder]:
-            skipped.append(Skipped(folder.name, f"{printable(folder)}: no notebook (.ipynb) "
-                                                "in this student's folder, nothing graded"))
-        jobs += jobs_of_student(folder.name, folder, found[folder], skipped)
-    return Found(jobs, skipped, [folder.name for folder in students])
+    # a student's folders: one each, but Moodle's download gives a student one per plugin
+    folders_of = moodle_students(students)
+    for student, folders in folders_of.items():
+        for folder in folders:
+            skipped += inner_skips[folder]
+        notebooks = [notebook for folder in folders for notebook in found[folder]]
+        if not notebooks and not any(inner_skips[folder] for folder in folders):
+            skipped.append(Skipped(student, f"{printable(folders[0])}: no notebook (.ipynb) "
+                                            "in this student's folder, nothing graded"))
+        root = folders[0] if len(folders) == 1 else path
+        jobs += jobs_of_student(student, root, notebooks, skipped)
+    return Found(jobs, skipped, list(folders_of))
 
-
-def canvas_download(path, direct, subfolders, found, inner_skips):
-    """A :class:`Found` when ``path`` is a Canvas download (no folder holding notebooks, and
-    its notebooks named as Canvas names them: all of them, or those of two students or
-    more), else None. A notebook not named so there belongs to no student: skipped."""
-    users = dict(filter(None, (canvas_student(entry.name) for entry in direct)))
-    owners = {entry: (canvas_student(entry.name) or (None,))[0] for entry in direct}
-    named = set(users)
-    if not named or any(found[folder] or inner_skips[folder] for folder in subfolders):
-        return None
-    if len(named) < 2 and None in owners.values():
-        return None
-    skipped = [Skipped(None, f"{printable(entry)}: in a Canvas download, a notebook not "
-                             "named as Canvas names them (<name>_<user id>_<file id>_<file>) "
-                             "belongs to no student, skipped")
-               for entry, owner in owners.items() if owner is None]
-    skipped += [Skipped(None, f"{printable(folder)}: an empty folder in a Canvas download, "
-                              "skipped") for folder in subfolders]
-    jobs = []
-    for student in sorted(named):
-        mine = [entry for entry, owner in owners.items() if owner == student]
-        jobs += jobs_of_student(student, path, mine, skipped)
-    return Found(jobs, skipped, sorted(named), users)

@@ -6,9 +6,10 @@ whatever a student submitted. A lesson a student did not submit is *blank*, neve
 same for every student. A roster (``--roster``: a CSV with a ``folder`` column, the name
 of the student's folder, and optionally ``name``, ``id``, ``sis_user_id``,
 ``sis_login_id``, ``email``, ``section``) joins identities: students in it who submitted
-nothing get a row. For a Canvas download (each file names its student's Canvas user id)
-a row matches by ``id`` as well, so a roster may give ``id`` and no folder, and a Canvas
-gradebook fills ``ID`` from the file's user id when no roster gives one. Nobody is dropped silently: a generic or Canvas gradebook keeps a row
+nothing get a row. For an LMS's download (Canvas's files name each student's user id,
+Gradescope's metadata each submitter's e-mail) a row matches by that ``id`` or ``email``
+as well, so a roster may give no folder, and a Canvas gradebook fills ``ID`` from the
+file's user id when no roster gives one. Nobody is dropped silently: a generic or Canvas gradebook keeps a row
 for a submission with no roster entry (and the grader reports it); a Moodle gradebook
 cannot hold a row without the identity Moodle matches by, so such a student is left out
 and reported, one line each (:func:`gradebook_warnings`).
@@ -91,14 +92,20 @@ class Roster:
         return roster
 
     def key_of(self, submission):
-        """The roster's key for ``submission``'s student: its folder, else (a student of a
-        Canvas download) the row with its Canvas user id; None when no row names it."""
+        """The roster's key for ``submission``'s student: its folder, else (a student of an
+        LMS's download) the row with the id or e-mail the download named; None when no row
+        names it."""
         if submission.student in self.people:
             return submission.student
-        if submission.canvas_user_id:
+        for column, value in submission.identity.items():
+            if column not in UNIQUE_COLUMNS or not value:
+                continue
+            same = (lambda given: given.lower() == value.lower()) if column == "email" \
+                else (lambda given: given == value)
             matches = [folder for folder, person in self.people.items()
-                       if person.get("id") == submission.canvas_user_id]
-            return matches[0] if matches else None  # ids are unique: read() refuses repeats
+                       if same(person.get(column, ""))]
+            if matches:
+                return matches[0]  # unique: read() refuses a repeated id or e-mail
         return None
 
     @property
@@ -228,7 +235,7 @@ def canvas(report, roster=None, assignments=None):
     rows = [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *titles],
             ["Points Possible", "", "", "", "", *(_number(maximum) for _, maximum in lessons)]]
     for folder, person, submission in _students(report, roster):
-        canvas_id = submission.canvas_user_id if submission else None
+        canvas_id = submission.identity.get("id") if submission else None
         rows.append([person.get("name") or printable(folder, 200),
                      person.get("id") or canvas_id or "",
                      person.get("sis_user_id", ""), person.get("sis_login_id", ""),
@@ -302,7 +309,7 @@ def gradebook_warnings(report, roster, gradebook_format):
                          "(named above); their grades are in the JSON report and the "
                          "generic gradebook")
         return lines
-    canvas_ids = {s.student for s in report.submissions if s.canvas_user_id}
+    canvas_ids = {s.student for s in report.submissions if s.identity.get("id")}
     for folder in unrostered(report, roster):
         if gradebook_format == "canvas" and folder in canvas_ids:
             continue  # its row has the Canvas user id its file named: Canvas matches it

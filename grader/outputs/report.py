@@ -46,7 +46,7 @@ def graded_content(data):
     return data
 
 
-def class_report(results_by_student, skipped=(), lessons=None, canvas_users=None):
+def class_report(results_by_student, skipped=(), lessons=None, identities=None):
     """``{student: [NotebookResult, ...]}`` -> the :class:`~grader.results.ClassReport`.
 
     Every student lists every lesson of ``lessons`` (``{lesson: max points}``, default
@@ -56,7 +56,8 @@ def class_report(results_by_student, skipped=(), lessons=None, canvas_users=None
     notes say why). ``skipped`` (:class:`~grader.class_run.submissions.Skipped`) become
     each student's notes, and the notes of the class for files that belong to no
     student. A student's score is out of the lessons graded and of the whole course.
-    ``canvas_users`` (``{student: Canvas user id}``, from a Canvas download) go with them."""
+    ``identities`` (``{student: {roster column: value}}``, what an LMS's download named
+    of each student) go with them."""
     lessons = lesson_maxima() if lessons is None else lessons
     submissions = []
     for student in sorted(results_by_student):
@@ -70,7 +71,7 @@ def class_report(results_by_student, skipped=(), lessons=None, canvas_users=None
         notebooks += [graded[name] for name in sorted(set(graded) - set(lessons))]
         submissions.append(StudentResult(student, notebooks,
                                          [entry.reason for entry in mine],
-                                         (canvas_users or {}).get(student)))
+                                         dict((identities or {}).get(student, {}))))
     return ClassReport(dict(lessons), submissions,
                        [entry.reason for entry in skipped if entry.student is None])
 

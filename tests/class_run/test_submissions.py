@@ -214,3 +214,80 @@ def test_one_students_folder_is_not_a_canvas_download(tmp_path, complete):
     found = find_jobs(tmp_path / "ana")
     assert found.students == ["ana"]
     assert set(jobs_of(found)) == {("ana", LESSON), ("ana", "01_qlearning")}
+
+
+GRADESCOPE = """\
+submission_1001:
+  :submitters:
+  - :name: Jane Doe
+    :sid: '5551'
+    :email: Jane.Doe@uni.example
+  :created_at: 2026-09-20 10:00:00.000000000 -07:00
+submission_1002:
+  :submitters:
+  - :name: Bo Pair
+    :sid: '5552'
+    :email: bo@uni.example
+  - :name: Cy Pair
+    :sid: '5553'
+    :email: cy@uni.example
+submission_1003:
+  :submitters:
+  - :name: Di Absent
+    :email: di@uni.example
+"""
+
+
+def test_a_gradescope_export_is_a_student_per_submitter_keyed_by_e_mail(tmp_path, complete):
+    """Gradescope's export: a submission_<id>/ folder per submission and the metadata
+    naming its submitters; a group submission is graded for each member, a submission
+    folder the metadata does not name is nobody's, one it names but lacks is said."""
+    (tmp_path / "submission_metadata.yml").write_text(GRADESCOPE)
+    put(complete[LESSON], tmp_path / "submission_1001" / f"{LESSON}.ipynb")
+    put(complete["01_qlearning"], tmp_path / "submission_1002" / "work.ipynb")
+    put(complete[LESSON], tmp_path / "submission_9999" / f"{LESSON}.ipynb")
+    found = find_jobs(tmp_path)
+    assert found.students == ["bo@uni.example", "cy@uni.example", "di@uni.example",
+                              "jane.doe@uni.example"]
+    assert jobs_of(found) == {("jane.doe@uni.example", LESSON): f"{LESSON}.ipynb",
+                              ("bo@uni.example", "01_qlearning"): "work.ipynb",
+                              ("cy@uni.example", "01_qlearning"): "work.ipynb"}
+    assert found.identities["jane.doe@uni.example"] == {"email": "Jane.Doe@uni.example",
+                                                        "sis_user_id": "5551"}
+    assert found.identities["di@uni.example"] == {"email": "di@uni.example"}
+    assert "names no submitter of" in one_reason(found, tmp_path / "submission_9999")
+    assert "not in the download" in one_reason(found, tmp_path / "submission_1003")
+
+
+@pytest.mark.parametrize("metadata, says", [
+    ("submission_1: [unclosed", "cannot be read as Gradescope's metadata"),
+    ("- a list", "not Gradescope's metadata"),
+    ("notes_1:\n  :submitters: []\n", "notes_1: not a submission folder"),
+    ("submission_1:\n  :created_at: now\n", "submission_1: names no submitters"),
+    ("submission_1:\n  :submitters:\n  - :name: No Mail\n", "a submitter without an e-mail"),
+])
+def test_gradescope_metadata_that_cannot_be_read_whole_is_refused_in_one_line(
+        tmp_path, complete, metadata, says):
+    from grader.class_run.submissions import CannotGrade
+
+    (tmp_path / "submission_metadata.yml").write_text(metadata)
+    put(complete[LESSON], tmp_path / "submission_1" / f"{LESSON}.ipynb")
+    with pytest.raises(CannotGrade, match=says) as refused:
+        find_jobs(tmp_path)
+    assert "\n" not in str(refused.value)
+
+
+def test_a_moodle_download_gives_a_student_all_their_plugin_folders(tmp_path, complete):
+    """Moodle's download: a folder per student and plugin, <full name>_<participant
+    id>_assignsubmission_<plugin>_; the student is <full name>_<participant id>."""
+    put(complete[LESSON], tmp_path / "Ada Lovelace_301_assignsubmission_file_" /
+        f"{LESSON}.ipynb")
+    (tmp_path / "Ada Lovelace_301_assignsubmission_onlinetext_").mkdir()
+    (tmp_path / "Ada Lovelace_301_assignsubmission_onlinetext_" / "onlinetext.html").write_text(
+        "<p>see the notebook</p>")
+    put(complete["01_qlearning"], tmp_path / "Ben Ample_302_assignsubmission_file_" /
+        "01_qlearning.ipynb")
+    found = find_jobs(tmp_path)
+    assert found.students == ["Ada Lovelace_301", "Ben Ample_302"]
+    assert jobs_of(found) == {("Ada Lovelace_301", LESSON): f"{LESSON}.ipynb",
+                              ("Ben Ample_302", "01_qlearning"): "01_qlearning.ipynb"}

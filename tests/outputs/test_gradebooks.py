@@ -212,7 +212,7 @@ def test_a_canvas_downloads_students_match_the_roster_by_user_id(tmp_path):
     bob.add(CheckResult("test_update", 1.0, 3.0, "failed", "off by one"))
     report = class_report({"doejane_101": [jane], "smithbob_102": [bob]},
                           lessons=lesson_maxima(),
-                          canvas_users={"doejane_101": "101", "smithbob_102": "102"})
+                          identities={"doejane_101": {"id": "101"}, "smithbob_102": {"id": "102"}})
     path = tmp_path / "roster.csv"
     path.write_text("id,name,sis_user_id\n101,Jane Doe,S-1\n103,Cat Absent,S-3\n")
     roster = Roster.read(path)
@@ -222,7 +222,20 @@ def test_a_canvas_downloads_students_match_the_roster_by_user_id(tmp_path):
     assert rows["Cat Absent"][1:3] == ["103", "S-3"]  # in the roster, nothing handed in
     assert rows_of(canvas(report))[2][1] in ("101", "102")
     assert gradebook_warnings(report, roster, "canvas") == []
-    assert report.to_data()["submissions"][0]["canvas_user_id"] == "101"
+    assert report.to_data()["submissions"][0]["identity"] == {"id": "101"}
     (tmp_path / "no_key.csv").write_text("id,name\n,Jane Doe\n")
     with pytest.raises(GradebookError, match="line 2 has no folder and no id"):
         Roster.read(tmp_path / "no_key.csv")
+
+
+def test_a_gradescope_students_roster_row_is_found_by_e_mail_in_any_case(tmp_path):
+    result = NotebookResult("01_qlearning")
+    result.add(CheckResult("test_update", 3.0, 3.0, "passed", "fine"))
+    report = class_report({"jane.doe@uni.example": [result]}, lessons=lesson_maxima(),
+                          identities={"jane.doe@uni.example": {"email": "Jane.Doe@uni.example",
+                                                               "sis_user_id": "5551"}})
+    path = tmp_path / "roster.csv"
+    path.write_text("folder,name,email,sis_user_id\njd,Jane Doe,JANE.DOE@uni.example,5551\n")
+    rows = rows_of(generic(report, Roster.read(path)))
+    assert rows[1][:2] == ["jane.doe@uni.example", "Jane Doe"]
+    assert gradebook_warnings(report, Roster.read(path), "generic") == []
