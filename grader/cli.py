@@ -42,6 +42,7 @@ def _grade(args):
         try:  # before grading: a typo in the instructor's files costs seconds, not a run
             by_people = GradesByPeople.read(args.manual, args.policy, args.handed_in)
             by_people.check_class(found.students, maxima)
+            by_people.check_hand_in_times(found.jobs, args.path, args.file_times)
         except CannotApply as error:
             raise _Refused(str(error)) from None
         chosen = _salt_to_grade_with(args)
@@ -646,7 +647,11 @@ def build_parser():
     grade.add_argument("--handed-in", metavar="TIMES.csv",
                        help="with --policy: when each notebook was handed in (columns "
                             "student, lesson, time), e.g. from the LMS; else nbgrader's "
-                            "timestamp.txt, else the file's time")
+                            "timestamp.txt; a notebook with neither is refused")
+    grade.add_argument("--file-times", action="store_true",
+                       help="with --policy: where --handed-in and timestamp.txt give no "
+                            "time, take the file's modification time (a copy or an unzip "
+                            "changes it)")
     grade.set_defaults(run=_grade)
     edition = commands.add_parser(
         "publish", help="write the student edition (no solutions, no answers) into a folder")

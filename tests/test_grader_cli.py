@@ -316,7 +316,9 @@ floor = 60
 
 
 def by_people(root):
-    return "--manual", str(root / "manual.csv"), "--policy", str(root / "policy.toml")
+    # no LMS times here: the files' own, as the instructor allows with --file-times
+    return ("--manual", str(root / "manual.csv"), "--policy", str(root / "policy.toml"),
+            "--file-times")
 
 
 def without_salt_in_environment():
@@ -563,3 +565,20 @@ def test_ctrl_c_ends_grading_in_one_line_without_a_workers_traceback(tmp_path):
     assert grading.returncode == 130, stderr[-2000:]
     assert "grader: interrupted; " in stderr and "--resume" in stderr
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr[-3000:]
+
+
+def test_a_notebook_without_a_hand_in_time_is_refused_before_grading(tmp_path):
+    """With a policy, a notebook with no row in --handed-in and no nbgrader timestamp.txt
+    is refused in one line, before anything is graded, unless --file-times allows the
+    file's modification time (a copy or an unzip changes it)."""
+    for student in ("amy", "bob"):
+        write_submission(tmp_path / "class", "01_qlearning", student=student)
+    (tmp_path / "policy.toml").write_text(POLICY)
+    (tmp_path / "times.csv").write_text("student,lesson,time\namy,01,2000-12-31T12:00:00Z\n")
+    refused = run_without_salt_variable(
+        "grade", str(tmp_path / "class"), "--only", "test_update", "--policy",
+        str(tmp_path / "policy.toml"), "--handed-in", str(tmp_path / "times.csv"))
+    assert refused.returncode == 2, refused.stderr
+    (line,) = refused.stderr.strip().splitlines()
+    assert "no hand-in time for 1 notebook(s) (bob's 01_qlearning)" in line
+    assert "--file-times" in line and "graded" not in refused.stdout

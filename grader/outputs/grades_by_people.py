@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.outputs.late_work import (PolicyError, apply_late_policy, hand_in_time,
-                                      read_hand_in_times, read_policy)
+                                      nbgrader_timestamp, read_hand_in_times, read_policy)
 from grader.outputs.manual_grades import (ManualGradesError, add_awaiting_rows,
                                           apply_manual_grades, check_manual_grades,
                                           course_items, read_manual_grades)
@@ -70,12 +70,36 @@ class GradesByPeople:
             lines.append(f"{where} names no student graded here: not applied")
         return lines
 
+    def check_hand_in_times(self, jobs, root, file_times=False):
+        """Before grading, with a policy: PolicyError, one line, naming the notebooks to
+        grade that have no hand-in time (no row in --handed-in, no nbgrader timestamp.txt),
+        unless ``file_times`` allows the files' modification times for them."""
+        if self.policy is None or file_times:
+            return
+        top = _top(root)
+        missing = []
+        for job in jobs:
+            if (job.student, job.lesson) in self.hand_in_times:
+                continue
+            try:
+                stamped = nbgrader_timestamp(Path(job.path), top)
+            except PolicyError:
+                stamped = None
+            if stamped is None:
+                missing.append(f"{job.student}'s {job.lesson}")
+        if missing:
+            raise PolicyError(
+                f"--policy: no hand-in time for {len(missing)} notebook(s) "
+                f"({printable(', '.join(missing[:3]))}{', ...' if len(missing) > 3 else ''}"
+                "): give them in --handed-in (the LMS's submission times), or pass "
+                "--file-times to take the files' modification times (a copy or an unzip "
+                "changes them)")
+
     def record_hand_in_times(self, report, jobs, root):
         """With a policy: note in ``report`` when each graded notebook was handed in."""
         if self.policy is None:
             return
-        root = Path(root)
-        top = root if root.is_dir() else root.parent
+        top = _top(root)
         where = {(job.student, job.lesson): job.path for job in jobs}
         for submission, notebook in report.notebooks():
             path = where.get((submission.student, notebook.name))
@@ -129,3 +153,9 @@ def _closest(name, names):
 
     found = difflib.get_close_matches(name, sorted(names), n=1, cutoff=0.6)
     return found[0] if found else None
+
+
+def _top(root):
+    """The folder the students' folders are in: ``root``, or a single notebook's folder."""
+    root = Path(root)
+    return root if root.is_dir() else root.parent

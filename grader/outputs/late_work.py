@@ -32,8 +32,10 @@ still say how late each lesson was.
 When each notebook was handed in comes from, in this order: a times file the instructor
 gives (``--handed-in TIMES.csv``: columns student, lesson, time in ISO 8601, as an LMS's
 submissions export lists them), nbgrader's ``timestamp.txt`` beside the notebook (or in a
-folder above it, up to the student's), else the file's modification time, the least
-reliable (a copy or an unzip can change it). The report names the source of every time.
+folder above it, up to the student's), else, only where the instructor allows it with
+``--file-times``, the file's modification time, the least reliable (a copy or an unzip can
+change it): without it, a notebook with neither is refused before grading. The report
+names the source of every time.
 """
 
 import csv
@@ -225,7 +227,7 @@ def read_hand_in_times(path, lessons, zone=timezone.utc):
     return times
 
 
-def _nbgrader_timestamp(notebook, student_folder):
+def nbgrader_timestamp(notebook, student_folder):
     """The time in the nearest nbgrader ``timestamp.txt`` from the notebook's folder up to
     the student's, or None."""
     from nbgrader.utils import parse_utc  # nbgrader's own reader of its format
@@ -253,7 +255,7 @@ def hand_in_time(student, lesson, notebook, student_folder, given):
     else:
         unreadable = ""
         try:
-            moment = _nbgrader_timestamp(Path(notebook), Path(student_folder))
+            moment = nbgrader_timestamp(Path(notebook), Path(student_folder))
         except PolicyError as error:  # the file's own time is the fallback: say why
             moment, unreadable = None, f"; {error}"
         source = "nbgrader's timestamp.txt"
