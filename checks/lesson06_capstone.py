@@ -12,6 +12,7 @@ import numpy as np
 
 from checks.contracts import RESULT_TYPES, INPUTS_UNTOUCHED, Contract, FLOAT, INT, optional, tuple_of
 from checks.expected import expected as reference
+from checks.expected import reference_code
 from checks.framework import (Check, LessonChecks, NotWrittenYet, ProbeError, attempted,
                               call_student, failed, kept_with, outcome_of, passed,
                               value_error_problem, wrong_amount)
@@ -507,46 +508,15 @@ def _autocorrelation_probe(inputs, autocorrelation):
             "lag_zero_constant": outcome_of(autocorrelation, np.full(6, 2.5), 0)}
 
 
-def _pearson(before, after):
-    if len(before) < 2 or np.std(before) == 0 or np.std(after) == 0:
-        return None
-    return float(np.corrcoef(before, after)[0, 1])
-
-
-def _unvarying(values):
-    """Whether ``values`` are all equal, read off the values (a computed std of equal
-    decimals need not be 0)."""
-    return bool(np.all(values == values[0]))
-
-
 def _autocorrelation_hint(values, lag, got):
-    """What a wrong answer is likely to have computed instead, as advice."""
-    values = np.asarray(values, dtype=np.float64)
-    before, after = values[:-lag], values[lag:]
-    if _unvarying(before) or _unvarying(after):
-        which = "values[:-lag]" if _unvarying(before) else "values[lag:]"
-        return (f" Here {which} does not vary: there is nothing to correlate, return 0.0 "
-                "(np.corrcoef would give nan).")
-    if got is None or not math.isfinite(got):
-        return " Return Pearson's r as a float."
-
-    def near(value):
-        return value is not None and math.isclose(got, value, rel_tol=1e-6, abs_tol=1e-9)
-
-    if lag != 1 and near(_pearson(values[:-1], values[1:])):
-        return (f" That is the lag-1 correlation: pair each value with the one {lag} places "
-                "later, values[:-lag] with values[lag:].")
-    for other in (lag - 1, lag + 1):
-        if 1 <= other <= values.size - 2 and near(_pearson(values[:-other], values[other:])):
-            return (f" That is the correlation at lag {other}, off by one: pair values[:-lag] "
-                    "with values[lag:].")
-    centred = values - values.mean()
-    if near(float(np.sum(centred[:-lag] * centred[lag:]) / np.sum(centred**2))):
-        return (" That is the autocorrelation function with one mean and one variance for the "
-                "whole sequence (as statsmodels' acf); here use Pearson's r of the two slices, "
-                "each centred on its own mean and scaled by its own standard deviation.")
+    """What a wrong answer is likely to have computed instead, as advice: the judge's own
+    guess where its references are at hand (the grader, the full course); a student
+    edition, which must not hold the answer, gives the general advice."""
+    guess = reference_code(LESSON, "autocorrelation_hint")
+    if guess is not None:
+        return guess(values, lag, got)
     return (" Correlate values[:-lag] with values[lag:] (Pearson's r, each slice centred on "
-            "its own mean).")
+            "its own mean); 0.0 when either slice does not vary.")
 
 
 def _autocorrelation_verdict(inputs, data):
@@ -570,8 +540,7 @@ def _autocorrelation_verdict(inputs, data):
                           "len(values) - lag < 2.", rule=AUTOCORRELATION_PAIRS)
         if _close(got, want, rel=1e-6):
             continue
-        before, after = np.asarray(values[:-lag]), np.asarray(values[lag:])
-        constant = _unvarying(before) or _unvarying(after)
+        constant = want == 0.0  # either slice constant (random decimals never give 0)
         return failed(f"autocorrelation of {len(values)} values starting {values[:4]} at lag "
                       f"{lag} returned {got}; expected {want:.6g}."
                       f"{_autocorrelation_hint(values, lag, got)}",

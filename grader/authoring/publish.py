@@ -42,6 +42,7 @@ from grader.authoring.hub_links import (DEFAULT_BRANCH, BadHubOption, checked_br
 from grader.authoring.setup_cell import (COLAB_REQUIREMENTS, COURSE_REPOSITORY,
                                          SETUP_CELL_ID, setup_cell_source)
 from grader.judge.student_notebook import student_version
+from grader.authoring.edition_files import checks_module, imported_names, shipped_helpers
 from grader.lessons import all_lessons, lesson_called
 from grader.lessons import REPOSITORY
 
@@ -406,14 +407,32 @@ def edition_hub_links(edition, repository_url, hub_url, branch=DEFAULT_BRANCH,
         raise CannotPublish(str(error)) from None
 
 
+def edition_helpers(edition):
+    """The files of ``checks/`` and ``course/`` the edition ships: those its lessons reach
+    through imports (:mod:`grader.authoring.edition_files`)."""
+    roots = {"checks", "course"}
+    for lesson in edition.published:
+        roots.add(checks_module(lesson))
+        for cell in lesson.source().cells:
+            if cell.cell_type == "code":  # IPython's magics and shell lines left out
+                roots |= imported_names("\n".join(
+                    line for line in cell.source.splitlines()
+                    if not line.lstrip().startswith(("%", "!"))))
+    for lesson in edition.released:
+        roots |= imported_names((REPOSITORY / lesson.exports_to).read_text())
+    if edition.written_by_students:
+        roots.add("course.your_work")  # the loaders of modules made from notebooks
+    return shipped_helpers(roots)
+
+
 def _write(out, edition, answers, repository_url, branch, hub):
     (out / "notebooks").mkdir(parents=True)
     for lesson in edition.published:
         nbformat.write(student_notebook(lesson, repository_url),
                        out / "notebooks" / f"{lesson.name}.ipynb")
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copytree(REPOSITORY / "course", out / "course", ignore=ignore)
-    shutil.copytree(REPOSITORY / "checks", out / "checks", ignore=ignore)
+    for helper in edition_helpers(edition):  # never a later lesson's checks or helpers
+        (out / helper).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPOSITORY / helper, out / helper)
     (out / "checks" / "published_references.json").write_text(
         json.dumps(answers, sort_keys=True, allow_nan=True) + "\n")
     for lesson in edition.released:

@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import nbformat
+import numpy as np
 import pytest
 from nbclient import NotebookClient
 
@@ -409,3 +410,34 @@ def test_a_branch_is_refused_when_git_would_refuse_it(branch):
         assert "\n" not in str(error)
         ours = 1
     assert ours == (git != 0)
+
+
+def test_an_edition_ships_no_later_lessons_checks_or_helpers(edition):
+    """Lessons 01-03 published: their checks and the helpers they import, not lesson 04-07's
+    checks (lesson 06's judge computes its autocorrelation answer) nor helpers only later
+    lessons use (course/many_seeds_dqn.py holds a vectorised form of lesson 07's
+    dqn_step)."""
+    shipped = {str(path.relative_to(edition)) for folder in ("checks", "course")
+               for path in (edition / folder).rglob("*.py")}
+    assert {"checks/lesson01_qlearning.py", "checks/lesson02_replay_buffer.py",
+            "checks/lesson03_prioritized_replay/__init__.py", "course/ring_buffer.py",
+            "course/taxi.py", "checks/framework.py"} <= shipped
+    later = {path for path in shipped if path.startswith(
+        ("checks/lesson04", "checks/lesson05", "checks/lesson06", "checks/lesson07"))}
+    assert later == set() and "course/many_seeds_dqn.py" not in shipped
+    assert "course/mlp.py" not in shipped and "course/bit_flipping.py" not in shipped
+
+
+def test_lesson_06s_checks_hold_no_autocorrelation_of_their_own(monkeypatch):
+    """The hint that guesses what a wrong autocorrelation computed computes the answer, so
+    it lives with the judge's references, which editions never ship; there, the checks
+    give general advice and compute no correlation themselves."""
+    import checks.lesson06_capstone as lesson06
+
+    source = Path(lesson06.__file__).read_text()
+    assert "np.corrcoef(" not in source and "_pearson" not in source
+    values = np.arange(12, dtype=float) ** 1.5
+    assert "lag-1 correlation" in lesson06._autocorrelation_hint(values, 3, 0.999)
+    monkeypatch.setattr(lesson06, "reference_code", lambda lesson, name: None)  # an edition
+    assert lesson06._autocorrelation_hint(values, 3, 0.999).startswith(
+        " Correlate values[:-lag] with values[lag:]")
