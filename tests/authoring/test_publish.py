@@ -437,7 +437,8 @@ def test_lesson_06s_checks_hold_no_autocorrelation_of_their_own(monkeypatch):
     source = Path(lesson06.__file__).read_text()
     assert "np.corrcoef(" not in source and "_pearson" not in source
     values = np.arange(12, dtype=float) ** 1.5
-    assert "lag-1 correlation" in lesson06._autocorrelation_hint(values, 3, 0.999)
+    lag_one = float(np.corrcoef(values[:-1], values[1:])[0, 1])  # a wrong answer at lag 3
+    assert "lag-1 correlation" in lesson06._autocorrelation_hint(values, 3, lag_one)
     monkeypatch.setattr(lesson06, "reference_code", lambda lesson, name: None)  # an edition
-    assert lesson06._autocorrelation_hint(values, 3, 0.999).startswith(
+    assert lesson06._autocorrelation_hint(values, 3, lag_one).startswith(
         " Correlate values[:-lag] with values[lag:]")
