@@ -464,7 +464,7 @@ def test_a_persons_grades_and_the_late_policy_reach_the_report_and_the_pages(han
     book = {row["Email address"]: row for row in
             csv.DictReader(io.StringIO((handed_in["out"] / "moodle.csv").read_text()))}
     assert float(book["hal@uni.example"]["01_qlearning"]) == pytest.approx(1.0)
-    assert "100% of the lesson&#x27;s points off the score, never below 60% of them" in \
+    assert "100% of the lesson's points off the score, never below 60% of them" in \
         feedback_text(handed_in, "amy")
     assert "Regraded by a person: 1 / " in feedback_text(handed_in, "hal")
 
