@@ -15,8 +15,9 @@
   of a class folder belongs to no student: it is skipped, with a note.
 
 Of several notebooks of one lesson in a student's folder, the grader grades the one
-holding the student's work: the one with the most answer cells changed from the
-released notebook, then the latest saved. A student who finished a renamed copy and
+holding the student's work, judged by content: the one with the most answer cells changed
+from the released notebook, then the most lines of code of the student's own in them;
+only when the contents tie, the latest saved (an unzip may set that time). A student who finished a renamed copy and
 left the released file untouched is graded on the copy; the others are named, with the
 reason, in the report and on the student's feedback page.
 
@@ -80,6 +81,7 @@ class Candidate:
     path: Path
     shown: str  # its path inside the student's folder, printable
     changed: int  # answer cells that differ from the released notebook
+    written: int  # lines of code of the student's own in the answer cells
     saved: int  # its modification time, in nanoseconds
 
 
@@ -149,17 +151,24 @@ def _reasons_chosen(chosen, other, total):
     if chosen.changed > other.changed:
         return (f"it holds more of the student's work ({chosen.changed} of {total} answer "
                 f"cells changed from the released notebook, {other.changed} here)")
+    if chosen.written > other.written:
+        return (f"it holds more of the student's code (both have {chosen.changed} of {total} "
+                f"answer cells changed; {chosen.written} lines of their own in them, "
+                f"{other.written} here)")
     if chosen.saved > other.saved:
         return (f"it was saved later (both have {chosen.changed} of {total} answer cells "
-                "changed from the released notebook)")
+                f"changed from the released notebook and {chosen.written} lines of code of "
+                "their own: the contents cannot tell them apart)")
     return (f"both have {chosen.changed} of {total} answer cells changed and the same "
             "time of saving, and its name comes first")
 
 
 def choose_notebook(lesson, candidates):
-    """The candidate holding the student's work, and the others: the most answer cells
-    changed from the released notebook, then the latest saved, then the first by name."""
-    ranked = sorted(candidates, key=lambda c: (-c.changed, -c.saved, c.shown))
+    """The candidate holding the student's work, and the others: by content, the most
+    answer cells changed from the released notebook, then the most lines of code of the
+    student's own in them; only when the contents tie, the latest saved (a copy or an
+    unzip may change that time), then the first by name."""
+    ranked = sorted(candidates, key=lambda c: (-c.changed, -c.written, -c.saved, c.shown))
     return ranked[0], ranked[1:]
 
 
@@ -168,8 +177,9 @@ def candidate(path, root, lesson, submission):
         saved = os.lstat(path).st_mtime_ns
     except OSError:
         saved = 0
-    return Candidate(Path(path), _shown(path, root), submission.answers_changed(
-        answer_stubs(lesson)), saved)
+    stubs = answer_stubs(lesson)
+    return Candidate(Path(path), _shown(path, root), submission.answers_changed(stubs),
+                     submission.lines_written(stubs), saved)
 
 
 def jobs_of_student(student, root, paths, skipped):
@@ -212,7 +222,7 @@ def jobs_of_student(student, root, paths, skipped):
                       f"{chosen.shown} was graded ({chosen.changed} of {total} answer cells "
                       f"changed from the released notebook), not {', '.join(not_graded)}. "
                       "The grader grades the one with the most answer cells changed, then "
-                      "the latest saved.")
+                      "the most code of your own in them, then the latest saved.")
         jobs.append(NotebookJob(student, chosen.path, lesson, choice))
     for path, lesson, why in unreadable:
         if lesson in readable:

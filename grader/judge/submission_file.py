@@ -54,6 +54,18 @@ class Submission:
         return sum(grade_id in sent and sent[grade_id].strip() != stub.strip()
                    for grade_id, stub in stubs.items())
 
+    def lines_written(self, stubs):
+        """How many lines of code of the student's own the answer cells hold: their lines
+        (stripped, not blank) that their released ``stubs`` do not. Between two notebooks
+        whose answer cells all changed, the one holding more of the student's code."""
+        sent = {**self.written, **self.code}
+        total = 0
+        for grade_id, stub in stubs.items():
+            given = {line.strip() for line in stub.splitlines()}
+            total += sum(1 for line in sent.get(grade_id, "").splitlines()
+                         if line.strip() and line.strip() not in given)
+        return total
+
     def _take(self, number, cell):
         if not isinstance(cell, dict):
             self.problems.append(f"cell {number} is not a cell")

@@ -135,6 +135,24 @@ def test_several_notebooks_of_a_lesson_the_most_answered_then_the_latest_saved(t
     assert f"{LESSON}.ipynb: not graded" in reasons and "3 here" in reasons
 
 
+def test_two_worked_notebooks_are_told_apart_by_content_not_by_save_time(tmp_path):
+    """Both notebooks have every answer cell changed; the draft's sample is a one-line
+    start, saved later (an unzip sets such times): the finished one is graded, and the
+    reason says so."""
+    student = tmp_path / "ann"
+    stub = answer_stubs(LESSON)["buffer_sample"]
+    start = stub.replace("raise NotImplementedError()", "return None")
+    finished = put(write_submission(tmp_path / "a", LESSON), student / "finished.ipynb",
+                   saved=1_700_000_000)
+    put(write_submission(tmp_path / "b", LESSON, {"buffer_sample": start}),
+        student / "draft.ipynb", saved=1_700_000_500)
+    found = find_jobs(student)
+    (job,) = found.jobs
+    assert job.path == finished
+    assert "it holds more of the student's code" in one_reason(found, student / "draft.ipynb")
+    assert "then the most code of your own in them" in job.choice
+
+
 def test_the_graded_notebooks_note_names_the_others_and_why_one_unreadable_is_not_graded(
         tmp_path, complete):
     chosen = put(complete[LESSON], tmp_path / "ann" / "finished.ipynb", saved=1_700_000_000)
