@@ -17,9 +17,9 @@
 Of several notebooks of one lesson in a student's folder, the grader grades the one
 holding the student's work, judged by content: the one with the most answer cells changed
 from the released notebook, then the most lines of code of the student's own in them;
-only when the contents tie, the latest saved (an unzip may set that time). A student who finished a renamed copy and
-left the released file untouched is graded on the copy; the others are named, with the
-reason, in the report and on the student's feedback page.
+only when the contents tie, the latest saved (an unzip may set that time). A student
+who finished a renamed copy and left the released file untouched is graded on the copy;
+the others are named, with the reason, in the report and on the student's feedback page.
 
 Every file that is not graded is named with the reason, in one line: not a lesson, a
 symbolic link, not a regular file (a named pipe would hang a reader), a notebook that
