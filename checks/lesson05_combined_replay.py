@@ -4,7 +4,8 @@ import math
 
 import numpy as np
 
-from checks.contracts import CLASS, INT, NUMBER, RESULT_TYPES, Contract, array, tuple_of
+from checks.contracts import (CLASS, INT, NUMBER, NUMPY_SCALARS, RESULT_TYPES, Contract, array,
+                              tuple_of)
 from checks.expected import expected as reference
 from checks.framework import (Callee, Check, LessonChecks, attempted, call_student, comparison,
                               failed, fill_in_place, kept_with, outcome_of, parts_of, passed,
@@ -399,7 +400,7 @@ def _single_probe(inputs, CombinedReplayBuffer):
     shapes = (shaped_batch if "raised" in shaped_batch else
               [[list(np.shape(field)), str(np.asarray(field).dtype)]
                for field in list(shaped_batch["value"])[:5]])
-    return {"shapes": shapes, "one": attempted(sampled_ids, one, inputs["batch_size"]),
+    data = {"shapes": shapes, "one": attempted(sampled_ids, one, inputs["batch_size"]),
             "batch_of_one": batch_of_one, "after_changing_it": after_changing_it,
             "kept_batch": [kept_before, kept_after],
             "capacity_one": sampled_ids(tiny, inputs["batch_size"]), "errors": errors,
@@ -407,6 +408,84 @@ def _single_probe(inputs, CombinedReplayBuffer):
             "twins": {"rests": rests, "after": after},
             "newest_after_caller_reuse": newest_row.reshape(-1).tolist(),
             "shaped_rows": _numbers_and_rewards(shaped_batch)}
+    # last, so that every call above is made as before: the calls whose answer is fixed
+    # again, with the batch size as np.int64 (a size read from an array is one): the batch
+    # of one, one stored, capacity 1, and the refusals (random batches get numpy sizes on
+    # every other call, as the contract has it)
+    batch = inputs["batch_size"]
+    data["numpy_sizes"] = {
+        "batch_of_one": _numpy_batch(several, 1), "one": _numpy_batch(one, batch),
+        "capacity_one": _numpy_batch(tiny, batch),
+        "errors": [["sample(np.int64(1)) on an empty buffer",
+                    outcome_of(empty.sample, np.int64(1))],
+                   [f"sample(np.int64({inputs['bad_size']}))",
+                    outcome_of(one.sample, np.int64(inputs["bad_size"]))]]}
+    return data
+
+
+def _numpy_batch(buffer, size):
+    """What sample(np.int64(size)) returned, as data: ``{"ids", "shapes"}`` of its batch
+    (``ids`` None when its fields are not rows of one batch), or ``{"raised": what}``.
+    Called as sample(1) is above (its result as it is), so that the verdict, not the
+    contract, names what is wrong with it."""
+    called = f"np.int64({size})"
+    outcome = attempted(call_student, f"sample({called})", result_by_reference,
+                        buffer.sample, np.int64(size))
+    if "value" in outcome:
+        outcome = attempted(batch_fields, outcome["value"], called)
+    if "value" not in outcome:
+        return outcome
+    fields = outcome["value"]
+    shapes = [list(np.shape(field)) for field in fields]
+    try:
+        ids = transition_ids(fields)
+    except (TypeError, ValueError, IndexError):
+        ids = None  # fields of different lengths: the shapes say what is wrong
+    return {"ids": ids, "shapes": shapes}
+
+
+def _numpy_sizes_problem(inputs, data):
+    """A failed verdict (numpy-scalars) when a batch size given as np.int64 is not treated
+    as the same Python int is (each such call with a Python int has passed by then);
+    None if every one is."""
+    batch = inputs["batch_size"]
+    sizes = data.get("numpy_sizes") or {}
+    treat = (" A batch size may arrive as a numpy integer (np.int64, as a size read from an "
+             "array is): treat it exactly as the same Python int, compare it with == and <, "
+             "never with `is` (np.int64(1) is not 1), and refuse nothing for its type.")
+    cases = (("batch_of_one", 1, "a buffer holding transitions 0 to 4", [4],
+              "the newest transition, 4, alone, in fields of shape (1,)"),
+             ("one", batch, "a buffer holding only transition 7", [7],
+              "that one transition, once"),
+             ("capacity_one", batch, "a CombinedReplayBuffer(1) holding only transition 2", [2],
+              "that one transition, once"))
+    for key, size, holding, wanted, asked in cases:
+        got = sizes.get(key) or {"raised": "returned nothing"}
+        called = f"on {holding}, sample(np.int64({size}))"
+        if "raised" in got:
+            raised = str(got["raised"]).rstrip()
+            raised += "" if raised.endswith(".") else "."
+            return failed(f"on {holding}, {raised} The same call with the Python "
+                          f"int {size} returns {asked}, and so must this one." + treat,
+                          rule=NUMPY_SCALARS)
+        ids, shapes = got.get("ids"), got.get("shapes") or []
+        batched = all(shape[:1] == [len(wanted)] for shape in shapes)
+        if ids != wanted or not batched:
+            what = (f"transitions {ids[:8]}" if ids is not None and batched
+                    else f"fields of shapes {[tuple(shape) for shape in shapes]}")
+            return failed(f"{called} returned {what}; the same call with the Python int "
+                          f"{size} returns {asked}, and so must this one." + treat,
+                          rule=NUMPY_SCALARS)
+    for call, outcome in sizes.get("errors") or []:
+        raised = outcome.get("raised") if isinstance(outcome, dict) else None
+        if raised != "ValueError" or not str(outcome.get("message", "")).strip():
+            what = ("returned normally" if raised is None else
+                    "raised ValueError without a message" if raised == "ValueError" else
+                    f"raised {raised}")
+            return failed(f"{call} {what}; with a Python int it raises ValueError with a "
+                          "message, as lesson 02's buffer does, and so must it with a numpy "
+                          "integer." + treat, rule=NUMPY_SCALARS)
+    return None
 
 
 def _numbers_and_rewards(attempt):
@@ -477,7 +556,7 @@ def _single_verdict(inputs, data):
                           ". Every row is a stored transition: build the batch so that numpy "
                           "promotes the types (np.concatenate), not in the newest row's dtype.",
                           rule=BATCH_SIZE_ROWS)
-    return judged
+    return _numpy_sizes_problem(inputs, data) or judged
 
 
 def _single_verdict_before_shapes(inputs, data):

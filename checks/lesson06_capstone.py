@@ -449,7 +449,21 @@ def _autocorrelation_inputs(rng):
     cases.append({"values": [2.5] * int(rng.integers(4, 10)), "lag": 1})
     short_lag = int(rng.integers(1, 6))
     long_values = rng.normal(size=int(rng.integers(3, 8))).round(3).tolist()
+    # the study asks lags 1 to 8 of one series, and a caller refills its array (or list)
+    # in place and asks again: r is of the numbers it holds at each call, never of
+    # numbers an earlier call was given (a copy or a result kept by the object, its id or
+    # its length is stale then)
+    refills = []
+    for kind in ("array", "list"):
+        length = int(rng.integers(30, 80))
+        before = _ar_series(rng, length, float(rng.uniform(0.4, 0.95)))
+        after = [round(value + 0.5, 4) for value in
+                 _ar_series(rng, length, float(rng.uniform(-0.9, 0.1)))]
+        # every number changes (a cache that compares one end, or a few, is stale too)
+        after = [value + 0.25 if value == old else value for value, old in zip(after, before)]
+        refills.append({"kind": kind, "values": before, "refill": after})
     return {"cases": cases,
+            "refills": refills, "refill_lags": list(range(1, 9)),
             "too_short": {"values": rng.normal(size=short_lag + 1).round(3).tolist(),
                           "lag": short_lag},
             # lags as long as the sequence, or longer: no pair at all
@@ -457,6 +471,29 @@ def _autocorrelation_inputs(rng):
                          "lags": [len(long_values), len(long_values) + int(rng.integers(1, 4))]},
             "bad_lags": [0, -int(rng.integers(1, 4))],
             "some_values": rng.normal(size=10).round(3).tolist()}
+
+
+def _refilled_calls(autocorrelation, refill, lags):
+    """``{"before": [...], "after": [...]}``: the outcome of each lag on the caller's array
+    (or list) holding ``refill["values"]``, then on the same object refilled in place with
+    ``refill["refill"]`` (kept where the student's code runs, so the object is the same)."""
+    kind, values = refill["kind"], refill["values"]
+    kept = kept_with(np.array(values, dtype=np.float64) if kind == "array" else list(values),
+                     near=autocorrelation)
+
+    def outcomes(when):
+        found = []
+        for lag in lags:
+            outcome = _result_or_error(f"autocorrelation(the caller's {kind} of "
+                                       f"{len(values)} values{when}, lag={lag})",
+                                       autocorrelation, kept, lag)
+            found.append(_number(outcome["result"]) if "result" in outcome else outcome)
+        return found
+
+    before = outcomes("")
+    for index, value in enumerate(refill["refill"]):  # the caller's own refill, in place
+        kept[index] = value
+    return {"before": before, "after": outcomes(", refilled in place")}
 
 
 def _autocorrelation_probe(inputs, autocorrelation):
@@ -505,7 +542,10 @@ def _autocorrelation_probe(inputs, autocorrelation):
                          for lag in inputs["bad_lags"]],
             # numpy itself refuses to correlate values[:-0] (empty) with a varying series,
             # but a constant one must be refused too, before any shortcut returns 0
-            "lag_zero_constant": outcome_of(autocorrelation, np.full(6, 2.5), 0)}
+            "lag_zero_constant": outcome_of(autocorrelation, np.full(6, 2.5), 0),
+            # last: the same array (and list) asked every lag, refilled, asked again
+            "refilled": [_refilled_calls(autocorrelation, refill, inputs["refill_lags"])
+                         for refill in inputs["refills"]]}
 
 
 def _autocorrelation_hint(values, lag, got):
@@ -600,9 +640,64 @@ def _autocorrelation_verdict(inputs, data):
         "before anything else", rule=AUTOCORRELATION_LAG)
     if problem:
         return problem
+    problem = _refilled_problem(inputs, data.get("refilled"))
+    if problem:
+        return problem
     return passed("Pearson's r between values[:-lag] and values[lag:] matches numpy's at lags "
-                  "1 to 8, from a list too, leaving the array given as it was; a constant "
-                  "slice gives 0; lags below 1, and fewer than two pairs, are refused.")
+                  "1 to 8, from a list too, leaving the array given as it was, and of the "
+                  "numbers an array or list holds at each call when the caller refills it; "
+                  "a constant slice gives 0; lags below 1, and fewer than two pairs, are "
+                  "refused.")
+
+
+def _refilled_problem(inputs, refilled):
+    """What went wrong when the caller asked every lag of one array (and one list),
+    refilled it in place and asked again, or None."""
+    lags = inputs["refill_lags"]
+    problem = wrong_amount("outcomes for a refilled array and list", refilled or [],
+                           len(inputs["refills"]), rule=AUTOCORRELATION_PEARSON)
+    if problem:
+        return problem
+    for refill, found in zip(inputs["refills"], refilled):
+        kind, length = refill["kind"], len(refill["values"])
+        for when, numbers in (("before", refill["values"]), ("after", refill["refill"])):
+            problem = wrong_amount(f"answers for the {kind} {when} its refill",
+                                   (found.get(when) if isinstance(found, dict) else None)
+                                   or [], len(lags), rule=AUTOCORRELATION_PEARSON)
+            if problem:
+                return problem
+            wanted = reference(LESSON, "autocorrelations",
+                               [{"values": numbers, "lag": lag} for lag in lags])
+            for index, (lag, got, want) in enumerate(zip(lags, found[when], wanted)):
+                call = f"autocorrelation(values, lag={lag})"
+                if isinstance(got, dict):
+                    doing = ("then refilled it in place with other numbers and called "
+                             if when == "after" else "")
+                    return failed(f"The caller made a {kind} of {length} values, {doing}"
+                                  f"{call}: it failed: {str(got.get('error'))[:200]}. The "
+                                  f"same numbers in a new {kind} work; r is of the numbers "
+                                  f"the {kind} holds at the call.", rule=AUTOCORRELATION_PEARSON)
+                if _close(got, want, rel=1e-6):
+                    continue
+                if when == "before":
+                    return failed(f"{call} on the caller's {kind} of {length} values "
+                                  f"starting {refill['values'][:4]} returned {got}; expected "
+                                  f"{want:.6g}.{_autocorrelation_hint(refill['values'], lag, got)}",
+                                  rule=AUTOCORRELATION_PEARSON)
+                earlier = found["before"][index]
+                stale = isinstance(earlier, float) and _close(got, earlier, rel=1e-6)
+                return failed(
+                    f"{call} on the caller's {kind} of {length} values returned "
+                    f"{earlier:.6g} (right); the caller then refilled that same {kind} in "
+                    f"place with other numbers (starting {refill['refill'][:4]}), as the "
+                    f"study reuses its {kind}s, and called {call} again: it returned {got}, "
+                    f"but r of the numbers the {kind} now holds is {want:.6g}"
+                    + (", so the answer was r of the old numbers" if stale else "")
+                    + ". Compute r from the values as they are at each call: never reuse a "
+                    "copy of the series (or an r) kept from an earlier call, whether it is "
+                    "looked up by the object, its id or its length.",
+                    rule=AUTOCORRELATION_PEARSON)
+    return None
 
 
 # What every call of this lesson's code promises (checks.contracts): exact result types,

@@ -521,10 +521,47 @@ def _student_loss(huber_loss, q_values, actions, targets, weights):
 
 
 def _loss_probe(inputs, huber_loss):
-    return {"losses": [_returned(call_student("huber_loss(q_values, actions, targets, "
-                                              "weights)", huber_loss, *_case_arrays(case)),
-                                 "huber_loss")["values"]
-                       for case in inputs["cases"]]}
+    losses = [_returned(call_student("huber_loss(q_values, actions, targets, weights)",
+                                     huber_loss, *_case_arrays(case)), "huber_loss")["values"]
+              for case in inputs["cases"]]
+    # the first batch again with every weight 0 (each row counts for nothing): L = 0, a
+    # weight of 0 being a weight like any other, not a missing one
+    q_values, actions, targets, weights = _case_arrays(inputs["cases"][0])
+    zero = call_student("huber_loss(q_values, actions, targets, weights) with every weight 0",
+                        huber_loss, q_values, actions, targets, np.zeros_like(weights))
+    return {"losses": losses, "every_weight_zero": _returned(zero, "huber_loss")["values"]}
+
+
+def _unweighted_loss(case):
+    """The loss of ``case`` with every weight 1: (1/B) * sum of huber(Q(s_i, a_i) - y_i)."""
+    q_values, actions, targets, _ = _case_arrays(case)
+    errors = q_values[np.arange(len(actions)), actions] - targets
+    return float(np.mean(np.where(np.abs(errors) <= 1, 0.5 * errors ** 2,
+                                  np.abs(errors) - 0.5)))
+
+
+def _zero_weights_problem(inputs, data):
+    """What huber_loss got wrong on the first batch with every weight 0 (its loss is 0),
+    or None."""
+    values, case = data.get("every_weight_zero"), inputs["cases"][0]
+    rows = len(case["actions"])
+    if not isinstance(values, list) or len(values) != 1:
+        return failed(f"huber_loss of a batch of {rows} rows whose weights are all 0 returned "
+                      f"{'nothing' if values is None else f'{len(values)} numbers'}; it "
+                      "returns L, one float.", rule=LOSS_IS_A_NUMBER)
+    got = values[0]
+    if _close(got, 0.0):
+        return None
+    unweighted = _unweighted_loss(case)
+    hint = (f" That is the loss with every weight 1 ({unweighted:.6g}): weights of 0 were "
+            "taken for no weights at all." if _close(got, unweighted) else "")
+    return failed(f"huber_loss(q_values, actions, targets, weights) on batch #1 ({rows} rows) "
+                  f"with weights {[0.0] * rows} returned {got:.6g}; expected 0.0, since L = "
+                  "(1/B) * sum of w_i * huber(Q(s_i, a_i) - y_i) and every w_i is 0." + hint
+                  + " Use the weights as given: a weight of 0 is a weight, not a missing one "
+                  "(all-zero weights are not replaced by ones, as `if not np.any(weights)` "
+                  "would).",
+                  rule=HUBER_LOSS_FORMULA)
 
 
 def _loss_verdict(inputs, data):
@@ -568,8 +605,9 @@ def _loss_verdict(inputs, data):
         return failed(f"{situation}. The loss is mean_i w_i * huber(Q[i, a_i] - y_i), with "
                       "huber(x) = x^2 / 2 for |x| <= 1 and |x| - 1/2 beyond.",
                       rule=HUBER_LOSS_FORMULA)
-    return passed("the loss is the mean over the batch of each row's weight times the Huber "
-                  "loss of its TD error.")
+    return _zero_weights_problem(inputs, data) or passed(
+        "the loss is the mean over the batch of each row's weight times the Huber loss of "
+        "its TD error (0 when every weight is 0).")
 
 
 # --- its gradient, against finite differences of the student's own loss ----------------------
@@ -579,8 +617,15 @@ FD_STEP = 1e-6
 
 def _gradient_inputs(rng):
     # the weighted ones, and a batch in which the last action is never taken: the gradient
-    # still has a column for it (the Q-values' shape, not the actions')
-    return {"cases": [*loss_cases(rng)[1:], _case_without_the_last_action(rng)]}
+    # still has a column for it (the Q-values' shape, not the actions'), and a batch whose
+    # weights are all 0 (the loss is 0 whatever the Q-values: so is its gradient)
+    return {"cases": [*loss_cases(rng)[1:], _case_without_the_last_action(rng),
+                      _case_of_zero_weights(rng)]}
+
+
+def _case_of_zero_weights(rng):
+    case = _batch_case(rng, 3, 3)
+    return {**case, "weights": [0.0] * len(case["weights"])}
 
 
 def _case_without_the_last_action(rng):
@@ -654,6 +699,26 @@ def _inexact_gradient_problem(number, case, result, gradient):
                   rule=GRADIENT_OF_THE_LOSS)
 
 
+def _zero_weights_gradient_problem(number, case, gradient, numeric):
+    """A batch whose weights are all 0: the gradient is w_i * clip(delta_i, -1, 1) / B = 0
+    everywhere; one that matches finite differences of the student's own loss passes too,
+    and so does any where that loss is not a number (a loss that gets these weights wrong
+    fails its own check). None if so."""
+    if (np.all(gradient == 0) or not np.all(np.isfinite(numeric))
+            or np.allclose(gradient, numeric, rtol=1e-4, atol=1e-6)):
+        return None
+    row, column = np.unravel_index(np.argmax(np.abs(gradient - numeric)), gradient.shape)
+    rows = len(case["actions"])
+    return failed(f"batch #{number} ({rows} rows, every weight 0): huber_loss_gradient "
+                  f"returned {gradient[row, column]:.6g} at [{row}, {column}], where "
+                  f"changing Q[{row}, {column}] changes your huber_loss at the rate "
+                  f"{numeric[row, column]:.6g} (central finite differences); expected 0 "
+                  "there, as everywhere: the gradient is w_i * clip(delta_i, -1, 1) / B and "
+                  "every w_i is 0. Multiply each row by its weight as given: a weight of 0 "
+                  "is a weight, not a missing one (all-zero weights are not replaced by ones).",
+                  rule=GRADIENT_WEIGHTED)
+
+
 def _gradient_verdict(inputs, data):
     problem = wrong_amount("gradients", data.get("results"), len(inputs["cases"]),
                            rule=GRADIENT_SHAPE)
@@ -669,6 +734,11 @@ def _gradient_verdict(inputs, data):
                           "zero except at the actions taken.", rule=GRADIENT_SHAPE)
         gradient = np.asarray(returned["values"], dtype=np.float64).reshape(shape)
         numeric = numeric.reshape(shape)
+        if not any(case["weights"]):
+            problem = _zero_weights_gradient_problem(number, case, gradient, numeric)
+            if problem:
+                return problem
+            continue
         if not np.all(np.isfinite(numeric)) or np.abs(numeric).max() < 1e-9:
             return failed("your huber_loss does not change when the Q-values change, so its "
                           "gradient cannot be checked: write huber_loss first.",
@@ -717,8 +787,8 @@ def _gradient_verdict(inputs, data):
             hint = (" The Huber loss's derivative is the TD error clipped to [-1, 1], times "
                     "the row's weight, divided by the batch size.")
         return failed(situation + "." + hint, rule=rule)
-    return passed("the gradient matches finite differences of your loss, weights and the "
-                  "clipping at |error| = 1 included.")
+    return passed("the gradient matches finite differences of your loss, weights (all 0 "
+                  "included) and the clipping at |error| = 1 included.")
 
 
 # --- the DQN step ---------------------------------------------------------------------------
@@ -823,6 +893,8 @@ def _step_probe(inputs, dqn_step, td_targets, huber_loss_gradient):
         data["beta_zero"] = _beta_zero_probe(inputs, dqn_step)
     else:
         data["zero_errors_steps"] = _zero_errors_probe(inputs, dqn_step)
+        data["one_row"] = _one_row_probe(inputs, dqn_step, td_targets, huber_loss_gradient)
+        data["discount_zero"] = _discount_zero_probe(inputs, dqn_step, td_targets)
     return data
 
 
@@ -840,6 +912,59 @@ def _zero_errors_probe(inputs, dqn_step):
     _step_or_what_it_raised(STEP_CALL, dqn_step, online, target, optimizer, buffer,
                             len(actions), inputs["discount"], None)
     return len(optimizer.recorded)
+
+
+def _one_row_probe(inputs, dqn_step, td_targets, huber_loss_gradient):
+    """One step on fresh networks like the first call's, whose buffer answers
+    replay.sample(batch_size) with a batch of one row (the first batch's last, which
+    bootstraps): a batch of one row is a batch like any other, its step one TD error in a
+    1-d array. What the student's own td_targets and huber_loss_gradient give on that row
+    is recorded too: a step is not blamed for theirs (their own checks judge them)."""
+    online, target = ServedNetwork(inputs["online_seed"]), ServedNetwork(inputs["target_seed"])
+    optimizer = RecordingAdam(online, inputs["learning_rate"])
+    row = tuple(array[-1:] for array in as_arrays(inputs["batches"][0]))
+    observations, actions, rewards, next_observations, terminated = row
+    targets = _numbers_or_none(_own_result(
+        "td_targets(target_network, rewards, next_observations, terminated, discount) on a "
+        "batch of one row", td_targets, ServedNetwork(inputs["target_seed"]), rewards,
+        next_observations, terminated, inputs["discount"]), 1)
+    gradient = None if targets is None else _own_result(
+        "huber_loss_gradient(q_values, actions, targets, weights) on a batch of one row",
+        huber_loss_gradient, online.predict(observations), actions, np.array(targets),
+        np.ones(1))
+    gradient = _packed_or_none(gradient)
+    parts_work = gradient is not None and unpacked(gradient).shape == (1, N_ACTIONS) \
+        and bool(np.all(np.isfinite(unpacked(gradient))))
+    buffer = FixedBatches([row])
+    returned = _step_or_what_it_raised(STEP_CALL, dqn_step, online, target, optimizer, buffer,
+                                       inputs["batch_size"], inputs["discount"], None)
+    return {"your_target": targets if parts_work else None, "raised": returned["raised"],
+            "shape": returned.get("shape"), "td_errors": returned.get("values"),
+            "samples": buffer.samples, "steps": len(optimizer.recorded)}
+
+
+def _discount_zero_probe(inputs, dqn_step, td_targets):
+    """One step with discount 0.0 on the first batch, on fresh networks like the first
+    call's: the targets are the rewards, the TD errors rewards - Q(s, a) (0 is a discount,
+    not a missing one). What the student's own td_targets gives with discount 0 is
+    recorded: a step is not blamed for it."""
+    online, target = ServedNetwork(inputs["online_seed"]), ServedNetwork(inputs["target_seed"])
+    optimizer = RecordingAdam(online, inputs["learning_rate"])
+    batch = as_arrays(inputs["batches"][0])
+    _, actions, rewards, next_observations, terminated = batch
+    targets = _numbers_or_none(_own_result(
+        "td_targets(target_network, rewards, next_observations, terminated, 0.0)", td_targets,
+        ServedNetwork(inputs["target_seed"]), rewards, next_observations, terminated, 0.0),
+        len(actions))
+    buffer = FixedBatches([batch])
+    returned = _step_or_what_it_raised(DISCOUNT_ZERO_CALL.format(inputs["batch_size"]),
+                                       dqn_step, online, target, optimizer, buffer,
+                                       inputs["batch_size"], 0.0, None)
+    return {"your_targets": targets, "raised": returned["raised"],
+            "td_errors": returned.get("values")}
+
+
+DISCOUNT_ZERO_CALL = "dqn_step(online, target, optimizer, replay, {}, 0.0, None)"
 
 
 def _beta_zero_probe(inputs, dqn_step):
@@ -985,6 +1110,101 @@ def _beta_zero_problem(inputs, data):
     return None
 
 
+def _taken_q_values(inputs, observations, actions):
+    """Q(s, a) of the fresh online network (the step's, before its first call)."""
+    q_values = QNetwork(CARTPOLE_NETWORK, inputs["online_seed"]).predict(
+        np.asarray(observations, dtype=np.float64))
+    return q_values[np.arange(len(actions)), np.asarray(actions, dtype=np.int64)]
+
+
+def _reference_targets(inputs, batch, discount):
+    """r + discount * max_a' Q_target(s', a') of ``batch`` on the fresh target network; r
+    where terminated."""
+    next_values = QNetwork(CARTPOLE_NETWORK, inputs["target_seed"]).predict(
+        np.asarray(batch["next_observations"], dtype=np.float64)).max(axis=1)
+    bootstrap = np.where(np.asarray(batch["terminated"], dtype=bool), 0.0, next_values)
+    return np.asarray(batch["rewards"], dtype=np.float64) + discount * bootstrap
+
+
+def _one_row_problem(inputs, data):
+    """What the step on a batch of one row (see _one_row_probe) got wrong, or None (and
+    None for the prioritized check, which makes no such step)."""
+    if inputs["prioritized"]:
+        return None
+    run, batch_size = data.get("one_row"), inputs["batch_size"]
+    told = (" A batch may hold another number of rows than batch_size, one row included "
+            "(the \"no replay\" buffer returns its newest transitions): size everything "
+            "from the batch you get and keep its axis of rows (np.squeeze turns one row "
+            "into no axis at all).")
+    if not isinstance(run, dict):
+        return failed("the step on a batch of one row left no record." + told,
+                      rule=ROWS_FROM_THE_BATCH)
+    if run.get("raised"):
+        if run.get("your_target") is None:
+            return None  # your td_targets or huber_loss_gradient fails on it: their checks say
+        return failed(f"replay.sample({batch_size}) returned a batch of one row, and "
+                      f"{run['raised']}." + told, rule=ROWS_FROM_THE_BATCH)
+    if run.get("samples") != [[batch_size, None, False]]:
+        made = ", ".join(_sample_call(call) for call in run.get("samples") or []) \
+            or "no sample call"
+        return failed(f"on a batch of one row dqn_step made {made}; expected "
+                      f"replay.sample({batch_size}) once, whatever number of rows it returns."
+                      + told, rule=ROWS_FROM_THE_BATCH)
+    if run.get("shape") != [1]:
+        return failed(f"replay.sample({batch_size}) returned a batch of one row, and dqn_step "
+                      f"returned TD errors of shape {tuple(run.get('shape') or ())}; it returns "
+                      "one per row of the batch, shape (1,)." + told, rule=ROWS_FROM_THE_BATCH)
+    if run.get("steps") != 1:
+        return failed(f"on a batch of one row dqn_step made {run.get('steps')} optimizer steps; "
+                      "it makes one on every batch, whatever its number of rows.",
+                      rule=STEP_GRADIENT)
+    if run.get("your_target") is None:
+        return None
+    batch = {key: values[-1:] for key, values in inputs["batches"][0].items()}
+    taken = _taken_q_values(inputs, batch["observations"], batch["actions"])
+    wanted = [np.asarray(run["your_target"], dtype=np.float64) - taken,
+              _reference_targets(inputs, batch, inputs["discount"]) - taken]
+    if any(_close(run["td_errors"], want) for want in wanted):
+        return None
+    return failed(f"replay.sample({batch_size}) returned a batch of one row, and dqn_step "
+                  f"returned the TD error {_shown(run['td_errors'])}; expected targets - "
+                  f"Q(s, a) = {_shown(wanted[0])}." + told, rule=ROWS_FROM_THE_BATCH)
+
+
+def _discount_zero_problem(inputs, data):
+    """What the step with discount 0 (see _discount_zero_probe) got wrong, or None (and
+    None for the prioritized check, which makes no such step)."""
+    if inputs["prioritized"]:
+        return None
+    run = data.get("discount_zero")
+    call = DISCOUNT_ZERO_CALL.format(inputs["batch_size"])
+    told = (" `discount` is any value from 0 to 1: with 0 the targets are the rewards (0 is a "
+            "discount, not a missing one). Hand td_targets the discount you are given: "
+            "`discount or 0.99` (or `if not discount:`) turns 0 into another discount.")
+    if not isinstance(run, dict):
+        return failed(f"{call} left no record." + told, rule=DISCOUNT_ZERO)
+    if run.get("your_targets") is None:
+        return None  # your td_targets fails with discount 0: its own check says so
+    if run.get("raised"):
+        return failed(f"{run['raised']}." + told, rule=DISCOUNT_ZERO)
+    batch = inputs["batches"][0]
+    taken = _taken_q_values(inputs, batch["observations"], batch["actions"])
+    wanted = [np.asarray(run["your_targets"], dtype=np.float64) - taken,
+              np.asarray(batch["rewards"], dtype=np.float64) - taken]
+    got = run.get("td_errors")
+    if got is not None and any(_close(got, want) for want in wanted):
+        return None
+    return failed(f"{call} returned TD errors {_shown(got) if got is not None else got}; "
+                  f"expected targets - Q(s, a) = {_shown(wanted[0])}, with the targets of "
+                  f"discount 0 (the rewards, {_shown(batch['rewards'])})." + told,
+                  rule=DISCOUNT_ZERO)
+
+
+def _uniform_problem(inputs, data):
+    """What the uniform check's steps of their own (one row, discount 0) got wrong."""
+    return _one_row_problem(inputs, data) or _discount_zero_problem(inputs, data)
+
+
 def _steps_problem(inputs, data, gradients, td_errors, expected=None):
     """Why the steps differ from one that passes ``gradients`` to the optimizer and
     returns ``td_errors`` (per call), or None. ``expected``: the reference's expectation,
@@ -1079,19 +1299,20 @@ def _step_verdict(inputs, data):
     kind = ("prioritized batches: each row's gradient scaled by its own importance weight, "
             "and the TD errors fed back as priorities; beta=0 is prioritized too"
             if inputs["prioritized"] else "uniform batches, with targets from the target "
-            "network, a batch of another size than batch_size among them")
+            "network, batches of another size than batch_size (one row included) among "
+            "them, and with discount 0")
     expected = reference(LESSON, "step_expectation", inputs)
     problem = _steps_problem(inputs, data, expected["gradients"], expected["td_errors"],
                              expected)
     if problem is None:
-        return _beta_zero_problem(inputs, data) or passed(
+        return _beta_zero_problem(inputs, data) or _uniform_problem(inputs, data) or passed(
             f"{STEP_CALLS} steps on {kind}, match the reference's gradients and TD errors.")
     yours = with_your_own_parts(inputs, data)
     if yours is None:
         return problem
     own_problem = _steps_problem(inputs, data, *yours)
     if own_problem is None:
-        return _beta_zero_problem(inputs, data) or passed(
+        return _beta_zero_problem(inputs, data) or _uniform_problem(inputs, data) or passed(
             f"{STEP_CALLS} steps on {kind}, match what a correct step gives with your own "
             "td_targets and huber_loss_gradient (their own tests judge them).")
     parts_agree = all(_close(g, w) for g, w in zip(yours[0][0], expected["gradients"][0])) \
@@ -1379,7 +1600,7 @@ CHECKS = LessonChecks(LESSON, [
           asks="With beta=None dqn_step samples replay.sample(batch_size), takes targets from "
                "the target network, makes one optimizer step and returns the TD errors from "
                "before it, for a batch of any number of rows.",
-          rules=(*STEP_RULES, ROWS_FROM_THE_BATCH)),
+          rules=(*STEP_RULES, ROWS_FROM_THE_BATCH, DISCOUNT_ZERO)),
     Check("test_dqn_step_prioritized", "the DQN step on a prioritized batch",
           ("dqn_step", "td_targets", "huber_loss_gradient"), _step_inputs_for(True),
           _step_probe, _step_verdict, calls=STEP_PARTS,

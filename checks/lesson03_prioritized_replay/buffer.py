@@ -776,7 +776,9 @@ WRAP_TD_ERROR = 0.01  # lowers every priority below the initial maximum before o
 
 
 def _wrap_inputs(rng):
-    capacity = int(rng.integers(5, 16))
+    # odd and never a power of two (5, 7, ..., 15): a ring sized to the tree's leaf count,
+    # or rounded up to any even size, holds more than the capacity and keeps the oldest
+    capacity = int(rng.integers(2, 8)) * 2 + 1
     return {"capacity": capacity, "extra": int(rng.integers(1, capacity)),
             "alpha": round(float(rng.uniform(0.4, 0.9)), 2), "draws": 60 * capacity,
             "seed": int(rng.integers(2**31))}
@@ -870,6 +872,16 @@ def _wrap_verdict(inputs, data):
     capacity, extra, alpha = inputs["capacity"], inputs["extra"], inputs["alpha"]
     situation = (f"after adding transitions 0..{capacity + extra - 1} to a "
                  f"PrioritizedReplayBuffer({capacity})")
+    kept = set(range(extra, capacity + extra))
+    stale = sorted(i for i in set(data.get("ids") or []) if 0 <= i < extra)
+    if stale and isinstance(data["length"], int) and data["length"] > capacity:
+        return failed(f"{situation}, len(buffer) is {data['length']} and sample returned "
+                      f"transition {stale[0]}, which the buffer should have overwritten: "
+                      f"it holds more than the {capacity} transitions it was made for. The "
+                      f"ring holds exactly `capacity` transitions (NumpyRingBuffer(capacity), "
+                      f"not the tree's {1 << (capacity - 1).bit_length()} leaves or any size "
+                      f"rounded up), and once it has {capacity} it overwrites the oldest.",
+                      rule=OVERWRITES_OLDEST)
     if data["length"] != capacity:
         return failed(f"{situation}, len(buffer) is {data['length']}; it should stay "
                       f"{capacity}: it counts the transitions held now, not every one "
@@ -880,7 +892,6 @@ def _wrap_verdict(inputs, data):
                       f"0..{capacity - 1}, ...) failed: {data['refused']}. Once the buffer is "
                       "full every slot holds a transition, also those from the next one to be "
                       "overwritten on: accept slots in [0, len(self)).", rule=LEN_AFTER_WRAP)
-    kept = set(range(extra, capacity + extra))
     seen = set(data["ids"])
     stale = sorted(i for i in seen if i not in kept)
     if stale:

@@ -7,7 +7,8 @@ import numpy as np
 
 from checks.contracts import INPUTS_UNTOUCHED
 from checks.expected import expected as reference
-from checks.framework import attempted, call_student, failed, kept_with, passed, wrong_amount
+from checks.framework import (attempted, call_student, failed, kept_with, passed,
+                              result_by_reference, wrong_amount)
 from checks.lesson03_prioritized_replay.driving import (
     LESSON, _close, _new_tree, _numbers, _tree_find, _tree_get, _tree_total, _tree_update)
 from checks.requirements import Rule
@@ -268,6 +269,7 @@ def _search_probe(inputs, SumTree):
     call_student("tree.find_prefix_sum(masses) with no masses", tree.find_prefix_sum,
                  np.zeros(0, dtype=np.float64))
     return {"found": found, "kept": _masses_kept(SumTree, inputs["cases"][1]),
+            "earlier": _earlier_slots_kept(SumTree, inputs["cases"][1]),
             "whole": slots if "raised" in slots else _numbers(
                 slots["value"], "tree.find_prefix_sum(masses)", len(whole), integers=True)}
 
@@ -289,6 +291,47 @@ def _masses_kept(SumTree, case):
                                    masses), "tree.find_prefix_sum(masses)",
                       len(case["masses"]), integers=True)
     return {"masses": masses.tolist(), "second": second}
+
+
+def _later_searches(case):
+    """The searches made after the one whose slots are kept (see _earlier_slots_kept):
+    ``(words, priorities of the tree searched or None for the same tree, masses)``. Each
+    finds other slots than the kept search: the masses in reverse order, as many and then
+    half as many (a buffer kept on the tree and grown when needed is refilled by either),
+    and the same masses in a second tree holding the priorities in reverse order (a buffer
+    shared by every tree)."""
+    masses = case["masses"]
+    backwards = masses[::-1]
+    return [("the same masses in reverse order on the same tree", None, backwards),
+            (f"the first {len(masses) // 2} of those on the same tree", None,
+             backwards[:len(masses) // 2]),
+            ("the same masses on a second SumTree holding the priorities in reverse order",
+             case["priorities"][::-1], masses)]
+
+
+def _earlier_slots_kept(SumTree, case):
+    """The slots of one search of ``case``'s masses, kept where the student's code returned
+    them: read right after the search and again after each later search of
+    :func:`_later_searches`, until one changes them."""
+    tree = _new_tree(SumTree, len(case["priorities"]))
+    _tree_update(tree, list(range(len(case["priorities"]))), case["priorities"])
+    count = len(case["masses"])
+    kept = call_student("tree.find_prefix_sum(masses)", result_by_reference,
+                        tree.find_prefix_sum, np.asarray(case["masses"], dtype=np.float64))
+    before = _numbers(list(kept), "tree.find_prefix_sum(masses)", count, integers=True)
+    after = before
+    for number, (_, priorities, masses) in enumerate(_later_searches(case)):
+        searched = tree
+        if priorities is not None:
+            searched = _new_tree(SumTree, len(priorities))
+            _tree_update(searched, list(range(len(priorities))), priorities)
+        call_student("tree.find_prefix_sum(masses)", searched.find_prefix_sum,
+                     np.asarray(masses, dtype=np.float64))
+        after = _numbers(list(kept), "the slots an earlier tree.find_prefix_sum(masses) "
+                         "returned", count, integers=True)
+        if after != before:
+            return {"before": before, "after": after, "then": number}
+    return {"before": before, "after": after, "then": None}
 
 
 def _search_verdict(inputs, data):
@@ -338,10 +381,37 @@ def _search_verdict(inputs, data):
         return failed("searching the same masses twice from one array gave different slots "
                       "the second time: find_prefix_sum must leave the masses it is given as "
                       "they were.", rule=SEARCH_LEAVES_MASSES)
+    problem = _earlier_slots_problem(inputs["cases"][1], data.get("earlier"))
+    if problem:
+        return problem
     sizes = ", ".join(str(len(case["priorities"])) for case in inputs["cases"])
     return passed(f"every search agrees with a brute-force running sum, boundaries, empty "
                   f"slots and out-of-range masses included (capacities {sizes}), and leaves "
                   "the masses it is given unchanged.")
+
+
+def _earlier_slots_problem(case, earlier):
+    """A failed verdict when a later search changed the slots an earlier one returned
+    (see _earlier_slots_kept); None when they stayed as returned."""
+    earlier = earlier or {}
+    before, after = earlier.get("before"), earlier.get("after")
+    if before == after and before is not None:
+        return None
+    then = earlier.get("then")
+    later = _later_searches(case)
+    what = later[then][0] if isinstance(then, int) and 0 <= then < len(later) else (
+        "later searches")
+    changed = next((i for i, (was, now) in enumerate(zip(before or [], after or []))
+                    if was != now), 0)
+    shown = ", ".join(str(slot) for slot in (before or [])[:8])
+    return failed(f"in a SumTree({len(case['priorities'])}), tree.find_prefix_sum(masses) of "
+                  f"{len(case['masses'])} masses returned the slots [{shown}, ...]; after a "
+                  f"later search of {what}, that earlier result held "
+                  f"{(after or [None] * (changed + 1))[changed]!r} where it had returned "
+                  f"{(before or [None] * (changed + 1))[changed]!r} (entry #{changed}). "
+                  "The slots a search returns stay the caller's: return a new array on every "
+                  "call, never one the tree (or the class) keeps and fills again on the next "
+                  "search, nor a view of one.", rule=SEARCH_LEAVES_MASSES)
 
 
 def _search_rule(mass, got, priorities, cumulative):

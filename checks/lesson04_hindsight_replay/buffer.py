@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from checks.contracts import RESULT_TYPES
+from checks.contracts import NUMPY_SCALARS, RESULT_TYPES, numpy_form
 from checks.framework import (NotWrittenYet, ProbeError, call_student, call_student_repeatedly,
                               failed, fill_in_place, kept_with, outcome_of, passed,
                               result_by_reference,                              reseed_global_generators, value_error_problem, wrong_amount)
@@ -62,7 +62,8 @@ BUFFER_DEFAULTS = Rule("buffer-defaults", "HindsightReplayBuffer defaults to str
 UNIFORM_TRANSITIONS = Rule("uniform-transitions", "sample draws among all stored transitions "
                            "uniformly, whatever the length of their episodes.")
 BUFFER_OWN_GENERATOR = Rule("buffer-own-generator", "The buffer draws everything with its own "
-                            "generator, seeded with seed: equal seeds give equal batches.")
+                            "generator, seeded with seed: equal seeds (0 included) give equal "
+                            "batches.")
 # test_wraparound
 REPLACES_OLDEST = Rule("replaces-oldest", "When the buffer is full, a new episode replaces "
                        "the oldest.")
@@ -522,13 +523,50 @@ def _fraction_inputs(rng):
 SINGLE_DRAWS = 400  # sample(1) calls: a share fixed per batch rounds to all or nothing
 
 
+# the form the numbers of each k's HindsightReplayBuffer(env, 10, 8, k=k) come in, one per
+# k in turn: Python's ints, and numpy's (np.arange gives int64 on Linux and macOS, int32 on
+# Windows), as a sweep over a numpy array of k hands them out
+NUMBER_FORMS = (int, np.int64, int, np.int32)
+FRACTION_EPISODES, FRACTION_STEPS = 10, 8
+
+
+def _form_words(form, number):
+    return str(number) if form is int else f"np.{form.__name__}({number})"
+
+
+def _fraction_buffer(HindsightReplayBuffer, k, form, seed):
+    """HindsightReplayBuffer(env, 10, 8, 'episode', k) with its numbers (sizes and k) in
+    ``form``; a ProbeError when it is refused, a NumpyFormRefused when numpy's numbers are
+    refused but Python's are not."""
+    sizes = (FRACTION_EPISODES, FRACTION_STEPS)
+    if form is int:
+        return _new_buffer(HindsightReplayBuffer, *sizes, "episode", k, seed)
+    call = (f"HindsightReplayBuffer(env, {_form_words(form, sizes[0])}, "
+            f"{_form_words(form, sizes[1])}, strategy='episode', k={_form_words(form, k)})")
+    try:
+        return call_student(call, HindsightReplayBuffer, goal_env(), *map(form, sizes),
+                            strategy="episode", k=form(k), seed=seed)
+    except NotWrittenYet:
+        raise
+    except ProbeError as error:
+        _new_buffer(HindsightReplayBuffer, *sizes, "episode", k, seed)  # Python's: refused too?
+        raise NumpyFormRefused(str(error)) from None  # it names the call
+
+
+class NumpyFormRefused(ProbeError):
+    """A call refused with numpy's numbers that works with Python's."""
+
+
 def _fraction_probe(inputs, HindsightReplayBuffer):
     relabelled = []
-    for k in inputs["ks"]:
+    for index, k in enumerate(inputs["ks"]):
         try:
-            buffer = _new_buffer(HindsightReplayBuffer, 10, 8, "episode", k, inputs["seed"])
+            buffer = _fraction_buffer(HindsightReplayBuffer, k,
+                                      NUMBER_FORMS[index % len(NUMBER_FORMS)], inputs["seed"])
         except NotWrittenYet:
             raise
+        except NumpyFormRefused as error:
+            return {"numpy refused": [k, str(error)]}
         except ProbeError as error:
             return {"refused": [k, str(error)]}
         for episode in range(5):
@@ -585,6 +623,13 @@ def _binomial_misfit(count, draws, share):
 
 
 def _fraction_verdict(inputs, data):
+    if data.get("numpy refused"):
+        k, error = data["numpy refused"]
+        return failed(f"{error}, but the same call with Python's ints works. Numbers from "
+                      "a numpy array (a sweep `for k in np.arange(...)`) are np.int64 or "
+                      "np.int32: treat them exactly as Python's (compare them, `k < 0`; no "
+                      "isinstance(k, int) or type(k) is int check, which refuses them).",
+                      rule=NUMPY_SCALARS)
     if data.get("refused"):
         k, error = data["refused"]
         return failed(f"HindsightReplayBuffer(..., k={k}) failed: {error}. "
@@ -643,7 +688,8 @@ def _fraction_verdict(inputs, data):
                       f"{before_the_end} with one from before the episode's last step.",
                       rule=BUFFER_DEFAULTS)
     return passed(f"the share of relabelled transitions is k/(k+1) for k = "
-                  f"{', '.join(map(str, inputs['ks']))}, each transition on its own coin, "
+                  f"{', '.join(map(str, inputs['ks']))} (numpy's ints too), each transition "
+                  "on its own coin, "
                   f"and 4/5 with the defaults, strategy='future' and k=4 (binomial tests, "
                   f"rejection rate {FALSE_FAILURE_RATE:g} each).")
 
@@ -665,19 +711,36 @@ def _uniform_probe(inputs, HindsightReplayBuffer):
     rows = [row for _ in range(total * 2) for row in _decoded_sample(buffer, 100)]
     # two buffers of one seed, the global generators seeded apart before each samples:
     # equal batches unless something other than the buffer's own generator draws. The
-    # seed is past 32 bits: default_rng takes any non-negative int (RandomState does not)
+    # seed is past 32 bits: default_rng takes any non-negative int (RandomState does not).
+    # Then the same with seed 0, a seed like any other (`if seed:` takes it for none). The
+    # second buffer of each pair gets its seed as numpy's int (np.int64, as an array of
+    # seeds holds it): the same seed
     twins = []
-    for offset in (0, 1):
-        twin = _new_buffer(HindsightReplayBuffer, 10, 8, "future", 4, _twin_seed(inputs))
-        for episode, length in enumerate(inputs["lengths"]):
-            _store(twin, episode, length)
-        reseed_global_generators(inputs["seed"] + offset, near=twin)
-        twins.append([row for _ in range(2) for row in _decoded_sample(twin, 32)])
+    for seed in _twin_seeds(inputs):
+        for form in (int, numpy_form):
+            try:
+                twin = _new_buffer(HindsightReplayBuffer, 10, 8, "future", 4, form(seed))
+            except NotWrittenYet:
+                raise
+            except ProbeError as error:
+                if form is int:
+                    raise
+                # Python's int was taken just before: only numpy's is refused
+                return {"numpy seed refused": [seed, str(error)]}
+            for episode, length in enumerate(inputs["lengths"]):
+                _store(twin, episode, length)
+            reseed_global_generators(inputs["seed"] + int(form is not int), near=twin)
+            twins.append([row for _ in range(2) for row in _decoded_sample(twin, 32)])
     return {"drawn": [[row[0], row[1]] for row in rows], "twins": twins}
 
 
 def _twin_seed(inputs):
     return 2**40 + inputs["seed"]
+
+
+def _twin_seeds(inputs):
+    """The seed of each pair of twin buffers (the second of a pair gets it as np.int64)."""
+    return (_twin_seed(inputs), 0)
 
 
 def _uniform_verdict(inputs, data):
@@ -693,21 +756,34 @@ def _uniform_verdict(inputs, data):
             return failed(f"sample returned a transition that was not stored (episode "
                           f"{episode}, step {step}).", rule=TRANSITION_AS_STORED)
         counts[offsets[episode] + step] += 1
+    if data.get("numpy seed refused"):
+        seed, error = data["numpy seed refused"][:2]
+        return failed(f"HindsightReplayBuffer(..., seed={seed}) worked, but with "
+                      f"seed=np.int64({seed}) it failed: {error}. A seed from a numpy array "
+                      "is an np.int64: treat numpy's numbers exactly as Python's (pass seed "
+                      "on to np.random.default_rng as it is).", rule=NUMPY_SCALARS)
     twins = data.get("twins") or []
-    problem = wrong_amount("batches of two buffers of one seed", twins, 2,
+    seeds = _twin_seeds(inputs)
+    problem = wrong_amount("batches of buffers of one seed", twins, 2 * len(seeds),
                            rule=BUFFER_OWN_GENERATOR)
     if problem:
         return problem
-    if twins[0] != twins[1]:
-        return failed(f"two HindsightReplayBuffer(..., seed={_twin_seed(inputs)}) holding the "
-                      "same episodes sampled different batches (numpy's global generator "
-                      "seeded differently each time): draw everything, transitions, coins and "
-                      "goal steps, with the buffer's own np.random.default_rng(seed), made "
-                      "once in __init__.", rule=BUFFER_OWN_GENERATOR)
+    for seed, first, second in zip(seeds, twins[::2], twins[1::2]):
+        if first != second:
+            return failed(f"two buffers of one seed, HindsightReplayBuffer(..., seed={seed}) "
+                          f"and HindsightReplayBuffer(..., seed=np.int64({seed})), holding the "
+                          "same episodes sampled different batches (numpy's global generator "
+                          "seeded differently each time): draw everything, transitions, coins and "
+                          "goal steps, with the buffer's own np.random.default_rng(seed), made "
+                          "once in __init__"
+                          + (", whatever the seed: 0 is a seed like any other, not a missing "
+                             "one (`default_rng(seed) if seed else default_rng()` and `seed or "
+                             "None` take it for no seed)." if seed == 0 else "."),
+                          rule=BUFFER_OWN_GENERATOR)
     if fits(counts, np.full(total, 1 / total)):
         return passed("every stored transition is equally likely, whatever the length of "
                       f"its episode (chi-square, rejection rate {FALSE_FAILURE_RATE:g}), and "
-                      "equal seeds give equal batches.")
+                      "equal seeds give equal batches (seed 0 too).")
     per_episode = counts.reshape(-1)
     short = int(np.argmin(lengths))
     share = per_episode[offsets[short]:offsets[short + 1]].sum() / counts.sum()
@@ -824,6 +900,8 @@ def _error_cases(inputs):
         ("HindsightReplayBuffer(..., strategy='final ')", UNKNOWN_STRATEGY_REFUSED),
         (f"HindsightReplayBuffer(..., k={inputs['bad_k']})", NEGATIVE_K_REFUSED),
         ("HindsightReplayBuffer(..., k=-1)", NEGATIVE_K_REFUSED),
+        (f"HindsightReplayBuffer(..., k=np.int64({inputs['bad_k']})) (a k from a numpy array)",
+         NEGATIVE_K_REFUSED),
         ("sample(4) on an empty buffer", EMPTY_SAMPLE_REFUSED),
         ("sample(0)", BATCH_SIZE_REFUSED),
         ("store_episode of 7 steps when max_episode_steps is 6", LONG_EPISODE_REFUSED),
@@ -849,6 +927,7 @@ def _errors_probe(inputs, HindsightReplayBuffer):
         lambda: HindsightReplayBuffer(env, 5, 6, strategy="final ", k=4),
         lambda: HindsightReplayBuffer(env, 5, 6, strategy="future", k=inputs["bad_k"]),
         lambda: HindsightReplayBuffer(env, 5, 6, strategy="future", k=-1),
+        lambda: HindsightReplayBuffer(env, 5, 6, strategy="future", k=np.int64(inputs["bad_k"])),
         lambda: empty.sample(4),
         lambda: filled.sample(0),
         lambda: filled.store_episode(*synthetic_episode(2, 7)),
@@ -944,6 +1023,6 @@ def _errors_verdict(inputs, data):
                       f"{data.get('kept_after_refusal')}. A refused episode must not move "
                       "the row the next one goes to: check the whole episode before claiming "
                       "a row.", rule=REFUSED_EPISODE_STORES_NOTHING)
-    return passed("unknown strategies, k < 0, empty buffers, bad batch sizes and malformed "
+    return passed("unknown strategies, k < 0 (numpy's too), empty buffers, bad batch sizes and malformed "
                   "episodes raise ValueError, and a refused episode leaves the buffer as it "
                   "was.")

@@ -5,10 +5,12 @@ import math
 
 import numpy as np
 
+from checks.contracts import INPUTS_UNTOUCHED
 from checks.expected import expected as reference
 from checks.statistics import FALSE_FAILURE_RATE, fits
-from checks.framework import (call_student, call_student_repeatedly, failed, passed,
-                              reseed_global_generators, wrong_amount)
+from checks.framework import (ProbeError, call_student, call_student_repeatedly, failed,
+                              fill_in_place, passed, reseed_global_generators,
+                              result_by_reference, wrong_amount)
 from checks.lesson04_hindsight_replay.driving import LESSON
 from checks.requirements import Rule
 
@@ -19,8 +21,9 @@ from checks.requirements import Rule
 AGENT_LEGAL_ACTIONS = Rule("agent-legal-actions", "The legal actions of every (state, goal) "
                            "pair are the n_bits flips 0 .. n_bits - 1.")
 AGENT_INITIAL_VALUE = Rule("agent-initial-value", "A Q-value never set is initial_value.")
-INITIAL_VALUE_ZERO = Rule("initial-value-zero", "initial_value=0.0 is a value like any "
-                          "other: unseen Q-values then start at 0.0, not at the default.")
+INITIAL_VALUE_ZERO = Rule("initial-value-zero", "0.0 is a value like any other, not a "
+                          "missing one: initial_value=0.0 starts unseen Q-values at 0.0, not "
+                          "at the default, and a Q-value set to 0.0 reads back as 0.0.")
 AGENT_DEFAULT_INITIAL_VALUE = Rule("agent-default-initial-value", "Without initial_value, "
                                    "unseen Q-values start at -10.0.")
 AGENT_UPDATE = Rule("agent-update", "update follows lesson 01's rule and changes only the "
@@ -28,7 +31,8 @@ AGENT_UPDATE = Rule("agent-update", "update follows lesson 01's rule and changes
 AGENT_TIES = Rule("agent-greedy-ties-at-random", "Lesson 01's greedy choice holds for pairs "
                   "too: among flips of equal largest Q-value, one at random.")
 AGENT_SEEDED = Rule("agent-seeded", "The agent's random choices come from lesson 01's agent's "
-                    "own generator, seeded with seed: equal seeds give equal actions.")
+                    "own generator, seeded with seed: equal seeds (0 included) give equal "
+                    "actions.")
 
 
 # --- the goal-conditioned agent --------------------------------------------------------------
@@ -74,6 +78,12 @@ def _agent_probe(inputs, GoalConditionedAgent):
         call_student("set_qvalue", agent.set_qvalue, below, action,
                      float(inputs["initial_value"] - 1 - action))
     value_below = float(call_student("get_value", agent.get_value, below))
+    # Q-values set to 0.0 (a learned success: reward 0), in each form a number may come
+    # in: read back, each is 0.0, not taken for a missing one (initial_value)
+    for pair, action, value in _zero_settings(n_bits):
+        call_student("set_qvalue", agent.set_qvalue, pair, action, value)
+    set_to_zero = [float(call_student("get_qvalue", agent.get_qvalue, pair, action))
+                   for pair, action, _ in _zero_settings(n_bits)]
     default = call_student("GoalConditionedAgent(n_bits, alpha, epsilon, discount)",
                            GoalConditionedAgent, n_bits, alpha=inputs["alpha"], epsilon=0.0,
                            discount=inputs["discount"], seed=inputs["seed"])
@@ -84,15 +94,17 @@ def _agent_probe(inputs, GoalConditionedAgent):
     from_zero = float(call_student("get_qvalue", zero.get_qvalue, pairs[0], 0))
     # two agents of one seed, exploring, with the global generators seeded apart: equal
     # actions unless the draws come from somewhere other than the agent's own generator
+    # (and two of seed 0, a seed like any other: `seed or None` leaves them unseeded)
     explored = []
-    for offset in (0, 1):
-        explorer = call_student(f"GoalConditionedAgent(..., epsilon=1.0, seed={inputs['seed']})",
-                                GoalConditionedAgent, n_bits, alpha=inputs["alpha"],
-                                epsilon=1.0, discount=inputs["discount"],
-                                initial_value=inputs["initial_value"], seed=inputs["seed"])
-        reseed_global_generators(inputs["seed"] + offset, near=explorer)
-        explored.append([int(action) for action in call_student_repeatedly(
-            f"get_action({pairs[0]})", explorer.get_action, EXPLORING_DRAWS, pairs[0])])
+    for seed in _explorer_seeds(inputs):
+        for offset in (0, 1):
+            explorer = call_student(f"GoalConditionedAgent(..., epsilon=1.0, seed={seed})",
+                                    GoalConditionedAgent, n_bits, alpha=inputs["alpha"],
+                                    epsilon=1.0, discount=inputs["discount"],
+                                    initial_value=inputs["initial_value"], seed=seed)
+            reseed_global_generators(inputs["seed"] + offset, near=explorer)
+            explored.append([int(action) for action in call_student_repeatedly(
+                f"get_action({pairs[0]})", explorer.get_action, EXPLORING_DRAWS, pairs[0])])
     # greedy choices (epsilon 0) in a pair never seen, whose flips all tie, and in the
     # first updated pair, whose other flips tie below or above the updated one
     greedy = call_student(f"GoalConditionedAgent(..., epsilon=0.0, seed={inputs['seed']})",
@@ -102,10 +114,55 @@ def _agent_probe(inputs, GoalConditionedAgent):
     unseen = (2 ** n_bits, 2 ** n_bits)  # no state of n_bits bits: a pair never updated
     tied = [int(action) for action in call_student_repeatedly(
         f"get_action({unseen})", greedy.get_action, GREEDY_DRAWS_PER_FLIP * n_bits, unseen)]
-    return {"initial": initial, "legal": legal, "after": after, "rows": rows,
-            "value_below": value_below,
+    # a new agent's legal actions, refilled by the caller that was given them
+    keeper = call_student("GoalConditionedAgent(...)", GoalConditionedAgent, n_bits,
+                          alpha=inputs["alpha"], epsilon=0.0, discount=inputs["discount"],
+                          initial_value=inputs["initial_value"], seed=inputs["seed"])
+    refilled = _legal_actions_after_refill(keeper, pairs)
+    return {"initial": initial, "legal": legal, "refilled": refilled, "after": after,
+            "rows": rows, "value_below": value_below, "set_to_zero": set_to_zero,
             "by_default": by_default, "from_zero": from_zero, "explored": explored,
             "tied": tied}
+
+
+# the forms of a Q-value of 0.0 set_qvalue is given (one action each): Python's float, its
+# negative zero, numpy's float (a batch's row holds it) and an int 0
+ZERO_VALUES = (0.0, -0.0, np.float64(0.0), 0)
+
+
+def _zero_settings(n_bits):
+    """(pair, action, value) of each Q-value set to a form of 0.0: pairs of no state of
+    n_bits bits, pairs of their own, each with one action set."""
+    return [((2 ** n_bits + 2 + index, 0), index % n_bits, value)
+            for index, value in enumerate(ZERO_VALUES)]
+
+
+REFILL = -1  # what the caller writes into the legal actions it was given: no flip
+
+
+def _explorer_seeds(inputs):
+    """The seeds of the pairs of exploring agents: the inputs' own, and 0."""
+    return (inputs["seed"], 0)
+
+
+def _legal_actions_after_refill(agent, pairs):
+    """[the legal actions of pairs[1], those of pairs[0] again], read after the caller
+    overwrote what get_legal_actions(pairs[0]) gave it (kept where it was made) with
+    REFILL, as a caller may reuse a list it was given: later calls must not see the
+    change. None when the result cannot be written (a range, a tuple): it is the
+    caller's anyway."""
+    given = call_student(f"get_legal_actions({tuple(pairs[0])})", result_by_reference,
+                         agent.get_legal_actions, pairs[0])
+    try:
+        fill_in_place(given, REFILL)
+    except ProbeError:
+        raise
+    except (TypeError, ValueError, AttributeError, IndexError):
+        return None  # not writable: nothing the caller does to it reaches the agent
+    later = [pairs[1], pairs[0]]
+    return [sorted(int(a) for a in call_student(f"get_legal_actions({tuple(pair)})",
+                                                agent.get_legal_actions, pair))
+            for pair in later]
 
 
 GREEDY_DRAWS_PER_FLIP = 40  # flip 0 always chosen: chi-square p ~ 1e-30 or less at 3 bits
@@ -124,6 +181,22 @@ def _agent_verdict(inputs, data):
         return failed(f"with {n_bits} bits the legal actions of every (state, goal) pair "
                       f"are the flips 0..{n_bits - 1}; get_legal_actions gave {data['legal']}.",
                       rule=AGENT_LEGAL_ACTIONS)
+    refilled = data.get("refilled")
+    if refilled is not None:
+        problem = wrong_amount("lists of legal actions after the refill", refilled, 2,
+                               rule=INPUTS_UNTOUCHED)
+        if problem:
+            return problem
+        pairs = inputs["pairs"]
+        for pair, got in zip((pairs[1], pairs[0]), refilled):
+            if got != list(range(n_bits)):
+                return failed(
+                    f"the caller set every item of what get_legal_actions"
+                    f"({tuple(pairs[0])}) returned to {REFILL} (a caller may reuse what it "
+                    f"is given), and then get_legal_actions({tuple(pair)}) gave {got}, not "
+                    f"the flips {list(range(n_bits))}: every call hands out the same list "
+                    "(or array), the agent's own. What a call returns stays the caller's: "
+                    "return a new list (or a range) on every call.", rule=INPUTS_UNTOUCHED)
     for pair, row in zip(inputs["pairs"], data["initial"]):
         if row != [start] * n_bits:
             return failed(f"a new GoalConditionedAgent(initial_value={start}) should give "
@@ -135,6 +208,18 @@ def _agent_verdict(inputs, data):
                       f"{data.get('from_zero')!r}. 0.0 is a value, not a missing one: keep "
                       "initial_value as given (`initial_value or -10.0` makes 0.0 -10.0).",
                       rule=INITIAL_VALUE_ZERO)
+    problem = wrong_amount("Q-values read back after setting them to 0.0",
+                           data.get("set_to_zero"), len(ZERO_VALUES), rule=INITIAL_VALUE_ZERO)
+    if problem:
+        return problem
+    for (pair, action, value), got in zip(_zero_settings(n_bits), data["set_to_zero"]):
+        if got != 0.0:
+            return failed(f"in a GoalConditionedAgent(initial_value={start}), after "
+                          f"set_qvalue({pair}, {action}, {value!r}) (a Q-value learned to be "
+                          f"0.0: a success), get_qvalue({pair}, {action}) gave {got!r}, not "
+                          "0.0. 0.0 is a value like any other, not a missing one: test "
+                          "whether a Q-value was set with `is None` or `in`, never with "
+                          "`value or initial_value` or `if not value`.", rule=INITIAL_VALUE_ZERO)
     if data["by_default"] != -10.0:
         return failed("GoalConditionedAgent(n_bits, alpha, epsilon, discount) without "
                       "initial_value should start every Q-value at the default -10.0; "
@@ -192,15 +277,21 @@ def _agent_verdict(inputs, data):
                       "random, and the goal-conditioned agent keeps it (override how Q-values "
                       "are stored, not how the best is chosen).", rule=AGENT_TIES)
     explored = data.get("explored") or []
-    problem = wrong_amount("runs of exploring actions", explored, 2, rule=AGENT_SEEDED)
+    seeds = _explorer_seeds(inputs)
+    problem = wrong_amount("runs of exploring actions", explored, 2 * len(seeds),
+                           rule=AGENT_SEEDED)
     if problem:
         return problem
-    if explored[0] != explored[1]:
-        return failed(f"two GoalConditionedAgent(..., epsilon=1.0, seed={inputs['seed']}) "
-                      f"explored differently: {explored[0][:8]}... and {explored[1][:8]}... "
-                      "Pass seed on to lesson 01's agent, whose own generator makes every "
-                      "random choice (not numpy's global one, nor a new unseeded one).",
-                      rule=AGENT_SEEDED)
-    return passed(f"unseen pairs start at {start} (0.0 and the default -10.0 too), actions "
-                  f"are the {n_bits} flips, updates follow lesson 01's rule, and equal seeds "
+    for seed, first, second in zip(seeds, explored[::2], explored[1::2]):
+        if first != second:
+            return failed(f"two GoalConditionedAgent(..., epsilon=1.0, seed={seed}) explored "
+                          f"differently: {first[:8]}... and {second[:8]}... Pass seed on to "
+                          "lesson 01's agent, whose own generator makes every random choice "
+                          "(not numpy's global one, nor a new unseeded one)"
+                          + (": 0 is a seed like any other, not a missing one (`seed or "
+                             "None`, `if seed:` take it for no seed)." if seed == 0 else "."),
+                          rule=AGENT_SEEDED)
+    return passed(f"unseen pairs start at {start} (0.0 and the default -10.0 too), Q-values "
+                  f"set to 0.0 read back as 0.0, actions are the {n_bits} flips (the caller's "
+                  "to keep), updates follow lesson 01's rule, and equal seeds (0 too) "
                   "explore alike.")

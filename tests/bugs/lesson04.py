@@ -1738,3 +1738,151 @@ BUGS = (*BUGS,
         description="caches np.cumsum(lengths) and recomputes it only when len(buffer) changed: after the buffer wraps, two stores whose length changes cancel out leave stale ends, so a column no stored episode holds is sampled and a live transition never is",
         rule="dead-steps-unused", kind="after-wrap"),
 )
+
+
+# --- blind round 18: wrong answers written from the lesson text alone ----------------
+
+QVALUE_ZERO_READS_AS_UNSET_GOAL_AGENT = """\
+#| export
+import numpy as np
+
+from course.bit_flipping import bits_to_int
+from qlearning import QLearningAgent
+
+
+class GoalConditionedAgent(QLearningAgent):
+    \"\"\"Lesson 01's Q-learning on pairs ``(state, goal)`` of bits_to_int numbers.
+
+    The legal actions of every pair are the ``n_bits`` flips. A Q-value never set is
+    ``initial_value``.
+    \"\"\"
+
+    def __init__(self, n_bits, alpha, epsilon, discount, initial_value=-10.0, seed=None):
+        super().__init__(alpha, epsilon, discount,
+                         get_legal_actions=lambda pair: range(n_bits), seed=seed)
+        self.n_bits = n_bits
+        self.initial_value = initial_value
+        self.table = {}  # (state, goal) -> {action: Q-value} of the actions set
+
+    def get_qvalue(self, pair, action):
+        \"\"\"Q(pair, action); ``initial_value`` if never set.\"\"\"
+        return self.table.get(pair, {}).get(action) or self.initial_value
+
+    def set_qvalue(self, pair, action, value):
+        self.table.setdefault(pair, {})[action] = value
+"""
+
+LEGAL_ACTIONS_LIST_SHARED_GOAL_AGENT = """\
+#| export
+import numpy as np
+
+from course.bit_flipping import bits_to_int
+from qlearning import QLearningAgent
+
+
+class GoalConditionedAgent(QLearningAgent):
+    \"\"\"Lesson 01's Q-learning on pairs ``(state, goal)`` of bits_to_int numbers.
+
+    The legal actions of every pair are the ``n_bits`` flips. A Q-value never set is
+    ``initial_value``.
+    \"\"\"
+
+    def __init__(self, n_bits, alpha, epsilon, discount, initial_value=-10.0, seed=None):
+        self.flips = list(range(n_bits))  # made once, not on every call
+        super().__init__(alpha, epsilon, discount,
+                         get_legal_actions=lambda pair: self.flips, seed=seed)
+        self.n_bits = n_bits
+        self.initial_value = initial_value
+        self.table = {}  # (state, goal) -> the n_bits Q-values of that pair
+
+    def get_qvalue(self, pair, action):
+        \"\"\"Q(pair, action); ``initial_value`` if never set.\"\"\"
+        row = self.table.get(pair)
+        return self.initial_value if row is None else row[action]
+
+    def set_qvalue(self, pair, action, value):
+        if pair not in self.table:
+            self.table[pair] = [self.initial_value] * self.n_bits
+        self.table[pair][action] = value
+"""
+
+K_MUST_BE_A_PYTHON_INT_HER_CLASS = """\
+#| export
+class HindsightReplayBuffer:
+    \"\"\"Whole episodes of a goal environment, replayed with substituted goals (HER).
+
+    Holds up to ``max_episodes`` episodes of at most ``max_episode_steps`` steps, a new
+    one replacing the oldest when full. ``sample`` draws stored transitions uniformly and
+    gives each, with probability k / (k + 1), a goal achieved later in its own episode
+    (``strategy``), recomputing rewards and termination with ``env``.
+    \"\"\"
+
+    def __init__(self, env, max_episodes, max_episode_steps, strategy="future", k=4,
+                 seed=None):
+        if strategy not in HER_STRATEGIES:
+            raise ValueError(f"strategy must be one of {HER_STRATEGIES}, got {strategy!r}")
+        if not isinstance(k, int) or k < 0:
+            raise ValueError(f"k must be >= 0 (a share k/(k+1) is relabelled), got {k}")
+        if max_episodes < 1 or max_episode_steps < 1:
+            raise ValueError("max_episodes and max_episode_steps must be at least 1")
+        self.env, self.strategy, self.k = env, strategy, k
+        self.max_episodes, self.max_episode_steps = max_episodes, max_episode_steps
+        self.rng = np.random.default_rng(seed)
+        self.lengths = np.zeros(max_episodes, dtype=np.int64)  # 0: an empty row
+        self.next_row = 0  # where the next episode goes
+        self.observations = None  # the arrays are made when the first episode arrives
+
+    def __len__(self):
+        \"\"\"The number of stored transitions.\"\"\"
+        return int(self.lengths.sum())
+"""
+
+BUFFER_SEED_ZERO_UNSEEDED_HER_CLASS = """\
+#| export
+class HindsightReplayBuffer:
+    \"\"\"Whole episodes of a goal environment, replayed with substituted goals (HER).
+
+    Holds up to ``max_episodes`` episodes of at most ``max_episode_steps`` steps, a new
+    one replacing the oldest when full. ``sample`` draws stored transitions uniformly and
+    gives each, with probability k / (k + 1), a goal achieved later in its own episode
+    (``strategy``), recomputing rewards and termination with ``env``.
+    \"\"\"
+
+    def __init__(self, env, max_episodes, max_episode_steps, strategy="future", k=4,
+                 seed=None):
+        if strategy not in HER_STRATEGIES:
+            raise ValueError(f"strategy must be one of {HER_STRATEGIES}, got {strategy!r}")
+        if k < 0:
+            raise ValueError(f"k must be >= 0 (a share k/(k+1) is relabelled), got {k}")
+        if max_episodes < 1 or max_episode_steps < 1:
+            raise ValueError("max_episodes and max_episode_steps must be at least 1")
+        self.env, self.strategy, self.k = env, strategy, k
+        self.max_episodes, self.max_episode_steps = max_episodes, max_episode_steps
+        self.rng = np.random.default_rng(seed) if seed else np.random.default_rng()
+        self.lengths = np.zeros(max_episodes, dtype=np.int64)  # 0: an empty row
+        self.next_row = 0  # where the next episode goes
+        self.observations = None  # the arrays are made when the first episode arrives
+
+    def __len__(self):
+        \"\"\"The number of stored transitions.\"\"\"
+        return int(self.lengths.sum())
+"""
+
+BUGS = (*BUGS,
+    Bug("qvalue_zero_reads_as_unset", LESSON, "test_goal_agent",
+        {"goal_agent": QVALUE_ZERO_READS_AS_UNSET_GOAL_AGENT},
+        description="stores {action: value} per pair and reads it with `.get(action) or initial_value`: a Q-value learned to be 0.0 (a success) reads back as initial_value (-10)",
+        rule="initial-value-zero", kind="falsy-as-missing"),
+    Bug("legal_actions_list_shared", LESSON, "test_goal_agent",
+        {"goal_agent": LEGAL_ACTIONS_LIST_SHARED_GOAL_AGENT},
+        description="get_legal_actions returns the same list object (the agent's own) for every pair: a caller that changes the list it was given changes every later call's legal actions",
+        rule="inputs-untouched", kind="mutates-input"),
+    Bug("k_must_be_a_python_int", LESSON, "test_relabel_fraction",
+        {"her_class": K_MUST_BE_A_PYTHON_INT_HER_CLASS},
+        description="validates k with isinstance(k, int): k = np.int64(4) (a number from a numpy sweep of k) is refused with ValueError",
+        rule="numpy-scalars", kind="numpy-scalars"),
+    Bug("buffer_seed_zero_unseeded", LESSON, "test_uniform_transitions",
+        {"her_class": BUFFER_SEED_ZERO_UNSEEDED_HER_CLASS},
+        description="`default_rng(seed) if seed else default_rng()`: seed = 0 is taken for no seed, so two buffers of seed 0 give different batches",
+        rule="buffer-own-generator", kind="falsy-as-missing"),
+)

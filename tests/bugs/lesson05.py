@@ -1371,3 +1371,43 @@ BUGS = (*BUGS,
         description="keeps going while ~(terminated | truncated), the done-mask idiom of array code: right for np.bool_ flags, but for Python bools (Taxi's) ~True is -2, truthy, so the episode never ends before t_max",
         rule="ends-with-episode", kind="numpy-scalars"),
 )
+
+
+# blind round 18
+
+CER_BATCH_OF_ONE_TESTED_WITH_IS_CER_BUFFER = """\
+#| export
+import math
+
+import gymnasium as gym
+import numpy as np
+
+from course.with_update import WithUpdate
+from qlearning import QLearningAgent, play_and_train
+from replay_buffer import ReplayBuffer
+
+
+class CombinedReplayBuffer(ReplayBuffer):
+    \"\"\"Combined experience replay (Zhang & Sutton, 2017): each batch is the newest
+    transition, once, plus ``batch_size - 1`` drawn uniformly, with replacement, from the
+    transitions stored before it (just the newest while nothing else is stored).\"\"\"
+
+    def sample(self, batch_size):
+        if batch_size <= 0 or not self._storage:
+            return super().sample(batch_size)
+        if batch_size is 1 or len(self._storage) == 1:  # the newest alone
+            return tuple(np.stack([field]) for field in self._storage[-1])
+        newest = self._storage.pop()
+        try:
+            rest = super().sample(batch_size - 1)
+        finally:
+            self._storage.append(newest)
+        return tuple(np.concatenate([np.stack([new]), older]) for new, older in zip(newest, rest))
+"""
+
+BUGS = (*BUGS,
+    Bug("cer_batch_of_one_tested_with_is", LESSON, "test_cer_single_transition",
+        {"cer_buffer": CER_BATCH_OF_ONE_TESTED_WITH_IS_CER_BUFFER},
+        description="special-cases 'batch_size is 1': np.int64(1) is not 1, so sample(np.int64(1)) goes on to lesson 02's sample(0), which raises ValueError",
+        rule="numpy-scalars", kind="numpy-scalars"),
+)

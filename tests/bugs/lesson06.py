@@ -794,3 +794,35 @@ BUGS = (*BUGS,
         description="keeps one float array per run length for reuse (np.asarray of the first run, which IS the caller's float64 array) and copies later runs into it: every answer is right, but the first caller's returns are overwritten by the next run's",
         rule="inputs-untouched", kind="mutates-input"),
 )
+
+
+# --- blind round 18: wrong answers written from the lesson text alone ----------------
+
+AUTOCORRELATION_CACHED_BY_IDENTITY_AUTOCORRELATION = """\
+#| export
+_LAST_SERIES = [None, None]  # (the caller's object, our float copy of it): 8 lags, 1 series
+
+
+def autocorrelation(values, lag):
+    \"\"\"Pearson's r between values[:-lag] and values[lag:] (0.0 if either slice is constant).\"\"\"
+    if _LAST_SERIES[0] is values:
+        series = _LAST_SERIES[1]
+    else:
+        series = np.array(values, dtype=np.float64)  # a copy: never touch the caller's
+        _LAST_SERIES[:] = [values, series]
+    if lag < 1 or series.size - lag < 2:
+        raise ValueError(f"need a lag of at least 1 and at least two pairs of values, got "
+                         f"lag {lag} for {series.size} values")
+    before, after = series[:-lag], series[lag:]
+    if np.all(before == before[0]) or np.all(after == after[0]):  # constant slices
+        return 0.0
+    return float(np.corrcoef(before, after)[0, 1])
+"""
+
+BUGS = (*BUGS,
+    # blind round 18
+    Bug("autocorrelation_cached_by_identity", LESSON, "test_autocorrelation",
+        {"autocorrelation": AUTOCORRELATION_CACHED_BY_IDENTITY_AUTOCORRELATION},
+        description="keeps the float copy of the last series it was given and reuses it when called with the same object again (the study asks 8 lags of one array): after the caller refills that array or list, r is of the old numbers",
+        rule="autocorrelation-pearson", kind="wrong-source"),
+)

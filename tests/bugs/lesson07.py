@@ -888,3 +888,99 @@ BUGS = (*BUGS,
         description="also stops the bootstrap of every row whose next observation is all zeros (the PyTorch tutorial's padded terminal states): a continuing row whose s' is the origin gets y = r",
         rule="target-is-reward-plus-discounted-max", kind="wrong-source"),
 )
+
+
+# --- blind round 18: wrong answers written from the lesson text alone ----------------
+
+LOSS_ZERO_WEIGHTS_AS_MISSING_HUBER_LOSS = """\
+#| export
+def huber_loss(q_values, actions, targets, weights):
+    \"\"\"mean over the batch of weights[i] * huber(q_values[i, actions[i]] - targets[i]).\"\"\"
+    if weights is None or not np.any(weights):  # no weights: a uniform batch
+        weights = np.ones(len(actions))
+    rows = np.arange(len(actions))
+    errors = np.asarray(q_values, dtype=np.float64)[rows, actions] - targets
+    absolute = np.abs(errors)
+    per_row = np.where(absolute <= 1.0, 0.5 * errors ** 2, absolute - 0.5)
+    return float(np.mean(np.asarray(weights, dtype=np.float64) * per_row))
+"""
+
+LOSS_ZERO_WEIGHTS_AS_MISSING_HUBER_LOSS_GRADIENT = """\
+#| export
+def huber_loss_gradient(q_values, actions, targets, weights):
+    \"\"\"d huber_loss / d q_values: shape of q_values, nonzero only at the actions taken.\"\"\"
+    if weights is None or not np.any(weights):  # no weights: a uniform batch
+        weights = np.ones(len(actions))
+    q_values = np.asarray(q_values, dtype=np.float64)
+    rows = np.arange(len(actions))
+    errors = q_values[rows, actions] - targets
+    gradient = np.zeros_like(q_values)
+    gradient[rows, actions] = np.asarray(weights) * np.clip(errors, -1.0, 1.0) / len(rows)
+    return gradient
+"""
+
+STEP_SQUEEZES_THE_ACTIONS_DQN_STEP = """\
+#| export
+def dqn_step(online, target, optimizer, replay, batch_size, discount, beta=None):
+    \"\"\"One DQN gradient step on a batch from ``replay`` (prioritized when ``beta`` is
+    given); returns the batch's TD errors, targets - Q(s, a), before the step.\"\"\"
+    if beta is None:
+        observations, actions, rewards, next_observations, terminated = \\
+            replay.sample(batch_size)
+        weights = np.ones(len(rewards))
+    else:
+        (observations, actions, rewards, next_observations, terminated, weights,
+         slots) = replay.sample(batch_size, beta)
+    actions = np.asarray(actions).squeeze().astype(np.int64)  # (batch, 1) or (batch,) -> (batch,)
+    targets = td_targets(target, rewards, next_observations, terminated, discount)
+    q_values = online.predict(observations)
+    td_errors = targets - q_values[np.arange(len(actions)), actions]
+    gradient = huber_loss_gradient(q_values, actions, targets, weights)
+    optimizer.step(online.gradients(observations, gradient))
+    if beta is not None:
+        replay.update_priorities(slots, td_errors)
+    return td_errors
+"""
+
+STEP_ZERO_DISCOUNT_AS_DEFAULT_DQN_STEP = """\
+#| export
+def dqn_step(online, target, optimizer, replay, batch_size, discount, beta=None):
+    \"\"\"One DQN gradient step on a batch from ``replay`` (prioritized when ``beta`` is
+    given); returns the batch's TD errors, targets - Q(s, a), before the step.\"\"\"
+    discount = discount or 0.99  # DQN's usual discount when none is given
+    if beta is None:
+        observations, actions, rewards, next_observations, terminated = \\
+            replay.sample(batch_size)
+        weights = np.ones(len(actions))
+    else:
+        (observations, actions, rewards, next_observations, terminated, weights,
+         slots) = replay.sample(batch_size, beta)
+    actions = np.asarray(actions, dtype=np.int64)
+    targets = td_targets(target, rewards, next_observations, terminated, discount)
+    q_values = online.predict(observations)
+    td_errors = targets - q_values[np.arange(len(actions)), actions]
+    gradient = huber_loss_gradient(q_values, actions, targets, weights)
+    optimizer.step(online.gradients(observations, gradient))
+    if beta is not None:
+        replay.update_priorities(slots, td_errors)
+    return td_errors
+"""
+
+BUGS = (*BUGS,
+    Bug("loss_zero_weights_as_missing", LESSON, "test_huber_loss",
+        {"huber_loss": LOSS_ZERO_WEIGHTS_AS_MISSING_HUBER_LOSS, "huber_loss_gradient": LOSS_ZERO_WEIGHTS_AS_MISSING_HUBER_LOSS_GRADIENT},
+        description="`if not np.any(weights)` replaces all-zero weights by ones (as if none were given): loss and gradient of an unweighted batch instead of 0",
+        rule="weighted-huber-loss", kind="falsy-as-missing"),
+    Bug("gradient_zero_weights_as_missing", LESSON, "test_huber_gradient",
+        {"huber_loss_gradient": LOSS_ZERO_WEIGHTS_AS_MISSING_HUBER_LOSS_GRADIENT},
+        description="the gradient alone replaces all-zero weights by ones: nonzero where the loss (0 for any Q-values) has none",
+        rule="gradient-weighted", kind="falsy-as-missing"),
+    Bug("step_squeezes_the_actions", LESSON, "test_dqn_step",
+        {"dqn_step": STEP_SQUEEZES_THE_ACTIONS_DQN_STEP},
+        description="np.asarray(actions).squeeze(): a batch of one row becomes a 0-d action and len() of it fails",
+        rule="rows-from-the-batch", kind="boundary"),
+    Bug("step_zero_discount_as_default", LESSON, "test_dqn_step",
+        {"dqn_step": STEP_ZERO_DISCOUNT_AS_DEFAULT_DQN_STEP},
+        description="`discount = discount or 0.99` in dqn_step: a discount of 0 trains with 0.99",
+        rule="discount-zero-is-a-discount", kind="falsy-as-missing"),
+)
