@@ -6,7 +6,7 @@ implementations shipped (RESEARCH.md, "Known bugs of replay buffers").
 
 import functools
 
-from . import Bug, edited_text, edits_of
+from . import Bug, edited, edited_text, edits_of
 
 LESSON = "03_prioritized_replay"
 
@@ -1851,61 +1851,19 @@ BUGS = (*BUGS,
 
 # --- blind round 18: wrong answers written from the lesson text alone ----------------
 
-CAPACITY_ROUNDED_UP_TO_A_POWER_OF_TWO_PER_CLASS = """\
-#| export
-class PrioritizedReplayBuffer:
-    \"\"\"Proportional prioritized replay (Schaul et al., 2016).
+CAPACITY_ROUNDED_UP_TO_A_POWER_OF_TWO_PER_CLASS = edited(
+    LESSON, 'per_class',
+    ('        self.capacity, self.alpha, self.epsilon = capacity, alpha, epsilon\n        self.storage = NumpyRingBuffer(capacity)\n        self.tree = SumTree(capacity)\n',
+     '        leaves = 1 << (capacity - 1).bit_length()  # one slot per leaf of the tree\n        self.capacity, self.alpha, self.epsilon = leaves, alpha, epsilon\n        self.storage = NumpyRingBuffer(leaves)\n        self.tree = SumTree(leaves)\n'),
+    ('        self.tree.update([slot], self.max_priority ** self.alpha)',
+     '        self.tree.update([slot], self.max_priority ** self.alpha)\n'))
 
-    Transitions live in ``self.storage`` (a NumpyRingBuffer); their priorities p^alpha
-    in ``self.tree`` (a SumTree), slot for slot. New transitions get the largest priority
-    given so far, ``self.max_priority`` (1 at first); ``update_priorities`` sets
-    p = |delta| + epsilon. ``seed`` seeds the buffer's generator ``self.rng``.
-    \"\"\"
-
-    def __init__(self, capacity, alpha=0.6, epsilon=1e-6, seed=None):
-        if alpha < 0 or not epsilon > 0:
-            raise ValueError(f"need alpha >= 0 and epsilon > 0, got {alpha} and {epsilon}")
-        leaves = 1 << (capacity - 1).bit_length()  # one slot per leaf of the tree
-        self.capacity, self.alpha, self.epsilon = leaves, alpha, epsilon
-        self.storage = NumpyRingBuffer(leaves)
-        self.tree = SumTree(leaves)
-        self.max_priority = 1.0
-        self.rng = np.random.default_rng(seed)
-
-    def __len__(self):
-        \"\"\"The number of transitions stored (at most ``capacity``).\"\"\"
-        return len(self.storage)
-
-    def add(self, obs_t, action, reward, obs_tp1, done):
-        \"\"\"Store a transition (overwriting the oldest when full) at the maximal priority.\"\"\"
-        slot = self.storage.add(obs_t, action, reward, obs_tp1, done)
-        self.tree.update([slot], self.max_priority ** self.alpha)
-"""
-
-SEARCH_RESULT_KEPT_ON_THE_TREE_SUMTREE_FIND_PREFIX_SUM = """\
-#| export
-@add_to_class(SumTree)
-def find_prefix_sum(self, masses):
-    \"\"\"For each mass m, the slot i with p_0 + ... + p_(i-1) <= m < p_0 + ... + p_i: the
-    slot whose share of the total holds m. Masses are clamped into [0, total) first.\"\"\"
-    total = self.total
-    if not total > 0:
-        raise ValueError("cannot search a sum tree whose priorities are all zero")
-    masses = np.clip(np.asarray(masses, dtype=np.float64), 0.0, np.nextafter(total, 0.0))
-    # one array for every search, grown when needed: no allocation per batch
-    if getattr(self, "_search_nodes", None) is None or self._search_nodes.size < masses.size:
-        self._search_nodes = np.empty(masses.size, dtype=np.int64)
-    nodes = self._search_nodes[:masses.size].reshape(masses.shape)
-    nodes[...] = 1  # every search starts at the root
-    for _ in range(self.depth):
-        nodes *= 2  # the left children
-        left_sum = self.nodes[nodes]
-        go_right = masses >= left_sum  # past the left subtree (">=": empty slots are skipped)
-        masses -= left_sum * go_right
-        nodes += go_right  # the right children, where the mass lies there
-    nodes -= self.leaf_count
-    return np.minimum(nodes, self.capacity - 1, out=nodes)
-"""
+SEARCH_RESULT_KEPT_ON_THE_TREE_SUMTREE_FIND_PREFIX_SUM = edited(
+    LESSON, 'sumtree_find_prefix_sum',
+    ('    nodes = np.ones(masses.shape, dtype=np.int64)  # every search starts at the root\n',
+     '    # one array for every search, grown when needed: no allocation per batch\n    if getattr(self, "_search_nodes", None) is None or self._search_nodes.size < masses.size:\n        self._search_nodes = np.empty(masses.size, dtype=np.int64)\n    nodes = self._search_nodes[:masses.size].reshape(masses.shape)\n    nodes[...] = 1  # every search starts at the root\n'),
+    ('    return np.minimum(nodes - self.leaf_count, self.capacity - 1)',
+     '    nodes -= self.leaf_count\n    return np.minimum(nodes, self.capacity - 1, out=nodes)\n'))
 
 BUGS = (*BUGS,
     Bug("capacity_rounded_up_to_a_power_of_two", LESSON, "test_wraparound",

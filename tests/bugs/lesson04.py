@@ -3,7 +3,7 @@
 Several are bugs that shipped in public HER buffers (RESEARCH.md, "Known bugs").
 """
 
-from . import Bug, edits_of
+from . import Bug, edited, edits_of
 
 LESSON = "04_hindsight_replay"
 
@@ -1742,131 +1742,37 @@ BUGS = (*BUGS,
 
 # --- blind round 18: wrong answers written from the lesson text alone ----------------
 
-QVALUE_ZERO_READS_AS_UNSET_GOAL_AGENT = """\
-#| export
-import numpy as np
+QVALUE_ZERO_READS_AS_UNSET_GOAL_AGENT = edited(
+    LESSON, 'goal_agent',
+    ('        self.table = {}  # (state, goal) -> the n_bits Q-values of that pair\n',
+     '        self.table = {}  # (state, goal) -> {action: Q-value} of the actions set\n'),
+    ('        row = self.table.get(pair)\n        return self.initial_value if row is None else row[action]\n',
+     '        return self.table.get(pair, {}).get(action) or self.initial_value\n'),
+    ('        if pair not in self.table:\n            self.table[pair] = [self.initial_value] * self.n_bits\n        self.table[pair][action] = value',
+     '        self.table.setdefault(pair, {})[action] = value\n'))
 
-from course.bit_flipping import bits_to_int
-from qlearning import QLearningAgent
+LEGAL_ACTIONS_LIST_SHARED_GOAL_AGENT = edited(
+    LESSON, 'goal_agent',
+    ('    def __init__(self, n_bits, alpha, epsilon, discount, initial_value=-10.0, seed=None):\n',
+     '    def __init__(self, n_bits, alpha, epsilon, discount, initial_value=-10.0, seed=None):\n        self.flips = list(range(n_bits))  # made once, not on every call\n'),
+    ('                         get_legal_actions=lambda pair: range(n_bits), seed=seed)\n',
+     '                         get_legal_actions=lambda pair: self.flips, seed=seed)\n'),
+    ('        self.table[pair][action] = value',
+     '        self.table[pair][action] = value\n'))
 
+K_MUST_BE_A_PYTHON_INT_HER_CLASS = edited(
+    LESSON, 'her_class',
+    ('        if k < 0:\n',
+     '        if not isinstance(k, int) or k < 0:\n'),
+    ('        return int(self.lengths.sum())',
+     '        return int(self.lengths.sum())\n'))
 
-class GoalConditionedAgent(QLearningAgent):
-    \"\"\"Lesson 01's Q-learning on pairs ``(state, goal)`` of bits_to_int numbers.
-
-    The legal actions of every pair are the ``n_bits`` flips. A Q-value never set is
-    ``initial_value``.
-    \"\"\"
-
-    def __init__(self, n_bits, alpha, epsilon, discount, initial_value=-10.0, seed=None):
-        super().__init__(alpha, epsilon, discount,
-                         get_legal_actions=lambda pair: range(n_bits), seed=seed)
-        self.n_bits = n_bits
-        self.initial_value = initial_value
-        self.table = {}  # (state, goal) -> {action: Q-value} of the actions set
-
-    def get_qvalue(self, pair, action):
-        \"\"\"Q(pair, action); ``initial_value`` if never set.\"\"\"
-        return self.table.get(pair, {}).get(action) or self.initial_value
-
-    def set_qvalue(self, pair, action, value):
-        self.table.setdefault(pair, {})[action] = value
-"""
-
-LEGAL_ACTIONS_LIST_SHARED_GOAL_AGENT = """\
-#| export
-import numpy as np
-
-from course.bit_flipping import bits_to_int
-from qlearning import QLearningAgent
-
-
-class GoalConditionedAgent(QLearningAgent):
-    \"\"\"Lesson 01's Q-learning on pairs ``(state, goal)`` of bits_to_int numbers.
-
-    The legal actions of every pair are the ``n_bits`` flips. A Q-value never set is
-    ``initial_value``.
-    \"\"\"
-
-    def __init__(self, n_bits, alpha, epsilon, discount, initial_value=-10.0, seed=None):
-        self.flips = list(range(n_bits))  # made once, not on every call
-        super().__init__(alpha, epsilon, discount,
-                         get_legal_actions=lambda pair: self.flips, seed=seed)
-        self.n_bits = n_bits
-        self.initial_value = initial_value
-        self.table = {}  # (state, goal) -> the n_bits Q-values of that pair
-
-    def get_qvalue(self, pair, action):
-        \"\"\"Q(pair, action); ``initial_value`` if never set.\"\"\"
-        row = self.table.get(pair)
-        return self.initial_value if row is None else row[action]
-
-    def set_qvalue(self, pair, action, value):
-        if pair not in self.table:
-            self.table[pair] = [self.initial_value] * self.n_bits
-        self.table[pair][action] = value
-"""
-
-K_MUST_BE_A_PYTHON_INT_HER_CLASS = """\
-#| export
-class HindsightReplayBuffer:
-    \"\"\"Whole episodes of a goal environment, replayed with substituted goals (HER).
-
-    Holds up to ``max_episodes`` episodes of at most ``max_episode_steps`` steps, a new
-    one replacing the oldest when full. ``sample`` draws stored transitions uniformly and
-    gives each, with probability k / (k + 1), a goal achieved later in its own episode
-    (``strategy``), recomputing rewards and termination with ``env``.
-    \"\"\"
-
-    def __init__(self, env, max_episodes, max_episode_steps, strategy="future", k=4,
-                 seed=None):
-        if strategy not in HER_STRATEGIES:
-            raise ValueError(f"strategy must be one of {HER_STRATEGIES}, got {strategy!r}")
-        if not isinstance(k, int) or k < 0:
-            raise ValueError(f"k must be >= 0 (a share k/(k+1) is relabelled), got {k}")
-        if max_episodes < 1 or max_episode_steps < 1:
-            raise ValueError("max_episodes and max_episode_steps must be at least 1")
-        self.env, self.strategy, self.k = env, strategy, k
-        self.max_episodes, self.max_episode_steps = max_episodes, max_episode_steps
-        self.rng = np.random.default_rng(seed)
-        self.lengths = np.zeros(max_episodes, dtype=np.int64)  # 0: an empty row
-        self.next_row = 0  # where the next episode goes
-        self.observations = None  # the arrays are made when the first episode arrives
-
-    def __len__(self):
-        \"\"\"The number of stored transitions.\"\"\"
-        return int(self.lengths.sum())
-"""
-
-BUFFER_SEED_ZERO_UNSEEDED_HER_CLASS = """\
-#| export
-class HindsightReplayBuffer:
-    \"\"\"Whole episodes of a goal environment, replayed with substituted goals (HER).
-
-    Holds up to ``max_episodes`` episodes of at most ``max_episode_steps`` steps, a new
-    one replacing the oldest when full. ``sample`` draws stored transitions uniformly and
-    gives each, with probability k / (k + 1), a goal achieved later in its own episode
-    (``strategy``), recomputing rewards and termination with ``env``.
-    \"\"\"
-
-    def __init__(self, env, max_episodes, max_episode_steps, strategy="future", k=4,
-                 seed=None):
-        if strategy not in HER_STRATEGIES:
-            raise ValueError(f"strategy must be one of {HER_STRATEGIES}, got {strategy!r}")
-        if k < 0:
-            raise ValueError(f"k must be >= 0 (a share k/(k+1) is relabelled), got {k}")
-        if max_episodes < 1 or max_episode_steps < 1:
-            raise ValueError("max_episodes and max_episode_steps must be at least 1")
-        self.env, self.strategy, self.k = env, strategy, k
-        self.max_episodes, self.max_episode_steps = max_episodes, max_episode_steps
-        self.rng = np.random.default_rng(seed) if seed else np.random.default_rng()
-        self.lengths = np.zeros(max_episodes, dtype=np.int64)  # 0: an empty row
-        self.next_row = 0  # where the next episode goes
-        self.observations = None  # the arrays are made when the first episode arrives
-
-    def __len__(self):
-        \"\"\"The number of stored transitions.\"\"\"
-        return int(self.lengths.sum())
-"""
+BUFFER_SEED_ZERO_UNSEEDED_HER_CLASS = edited(
+    LESSON, 'her_class',
+    ('        self.rng = np.random.default_rng(seed)\n',
+     '        self.rng = np.random.default_rng(seed) if seed else np.random.default_rng()\n'),
+    ('        return int(self.lengths.sum())',
+     '        return int(self.lengths.sum())\n'))
 
 BUGS = (*BUGS,
     Bug("qvalue_zero_reads_as_unset", LESSON, "test_goal_agent",

@@ -2,7 +2,7 @@
 
 import functools
 
-from . import Bug, edited_text, edits_of
+from . import Bug, edited, edited_text, edits_of
 
 LESSON = "05_combined_replay"
 
@@ -1375,35 +1375,14 @@ BUGS = (*BUGS,
 
 # blind round 18
 
-CER_BATCH_OF_ONE_TESTED_WITH_IS_CER_BUFFER = """\
-#| export
-import math
-
-import gymnasium as gym
-import numpy as np
-
-from course.with_update import WithUpdate
-from qlearning import QLearningAgent, play_and_train
-from replay_buffer import ReplayBuffer
-
-
-class CombinedReplayBuffer(ReplayBuffer):
-    \"\"\"Combined experience replay (Zhang & Sutton, 2017): each batch is the newest
-    transition, once, plus ``batch_size - 1`` drawn uniformly, with replacement, from the
-    transitions stored before it (just the newest while nothing else is stored).\"\"\"
-
-    def sample(self, batch_size):
-        if batch_size <= 0 or not self._storage:
-            return super().sample(batch_size)
-        if batch_size is 1 or len(self._storage) == 1:  # the newest alone
-            return tuple(np.stack([field]) for field in self._storage[-1])
-        newest = self._storage.pop()
-        try:
-            rest = super().sample(batch_size - 1)
-        finally:
-            self._storage.append(newest)
-        return tuple(np.concatenate([np.stack([new]), older]) for new, older in zip(newest, rest))
-"""
+CER_BATCH_OF_ONE_TESTED_WITH_IS_CER_BUFFER = edited(
+    LESSON, 'cer_buffer',
+    ("            return super().sample(batch_size)  # lesson 02's ValueError says what is wrong\n        newest = self._storage.pop()  # set aside, so that lesson 02's sample draws the rest\n",
+     '            return super().sample(batch_size)\n        if batch_size is 1 or len(self._storage) == 1:  # the newest alone\n            return tuple(np.stack([field]) for field in self._storage[-1])\n        newest = self._storage.pop()\n'),
+    ('            rest = super().sample(batch_size - 1) if batch_size > 1 and self._storage else None\n',
+     '            rest = super().sample(batch_size - 1)\n'),
+    ('            self._storage.append(newest)  # back in its place, whatever happened\n        batch = tuple(np.stack([field]) for field in newest)  # the newest: a batch of one\n        if rest is None:\n            return batch\n        return tuple(np.concatenate(fields) for fields in zip(batch, rest))',
+     '            self._storage.append(newest)\n        return tuple(np.concatenate([np.stack([new]), older]) for new, older in zip(newest, rest))\n'))
 
 BUGS = (*BUGS,
     Bug("cer_batch_of_one_tested_with_is", LESSON, "test_cer_single_transition",

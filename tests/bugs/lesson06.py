@@ -1,6 +1,6 @@
 """Buggy answers to lesson 06 (the capstone's analysis functions)."""
 
-from . import Bug, edits_of
+from . import Bug, edited, edits_of
 
 LESSON = "06_capstone"
 
@@ -798,26 +798,16 @@ BUGS = (*BUGS,
 
 # --- blind round 18: wrong answers written from the lesson text alone ----------------
 
-AUTOCORRELATION_CACHED_BY_IDENTITY_AUTOCORRELATION = """\
-#| export
-_LAST_SERIES = [None, None]  # (the caller's object, our float copy of it): 8 lags, 1 series
-
-
-def autocorrelation(values, lag):
-    \"\"\"Pearson's r between values[:-lag] and values[lag:] (0.0 if either slice is constant).\"\"\"
-    if _LAST_SERIES[0] is values:
-        series = _LAST_SERIES[1]
-    else:
-        series = np.array(values, dtype=np.float64)  # a copy: never touch the caller's
-        _LAST_SERIES[:] = [values, series]
-    if lag < 1 or series.size - lag < 2:
-        raise ValueError(f"need a lag of at least 1 and at least two pairs of values, got "
-                         f"lag {lag} for {series.size} values")
-    before, after = series[:-lag], series[lag:]
-    if np.all(before == before[0]) or np.all(after == after[0]):  # constant slices
-        return 0.0
-    return float(np.corrcoef(before, after)[0, 1])
-"""
+AUTOCORRELATION_CACHED_BY_IDENTITY_AUTOCORRELATION = edited(
+    LESSON, 'autocorrelation',
+    ('#| export\n',
+     "#| export\n_LAST_SERIES = [None, None]  # (the caller's object, our float copy of it): 8 lags, 1 series\n\n\n"),
+    ('    values = np.asarray(values, dtype=np.float64)\n    if lag < 1 or values.size - lag < 2:\n',
+     "    if _LAST_SERIES[0] is values:\n        series = _LAST_SERIES[1]\n    else:\n        series = np.array(values, dtype=np.float64)  # a copy: never touch the caller's\n        _LAST_SERIES[:] = [values, series]\n    if lag < 1 or series.size - lag < 2:\n"),
+    ('                         f"lag {lag} for {values.size} values")\n    before, after = values[:-lag], values[lag:]\n',
+     '                         f"lag {lag} for {series.size} values")\n    before, after = series[:-lag], series[lag:]\n'),
+    ('    return float(np.corrcoef(before, after)[0, 1])',
+     '    return float(np.corrcoef(before, after)[0, 1])\n'))
 
 BUGS = (*BUGS,
     # blind round 18

@@ -1,7 +1,7 @@
 """Buggy answers to lesson 07 (TD targets, the weighted Huber loss, the DQN step, the
 target network's schedule)."""
 
-from . import Bug, edits_of
+from . import Bug, edited, edits_of
 
 LESSON = "07_neural_replay"
 
@@ -892,79 +892,35 @@ BUGS = (*BUGS,
 
 # --- blind round 18: wrong answers written from the lesson text alone ----------------
 
-LOSS_ZERO_WEIGHTS_AS_MISSING_HUBER_LOSS = """\
-#| export
-def huber_loss(q_values, actions, targets, weights):
-    \"\"\"mean over the batch of weights[i] * huber(q_values[i, actions[i]] - targets[i]).\"\"\"
-    if weights is None or not np.any(weights):  # no weights: a uniform batch
-        weights = np.ones(len(actions))
-    rows = np.arange(len(actions))
-    errors = np.asarray(q_values, dtype=np.float64)[rows, actions] - targets
-    absolute = np.abs(errors)
-    per_row = np.where(absolute <= 1.0, 0.5 * errors ** 2, absolute - 0.5)
-    return float(np.mean(np.asarray(weights, dtype=np.float64) * per_row))
-"""
+LOSS_ZERO_WEIGHTS_AS_MISSING_HUBER_LOSS = edited(
+    LESSON, 'huber_loss',
+    ('    """mean over the batch of weights[i] * huber(q_values[i, actions[i]] - targets[i])."""\n',
+     '    """mean over the batch of weights[i] * huber(q_values[i, actions[i]] - targets[i])."""\n    if weights is None or not np.any(weights):  # no weights: a uniform batch\n        weights = np.ones(len(actions))\n'),
+    ('    return float(np.mean(np.asarray(weights, dtype=np.float64) * per_row))',
+     '    return float(np.mean(np.asarray(weights, dtype=np.float64) * per_row))\n'))
 
-LOSS_ZERO_WEIGHTS_AS_MISSING_HUBER_LOSS_GRADIENT = """\
-#| export
-def huber_loss_gradient(q_values, actions, targets, weights):
-    \"\"\"d huber_loss / d q_values: shape of q_values, nonzero only at the actions taken.\"\"\"
-    if weights is None or not np.any(weights):  # no weights: a uniform batch
-        weights = np.ones(len(actions))
-    q_values = np.asarray(q_values, dtype=np.float64)
-    rows = np.arange(len(actions))
-    errors = q_values[rows, actions] - targets
-    gradient = np.zeros_like(q_values)
-    gradient[rows, actions] = np.asarray(weights) * np.clip(errors, -1.0, 1.0) / len(rows)
-    return gradient
-"""
+LOSS_ZERO_WEIGHTS_AS_MISSING_HUBER_LOSS_GRADIENT = edited(
+    LESSON, 'huber_loss_gradient',
+    ('    """d huber_loss / d q_values: shape of q_values, nonzero only at the actions taken."""\n',
+     '    """d huber_loss / d q_values: shape of q_values, nonzero only at the actions taken."""\n    if weights is None or not np.any(weights):  # no weights: a uniform batch\n        weights = np.ones(len(actions))\n'),
+    ('    return gradient',
+     '    return gradient\n'))
 
-STEP_SQUEEZES_THE_ACTIONS_DQN_STEP = """\
-#| export
-def dqn_step(online, target, optimizer, replay, batch_size, discount, beta=None):
-    \"\"\"One DQN gradient step on a batch from ``replay`` (prioritized when ``beta`` is
-    given); returns the batch's TD errors, targets - Q(s, a), before the step.\"\"\"
-    if beta is None:
-        observations, actions, rewards, next_observations, terminated = \\
-            replay.sample(batch_size)
-        weights = np.ones(len(rewards))
-    else:
-        (observations, actions, rewards, next_observations, terminated, weights,
-         slots) = replay.sample(batch_size, beta)
-    actions = np.asarray(actions).squeeze().astype(np.int64)  # (batch, 1) or (batch,) -> (batch,)
-    targets = td_targets(target, rewards, next_observations, terminated, discount)
-    q_values = online.predict(observations)
-    td_errors = targets - q_values[np.arange(len(actions)), actions]
-    gradient = huber_loss_gradient(q_values, actions, targets, weights)
-    optimizer.step(online.gradients(observations, gradient))
-    if beta is not None:
-        replay.update_priorities(slots, td_errors)
-    return td_errors
-"""
+STEP_SQUEEZES_THE_ACTIONS_DQN_STEP = edited(
+    LESSON, 'dqn_step',
+    ('        weights = np.ones(len(actions))\n',
+     '        weights = np.ones(len(rewards))\n'),
+    ('    actions = np.asarray(actions, dtype=np.int64)\n',
+     '    actions = np.asarray(actions).squeeze().astype(np.int64)  # (batch, 1) or (batch,) -> (batch,)\n'),
+    ('    return td_errors',
+     '    return td_errors\n'))
 
-STEP_ZERO_DISCOUNT_AS_DEFAULT_DQN_STEP = """\
-#| export
-def dqn_step(online, target, optimizer, replay, batch_size, discount, beta=None):
-    \"\"\"One DQN gradient step on a batch from ``replay`` (prioritized when ``beta`` is
-    given); returns the batch's TD errors, targets - Q(s, a), before the step.\"\"\"
-    discount = discount or 0.99  # DQN's usual discount when none is given
-    if beta is None:
-        observations, actions, rewards, next_observations, terminated = \\
-            replay.sample(batch_size)
-        weights = np.ones(len(actions))
-    else:
-        (observations, actions, rewards, next_observations, terminated, weights,
-         slots) = replay.sample(batch_size, beta)
-    actions = np.asarray(actions, dtype=np.int64)
-    targets = td_targets(target, rewards, next_observations, terminated, discount)
-    q_values = online.predict(observations)
-    td_errors = targets - q_values[np.arange(len(actions)), actions]
-    gradient = huber_loss_gradient(q_values, actions, targets, weights)
-    optimizer.step(online.gradients(observations, gradient))
-    if beta is not None:
-        replay.update_priorities(slots, td_errors)
-    return td_errors
-"""
+STEP_ZERO_DISCOUNT_AS_DEFAULT_DQN_STEP = edited(
+    LESSON, 'dqn_step',
+    ('    given); returns the batch\'s TD errors, targets - Q(s, a), before the step."""\n',
+     '    given); returns the batch\'s TD errors, targets - Q(s, a), before the step."""\n    discount = discount or 0.99  # DQN\'s usual discount when none is given\n'),
+    ('    return td_errors',
+     '    return td_errors\n'))
 
 BUGS = (*BUGS,
     Bug("loss_zero_weights_as_missing", LESSON, "test_huber_loss",
