@@ -532,17 +532,9 @@ def _loss_probe(inputs, huber_loss):
     return {"losses": losses, "every_weight_zero": _returned(zero, "huber_loss")["values"]}
 
 
-def _unweighted_loss(case):
-    """The loss of ``case`` with every weight 1: (1/B) * sum of huber(Q(s_i, a_i) - y_i)."""
-    q_values, actions, targets, _ = _case_arrays(case)
-    errors = q_values[np.arange(len(actions)), actions] - targets
-    return float(np.mean(np.where(np.abs(errors) <= 1, 0.5 * errors ** 2,
-                                  np.abs(errors) - 0.5)))
-
-
-def _zero_weights_problem(inputs, data):
+def _zero_weights_problem(inputs, data, unweighted):
     """What huber_loss got wrong on the first batch with every weight 0 (its loss is 0),
-    or None."""
+    or None. ``unweighted``: the reference's loss of that batch with every weight 1."""
     values, case = data.get("every_weight_zero"), inputs["cases"][0]
     rows = len(case["actions"])
     if not isinstance(values, list) or len(values) != 1:
@@ -552,7 +544,6 @@ def _zero_weights_problem(inputs, data):
     got = values[0]
     if _close(got, 0.0):
         return None
-    unweighted = _unweighted_loss(case)
     hint = (f" That is the loss with every weight 1 ({unweighted:.6g}): weights of 0 were "
             "taken for no weights at all." if _close(got, unweighted) else "")
     return failed(f"huber_loss(q_values, actions, targets, weights) on batch #1 ({rows} rows) "
@@ -605,7 +596,7 @@ def _loss_verdict(inputs, data):
         return failed(f"{situation}. The loss is mean_i w_i * huber(Q[i, a_i] - y_i), with "
                       "huber(x) = x^2 / 2 for |x| <= 1 and |x| - 1/2 beyond.",
                       rule=HUBER_LOSS_FORMULA)
-    return _zero_weights_problem(inputs, data) or passed(
+    return _zero_weights_problem(inputs, data, expected["unweighted"][0]) or passed(
         "the loss is the mean over the batch of each row's weight times the Huber loss of "
         "its TD error (0 when every weight is 0).")
 
@@ -1117,15 +1108,6 @@ def _taken_q_values(inputs, observations, actions):
     return q_values[np.arange(len(actions)), np.asarray(actions, dtype=np.int64)]
 
 
-def _reference_targets(inputs, batch, discount):
-    """r + discount * max_a' Q_target(s', a') of ``batch`` on the fresh target network; r
-    where terminated."""
-    next_values = QNetwork(CARTPOLE_NETWORK, inputs["target_seed"]).predict(
-        np.asarray(batch["next_observations"], dtype=np.float64)).max(axis=1)
-    bootstrap = np.where(np.asarray(batch["terminated"], dtype=bool), 0.0, next_values)
-    return np.asarray(batch["rewards"], dtype=np.float64) + discount * bootstrap
-
-
 def _one_row_problem(inputs, data):
     """What the step on a batch of one row (see _one_row_probe) got wrong, or None (and
     None for the prioritized check, which makes no such step)."""
@@ -1163,7 +1145,9 @@ def _one_row_problem(inputs, data):
     batch = {key: values[-1:] for key, values in inputs["batches"][0].items()}
     taken = _taken_q_values(inputs, batch["observations"], batch["actions"])
     wanted = [np.asarray(run["your_target"], dtype=np.float64) - taken,
-              _reference_targets(inputs, batch, inputs["discount"]) - taken]
+              np.asarray(reference(LESSON, "targets", {
+                  "seed": inputs["target_seed"], "batch": batch,
+                  "discount": inputs["discount"]})["targets"], dtype=np.float64) - taken]
     if any(_close(run["td_errors"], want) for want in wanted):
         return None
     return failed(f"replay.sample({batch_size}) returned a batch of one row, and dqn_step "
