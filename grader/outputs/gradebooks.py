@@ -55,6 +55,8 @@ class GradebookError(Exception):
 @dataclass
 class Roster:
     people: dict = field(default_factory=dict)  # folder -> {column: value}
+    # (unique column, value as compared) -> the key in people of the row that holds it
+    by_identity: dict = field(default_factory=dict)
 
     @classmethod
     def read(cls, path):
@@ -79,16 +81,19 @@ class Roster:
                                      + (" and no id" if "id" in row else ""))
             # one person per row: a repeated folder or identity would send one student's
             # grades out under another's name (the last row winning, silently)
+            # a row with an id only is matched to a Canvas download's student by that id
+            own = folder or f"{CANVAS_ID_KEY}{person['id']}"
             for column, value in (("folder", folder), *((column, person.get(column, ""))
                                                         for column in UNIQUE_COLUMNS)):
-                key = (column, value.lower() if column == "email" else value)
+                key = _compared(column, value)
                 if value and key in first_line:
                     raise GradebookError(f"--roster {path}: line {number} repeats the "
                                          f"{column} {printable(value)!r} of line "
                                          f"{first_line[key]}; each student has one row")
                 first_line.setdefault(key, number)
-            # a row with an id only is matched to a Canvas download's student by that id
-            roster.people[folder or f"{CANVAS_ID_KEY}{person['id']}"] = person
+                if value and column != "folder":
+                    roster.by_identity[key] = own
+            roster.people[own] = person
         return roster
 
     def key_of(self, submission):
@@ -97,22 +102,20 @@ class Roster:
         names it."""
         if submission.student in self.people:
             return submission.student
-        for column, value in submission.identity.items():
-            if column not in UNIQUE_COLUMNS or not value:
-                continue
-            same = (lambda given: given.lower() == value.lower()) if column == "email" \
-                else (lambda given: given == value)
-            matches = [folder for folder, person in self.people.items()
-                       if same(person.get(column, ""))]
-            if matches:
-                return matches[0]  # unique: read() refuses a repeated id or e-mail
-        return None
+        return next((self.by_identity[_compared(column, value)]
+                     for column, value in submission.identity.items()
+                     if value and _compared(column, value) in self.by_identity), None)
 
     @property
     def columns(self):
         present = set().union(*(person.keys() for person in self.people.values())) \
             if self.people else set()
         return [column for column in ROSTER_COLUMNS[1:] if column in present]
+
+
+def _compared(column, value):
+    """A roster cell as rows are told apart and matched by: e-mails in any case."""
+    return column, value.lower() if column == "email" else value
 
 
 def read_assignments(path):
@@ -298,8 +301,9 @@ def gradebook_warnings(report, roster, gradebook_format):
         key = moodle_identity(report, roster)
         words = "e-mail" if key == "email" else "id"
         missing = left_out(report, roster, gradebook_format)
+        not_in_roster = set(unrostered(report, roster))
         for folder in missing:
-            why = ("is not in the roster" if folder in unrostered(report, roster)
+            why = ("is not in the roster" if folder in not_in_roster
                    else f"has no {words} in the roster")
             lines.append(f"{printable(folder)} {why}: LEFT OUT of the Moodle gradebook "
                          f"(Moodle matches rows by {words}); add it to the roster, then "
