@@ -43,8 +43,9 @@ def canvas_download(path, direct, subfolders, found, inner_skips):
     """A :class:`Found` when ``path`` is a Canvas download (no folder holding notebooks, and
     its notebooks named as Canvas names them: all of them, or those of two students or
     more), else None. A notebook not named so there belongs to no student: skipped."""
-    users = dict(filter(None, (canvas_student(entry.name) for entry in direct)))
-    owners = {entry: (canvas_student(entry.name) or (None,))[0] for entry in direct}
+    parsed = {entry: canvas_student(entry.name) for entry in direct}
+    owners = {entry: match[0] if match else None for entry, match in parsed.items()}
+    users = dict(match for match in parsed.values() if match)
     named = set(users)
     if not named or any(found[folder] or inner_skips[folder] for folder in subfolders):
         return None
