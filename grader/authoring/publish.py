@@ -23,8 +23,9 @@ released module must be one the edition's lessons build on (imported by a publis
 notebook or by another released module), so a later lesson's answer never goes out
 early. A lesson that builds on a lesson neither published nor released is refused, with
 the ``--release-references`` that would allow it. Once written, the edition is searched
-for the answers of every lesson it does not release
-(:mod:`grader.authoring.answer_overlap`), and refused, its files removed, if any is found
+for the answers of every lesson it does not release, by runs of statements
+(:mod:`grader.authoring.answer_overlap`) and function by function in any order
+(:mod:`grader.authoring.function_overlap`), and refused, its files removed, if any is found
 there.
 """
 
@@ -37,6 +38,8 @@ from pathlib import Path
 import nbformat
 
 from grader.authoring.answer_overlap import answer_regions, found_in, notebook_text, runs_of
+from grader.authoring.function_overlap import (function_sources, functions_holding,
+                                               idioms)
 from grader.authoring.hub_links import (DEFAULT_BRANCH, BadHubOption, checked_branch,
                                         hub_links)
 from grader.authoring.setup_cell import (COLAB_REQUIREMENTS, COURSE_REPOSITORY,
@@ -348,8 +351,14 @@ def answers_found(folder, edition):
             if path.suffix == ".ipynb":
                 text = notebook_text(nbformat.reads(text, as_version=4))
             texts[path.relative_to(folder)] = runs_of(text)
+    functions = [(path, function_sources((Path(folder) / path).read_text(errors="replace")))
+                 for path in texts if path.suffix == ".py"]
+    lessons = all_lessons().values()
+    common = idioms({lesson.name: [code for _, code in answer_regions(lesson.source())]
+                     for lesson in lessons},
+                    [notebook_text(student_version(lesson.source())) for lesson in lessons])
     found = []
-    for lesson in all_lessons().values():
+    for lesson in lessons:
         if lesson in edition.released:
             continue
         own_stub = student_version(lesson.source())  # what the lesson shows is no answer
@@ -358,6 +367,12 @@ def answers_found(folder, edition):
             for path, text_runs in texts.items():
                 for passage in found_in(answer, text_runs, public):
                     found.append((str(path), lesson.name, grade_id, passage[0]))
+            # the same answer reordered or spread out inside one function
+            for path, path_functions in functions:
+                for holding in functions_holding(answer, path_functions, common):
+                    found.append((str(path), lesson.name, grade_id,
+                                  f"in {holding.function}(), {holding.shared} of its "
+                                  f"{holding.of} distinctive statements"))
     return found
 
 

@@ -284,6 +284,33 @@ def test_an_answer_copied_into_a_helper_stops_the_publish(tmp_path, monkeypatch)
     assert not out.exists()
 
 
+def test_an_answer_spread_through_a_helper_in_another_order_stops_the_publish(
+        tmp_path, monkeypatch):
+    """The same, for a copy no run of three statements finds: the answer's lines in
+    reverse order, each after an unrelated one, inside one function."""
+    answer = dict(answer_regions(LESSONS["05_combined_replay"].source()))["discretize"]
+    lines = [line.strip() for line in answer.splitlines() if line.strip()]
+    spread = "".join(f"    unrelated_{number} = len(str({number}))\n    {line}\n"
+                     for number, line in enumerate(reversed(lines)))
+    write = grader.authoring.publish._write
+
+    def write_with_a_copy(out, *arguments):
+        write(out, *arguments)
+        (out / "course" / "binning.py").write_text(
+            f"def cell_of(observation, lows, highs, bins):\n{spread}")
+
+    monkeypatch.setattr(grader.authoring.publish, "record_visible_answers",
+                        lambda lessons: {})
+    monkeypatch.setattr(grader.authoring.publish, "_write", write_with_a_copy)
+    assert not found_in(answer, runs_of(spread))
+    out = tmp_path / "students"
+    with pytest.raises(CannotPublish, match=r"course/binning.py holds lesson "
+                                            r"05_combined_replay's answer discretize "
+                                            r"\('in cell_of\(\), 5 of its 5 distinctive"):
+        publish(out, list(PUBLISHED), None, URL)
+    assert not out.exists()
+
+
 def test_a_later_lesson_names_the_unfinished_earlier_lesson_it_runs(edition, tmp_path):
     # lesson 01 as published (every answer a stub), lesson 02 finished: lesson 02's
     # learning test runs the student's own lesson 01 loop (lesson 02's hands it the agent),
