@@ -667,19 +667,15 @@ def _gradient_probe(inputs, huber_loss, huber_loss_gradient):
     return {"results": results}
 
 
-def _inexact_gradient_problem(number, case, result, gradient):
+def _inexact_gradient_problem(number, result, gradient, expected):
     """Where the loss is the lesson's (to 1e-12), its gradient is exact too: w clip(Q - y,
     -1, 1) / B at the action taken (a gradient approximated by finite differences is off
-    by 1e-6 and more); None if so, or if the loss is not (its own check says so)."""
-    q_values, actions, targets, weights = _case_arrays(case)
-    rows = np.arange(len(actions))
-    errors = q_values[rows, actions] - targets
-    huber = np.where(np.abs(errors) <= 1, 0.5 * errors ** 2, np.abs(errors) - 0.5)
-    if not math.isclose(result.get("loss", math.nan), float(np.mean(weights * huber)),
+    by 1e-6 and more); None if so, or if the loss is not (its own check says so).
+    ``expected``: the reference's gradients, losses and errors of the check's cases."""
+    if not math.isclose(result.get("loss", math.nan), expected["loss"][number - 1],
                         rel_tol=1e-12, abs_tol=1e-15):
         return None
-    exact = np.zeros(q_values.shape)
-    exact[rows, actions] = weights * np.clip(errors, -1, 1) / len(rows)
+    exact = np.asarray(expected["exact"][number - 1], dtype=np.float64)
     if np.allclose(gradient, exact, rtol=1e-9, atol=1e-12):
         return None
     row, column = np.unravel_index(np.argmax(np.abs(gradient - exact)), exact.shape)
@@ -715,6 +711,7 @@ def _gradient_verdict(inputs, data):
                            rule=GRADIENT_SHAPE)
     if problem:
         return problem
+    expected = reference(LESSON, "gradients", inputs["cases"])
     for number, (case, result) in enumerate(zip(inputs["cases"], data["results"]), 1):
         shape = np.shape(case["q_values"])
         returned = result["gradient"]
@@ -735,13 +732,12 @@ def _gradient_verdict(inputs, data):
                           "gradient cannot be checked: write huber_loss first.",
                           rule=GRADIENT_OF_THE_LOSS)
         if np.allclose(gradient, numeric, rtol=1e-4, atol=1e-6):
-            problem = _inexact_gradient_problem(number, case, result, gradient)
+            problem = _inexact_gradient_problem(number, result, gradient, expected)
             if problem:
                 return problem
             continue
-        q_values, actions, targets, weights = _case_arrays(case)
-        rows = np.arange(len(actions))
-        errors = q_values[rows, actions] - targets
+        weights = np.asarray(case["weights"], dtype=np.float64)
+        errors = np.asarray(expected["errors"][number - 1], dtype=np.float64)
         if not np.all(np.isfinite(gradient)):
             row = int(np.argwhere(~np.isfinite(gradient))[0][0])
             return failed(f"batch #{number}: your gradient is {gradient[row].tolist()} in row "
@@ -749,8 +745,7 @@ def _gradient_verdict(inputs, data):
                           "at every error (0 at an error of 0, +-w/B at +-1); "
                           "w * clip(error, -1, 1) / B needs no division by |error|.",
                           rule=GRADIENT_EVERYWHERE)
-        unclipped = np.zeros(shape)
-        unclipped[rows, actions] = weights * errors / len(rows)
+        unclipped = np.asarray(expected["unclipped"][number - 1], dtype=np.float64)
         moving = np.abs(numeric) > 1e-9  # where the loss changes (not at an error of 0)
         row, column = np.unravel_index(np.argmax(np.abs(gradient - numeric)), shape)
         situation = (f"batch #{number}: d loss / d Q[{row}, {column}] is {gradient[row, column]:.6g} "

@@ -53,6 +53,28 @@ def losses(cases):
     return found
 
 
+def gradients(cases):
+    """Per case: the reference's gradient of the loss, the squared error's gradient (the
+    unclipped one the hints recognise), the weighted Huber loss, and the TD errors Q - y
+    of the actions taken."""
+    from neural_replay import huber_loss, huber_loss_gradient
+
+    found = {name: [] for name in ("exact", "unclipped", "loss", "errors")}
+    for case in cases:
+        q = np.array(case["q_values"])
+        actions = np.array(case["actions"], dtype=np.int64)
+        targets_, weights = np.array(case["targets"]), np.array(case["weights"])
+        rows = np.arange(len(actions))
+        errors = q[rows, actions] - targets_
+        unclipped = np.zeros(q.shape)
+        unclipped[rows, actions] = weights * errors / len(rows)
+        found["exact"].append(huber_loss_gradient(q, actions, targets_, weights))
+        found["unclipped"].append(unclipped)
+        found["loss"].append(huber_loss(q, actions, targets_, weights))
+        found["errors"].append(errors)
+    return found
+
+
 def _run_steps(inputs, targets_from="target", weighted=True):
     """The reference dqn_step on the check's batches: per call, the gradients it passed
     to the optimizer, its TD errors, and the TD errors with the Q-values after the step
