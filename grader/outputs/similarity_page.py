@@ -21,6 +21,7 @@ body { max-width: 80rem; }
 .sides { display: grid; grid-template-columns: 1fr 1fr; gap: .75rem; }
 .side { min-width: 0; }
 .side h5 { margin: .25rem 0; font-size: .95rem; }
+/* tabindex: a code block that scrolls sideways can be scrolled from the keyboard */
 pre { background: #f6f6f6; padding: .5rem; overflow-x: auto; font-size: .8rem;
       line-height: 1.35; margin: 0; }
 mark { background: #ffe08a; color: inherit; }
@@ -57,8 +58,8 @@ other.{% endif %}</p>
 {% for cell in match.cells %}
 <h4>{{ cell.lesson }} · <code>{{ cell.grade_id }}</code>: {{ cell.score|percent }}</h4>
 <div class="sides">
-<div class="side"><h5>{{ match.first|shown }}</h5><pre>{{ cell.first|marked }}</pre></div>
-<div class="side"><h5>{{ match.second|shown }}</h5><pre>{{ cell.second|marked }}</pre></div>
+<div class="side"><h5>{{ match.first|shown }}</h5><pre tabindex="0">{{ cell.first|marked }}</pre></div>
+<div class="side"><h5>{{ match.second|shown }}</h5><pre tabindex="0">{{ cell.second|marked }}</pre></div>
 </div>
 {% endfor %}
 </article>

@@ -12,7 +12,7 @@ from grader.outputs.report import class_report, lesson_maxima
 from grader.results import CheckResult, NotebookResult, WrittenAnswer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
-from browser import PHONE, headless_chromium  # noqa: E402
+from browser import PHONE, accessibility_violations, headless_chromium  # noqa: E402
 
 pytestmark = pytest.mark.xdist_group('browser')
 
@@ -88,6 +88,16 @@ def test_a_page_in_a_browser_shows_every_lesson_scores_and_decoded_images(pages,
         assert errors == []
         driver.save_screenshot(str(tmp_path / "ada.png"))
     assert (tmp_path / "ada.png").stat().st_size > 10_000
+
+
+def test_every_page_passes_axe_cores_wcag_2_1_aa_rules(pages):
+    """Each student's page (a failure, a figure, a written answer, a hostile name, a file
+    that is not a notebook) has no WCAG 2.1 A or AA violation that axe-core finds."""
+    assert len(pages) == 3
+    with headless_chromium() as driver:
+        for page in pages:
+            driver.get(page.resolve().as_uri())
+            assert accessibility_violations(driver) == [], page.name
 
 
 def test_a_page_reads_on_a_phone_without_sideways_scrolling(pages, tmp_path):

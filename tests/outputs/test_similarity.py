@@ -28,7 +28,7 @@ from grader.outputs.similarity import (MIN_FINGERPRINTS, StudentAnswers, answers
 from submission_factory import submission
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
-from browser import PHONE, headless_chromium  # noqa: E402
+from browser import PHONE, accessibility_violations, headless_chromium  # noqa: E402
 
 LESSON = "02_replay_buffer"
 SEED = 24
@@ -329,6 +329,13 @@ def page(classroom, tmp_path_factory):
     assert tree_state(classroom) == before  # the command changes nothing it reads
     assert sorted(path.name for path in out.parent.iterdir()) == ["similar.html"]
     return out
+
+
+@pytest.mark.xdist_group("browser")
+def test_the_page_passes_axe_cores_wcag_2_1_aa_rules(page):
+    with headless_chromium() as driver:
+        driver.get(page.resolve().as_uri())
+        assert accessibility_violations(driver) == []
 
 
 def first_row(driver, section):

@@ -42,3 +42,17 @@ def screenshot_of_page(path, out, size=DESKTOP):
         height = driver.execute_script("return document.documentElement.scrollHeight")
         driver.set_window_size(size[0], min(max(height, size[1]), 6000))
         driver.save_screenshot(str(out))
+
+
+WCAG_21_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]  # axe-core's tags for the levels
+
+
+def accessibility_violations(driver):
+    """axe-core's WCAG 2.1 A and AA violations on the page ``driver`` shows, one line each
+    (rule, impact, the first offending element): empty for an accessible page."""
+    from axe_core_python.selenium import Axe
+
+    results = Axe().run(driver, options={"runOnly": {"type": "tag", "values": WCAG_21_AA}})
+    assert results.get("passes"), "axe-core checked nothing: the page did not load"
+    return [f"{violation['id']} ({violation['impact']}): {violation['help']}; e.g. "
+            f"{violation['nodes'][0]['html'][:120]}" for violation in results["violations"]]
