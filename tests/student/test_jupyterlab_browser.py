@@ -122,17 +122,21 @@ def test_run_all_shows_widgets_and_the_self_check_with_no_error(jupyterlab):
         assert "Run" in menus and not any("nbgrader" in menu.lower() for menu in menus), menus
         assert not driver.find_elements(By.XPATH, "//*[normalize-space(text())='Validate']")
 
+        # a progress bar lives while its loop runs (seconds): watch the page for its view
+        driver.execute_script(
+            "window.widgetViews = 0; new MutationObserver(changes => changes.forEach("
+            "change => change.addedNodes.forEach(node => { if (node.nodeType === 1 && "
+            f"(node.matches({WIDGET_VIEWS!r}) || node.querySelector({WIDGET_VIEWS!r})))"
+            " window.widgetViews++; }))).observe(document.body, "
+            "{childList: true, subtree: true});")
         driver.find_element(By.XPATH, "//div[contains(@class, 'lm-MenuBar-itemLabel') and "
                                       "text()='Run']").click()
         wait.until(shown.element_to_be_clickable(
             (By.CSS_SELECTOR, "li[data-command='runmenu:run-all']"))).click()
 
-        widgets_seen, report = False, None
+        report = None
         deadline = time.monotonic() + RUN_ALL_SECONDS
         while time.monotonic() < deadline and report is None:
-            widgets_seen = widgets_seen or driver.execute_script(
-                f"return [...document.querySelectorAll({WIDGET_VIEWS!r})].some("
-                "e => e.offsetWidth > 0)")
             outputs = driver.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output")
             for output in reversed(outputs):
                 if SELF_CHECK.search(output.text):
@@ -142,7 +146,8 @@ def test_run_all_shows_widgets_and_the_self_check_with_no_error(jupyterlab):
         assert report is not None, (f"no self-check within {RUN_ALL_SECONDS} s; server log:\n"
                                     + server_log.read_text()[-3000:])
         page = driver.find_element(By.CSS_SELECTOR, ".jp-Notebook").text
-        assert widgets_seen, "no progress bar was ever rendered as a widget"
+        assert driver.execute_script("return window.widgetViews") > 0, \
+            "no progress bar was ever rendered as a widget"
         for broken in ("Error displaying widget", "HBox(children", "Traceback"):
             assert broken not in page, broken
         score, maximum = map(float, SELF_CHECK.search(report).groups())
