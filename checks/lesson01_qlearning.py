@@ -7,9 +7,9 @@ import numpy as np
 from checks.contracts import CLASS, INT, NUMBER, Contract
 from checks.expected import expected as reference
 from checks.framework import (Callee, Check, LessonChecks, attempted, call_student,
-                              call_student_repeatedly, comparison, failed,
-                              passed, reseed_global_generators, student_process_of,
-                              wrong_amount)
+                              call_student_repeatedly, comparison, failed, kept_with,
+                              outcome_of, passed, reseed_global_generators,
+                              student_process_of, wrong_amount)
 from checks.lending import mirrored
 from checks.operation_sequences import first_difference, observed, sequences, shown
 from checks.requirements import Rule
@@ -28,6 +28,11 @@ LEGAL_ONLY = Rule("legal-actions-only", "The agent chooses only among the action
 OWN_GENERATOR = Rule("own-generator", "Every random choice of the agent is drawn from its "
                      "own generator self.rng, so two agents made with the same seed behave "
                      "identically whatever the global generators hold.")
+LEGAL_ANY_SEQUENCE = Rule("legal-actions-any-sequence", "get_legal_actions(state) may return "
+                          "any sequence of int actions (a list, tuple, range or 1-D numpy "
+                          "array), even the caller's own list: the agent works with each "
+                          "form, calls it as often as it needs, and never changes what it "
+                          "returns.")
 UNSET_IS_ZERO = Rule("unset-qvalue-is-zero", "A legal action whose Q-value was never set "
                      "counts, with the Q-value 0.0 that get_qvalue gives it.")
 # test_value_and_best_action
@@ -79,10 +84,14 @@ def _legal_actions_table(rng, n_states, n_actions, min_legal=2):
             for _ in range(n_states)]
 
 
-def _make_agent(QLearningAgent, legal, seed, alpha=0.5, epsilon=0.0, discount=0.9):
+def _make_agent(QLearningAgent, legal, seed, alpha=0.5, epsilon=0.0, discount=0.9,
+                get_legal_actions=None):
+    """An agent whose ``get_legal_actions`` is the course's LegalActions on ``legal`` (a
+    tuple per state), or ``get_legal_actions`` itself when given (_lent_rows)."""
     from course.legal_actions import LegalActions
 
-    get_legal_actions = mirrored(LegalActions, legal)
+    if get_legal_actions is None:
+        get_legal_actions = mirrored(LegalActions, legal)
     return call_student("QLearningAgent(alpha, epsilon, discount, get_legal_actions, seed)",
                         QLearningAgent, alpha=alpha, epsilon=epsilon, discount=discount,
                         get_legal_actions=get_legal_actions, seed=seed)
@@ -115,6 +124,119 @@ def _describe_row(state, row):
     return ", ".join(f"Q({state},{action})={value:g}" for action, value in row)
 
 
+# --- get_legal_actions in each form the text allows -------------------------------------
+#
+# The text says get_legal_actions(state) returns a sequence of int actions (a list, tuple,
+# range or 1-D numpy array), maybe the caller's own list, to be read and never changed. The
+# course's LegalActions hands out tuples (and Taxi's AllActions a range); these probes lend
+# the other forms: the rows of a table themselves, as a function that indexes a table does
+# (``table.__getitem__``), lists in one agent and 1-D numpy arrays in another. The table is
+# placed where the agent runs (in the grader: the student's process), so the probe can read
+# it back afterwards and see whether the agent changed a row.
+
+FORM_WORDS = {"list": "a list", "array": "a 1-D numpy array"}
+
+
+def _lent_rows(rows, near):
+    """(get_legal_actions, table): ``table`` holds ``rows`` where the student's code
+    ``near`` runs, and get_legal_actions(state) is ``table[state]``, the row itself."""
+    table = kept_with(rows, near)
+    process = student_process_of(table)
+    if process is None:
+        return table.__getitem__, table
+    return process.apply("getattr", table, "__getitem__", by_ref=True), table
+
+
+def _rows_now(table):
+    """The rows of a lent table as they are now, as lists of actions (a row that is no
+    longer a sequence of ints is described)."""
+    process = student_process_of(table)
+    rows = list(table) if process is None else process.apply("list", table)
+    described = []
+    for row in rows:
+        if isinstance(row, (list, tuple, np.ndarray)):
+            described.append([_as_action(action) for action in list(row)])
+        else:
+            described.append(f"{type(row).__name__} {row!r}"[:80])
+    return described
+
+
+def _form_rows(form, row):
+    """``row`` (a list of ints) in ``form``: a new list, or a 1-D int64 numpy array."""
+    return list(row) if form == "list" else np.asarray(row, dtype=np.int64)
+
+
+def _shown_row(form, row):
+    return repr(row) if form == "list" else f"np.array({row!r})"
+
+
+def _called(result):
+    """What attempted() or outcome_of() found, as plain data."""
+    if "raised" in result and result["raised"] is not None:
+        raised = result["raised"]
+        if "message" in result:  # outcome_of: the exception's class and message
+            raised = f"{raised}: {result['message']}"
+        return {"raised": str(raised)[:300]}
+    return {"value": result["value"]} if "value" in result else {}  # outcome_of: it returned
+
+
+def _forms_problem(inputs, forms, expected, counts, turns):
+    """The failed verdict (LEGAL_ANY_SEQUENCE) for what an agent did with legal actions
+    lent as lists or numpy arrays (``inputs["forms_legal"][form]``), or None.
+    ``forms[form]``: {"calls": [[call, state, {"value"|"raised": ...} or {} (returned)],
+    ...], "after": {call: the rows after that call's turn}}; ``counts[form]``: how many
+    calls a probe that raised nowhere makes; ``turns``: the calls with a turn each;
+    ``expected(call, state)``: the right results (a set), or None when any result is."""
+    for form in ("list", "array"):
+        lent = inputs["forms_legal"][form]
+        made = forms.get(form) if isinstance(forms, dict) else None
+        calls = made.get("calls") if isinstance(made, dict) else None
+        for call, state, result in calls if isinstance(calls, list) else []:
+            if "raised" not in result:
+                continue
+            raised = result["raised"]
+            if not raised.startswith(f"{call}("):  # outcome_of's: the error alone
+                raised = f"{call}({state}) raised {raised}"
+            return failed(f"{raised.rstrip('.')}, where get_legal_actions({state}) returned "
+                          f"{FORM_WORDS[form]}, {_shown_row(form, lent[state])}. Any "
+                          "sequence of actions may come back (a list, tuple, range or 1-D "
+                          "numpy array of ints): use only what every sequence has (iterate "
+                          "over it, len(), index it), not its truth value or a list's "
+                          "methods.", rule=LEGAL_ANY_SEQUENCE)
+        after = made.get("after") if isinstance(made, dict) else None
+        problem = wrong_amount(f"calls with legal actions lent as {form}s", calls,
+                               counts[form], rule=LEGAL_ANY_SEQUENCE) or wrong_amount(
+            f"turns of calls with legal actions lent as {form}s", after, len(turns),
+            rule=LEGAL_ANY_SEQUENCE)
+        for turn in turns if not problem else []:
+            problem = problem or wrong_amount(f"rows read back after {turn}",
+                                              after.get(turn), len(lent),
+                                              rule=LEGAL_ANY_SEQUENCE)
+        if problem:
+            return problem
+        for call, state, result in calls:
+            wanted = expected(call, state)
+            if wanted is not None and "value" in result and result["value"] not in wanted:
+                said = (f"{min(wanted):g}" if call == "get_value" else
+                        str(min(wanted)) if len(wanted) == 1 else f"one of {sorted(wanted)}")
+                return failed(f"{call}({state}) returned {result['value']!r} where "
+                              f"get_legal_actions({state}) returned {FORM_WORDS[form]}, "
+                              f"{_shown_row(form, lent[state])}; it should be {said}, as "
+                              "when the same actions come as a tuple. Treat every sequence "
+                              "of actions alike.", rule=LEGAL_ANY_SEQUENCE)
+        for call in turns:
+            for state, (before, now) in enumerate(zip(lent, after[call])):
+                if now != before:
+                    return failed(f"get_legal_actions({state}) returned {FORM_WORDS[form]} "
+                                  "of the caller's own (a row of its table, as it is), "
+                                  f"{_shown_row(form, before)}; after {call}({state}) that "
+                                  f"row held {now}: your agent changed it in place. Read the "
+                                  "sequence get_legal_actions returns, never change it: to "
+                                  "shuffle or sort, work on a copy (list(actions)).",
+                                  rule=LEGAL_ANY_SEQUENCE)
+    return None
+
+
 # --- values and best action ------------------------------------------------------------
 
 def _values_inputs(rng):
@@ -134,12 +256,18 @@ def _values_inputs(rng):
         left_out = [pairs.pop(int(rng.integers(len(pairs))))[0]] if state >= 4 and state % 2 else []
         qvalues.append(pairs)
         unset.append(left_out)
-    return {"legal": legal, "qvalues": qvalues, "unset": unset,
-            "seed": int(rng.integers(2**31)), "epsilon": round(float(rng.uniform(0.1, 0.5)), 2),
-            "near_tie": [int(a) for a in rng.choice(legal[0], size=2, replace=False)],
-            # set and query in turn, on few states: an answer cached and not refreshed
-            # after a later set_qvalue is seen by the next query
-            "sequences": sequences(rng, lambda rng, _, __: _draw_operation(rng, legal))}
+    inputs = {"legal": legal, "qvalues": qvalues, "unset": unset,
+              "seed": int(rng.integers(2**31)),
+              "epsilon": round(float(rng.uniform(0.1, 0.5)), 2),
+              "near_tie": [int(a) for a in rng.choice(legal[0], size=2, replace=False)],
+              # set and query in turn, on few states: an answer cached and not refreshed
+              # after a later set_qvalue is seen by the next query
+              "sequences": sequences(rng, lambda rng, _, __: _draw_operation(rng, legal))}
+    # the same legal actions lent as the caller's own lists, and as numpy arrays, each row
+    # in an order of its own (not sorted: sorting it in place changes it too)
+    inputs["forms_legal"] = {form: [rng.permutation(row).tolist() for row in legal]
+                             for form in ("list", "array")}
+    return inputs
 
 
 SEQUENCE_STATES = 3  # the states a sequence works on: each comes up again and again
@@ -182,9 +310,10 @@ def _values_probe(inputs, QLearningAgent):
     low, high = inputs["near_tie"]
     call_student(f"set_qvalue(0, {low}, 1.0)", near.set_qvalue, 0, low, 1.0)
     call_student(f"set_qvalue(0, {high}, {1.0 + NEAR:g})", near.set_qvalue, 0, high, 1.0 + NEAR)
+    near_tie = [_as_action(action) for action in call_student_repeatedly(
+        "get_best_action(0)", near.get_best_action, NEAR_TIE_CALLS, 0)]
     return {
-        "near_tie": [_as_action(action) for action in call_student_repeatedly(
-            "get_best_action(0)", near.get_best_action, NEAR_TIE_CALLS, 0)],
+        "near_tie": near_tie,
         "values": [_as_number(call_student(f"get_value({s})", agent.get_value, s))
                    for s in states],
         "best_actions": [_as_action(call_student(f"get_best_action({s})",
@@ -195,7 +324,46 @@ def _values_probe(inputs, QLearningAgent):
                       ((sequence, _make_agent(QLearningAgent, inputs["legal"], inputs["seed"],
                                               epsilon=inputs["epsilon"]))
                        for sequence in inputs["sequences"])],
+        # last: what earlier calls of the probe judge comes first
+        "forms": _values_forms_probe(inputs, QLearningAgent),
     }
+
+
+BEST_ACTION_CALLS = 3  # per state, with legal actions lent in each form
+
+
+def _values_forms_probe(inputs, QLearningAgent):
+    """get_value and get_best_action with get_legal_actions returning the caller's own
+    lists, then 1-D numpy arrays (their results as numpy's ints are not held to the
+    result types here: only whether they raise), and the rows read back after each."""
+    states = range(len(inputs["qvalues"]))
+    forms = {}
+    for form, rows in inputs["forms_legal"].items():
+        get_legal_actions, table = _lent_rows([_form_rows(form, row) for row in rows],
+                                              QLearningAgent)
+        agent = _make_agent(QLearningAgent, None, inputs["seed"], epsilon=inputs["epsilon"],
+                            get_legal_actions=get_legal_actions)
+        _set_qvalues(agent, inputs["qvalues"])
+        calls, after = [], {}
+        for state in states:
+            made = attempted(call_student, f"get_value({state})", agent.get_value, state)
+            calls.append(["get_value", state, {"value": _as_number(made["value"])}
+                          if "value" in made else _called(made)])
+        after["get_value"] = _rows_now(table)
+        for state in states:
+            if form == "list":
+                made = attempted(call_student_repeatedly, f"get_best_action({state})",
+                                 agent.get_best_action, BEST_ACTION_CALLS, state)
+                calls += ([["get_best_action", state, {"value": _as_action(action)}]
+                           for action in made["value"]] if "value" in made
+                          else [["get_best_action", state, _called(made)]])
+            else:
+                calls += [["get_best_action", state,
+                           _called(outcome_of(agent.get_best_action, state))]
+                          for _ in range(BEST_ACTION_CALLS)]
+        after["get_best_action"] = _rows_now(table)
+        forms[form] = {"calls": calls, "after": after}
+    return forms
 
 
 def _sequence_model(legal):
@@ -309,9 +477,29 @@ def _values_verdict(inputs, data):
                       "later set_qvalue is out of date.",
                       rule=VALUE_IS_LEGAL_MAX if operation[0] == "value"
                       else BEST_ACTION_IS_ARGMAX)
+    n_calls = len(inputs["qvalues"]) * (1 + BEST_ACTION_CALLS)
+    problem = _forms_problem(inputs, data.get("forms"), _values_expected(inputs),
+                             {"list": n_calls, "array": n_calls},
+                             ("get_value", "get_best_action"))
+    if problem:
+        return problem
     return passed(f"get_value and get_best_action agree on {len(inputs['qvalues'])} states, "
                   f"and after every set_qvalue of {len(inputs['sequences'])} sequences of "
-                  "calls.")
+                  "calls, with legal actions lent as tuples, lists and numpy arrays.")
+
+
+def _values_expected(inputs):
+    """expected(call, state) for _forms_problem: the value, the best action."""
+    rows = [set_row + [[action, 0.0] for action in unset]
+            for set_row, unset in zip(inputs["qvalues"], inputs["unset"])]
+
+    def expected(call, state):
+        top = max(value for _, value in rows[state])
+        if call == "get_value":
+            return {top}
+        return None if call != "get_best_action" else {
+            action for action, value in rows[state] if value == top}
+    return expected
 
 
 # --- ties ----------------------------------------------------------------------------
@@ -422,10 +610,16 @@ def _epsilon_inputs(rng):
     # keeps the legal actions of the first state it saw explores state 0 among them
     others = sorted(set(range(n_actions)) - set(legal))
     other_legal = sorted(others + rng.choice(legal, size=1).tolist())
-    return {"legal": legal, "qvalues": qvalues, "epsilon": epsilon, "draws": draws,
-            "rare_epsilon": rare_epsilon, "other_legal": other_legal,
-            "tie_qvalues": tie_qvalues, "seed": int(rng.integers(2**31)),
-            "global_seeds": rng.integers(2**31, size=2).tolist()}
+    inputs = {"legal": legal, "qvalues": qvalues, "epsilon": epsilon, "draws": draws,
+              "rare_epsilon": rare_epsilon, "other_legal": other_legal,
+              "tie_qvalues": tie_qvalues, "seed": int(rng.integers(2**31)),
+              "global_seeds": rng.integers(2**31, size=2).tolist()}
+    # states 0 to 2 again, their legal actions lent as the caller's own lists and as numpy
+    # arrays, each row in an order of its own
+    inputs["forms_legal"] = {form: [rng.permutation(row).tolist()
+                                    for row in (legal, legal, other_legal)]
+                             for form in ("list", "array")}
+    return inputs
 
 
 def _epsilon_probe(inputs, QLearningAgent):
@@ -455,7 +649,39 @@ def _epsilon_probe(inputs, QLearningAgent):
             "greedy": actions(0.0, 200, set_after_construction=True),
             "random": actions(1.0, 150 * len(inputs["legal"]), first_elsewhere=True),
             "greedy_ties": actions(0.0, TIE_DRAWS, state=1),
-            "rare": actions(inputs["rare_epsilon"], RARE_DRAWS)}
+            "rare": actions(inputs["rare_epsilon"], RARE_DRAWS),
+            # last: what earlier calls of the probe judge comes first
+            "forms": _epsilon_forms_probe(inputs, QLearningAgent)}
+
+
+FORM_EXPLORING_CALLS = {"list": 30, "array": 5}  # per state (numpy's: a round trip each)
+
+
+def _epsilon_forms_probe(inputs, QLearningAgent):
+    """get_action at epsilon 1 (exploring every time: get_best_action's own handling is
+    test_value_and_best_action's) with get_legal_actions returning the caller's own
+    lists, then 1-D numpy arrays (results only held to not raising), and the rows read
+    back afterwards."""
+    forms = {}
+    for form, rows in inputs["forms_legal"].items():
+        get_legal_actions, table = _lent_rows([_form_rows(form, row) for row in rows],
+                                              QLearningAgent)
+        agent = _make_agent(QLearningAgent, None, inputs["seed"], epsilon=1.0,
+                            get_legal_actions=get_legal_actions)
+        _set_qvalues(agent, [inputs["qvalues"], inputs["tie_qvalues"]])
+        calls, times = [], FORM_EXPLORING_CALLS[form]
+        for state in (0, 2):
+            if form == "list":
+                made = attempted(call_student_repeatedly, f"get_action({state})",
+                                 agent.get_action, times, state)
+                calls += ([["get_action", state, {"value": _as_action(action)}]
+                           for action in made["value"]] if "value" in made
+                          else [["get_action", state, _called(made)]])
+            else:
+                calls += [["get_action", state, _called(outcome_of(agent.get_action, state))]
+                          for _ in range(times)]
+        forms[form] = {"calls": calls, "after": {"get_action": _rows_now(table)}}
+    return forms
 
 
 def _pairs_problem(choices, probabilities):
@@ -553,9 +779,16 @@ def _epsilon_verdict(inputs, data):
                       "reseeded differently. Draw every random number, the coin and the "
                       "exploring action alike, from the agent's own generator self.rng.",
                       fraction=0.5, rule=OWN_GENERATOR)
+    problem = _forms_problem(inputs, data.get("forms"),
+                             lambda call, state: set(inputs["forms_legal"]["list"][state]),
+                             {form: 2 * times for form, times in FORM_EXPLORING_CALLS.items()},
+                             ("get_action",))
+    if problem:
+        return problem
     return passed(f"action frequencies fit epsilon-greedy at epsilon 0, {epsilon} and 1 "
                   f"(rejection rate {FALSE_FAILURE_RATE:g}), greedy ties are broken at random, "
-                  "and the choices reproduce with the agent's seed.")
+                  "the choices reproduce with the agent's seed, and legal actions lent as "
+                  "lists and numpy arrays are explored and left as they were.")
 
 
 # --- update on fixed transitions --------------------------------------------------------
@@ -903,7 +1136,8 @@ CHECKS = LessonChecks(LESSON, [
           _values_inputs, _values_probe, _values_verdict,
           asks="get_value and get_best_action give the largest Q-value over a state's legal "
                "actions and an action that has it, with negative and never-set Q-values.",
-          rules=(VALUE_IS_LEGAL_MAX, BEST_ACTION_IS_ARGMAX, UNSET_IS_ZERO, LEGAL_ONLY)),
+          rules=(VALUE_IS_LEGAL_MAX, BEST_ACTION_IS_ARGMAX, UNSET_IS_ZERO, LEGAL_ONLY,
+                 LEGAL_ANY_SEQUENCE)),
     Check("test_best_action_ties", "ties in get_best_action", ("QLearningAgent",),
           _ties_inputs, _ties_probe, _ties_verdict,
           asks="get_best_action breaks ties uniformly at random, also in a state never "
@@ -915,7 +1149,7 @@ CHECKS = LessonChecks(LESSON, [
                "chi-square test a correct agent fails once in a million runs), break greedy "
                "ties at random, and reproduce with the agent's seed.",
           rules=(EPSILON_GREEDY, GREEDY_IS_BEST_ACTION, EPSILON_EACH_CALL, OWN_GENERATOR,
-                 LEGAL_ONLY)),
+                 LEGAL_ONLY, LEGAL_ANY_SEQUENCE)),
     Check("test_update", "update on fixed transitions", ("QLearningAgent",),
           _update_inputs, _update_probe, _update_verdict,
           asks="update follows the Q-learning rule on a fixed list of transitions, with the "

@@ -2,14 +2,18 @@
 
 import numpy as np
 
-from checks.contracts import CLASS, NUMBER, RESULT_TYPES, Contract, array, tuple_of
+from checks.contracts import (CLASS, NUMBER, NUMPY_SCALARS, RESULT_TYPES, Contract, array,
+                              tuple_of)
 from checks.expected import expected as reference
 from checks.framework import (Callee, Check, LessonChecks, attempted, call_student, comparison,
                               failed, fill_in_place, kept_with, outcome_of, parts_of, passed,
-                              result_by_reference, value_error_problem, wrong_amount)
+                              reseed_global_generators, result_by_reference,
+                              value_error_problem, wrong_amount)
 from checks.lesson01_qlearning import AGENT
-from checks.numbered_transitions import (GENERATOR_STORED, MARKER, batch_fields, draws_by_seed,
-                                         generator_inputs, generator_problem,
+from checks.numbered_transitions import (FRESH_DRAWS, GENERATOR_BATCH, GENERATOR_BATCHES,
+                                         GENERATOR_STORED, MARKER, batch_fields, draws_by_seed,
+                                         fresh_generator_draws, generator_inputs,
+                                         generator_problem,
                                          probability_of_a_repeat, sampled_fields,
                                          sampled_id_batches, sampled_ids, transition)
 from checks.operation_sequences import first_difference, observed, sequences, shown
@@ -563,7 +567,84 @@ def _uniform_inputs(rng):
     # batch_size transitions only, or from slots below the capacity, is right in some of
     # these cases and wrong in others
     return {"cases": fill_and_batch_cases(rng), "seed": int(rng.integers(2**31)),
-            **generator_inputs(rng)}
+            **generator_inputs(rng), "numpy_seed_types": list(NUMPY_SEED_TYPES)}
+
+
+# The seed as the numpy integer scalars it may arrive as (a seed read from a numpy array or
+# drawn by a numpy generator): ReplayBuffer(size, seed) must seed self.rng with its value
+# exactly as with a Python int, so default_rng(seed) itself, or int(seed), is right, and a
+# test such as isinstance(seed, int) that drops a numpy seed is not.
+NUMPY_SEED_TYPES = ("int64", "int32", "uint64", "uint32")
+
+
+def _numpy_seeded_draws(ReplayBuffer, inputs):
+    """Per numpy integer type and generator seed: a new buffer's first FRESH_DRAWS draws
+    of self.rng; and, for the nonzero seed, the transitions another such buffer samples
+    (as draws_by_seed's runs do), made after the global generators were seeded anew."""
+    made = []
+    for type_name in inputs["numpy_seed_types"]:
+        for seed in inputs["generator_seeds"]:
+            numpy_seed = getattr(np, type_name)(seed)
+            call = f"ReplayBuffer({GENERATOR_STORED}, seed=np.{type_name}({seed}))"
+            outcome = attempted(_seeded_buffer, call, ReplayBuffer, numpy_seed)
+            entry = {"type": type_name, "seed": seed, "call": call}
+            made.append(entry)
+            if "raised" in outcome:
+                entry["raised"] = outcome["raised"]
+                continue
+            entry["fresh_draws"] = fresh_generator_draws(outcome["value"])
+            if seed == inputs["generator_seeds"][1]:  # another buffer: its stream unread
+                reseed_global_generators(inputs["global_seeds"][1], near=ReplayBuffer)
+                buffer = _seeded_buffer(call, ReplayBuffer, numpy_seed)
+                for k in range(GENERATOR_STORED):
+                    _add(buffer, *transition(k))
+                entry["sampled"] = [i for ids in sampled_id_batches(
+                    buffer, GENERATOR_BATCH, GENERATOR_BATCHES) for i in ids]
+    return made
+
+
+def _seeded_buffer(call, ReplayBuffer, seed):
+    return call_student(call, ReplayBuffer, GENERATOR_STORED, seed=seed)
+
+
+def _numpy_seed_problem(inputs, data):
+    """A failed verdict when a buffer made with its seed as a numpy integer scalar does
+    not draw what the same seed as a Python int draws; else None."""
+    made = data.get("numpy_seeded") or []
+    problem = wrong_amount("buffers made with a numpy seed", made,
+                           len(inputs["numpy_seed_types"]) * len(inputs["generator_seeds"]),
+                           rule=NUMPY_SCALARS)
+    if problem:
+        return problem
+    with_int = data.get("other_seed")
+    for entry in made:
+        seed, call = entry["seed"], entry["call"]
+        if "raised" in entry:
+            return failed(f"{call} failed: {entry['raised']}. ReplayBuffer({GENERATOR_STORED}, "
+                          f"seed={seed}) works, and np.{entry['type']}({seed}) is the same "
+                          "seed: a seed may arrive as a numpy scalar, so pass it to "
+                          "np.random.default_rng(seed) as it is (or as int(seed)).",
+                          rule=NUMPY_SCALARS)
+        wanted = np.random.default_rng(seed).random(FRESH_DRAWS).tolist()
+        if entry["fresh_draws"] != wanted:
+            return failed(f"right after {call} was made, buffer.rng.random({FRESH_DRAWS}) "
+                          f"gave {entry['fresh_draws']!r}, not the {wanted} of "
+                          f"np.random.default_rng({seed}).random({FRESH_DRAWS}): "
+                          f"np.{entry['type']}({seed}) is the same seed as the Python int "
+                          f"{seed}, and must seed self.rng the same way. A seed may arrive as "
+                          "a numpy scalar: pass it to np.random.default_rng(seed) as it is (or "
+                          "as int(seed)); a test such as isinstance(seed, int) or type(seed) "
+                          "is int, which a numpy integer fails, must not drop it.",
+                          rule=NUMPY_SCALARS)
+        if "sampled" in entry and entry["sampled"] != with_int:
+            return failed(f"{call} holding transitions 0..{GENERATOR_STORED - 1} sampled "
+                          f"{entry['sampled'][:5]}...; ReplayBuffer({GENERATOR_STORED}, "
+                          f"seed={seed}), filled alike, sampled {(with_int or [])[:5]}...: "
+                          "a numpy integer seed is the same seed as the Python int, so the "
+                          "batches must be the same. Draw from self.rng = "
+                          "np.random.default_rng(seed), whatever the seed's type.",
+                          rule=NUMPY_SCALARS)
+    return None
 
 
 def _kept(capacity, additions):
@@ -583,7 +664,8 @@ def _uniform_probe(inputs, ReplayBuffer):
     return {"ids": samples,
             **draws_by_seed(lambda seed: _new_buffer(ReplayBuffer, GENERATOR_STORED, seed),
                             lambda buffer, k: _add(buffer, *transition(k)), ReplayBuffer,
-                            inputs)}
+                            inputs),
+            "numpy_seeded": _numpy_seeded_draws(ReplayBuffer, inputs)}
 
 
 def _uniform_verdict(inputs, data):
@@ -631,11 +713,14 @@ def _uniform_verdict(inputs, data):
     problem = generator_problem(inputs, data, "ReplayBuffer", OWN_GENERATOR)
     if problem:
         return problem
+    problem = _numpy_seed_problem(inputs, data)
+    if problem:
+        return problem
     return passed(f"draws fit a uniform distribution over the stored transitions in "
                   f"{len(cases)} cases (partly filled and wrapped around, batches smaller "
                   f"than, equal to and larger than what is stored; chi-square, rejection "
                   f"rate {FALSE_FAILURE_RATE:g} in all), from the buffer's own seeded "
-                  "generator.")
+                  "generator, the seed given as a Python int or a numpy integer.")
 
 
 def _replacement_inputs(rng):

@@ -277,7 +277,8 @@ def _stratified_probe(inputs, PrioritizedReplayBuffer):
     _fill(buffer, range(2 * size))
     pairs = [batch["ids"] for batch in _samples(buffer, size, 0.4, inputs["pair_batches"])]
     return {"batches": batches, "pairs": pairs,
-            "same_seed": _same_seed_batches(PrioritizedReplayBuffer, inputs)}
+            "same_seed": _same_seed_batches(PrioritizedReplayBuffer, inputs),
+            "seed_zero": _seed_zero_batches(PrioritizedReplayBuffer, inputs)}
 
 
 def _same_seed_batches(PrioritizedReplayBuffer, inputs):
@@ -296,6 +297,33 @@ def _same_seed_batches(PrioritizedReplayBuffer, inputs):
         runs.append([batch["ids"] for batch in _samples(buffer, case["batch"], 0.4,
                                                         case["batches"])])
     return runs
+
+
+# Seed 0, a seed like any other (`if seed:` and `seed or None` take it for no seed), given
+# as Python's int and as numpy's (np.int64, as an array of seeds holds it): the same seed
+ZERO_SEEDS = (0, np.int64(0))
+
+
+def _seed_zero_batches(PrioritizedReplayBuffer, inputs):
+    """:func:`_same_seed_batches` for seed 0: the fresh draws of a buffer made with each
+    form of it, then the batches of two buffers filled alike, one made with each form,
+    sampled after the global generators were seeded differently."""
+    case = inputs["generator"]
+    stored = case["batch"] * case["per_slice"]
+    fresh = [fresh_generator_draws(_new_buffer(PrioritizedReplayBuffer, stored, 0.6, seed))
+             for seed in ZERO_SEEDS]
+    runs = []
+    for seed, global_seed in zip(ZERO_SEEDS, case["global_seeds"]):
+        buffer = _new_buffer(PrioritizedReplayBuffer, stored, 0.6, seed)
+        _fill(buffer, range(stored))
+        reseed_global_generators(global_seed, near=buffer)
+        runs.append([batch["ids"] for batch in _samples(buffer, case["batch"], 0.4,
+                                                        case["batches"])])
+    return {"fresh": fresh, "runs": runs}
+
+
+def _seed_name(seed):
+    return f"np.int64({seed})" if isinstance(seed, np.integer) else repr(seed)
 
 
 def _stratified_verdict(inputs, data):
@@ -346,12 +374,14 @@ def _stratified_verdict(inputs, data):
                       f"(expected about {pairs_seen // 2}). Draw a separate uniform number "
                       "for each slice (rng.random(batch_size)), not one for the whole batch.",
                       rule=SLICES_INDEPENDENT)
-    problem = _generator_problem(inputs, data.get("same_seed"))
+    problem = (_generator_problem(inputs, data.get("same_seed"))
+               or _seed_zero_problem(inputs, data.get("seed_zero")))
     if problem:
         return problem
     return passed("sampling is stratified: one draw from each equal slice of the total, "
                   "independently in each slice (binomial test on neighbouring slices, "
-                  f"rejection rate {FALSE_FAILURE_RATE:g}), from the buffer's own generator.")
+                  f"rejection rate {FALSE_FAILURE_RATE:g}), from the buffer's own generator "
+                  "(seed 0 too).")
 
 
 def _generator_problem(inputs, runs):
@@ -386,6 +416,48 @@ def _generator_problem(inputs, runs):
         return failed(f"{situation}; every batch was the same, {first[0]}: a generator "
                       "made anew from the seed at each call repeats its draws. Make "
                       "self.rng once, in __init__, and draw from it.", rule=OWN_GENERATOR)
+    return None
+
+
+def _seed_zero_problem(inputs, data):
+    """A failed verdict unless buffers made with seed 0 (Python's int and numpy's) seed
+    their generators with it, as any other seed: np.random.default_rng(0)'s draws first,
+    and equal batches from two of them whatever the global generators hold."""
+    case = inputs["generator"]
+    stored = case["batch"] * case["per_slice"]
+    data = data if isinstance(data, dict) else {}
+    fresh, runs = data.get("fresh") or [], data.get("runs") or []
+    problem = (wrong_amount("fresh generators of seed 0", fresh, len(ZERO_SEEDS),
+                            rule=SAMPLE_RETURNS)
+               or wrong_amount("runs of seed 0", runs, len(ZERO_SEEDS), rule=SAMPLE_RETURNS))
+    if problem:
+        return problem
+    zero = ("0 is a seed like any other, not a missing one: pass seed on to "
+            "np.random.default_rng as it is (`if seed:`, `seed or None` and `seed or <a "
+            "default>` take 0 for no seed; only None means none).")
+    numpy = ("np.int64(0), numpy's int (as an array of seeds holds it), is the same seed "
+             "as 0: treat numpy's numbers exactly as Python's and pass seed on to "
+             "np.random.default_rng as it is (no isinstance(seed, int) test).")
+    wanted = np.random.default_rng(0).random(FRESH_DRAWS).tolist()
+    for seed, draws in zip(ZERO_SEEDS, fresh):
+        if draws != wanted:
+            return failed(f"right after PrioritizedReplayBuffer({stored}, "
+                          f"seed={_seed_name(seed)}) was made, "
+                          f"buffer.rng.random({FRESH_DRAWS}) gave {draws!r}; "
+                          f"np.random.default_rng(0).random({FRESH_DRAWS}) gives {wanted}. "
+                          "The text makes self.rng once in __init__ from seed: "
+                          + (zero if seed is ZERO_SEEDS[0] else numpy), rule=OWN_GENERATOR)
+    first, second = runs
+    if first != second:
+        return failed(f"two PrioritizedReplayBuffer({stored}) made with the same seed 0, one "
+                      f"with seed={_seed_name(ZERO_SEEDS[0])} and one with "
+                      f"seed={_seed_name(ZERO_SEEDS[1])}, filled alike, drew "
+                      f"sample({case['batch']}, 0.4) {case['batches']} times each (np.random "
+                      f"and random seeded with {case['global_seeds'][0]} before the first and "
+                      f"{case['global_seeds'][1]} before the second); their batches differ "
+                      f"(first batches {first[:1]} and {second[:1]}). The text says two "
+                      "buffers made with the same seed draw the same batches: " + zero,
+                      rule=OWN_GENERATOR)
     return None
 
 

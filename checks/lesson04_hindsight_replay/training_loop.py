@@ -144,10 +144,17 @@ def _loop_probe(inputs, play_and_learn_with_her):
                {"max_steps": n_bits + LONGER}),
               # observations that are not the achieved goals (their complement here)
               ("fails_observed_apart", False, inputs["seeds"][1],
-               {"observation_inverted": True}))
+               {"observation_inverted": True}),
+              # rewards of their own (OTHER_REWARDS): the episode still ends when the
+              # environment says terminated or truncated, whatever reward comes with it
+              ("solves_paid_otherwise", True, seed, {"max_steps": n_bits + LONGER}),
+              ("fails_paid_otherwise", False, inputs["seeds"][1], {}))
     for case, solves, seed, limits in cases:
+        rewards = OTHER_REWARDS.get(case, {})
         env = mirrored(make_bit_flipping, n_bits, seed, logged=("reset", "step"), calls=(),
-                       **limits)
+                       pushed=tuple(rewards), **limits)
+        for name, value in rewards.items():  # sent along with the environment
+            setattr(env, name, value)
         agent = ScriptedGoalAgent(n_bits, solves)
         buffer = RecordingHindsightBuffer(env)
         result = call_student("play_and_learn_with_her(env, agent, replay, batch_size)",
@@ -160,6 +167,24 @@ def _loop_probe(inputs, play_and_learn_with_her):
 
 
 LONGER = 3  # steps past n_bits the environment with a limit of its own allows
+
+# The environments that pay otherwise than the lesson's (0 on success, -1 a step): a
+# goal environment's rewards are its own. The first pays -1 a step, as the lesson's, and
+# +1 on success: a loop that waits for a reward of 0 plays past the goal; the second
+# pays 0 a step: a loop that stops on a reward of 0 (or any reward but -1) stops early.
+OTHER_REWARDS = {"solves_paid_otherwise": {"success_reward": 1.0, "step_reward": -1.0},
+                 "fails_paid_otherwise": {"success_reward": 1.0, "step_reward": 0.0}}
+
+
+def _flips_to_goal(run):
+    """How many bits differed from the goal where the episode of ``run`` began, by the
+    first (state, goal) pair the loop asked the agent about: the steps the solving agent
+    takes to reach it. None when the loop asked nothing."""
+    chosen = (run or {}).get("chosen") or []
+    if not chosen:
+        return None
+    state, goal = chosen[0][0]
+    return bin(state ^ goal).count("1")
 
 
 def _every_bit_differs(n_bits, seed):
@@ -293,6 +318,29 @@ def _loop_verdict(inputs, data):
         problem = _acting_problem(case, run)
         if problem:
             return failed(problem, rule=LOOP_ACTS_ON_PAIRS)
+    for case, want_steps, how in (
+            ("solves_paid_otherwise", _flips_to_goal(data.get("solves_paid_otherwise")),
+             "reached its goal on step {want} (step returned terminated=True)"),
+            ("fails_paid_otherwise", n_bits, "never reached its goal and was truncated "
+             "after {want} steps (step returned truncated=True)")):
+        run = data.get(case) or {}
+        if want_steps is not None and run.get("steps") != want_steps:
+            success, miss = (OTHER_REWARDS[case][name]
+                             for name in ("success_reward", "step_reward"))
+            return failed(f"in an environment that pays {success:+g} on reaching the goal and "
+                          f"{miss:+g} a step (a goal environment's rewards are its own), an "
+                          f"episode that {how.format(want=want_steps)} was played for "
+                          f"{run.get('steps')} steps: play until step returns terminated or "
+                          "truncated, not until some reward comes (0 is the success reward "
+                          "of the lesson's bit flipping, not of every goal environment).",
+                          rule=LOOP_PLAYS_TO_END)
+    paid = [data.get(case, {}).get("returned") for case in OTHER_REWARDS]
+    if paid != [True, False]:
+        return failed("in environments that pay +1 on reaching the goal (a goal "
+                      "environment's rewards are its own), play_and_learn_with_her returned "
+                      f"{paid[0]} for an episode that reached its goal and {paid[1]} for one "
+                      "that did not: success is the last step's terminated, whatever reward "
+                      "came with it.", rule=LOOP_RETURNS_SUCCESS)
     every_flip = data.get("solves_with_every_flip") or {}
     if every_flip.get("returned") is not True:
         return failed(f"an episode whose {n_bits} bits all differed from its goal was solved "

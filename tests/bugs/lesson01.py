@@ -837,3 +837,40 @@ BUGS = (*BUGS,
         description="on the step where t_max stops the episode it calls update(..., terminated or last_step) with last_step True, so the final transition of a capped episode is learned without its bootstrap",
         rule="update-gets-terminated", kind="past-terminal"),
 )
+
+
+# --- blind round 19: wrong answers written from the lesson text alone ----------------
+
+SHUFFLES_THE_LENT_ACTION_LIST_GET_BEST_ACTION = """\
+#| export
+@add_to_class(QLearningAgent)
+def get_best_action(self, state):
+    \"\"\"A legal action of maximal Q-value; ties broken uniformly at random by ``self.rng``.\"\"\"
+    actions = self.get_legal_actions(state)
+    if not isinstance(actions, list):
+        actions = list(actions)  # a range cannot be shuffled
+    self.rng.shuffle(actions)
+    return max(actions, key=lambda action: self.get_qvalue(state, action))
+"""
+
+VALUE_GUARD_REFUSES_NUMPY_ACTION_ARRAYS_GET_VALUE = """\
+#| export
+@add_to_class(QLearningAgent)
+def get_value(self, state):
+    \"\"\"The largest Q-value over the legal actions of ``state``.\"\"\"
+    actions = self.get_legal_actions(state)
+    if not actions:
+        return 0.0
+    return max(self.get_qvalue(state, action) for action in actions)
+"""
+
+BUGS = (*BUGS,
+    Bug("shuffles_the_lent_action_list", LESSON, "test_value_and_best_action",
+        {"get_best_action": SHUFFLES_THE_LENT_ACTION_LIST_GET_BEST_ACTION},
+        description="breaks ties by shuffling the legal actions in place and taking the first maximum; a list that get_legal_actions hands back (its own table's row) is reordered under the caller",
+        rule="legal-actions-any-sequence", kind="mutates-input"),
+    Bug("value_guard_refuses_numpy_action_arrays", LESSON, "test_value_and_best_action",
+        {"get_value": VALUE_GUARD_REFUSES_NUMPY_ACTION_ARRAYS_GET_VALUE},
+        description="guards against no legal actions with `if not actions:`; a get_legal_actions that returns a numpy array (np.flatnonzero(mask)) of two or more actions raises 'truth value of an array is ambiguous'",
+        rule="legal-actions-any-sequence", kind="accidental-refusal"),
+)

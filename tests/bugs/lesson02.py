@@ -1467,3 +1467,43 @@ BUGS = (*BUGS,
         description="add keeps float arrays of one or more axes as float16 (half the memory) and sample casts them back to their dtype: the dtype is right, but the values are rounded to 3 significant digits, so rows are not the stored transitions",
         rule="dtypes-follow-stored", kind="wrong-formula"),
 )
+
+
+# --- blind round 19: wrong answers written from the lesson text alone ----------------
+
+NUMPY_SEED_IGNORED_BUFFER_CLASS = """\
+#| export
+from collections import deque
+
+import numpy as np
+
+from course.with_update import WithUpdate
+from qlearning import play_and_train
+
+
+class ReplayBuffer:
+    \"\"\"A FIFO store of transitions (obs_t, action, reward, obs_tp1, done).
+
+    Holds at most ``size`` transitions, dropping the oldest first. ``seed`` seeds the
+    buffer's own generator, ``self.rng``, which ``sample`` draws from.
+    \"\"\"
+
+    def __init__(self, size, seed=None):
+        if size < 1:
+            raise ValueError(f"size must be at least 1, got {size}")
+        self.size = size
+        self._storage = deque(maxlen=size)  # a full deque drops from the left on append
+        self.rng = np.random.default_rng(seed if isinstance(seed, int) else None)
+
+    def __len__(self):
+        \"\"\"The number of transitions stored now (never more than ``size``).\"\"\"
+        return len(self._storage)
+"""
+
+BUGS = (*BUGS,
+    Bug("numpy_seed_ignored", LESSON, "test_uniform_sampling",
+        {"buffer_class": NUMPY_SEED_IGNORED_BUFFER_CLASS},
+        description="seed used only when isinstance(seed, int): a seed given as np.int64 "
+                    "gives an unseeded generator",
+        rule="numpy-scalars", kind="numpy-scalars"),
+)

@@ -1875,3 +1875,18 @@ BUGS = (*BUGS,
         description="find_prefix_sum descends in one int64 array kept on the tree (grown when needed, never reallocated) and returns a view of it: the next search overwrites the slots every earlier call returned",
         rule="inputs-untouched", kind="mutates-input"),
 )
+
+
+# --- blind round 19: wrong answers written from the lesson text alone ----------------
+
+SEED_ZERO_TAKEN_AS_MISSING_PER_CLASS = edited(
+    LESSON, 'per_class',
+    ('        self.rng = np.random.default_rng(seed)\n',
+     '        if seed:\n            self.rng = np.random.default_rng(seed)\n        else:  # no seed given: fresh entropy\n            self.rng = np.random.default_rng()\n'))
+
+BUGS = (*BUGS,
+    Bug("seed_zero_taken_as_missing", LESSON, "test_stratified_sampling",
+        {"per_class": SEED_ZERO_TAKEN_AS_MISSING_PER_CLASS},
+        description="seeds the generator only 'if seed:': seed=0 makes an unseeded generator, so two buffers made with seed 0 draw different batches",
+        rule="own-generator", kind="falsy-as-missing"),
+)

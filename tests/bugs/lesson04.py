@@ -1792,3 +1792,39 @@ BUGS = (*BUGS,
         description="`default_rng(seed) if seed else default_rng()`: seed = 0 is taken for no seed, so two buffers of seed 0 give different batches",
         rule="buffer-own-generator", kind="falsy-as-missing"),
 )
+
+
+# --- blind round 19: wrong answers written from the lesson text alone ----------------
+
+LOOP_STOPS_ON_A_ZERO_REWARD_PLAY_AND_LEARN_WITH_HER = """\
+#| export
+def play_and_learn_with_her(env, agent, replay, batch_size):
+    \"\"\"Play one episode, store it in ``replay``, then learn from one batch of it.
+    Returns True if the episode reached its goal.\"\"\"
+    observation, _ = env.reset()
+    desired_goal = observation["desired_goal"]
+    goal = int(bits_to_int(desired_goal))
+    observations, achieved_goals = [observation["observation"]], [observation["achieved_goal"]]
+    actions, terminated, truncated, reward = [], False, False, None
+    while reward != 0 and not truncated:  # a reward of 0 is the success
+        action = agent.get_action((int(bits_to_int(observation["observation"])), goal))
+        observation, reward, terminated, truncated, _ = env.step(action)
+        observations.append(observation["observation"])
+        achieved_goals.append(observation["achieved_goal"])
+        actions.append(action)
+    replay.store_episode(observations, achieved_goals, desired_goal, actions)
+    states, actions, rewards, next_states, dones, goals = replay.sample(batch_size)
+    for state, action, reward, next_state, done, goal in zip(
+            bits_to_int(states).tolist(), actions.tolist(), rewards.tolist(),
+            bits_to_int(next_states).tolist(), dones.tolist(), bits_to_int(goals).tolist()):
+        agent.update((state, goal), action, reward, (next_state, goal), done)
+    return bool(terminated)
+"""
+
+
+BUGS = (*BUGS,
+    Bug("loop_stops_on_a_zero_reward", LESSON, "test_her_loop",
+        {"play_and_learn_with_her": LOOP_STOPS_ON_A_ZERO_REWARD_PLAY_AND_LEARN_WITH_HER},
+        description="plays until the reward is 0 or truncated, not until terminated: an environment whose success reward is not 0 is played past the goal (and one paying 0 a step is cut after one), and the success reported is the last step's",
+        rule="loop-plays-to-end", kind="past-terminal"),
+)
