@@ -41,13 +41,13 @@ class QLearningAgent:
         qvalues = [self.get_qvalue(state, action) for action in actions]
         best = max(qvalues)
         tied = [action for action, q in zip(actions, qvalues) if q == best]
-        return tied[self.rng.integers(len(tied))]
+        return int(tied[self.rng.integers(len(tied))])  # a Python int, from any sequence
 
     def get_action(self, state):
         """Epsilon-greedy: random legal action with probability epsilon, else the best."""
         if self.rng.random() < self.epsilon:
             actions = list(self.get_legal_actions(state))
-            return actions[self.rng.integers(len(actions))]
+            return int(actions[self.rng.integers(len(actions))])
         return self.get_best_action(state)
 
     def update(self, state, action, reward, next_state, terminated):

@@ -38,7 +38,7 @@ ACTION_WITH_RNG_CHOICE = edited("01_qlearning", "get_action", (
     """\
     if self.rng.random() < self.epsilon:
         actions = list(self.get_legal_actions(state))
-        return actions[self.rng.integers(len(actions))]""",
+        return int(actions[self.rng.integers(len(actions))])""",
     """\
     explore = self.rng.random() < self.epsilon
     if explore:
@@ -173,7 +173,7 @@ ACTION_DRAWN_BEFORE_THE_COIN = edited("01_qlearning", "get_action", (
     """\
     if self.rng.random() < self.epsilon:
         actions = list(self.get_legal_actions(state))
-        return actions[self.rng.integers(len(actions))]
+        return int(actions[self.rng.integers(len(actions))])
     return self.get_best_action(state)""",
     """\
     actions = list(self.get_legal_actions(state))
@@ -182,7 +182,7 @@ ACTION_DRAWN_BEFORE_THE_COIN = edited("01_qlearning", "get_action", (
     return random_action if explore else self.get_best_action(state)"""))
 
 BEST_ACTION_BY_SHUFFLING_TIES = edited("01_qlearning", "get_best_action", (
-    "    return tied[self.rng.integers(len(tied))]",
+    "    return int(tied[self.rng.integers(len(tied))])",
     "    return self.rng.permutation(tied)[0].item()"))
 
 # Indices from rng.choice, fields gathered one at a time from a list copy.

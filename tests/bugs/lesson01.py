@@ -42,13 +42,13 @@ TIES_TO_LOWEST_ACTION = _edit("get_best_action", (
     qvalues = [self.get_qvalue(state, action) for action in actions]
     best = max(qvalues)
     tied = [action for action, q in zip(actions, qvalues) if q == best]
-    return tied[self.rng.integers(len(tied))]""",
+    return int(tied[self.rng.integers(len(tied))])""",
     "    return max(actions, key=lambda action: self.get_qvalue(state, action))"))
 
 TIES_WITH_GLOBAL_RANDOM = _edit(
     "get_best_action",
     ("#| export\n", "#| export\nimport random\n\n\n"),
-    ("return tied[self.rng.integers(len(tied))]", "return random.choice(tied)"))
+    ("return int(tied[self.rng.integers(len(tied))])", "return random.choice(tied)"))
 
 BEST_ACTION_AS_POSITION = _edit("get_best_action", (
     "tied = [action for action, q in zip(actions, qvalues) if q == best]",
@@ -58,7 +58,7 @@ BEST_ACTION_AS_POSITION = _edit("get_best_action", (
 
 _EXPLORE = """\
         actions = list(self.get_legal_actions(state))
-        return actions[self.rng.integers(len(actions))]"""
+        return int(actions[self.rng.integers(len(actions))])"""
 
 EXPLORES_ONLY_NON_GREEDY_ACTIONS = _edit(
     "get_action",
@@ -333,7 +333,7 @@ def get_action(self, state):
     \"\"\"Epsilon-greedy: random legal action with probability epsilon, else the best.\"\"\"
     if self.rng.integers(100) < self.epsilon * 100:  # explore epsilon percent of the time
         actions = list(self.get_legal_actions(state))
-        return actions[self.rng.integers(len(actions))]
+        return int(actions[self.rng.integers(len(actions))])
     return self.get_best_action(state)
 """
 
@@ -772,7 +772,7 @@ def get_action(self, state):
     if self._explore_credit >= 1.0:
         self._explore_credit -= 1.0
         actions = list(self.get_legal_actions(state))
-        return actions[self.rng.integers(len(actions))]
+        return int(actions[self.rng.integers(len(actions))])
     return self.get_best_action(state)
 """
 
