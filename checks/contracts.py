@@ -180,12 +180,14 @@ class Contract:
     """What one callable of a lesson promises. ``returns``: its result's type (checked on
     results that cross by value). ``numpy_scalars``: the positions of arguments a caller
     may pass as numpy scalars (the framework passes them so on every other call, or,
-    for a ``pure`` function, calls it both ways and compares).
+    for a ``pure`` function, calls it both ways and compares); ``numpy_keywords``: the
+    same for arguments a probe passes by keyword (a loop's ``t_max``).
     ``makes``: for a class, calling it makes an instance whose methods are named
     ``"<name>.<method>"``."""
 
     returns: Returns = ANY
     numpy_scalars: tuple = ()
+    numpy_keywords: tuple = ()
     makes: bool = False
     # the position of the argument that says how many rows every array of the result has
     # (a batch size): each then has a first axis of exactly that length (rows_rule names
@@ -211,8 +213,9 @@ def contract_words(contract):
         said.append(f"every array with one row per argument {contract.rows + 1} asks for")
     elif contract.batch_axis:
         said.append("every array with a batch axis")
-    if contract.numpy_scalars:
-        positions = ", ".join(str(index + 1) for index in contract.numpy_scalars)
+    if contract.numpy_scalars or contract.numpy_keywords:
+        positions = ", ".join([str(index + 1) for index in contract.numpy_scalars]
+                              + list(contract.numpy_keywords))
         said.append(f"numpy scalars accepted as argument(s) {positions} ("
                     + ("each call made again with them and compared" if contract.pure
                        else "passed on every other call") + ")")
@@ -259,3 +262,9 @@ def numpy_forms(args, positions):
     """``args`` with the arguments at ``positions`` in their numpy forms."""
     return tuple(numpy_form(arg) if index in positions else arg
                  for index, arg in enumerate(args))
+
+
+def numpy_keyword_forms(kwargs, names):
+    """``kwargs`` with the arguments named in ``names`` in their numpy forms."""
+    return {name: numpy_form(value) if name in names else value
+            for name, value in kwargs.items()}

@@ -41,7 +41,8 @@ from typing import Any, Callable
 import numpy as np
 
 from checks.contracts import (INPUTS_UNTOUCHED, LENT_AS_STATED, NUMPY_SCALARS, RESULT_TYPES,
-                              lending_refused, numpy_forms, rows_problem)
+                              lending_refused, numpy_forms, numpy_keyword_forms,
+                              rows_problem)
 from checks.lending import (forget_mirrored, from_student_code, kept_here, lent_in_notebook,
                             take_refusal, to_student_code)
 from checks.requirements import TAG, Rule, tagged
@@ -606,7 +607,8 @@ def _contract_rules(contracts):
     rules = [INPUTS_UNTOUCHED, LENT_AS_STATED]
     if any(contract.returns.kind != "any" for contract in contracts.values()):
         rules.append(RESULT_TYPES)
-    if any(contract.numpy_scalars for contract in contracts.values()):
+    if any(contract.numpy_scalars or contract.numpy_keywords
+           for contract in contracts.values()):
         rules.append(NUMPY_SCALARS)
     rules += [contract.rows_rule for contract in contracts.values()
               if contract.rows_rule is not None and contract.rows_rule not in rules]
@@ -667,7 +669,7 @@ class _ContractsInForce:
         """Whether this call passes numpy scalars: every other call of each contract that
         allows them (counted per contract, so that calls of two callables in turn do not
         leave one of them always with Python's)."""
-        if contract is None or not contract.numpy_scalars:
+        if contract is None or not (contract.numpy_scalars or contract.numpy_keywords):
             return False
         self.calls[id(contract)] = self.calls.get(id(contract), 0) + 1
         return self.calls[id(contract)] % 2 == 0
@@ -893,9 +895,10 @@ def call_student(description, function, *args, **kwargs):
 
 
 def _call_once(description, function, args, kwargs, name, contract, with_numpy_scalars):
-    plain_args = args
+    plain_args, plain_kwargs = args, kwargs
     if with_numpy_scalars and not contract.pure:
         args = numpy_forms(args, contract.numpy_scalars)
+        kwargs = numpy_keyword_forms(kwargs, contract.numpy_keywords)
         description += " (with numpy scalars)"
     lend = _lends(function)
     if lend:
@@ -915,7 +918,7 @@ def _call_once(description, function, args, kwargs, name, contract, with_numpy_s
             raise
         failure = failure_of(description, error, function)
         if with_numpy_scalars and not contract.pure and not isinstance(failure, NotWrittenYet):
-            _numpy_scalars_refused(description, function, plain_args, kwargs, error)
+            _numpy_scalars_refused(description, function, plain_args, plain_kwargs, error)
         raise failure from None
     _raise_refusal(lend)
     # a pure function's earlier result, changed by this call (as the student's process
@@ -943,9 +946,10 @@ def call_student_repeatedly(description, function, times, *args, **kwargs):
     if process is None:
         return [_call_once(description, function, args, kwargs, name, contract,
                            with_numpy_scalars) for _ in range(times)]
-    plain_args = args
+    plain_args, plain_kwargs = args, kwargs
     if with_numpy_scalars and not contract.pure:
         args = numpy_forms(args, contract.numpy_scalars)
+        kwargs = numpy_keyword_forms(kwargs, contract.numpy_keywords)
         description += " (with numpy scalars)"
     try:
         results = process.call_repeatedly(function, times, args, kwargs)
@@ -954,7 +958,7 @@ def call_student_repeatedly(description, function, times, *args, **kwargs):
             raise
         failure = failure_of(description, error, function)
         if with_numpy_scalars and not contract.pure and not isinstance(failure, NotWrittenYet):
-            _numpy_scalars_refused(description, function, plain_args, kwargs, error)
+            _numpy_scalars_refused(description, function, plain_args, plain_kwargs, error)
         raise failure from None
     if not isinstance(results, list) or len(results) != times:  # a forged reply
         raise ProbeError(f"{description} gave {type(results).__name__} where {times} "

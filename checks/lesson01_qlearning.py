@@ -1119,7 +1119,7 @@ CONTRACTS = {
     "QLearningAgent.get_best_action": Contract(INT, numpy_scalars=(0,)),
     "QLearningAgent.get_action": Contract(INT, numpy_scalars=(0,)),
     "QLearningAgent.update": Contract(numpy_scalars=(0, 1, 2, 3, 4)),
-    "play_and_train": Contract(NUMBER),
+    "play_and_train": Contract(NUMBER, numpy_scalars=(2,), numpy_keywords=("t_max",)),
 }
 
 DISTRIBUTIONS = {

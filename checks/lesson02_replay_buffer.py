@@ -1062,7 +1062,8 @@ CONTRACTS = {
     "ReplayBuffer.add": Contract(numpy_scalars=(0, 1, 2, 3, 4)),
     "ReplayBuffer.sample": Contract(tuple_of(*[array()] * 5), numpy_scalars=(0,), rows=0,
                                      rows_rule=BATCH_SHAPE),
-    "play_and_train_with_replay": Contract(NUMBER),
+    "play_and_train_with_replay": Contract(NUMBER, numpy_scalars=(3, 4),
+                                           numpy_keywords=("replay_batch_size", "t_max")),
 }
 
 DISTRIBUTIONS = {

@@ -1118,7 +1118,8 @@ CONTRACTS = {
     "CombinedReplayBuffer.add": Contract(numpy_scalars=(0, 1, 2, 3, 4)),
     "CombinedReplayBuffer.sample": Contract(tuple_of(*[array()] * 5), numpy_scalars=(0,),
                                              batch_axis=True),
-    "play_and_train_from_replay": Contract(NUMBER),
+    "play_and_train_from_replay": Contract(NUMBER, numpy_scalars=(3, 4),
+                                           numpy_keywords=("batch_size", "t_max")),
     "discretize": Contract(INT, pure=True),
 }
 

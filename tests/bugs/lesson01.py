@@ -874,3 +874,32 @@ BUGS = (*BUGS,
         description="guards against no legal actions with `if not actions:`; a get_legal_actions that returns a numpy array (np.flatnonzero(mask)) of two or more actions raises 'truth value of an array is ambiguous'",
         rule="legal-actions-any-sequence", kind="accidental-refusal"),
 )
+
+
+# --- blind round 20: wrong answers written from the lesson text alone ----------------
+
+LOOP_REFUSES_NUMPY_T_MAX_PLAY_AND_TRAIN = """\
+#| export
+def play_and_train(env, agent, t_max=10_000):
+    \"\"\"Play one episode, updating ``agent`` after every step; return the total reward.\"\"\"
+    if not isinstance(t_max, int) or t_max < 0:
+        raise ValueError(f"t_max must be a non-negative int, got {t_max!r}")
+    total_reward = 0.0
+    state, _ = env.reset()
+    for _ in range(t_max):
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        agent.update(state, action, reward, next_state, terminated)
+        total_reward += reward
+        state = next_state
+        if terminated or truncated:
+            break
+    return total_reward
+"""
+
+BUGS = (*BUGS,
+    Bug("loop_refuses_numpy_t_max", LESSON, "test_play_and_train",
+        {"play_and_train": LOOP_REFUSES_NUMPY_T_MAX_PLAY_AND_TRAIN},
+        description='validates t_max with isinstance(t_max, int) and raises ValueError for anything else, so a numpy integer t_max (np.int64(50)) is refused',
+        rule="numpy-scalars", kind='accidental-refusal'),
+)

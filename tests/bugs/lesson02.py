@@ -1507,3 +1507,35 @@ BUGS = (*BUGS,
                     "gives an unseeded generator",
         rule="numpy-scalars", kind="numpy-scalars"),
 )
+
+
+# --- blind round 20: wrong answers written from the lesson text alone ----------------
+
+LOOP_REJECTS_NUMPY_COUNTS_PLAY_AND_TRAIN_WITH_REPLAY = """\
+#| export
+def play_and_train_with_replay(env, agent, replay=None, replay_batch_size=32, t_max=10_000):
+    \"\"\"Play one episode; after each step also learn from a batch replayed from ``replay``.
+
+    Returns the episode's total reward.
+    \"\"\"
+    for name, value in (("replay_batch_size", replay_batch_size), ("t_max", t_max)):
+        if not isinstance(value, int) or value < 0:
+            raise ValueError(f"{name} must be a non-negative whole number, got {value!r}")
+    if replay is None:
+        return play_and_train(env, agent, t_max)
+
+    def learn(state, action, reward, next_state, terminated):
+        new = (state, action, reward, next_state, terminated)
+        replay.add(*new)
+        for transition in [new, *zip(*replay.sample(replay_batch_size))]:
+            agent.update(*transition)
+
+    return play_and_train(env, WithUpdate(agent, learn), t_max)
+"""
+
+BUGS = (*BUGS,
+    Bug("loop_rejects_numpy_counts", LESSON, "test_replay_loop",
+        {"play_and_train_with_replay": LOOP_REJECTS_NUMPY_COUNTS_PLAY_AND_TRAIN_WITH_REPLAY},
+        description='the loop validates replay_batch_size and t_max with isinstance(..., int): np.int64 values (8 taken from a numpy array of settings) raise ValueError',
+        rule="numpy-scalars", kind='numpy-scalars'),
+)
