@@ -20,6 +20,8 @@ class ReplayBuffer:
     """
 
     def __init__(self, size, seed=None):
+        if isinstance(size, np.integer):
+            size = int(size)  # deque(maxlen=...) takes Python's ints only
         if size < 1:
             raise ValueError(f"size must be at least 1, got {size}")
         self.size = size
