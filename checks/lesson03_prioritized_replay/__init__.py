@@ -117,7 +117,7 @@ CHECKS = LessonChecks(LESSON, [
                "beta 0, in between and 1, with alpha = 0 and with one transition stored.",
           rules=(WEIGHTS_FORMULA, WEIGHTS_DIVIDED_BY_MAX, WEIGHTS_BETA_ENDS,
                  ALPHA_ZERO_UNIFORM, BATCH_LARGER_THAN_BUFFER, SAMPLE_RETURNS)),
-    Check("test_priority_updates", "update_priorities", ("PrioritizedReplayBuffer",),
+    Check("test_priority_updates", "update_priorities", ("PrioritizedReplayBuffer", "SumTree"),
           _updates_inputs, _updates_probe, _updates_verdict,
           calls=(SUM_TREE,),
           asks="update_priorities stores (|delta| + epsilon)^alpha with the buffer's alpha "

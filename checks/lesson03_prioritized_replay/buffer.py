@@ -8,14 +8,16 @@ import numpy as np
 
 from checks.contracts import INPUTS_UNTOUCHED, RESULT_TYPES
 from checks.expected import expected as reference
-from checks.framework import (attempted, call_student, failed, kept_with, lend_to, passed,
-                              reseed_global_generators, result_by_reference, wrong_amount)
+from checks.framework import (attempted, call_student, failed, kept_with, lend_to, outcome_of,
+                              passed, reseed_global_generators, result_by_reference,
+                              wrong_amount)
 from checks.lending import Served
 from checks.lent_generators import GENERATOR_LIMITS
 from checks.lesson02_replay_buffer import FIELDS
 from checks.lesson03_prioritized_replay.driving import (
-    LESSON, _attempt, _batch_data, _close, _fill, _max_priority, _new_buffer, _priorities,
-    _sample, _sampled_ids, _samples, _tree_total, _unless_raised, _update_priorities)
+    LESSON, _attempt, _batch_data, _close, _fill, _max_priority, _new_buffer, _new_tree,
+    _priorities, _sample, _sampled_ids, _samples, _tree_total, _unless_raised,
+    _update_priorities)
 from checks.requirements import Rule
 from checks.numbered_transitions import FRESH_DRAWS, fresh_generator_draws
 from checks.statistics import FALSE_FAILURE_RATE, chi_square_pvalue, describe_counts, fits
@@ -67,8 +69,10 @@ PRIORITY_FORMULA = Rule("priority-formula", "update_priorities stores p^alpha wi
                         "slots alone.")
 EPSILON_ADDED = Rule("epsilon-added", "epsilon is added to |delta|: a TD error of 0 leaves the "
                      "priority epsilon^alpha, never 0.")
-BUFFER_PARAMETERS = Rule("buffer-parameters", "The buffer uses the alpha and epsilon it is "
-                         "given, and alpha = 0.6, epsilon = 1e-6 when they are not given.")
+BUFFER_PARAMETERS = Rule("buffer-parameters", "The buffer uses the capacity, alpha and "
+                         "epsilon it is given: its tree self.tree is a SumTree(capacity), with "
+                         "the same slots as its ring, and alpha = 0.6, epsilon = 1e-6 when they "
+                         "are not given.")
 REPEATED_SLOTS = Rule("repeated-slots", "update_priorities accepts a slot given twice in one "
                       "call (a batch can hold a transition twice): the slot gets one of its "
                       "priorities and the total stays the sum of the priorities.")
@@ -625,7 +629,7 @@ def _updates_inputs(rng):
 SINGLE_PRECISION_ERRORS = (50.25, -75.5, 0.0)  # exact in float32; epsilon is not, beside them
 
 
-def _updates_probe(inputs, PrioritizedReplayBuffer):
+def _updates_probe(inputs, PrioritizedReplayBuffer, SumTree):
     buffer = _new_buffer(PrioritizedReplayBuffer, inputs["capacity"], inputs["alpha"],
                          inputs["seed"])
     _fill(buffer, range(inputs["stored"]))
@@ -669,7 +673,65 @@ def _updates_probe(inputs, PrioritizedReplayBuffer):
                 "changed": _priorities(single, range(len(SINGLE_PRECISION_ERRORS))) != held},
             "repeated": _repeated_slots(PrioritizedReplayBuffer, inputs),
             "kept": _inputs_kept(PrioritizedReplayBuffer, inputs),
-            "overwritten": _overwritten_since_sampled(PrioritizedReplayBuffer, inputs)}
+            "overwritten": _overwritten_since_sampled(PrioritizedReplayBuffer, inputs),
+            "tree_slots": _tree_slots(PrioritizedReplayBuffer, SumTree, inputs)}
+
+
+def _same_slots_capacity(inputs):
+    """The capacity of the buffer whose tree :func:`_tree_slots` compares with a
+    SumTree of it: odd and above 1, so never a power of two (a tree sized to the leaf
+    count has other slots too)."""
+    return 2 * inputs["stored"] + 1
+
+
+def _tree_slots(PrioritizedReplayBuffer, SumTree, inputs):
+    """The buffer's tree beside a SumTree(capacity) of the student's class: what get([capacity])
+    does in each (slot capacity is outside the ring's slots) and the length of each nodes."""
+    capacity = _same_slots_capacity(inputs)
+    buffer = _new_buffer(PrioritizedReplayBuffer, capacity, inputs["alpha"], inputs["seed"])
+    _fill(buffer, range(inputs["stored"]))
+    _priorities(buffer, [0])  # the buffer has a tree (or the probe stops, saying so)
+    tree = call_student("buffer.tree", lambda: buffer.tree)
+    own = _new_tree(SumTree, capacity)
+
+    def length(held):
+        nodes = getattr(held, "nodes", None)
+        return None if nodes is None else int(np.size(nodes))
+
+    return {"buffer": {"past_the_end": outcome_of(tree.get, np.array([capacity])),
+                       "length": length(tree)},
+            "own": {"past_the_end": outcome_of(own.get, np.array([capacity])),
+                    "length": length(own)}}
+
+
+def _tree_slots_problem(inputs, slots):
+    """A failed verdict when the buffer's tree has other slots than a SumTree(capacity):
+    it accepts slot ``capacity`` where SumTree(capacity) refuses it, or its nodes has
+    another length; None when they agree (see _tree_slots)."""
+    if not slots:
+        return None
+    capacity = _same_slots_capacity(inputs)
+    buffer, own = slots.get("buffer") or {}, slots.get("own") or {}
+    differences = []
+    accepted = (buffer.get("past_the_end") or {}).get("raised") is None
+    if accepted and (own.get("past_the_end") or {}).get("raised") is not None:
+        differences.append(f"buffer.tree.get([{capacity}]) returned normally where "
+                           f"SumTree({capacity}).get([{capacity}]) raises "
+                           f"{own['past_the_end']['raised']} (a buffer of capacity "
+                           f"{capacity} has slots 0..{capacity - 1} only)")
+    lengths = buffer.get("length"), own.get("length")
+    if all(isinstance(n, int) for n in lengths) and lengths[0] != lengths[1]:
+        differences.append(f"buffer.tree.nodes has length {lengths[0]} where "
+                           f"SumTree({capacity}).nodes has length {lengths[1]}")
+    if not differences:
+        return None
+    return failed(f"in a PrioritizedReplayBuffer({capacity}) holding {inputs['stored']} "
+                  f"transitions, {', and '.join(differences)}: the buffer's tree is not a "
+                  f"SumTree({capacity}). Priorities live in a SumTree with the same slots as "
+                  "the ring, both of the capacity the buffer is given: self.tree = "
+                  "SumTree(capacity) (the tree pads its leaves to a power of two itself and "
+                  "keeps its inner nodes: it needs no slot of its own for them).",
+                  rule=BUFFER_PARAMETERS)
 
 
 OVERWRITTEN_ERRORS = (2.5, 0.75)  # fed back for slots 0 and 1, slot 0 overwritten meanwhile
@@ -808,10 +870,13 @@ def _updates_verdict(inputs, data):
                       "caller may still need them: compute |delta| + epsilon into a new "
                       "array (np.abs(td_errors) + self.epsilon), not in place.",
                       rule=UPDATE_LEAVES_INPUTS)
+    problem = _tree_slots_problem(inputs, data.get("tree_slots"))
+    if problem:
+        return problem
     return passed("update_priorities stores (|delta| + epsilon)^alpha in the tree, for "
                   "negative and zero TD errors and a slot given twice too, leaves other "
                   "slots and its inputs alone, and uses the alpha and epsilon given (0.6 and "
-                  "1e-6 by default).")
+                  "1e-6 by default) and a tree with the ring's slots.")
 
 
 def _repeated_problem(inputs, repeated):

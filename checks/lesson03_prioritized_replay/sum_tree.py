@@ -7,8 +7,8 @@ import numpy as np
 
 from checks.contracts import INPUTS_UNTOUCHED
 from checks.expected import expected as reference
-from checks.framework import (attempted, call_student, failed, kept_with, passed,
-                              result_by_reference, wrong_amount)
+from checks.framework import (attempted, call_student, failed, fill_in_place, kept_with,
+                              passed, result_by_reference, wrong_amount)
 from checks.lesson03_prioritized_replay.driving import (
     LESSON, _close, _new_tree, _numbers, _tree_find, _tree_get, _tree_total, _tree_update)
 from checks.requirements import Rule
@@ -36,6 +36,8 @@ SEARCH_CLAMPED = Rule("search-clamped", "Masses are clamped into [0, total) and 
                       "mass a hair below the total.")
 # find_prefix_sum leaves its masses as they were: held on every call (checks.contracts)
 SEARCH_LEAVES_MASSES = INPUTS_UNTOUCHED
+# what get returns stays the caller's, never a view of nodes (test_sumtree_totals)
+GET_RESULT_ITS_OWN = INPUTS_UNTOUCHED
 
 
 # --- the sum tree: totals ----------------------------------------------------------------
@@ -119,7 +121,137 @@ def _totals_probe(inputs, SumTree):
             "layout": layout, "power_length": None if exact_nodes is None
             else int(np.size(exact_nodes)),
             "single": None if single_nodes is None else
-            {"length": int(np.size(single.nodes)), "total": _tree_total(single)}}
+            {"length": int(np.size(single.nodes)), "total": _tree_total(single)},
+            "gets_kept": _gets_kept(SumTree, inputs)}
+
+
+# --- the sum tree: what get returns stays the caller's --------------------------------------
+
+GET_WRITTEN = -7.25  # what the probe writes into the results it keeps (no priority is negative)
+
+
+def _kept_gets(inputs):
+    """The reads of :func:`_gets_kept`, as ``(words, slots)``: every shape of slots a fast
+    path could answer with a slice of ``nodes`` (a view): a run of consecutive slots, all
+    of them in order, every other slot, a single slot; and slots in no order."""
+    capacity = inputs["root_capacity"]
+    start = capacity // 3
+    return [("a run of consecutive slots", list(range(start, start + 6))),
+            ("every slot in order", list(range(capacity))),
+            ("every other slot", list(range(1, capacity, 2))),
+            ("a single slot", [capacity - 1]),
+            ("slots in no order", [5, 2, capacity - 2, 0, 9])]
+
+
+def _get_priorities(inputs):
+    """The priorities of the tree :func:`_gets_kept` reads (0.5, 1, 1.5, ...), then those a
+    later update gives it (each + 100), and those of a second tree (in reverse order)."""
+    first = 0.5 * np.arange(1, inputs["root_capacity"] + 1)
+    return first, first + 100.0, first[::-1].copy()
+
+
+def _later_gets(inputs):
+    """The calls made after the reads of :func:`_kept_gets`, as words (see _gets_kept)."""
+    capacity = inputs["root_capacity"]
+    return ["tree.get(slots) of every slot in reverse order on the same tree",
+            "tree.update(every slot, new priorities) on the same tree",
+            (f"tree.get(slots) of the same slots on a second SumTree({capacity}) holding "
+             "other priorities")]
+
+
+def _gets_kept(SumTree, inputs):
+    """Results of tree.get kept where the student's code returned them: read right after
+    each call, again after each later call of :func:`_later_gets` (until one changes
+    them), then written into by the caller, after which the tree's priorities and total
+    are read: a result that is a view of ``nodes`` changes with the tree, and the tree with
+    it."""
+    capacity = inputs["root_capacity"]
+    first, updated, other = _get_priorities(inputs)
+    tree = _new_tree(SumTree, capacity)
+    _tree_update(tree, np.arange(capacity), first)
+    kept, before = [], []
+    for _, slots in _kept_gets(inputs):
+        result = call_student("tree.get(slots)", result_by_reference, tree.get,
+                              np.asarray(slots, dtype=np.int64))
+        kept.append(result)
+        before.append(_numbers(list(result), "tree.get(slots)", len(slots)))
+    changed = None
+
+    def reread(then):
+        nonlocal changed
+        if changed is None:
+            for number, (result, was) in enumerate(zip(kept, before)):
+                now = _numbers(list(result), "what an earlier tree.get(slots) returned",
+                               len(was))
+                if now != was:
+                    changed = {"read": number, "then": then, "after": now}
+                    return
+
+    call_student("tree.get(slots)", tree.get, np.arange(capacity - 1, -1, -1))
+    reread(0)
+    _tree_update(tree, np.arange(capacity), updated)
+    reread(1)
+    second = _new_tree(SumTree, capacity)
+    _tree_update(second, np.arange(capacity), other)
+    for _, slots in _kept_gets(inputs):
+        call_student("tree.get(slots)", second.get, np.asarray(slots, dtype=np.int64))
+    reread(2)
+    written = []  # the results the caller could write into (a read-only copy is fine)
+    for number, result in enumerate(kept):
+        try:
+            fill_in_place(result, GET_WRITTEN)
+            written.append(number)
+        except Exception:  # read-only: nothing can leak through it
+            pass
+    return {"before": before, "changed": changed, "written": written,
+            "leaves": _tree_get(tree, list(range(capacity))), "total": _tree_total(tree)}
+
+
+def _gets_kept_problem(inputs, data):
+    """A failed verdict when an earlier result of get changed with a later call, or the
+    tree changed when the caller wrote into what get returned (see _gets_kept); None when
+    every result stayed the caller's."""
+    if data is None:
+        return None
+    capacity = inputs["root_capacity"]
+    _, updated, _ = _get_priorities(inputs)
+    reads, later = _kept_gets(inputs), _later_gets(inputs)
+    advice = ("What get returns stays the caller's: return a new array on every call "
+              "(fancy indexing, nodes[L + slots], makes one; a slice such as nodes[a:b] is a "
+              "view of the tree, whatever the slots), never a view of nodes nor an array "
+              "the tree keeps and fills again.")
+    before, changed = data.get("before") or [], data.get("changed")
+    if changed:
+        read, then = changed.get("read"), changed.get("then")
+        words, slots = reads[read] if isinstance(read, int) and 0 <= read < len(reads) else (
+            "some slots", [])
+        was = before[read] if isinstance(read, int) and read < len(before) else []
+        now = changed.get("after") or []
+        entry = next((i for i, (a, b) in enumerate(zip(was, now)) if a != b), 0)
+        what = later[then] if isinstance(then, int) and 0 <= then < len(later) else (
+            "later calls")
+        shown = ", ".join(str(slot) for slot in slots[:6]) + (", ..." if len(slots) > 6
+                                                              else "")
+        return failed(f"in a SumTree({capacity}) holding priorities 0.5, 1, 1.5, ..., "
+                      f"tree.get([{shown}]) ({words}) returned "
+                      f"{[round(value, 6) for value in was[:6]]}; after a later "
+                      f"{what}, that earlier result held {(now + [None] * (entry + 1))[entry]!r} "
+                      f"where it had returned {(was + [None] * (entry + 1))[entry]!r} "
+                      f"(entry #{entry}). {advice}", rule=GET_RESULT_ITS_OWN)
+    written = data.get("written") or []
+    leaves, total = data.get("leaves") or [], data.get("total")
+    if written and (leaves != updated.tolist() or not _close(total, math.fsum(updated))):
+        slot = next((i for i, (got, want) in enumerate(zip(leaves, updated)) if got != want),
+                    None)
+        words, slots = reads[written[0]]
+        held = (f"slot {slot} held {leaves[slot]!r} where the tree had been given "
+                f"{float(updated[slot])!r}" if slot is not None else
+                f"total was {total!r} where the priorities sum to {math.fsum(updated)!r}")
+        return failed(f"in a SumTree({capacity}), after the caller wrote {GET_WRITTEN} into "
+                      f"the arrays tree.get(slots) had returned ({words} and others), the "
+                      f"tree itself had changed: {held}. Changing a result must not change "
+                      f"the tree. {advice}", rule=GET_RESULT_ITS_OWN)
+    return None
 
 
 LAYOUT_POWER = 16
@@ -198,9 +330,13 @@ def _totals_verdict(inputs, data):
                       f"update([0], {SINGLE_PRIORITY}), total is {single.get('total')!r}; with "
                       "capacity 1, L = 1 (2**0 is a power of two), so nodes has length 2 and "
                       "node 1 is both the root and slot 0's leaf.", rule=TREE_LAYOUT)
+    problem = _gets_kept_problem(inputs, data.get("gets_kept"))
+    if problem:
+        return problem
     return passed(f"the total matches the sum of {inputs['capacity']} priorities after "
                   f"{batches} batches of updates spanning 28 orders of magnitude, "
-                  "repeated slots included; nodes has the lesson's layout.")
+                  "repeated slots included; nodes has the lesson's layout; what get returns "
+                  "stays the caller's.")
 
 
 # --- the sum tree: prefix-sum search -------------------------------------------------------

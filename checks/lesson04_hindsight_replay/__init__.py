@@ -66,7 +66,10 @@ DISTRIBUTIONS = {
     "test_relabel_fraction": "the share relabelled against k / (k + 1) for several k "
                              "(binomial, rejection rate 1e-6)",
     "test_uniform_transitions": "uniform over every stored transition, episodes of unequal "
-                                "lengths (chi-square, rejection rate 1e-6)",
+                                "lengths (chi-square), and batches smaller than, as large as "
+                                "and larger than the buffer as often without a repeat (or "
+                                "holding every transition) as drawing with replacement gives "
+                                "(binomial; rejection rate 1e-6 in all)",
 }
 
 CHECKS = LessonChecks(LESSON, [

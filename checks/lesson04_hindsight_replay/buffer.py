@@ -16,7 +16,7 @@ from checks.lesson04_hindsight_replay.driving import (
     synthetic_episode)
 from checks.lesson04_hindsight_replay.goal_steps import FUTURE_GOAL_STEPS, _allowed
 from checks.requirements import Rule
-from checks.statistics import FALSE_FAILURE_RATE, fits
+from checks.statistics import FALSE_FAILURE_RATE, chi_square_pvalue
 
 
 # --- the rules the checks test, grouped by check (the lesson's text tags each one) -------------
@@ -709,6 +709,11 @@ def _uniform_probe(inputs, HindsightReplayBuffer):
         _store(buffer, episode, length)
     total = sum(inputs["lengths"])
     rows = [row for _ in range(total * 2) for row in _decoded_sample(buffer, 100)]
+    # batches smaller than, as large as and larger than what is stored: drawn with
+    # replacement, each row among all stored transitions, they repeat transitions (and miss
+    # some) as often as independent draws do
+    spread = [[[[row[0], row[1]] for row in _decoded_sample(buffer, size)]
+               for _ in range(SPREAD_BATCHES)] for size in _spread_sizes(total)]
     # two buffers of one seed, the global generators seeded apart before each samples:
     # equal batches unless something other than the buffer's own generator draws. The
     # seed is past 32 bits: default_rng takes any non-negative int (RandomState does not).
@@ -731,7 +736,74 @@ def _uniform_probe(inputs, HindsightReplayBuffer):
                 _store(twin, episode, length)
             reseed_global_generators(inputs["seed"] + int(form is not int), near=twin)
             twins.append([row for _ in range(2) for row in _decoded_sample(twin, 32)])
-    return {"drawn": [[row[0], row[1]] for row in rows], "twins": twins}
+    return {"drawn": [[row[0], row[1]] for row in rows], "twins": twins, "spread": spread}
+
+
+# how many batches of each size the repeats are counted in
+SPREAD_BATCHES = 30
+
+
+def _spread_sizes(total):
+    """The batch sizes whose repeats are counted, for a buffer of ``total`` transitions:
+    smaller than it, equal to it and larger than it."""
+    return (total // 2, total, 2 * total)
+
+
+def _probability_fully_spread(total, size):
+    """P(a batch of ``size`` rows, each drawn uniformly among ``total`` transitions on its own
+    (with replacement), holds min(size, total) different transitions): no repeat in a batch
+    no larger than the buffer, every transition in a larger one."""
+    if size <= total:
+        return math.prod(range(total - size + 1, total + 1)) / total ** size
+    covering = sum((-1) ** j * math.comb(total, j) * (total - j) ** size
+                   for j in range(total + 1))  # exact integers: inclusion-exclusion
+    return covering / total ** size
+
+
+def _spread_problem(inputs, spread, rate):
+    """Why the batches of ``spread`` (one list of batches per size of _spread_sizes) repeat
+    transitions less often than rows drawn independently (with replacement) do; None if
+    they do not. Each size is tested at ``rate`` / its number of sizes (binomial)."""
+    from scipy import stats  # here: scipy takes a second to import
+    lengths = inputs["lengths"]
+    total = sum(lengths)
+    sizes = _spread_sizes(total)
+    problem = wrong_amount("batch sizes whose repeats are counted", spread, len(sizes),
+                           rule=SAMPLE_RETURNS)
+    if problem:
+        return problem
+    for size, batches in zip(sizes, spread):
+        problem = wrong_amount(f"batches of sample({size})", batches, SPREAD_BATCHES,
+                               rule=SAMPLE_RETURNS)
+        for batch in batches if not problem else []:
+            problem = problem or wrong_amount(f"rows of sample({size})", batch, size,
+                                              rule=SAMPLE_RETURNS)
+        if problem:
+            return problem
+        spread_out = sum(len({tuple(row) for row in batch}) == min(size, total)
+                         for batch in batches)
+        share = _probability_fully_spread(total, size)
+        if stats.binom.sf(spread_out - 1, len(batches), share) >= rate / len(sizes):
+            continue
+        where = (f"sample({size}) on a buffer holding {total} transitions (episodes of "
+                 f"{lengths} steps)")
+        if size <= total:
+            found = (f"returned {spread_out} of {len(batches)} batches with no transition "
+                     "twice")
+            expected = (f"a batch of {size} holds every transition at most once only "
+                        f"{share:.1%} of the time")
+        else:
+            found = (f"returned {spread_out} of {len(batches)} batches holding every one of "
+                     f"the {total} transitions")
+            expected = (f"a batch of {size} holds all {total} only {share:.1%} of the time, "
+                        "missing some")
+        return failed(f"{where} {found}. Drawing every row uniformly among all stored "
+                      f"transitions, independently of the others (with replacement), "
+                      f"{expected}. Draw each row among all the stored transitions, those "
+                      "already in the batch included (e.g. rng.integers(total, "
+                      "size=batch_size)), not a set of different transitions.",
+                      rule=UNIFORM_TRANSITIONS)
+    return None
 
 
 def _twin_seed(inputs):
@@ -780,18 +852,25 @@ def _uniform_verdict(inputs, data):
                              "one (`default_rng(seed) if seed else default_rng()` and `seed or "
                              "None` take it for no seed)." if seed == 0 else "."),
                           rule=BUFFER_OWN_GENERATOR)
-    if fits(counts, np.full(total, 1 / total)):
-        return passed("every stored transition is equally likely, whatever the length of "
-                      f"its episode (chi-square, rejection rate {FALSE_FAILURE_RATE:g}), and "
-                      "equal seeds give equal batches (seed 0 too).")
-    per_episode = counts.reshape(-1)
-    short = int(np.argmin(lengths))
-    share = per_episode[offsets[short]:offsets[short + 1]].sum() / counts.sum()
-    return failed(f"with episodes of {lengths} steps, transitions should be drawn uniformly "
-                  f"({total} equally likely), but the {lengths[short]}-step episode got "
-                  f"{share:.1%} of the draws against {lengths[short] / total:.1%} expected. "
-                  "Drawing an episode first and then a step favours short episodes: draw a "
-                  "transition among all stored ones.", rule=UNIFORM_TRANSITIONS)
+    # the check's false-failure rate, shared by the chi-square and the repeats' tests
+    if chi_square_pvalue(counts, np.full(total, 1 / total)) < FALSE_FAILURE_RATE / 2:
+        per_episode = counts.reshape(-1)
+        short = int(np.argmin(lengths))
+        share = per_episode[offsets[short]:offsets[short + 1]].sum() / counts.sum()
+        return failed(f"with episodes of {lengths} steps, transitions should be drawn "
+                      f"uniformly ({total} equally likely), but the {lengths[short]}-step "
+                      f"episode got {share:.1%} of the draws against "
+                      f"{lengths[short] / total:.1%} expected. Drawing an episode first and "
+                      "then a step favours short episodes: draw a transition among all "
+                      "stored ones.", rule=UNIFORM_TRANSITIONS)
+    problem = _spread_problem(inputs, data.get("spread") or [], FALSE_FAILURE_RATE / 2)
+    if problem:
+        return problem
+    return passed("every stored transition is equally likely, whatever the length of its "
+                  "episode, and batches smaller than, as large as and larger than the buffer "
+                  "repeat transitions as often as rows drawn independently, with replacement, "
+                  f"do (chi-square and binomial, rejection rate {FALSE_FAILURE_RATE:g} in "
+                  "all); equal seeds give equal batches (seed 0 too).")
 
 
 # --- wrap-around: a short episode replaces a long one -----------------------------------------------

@@ -1868,6 +1868,7 @@ SEARCH_RESULT_KEPT_ON_THE_TREE_SUMTREE_FIND_PREFIX_SUM = edited(
 BUGS = (*BUGS,
     Bug("capacity_rounded_up_to_a_power_of_two", LESSON, "test_wraparound",
         {"per_class": CAPACITY_ROUNDED_UP_TO_A_POWER_OF_TWO_PER_CLASS},
+        also_fails=("test_priority_updates",),  # its tree is not SumTree(capacity) either
         description="sizes the ring and the tree to the tree's leaf count (the power of two >= capacity), so slots match leaves: a buffer of capacity 5 holds 8 transitions before it overwrites the oldest",
         rule="overwrites-oldest", kind="size-from-argument"),
     Bug("search_result_kept_on_the_tree", LESSON, "test_sumtree_prefix_sum",
@@ -1889,4 +1890,28 @@ BUGS = (*BUGS,
         {"per_class": SEED_ZERO_TAKEN_AS_MISSING_PER_CLASS},
         description="seeds the generator only 'if seed:': seed=0 makes an unseeded generator, so two buffers made with seed 0 draw different batches",
         rule="own-generator", kind="falsy-as-missing"),
+)
+
+
+# --- blind round 20: wrong answers written from the lesson text alone ----------------
+
+GET_RETURNS_A_VIEW_FOR_A_RUN_OF_SLOTS_SUMTREE_CLASS = edited(
+    LESSON, 'sumtree_class',
+    ('        return self.nodes[self.leaf_count + self.checked_slots(slots)]\n',
+     '        slots = self.checked_slots(slots)\n        if slots.ndim == 1 and slots.size > 1 and np.all(np.diff(slots) == 1):\n            start = self.leaf_count + slots[0]  # a run of slots: one slice\n            return self.nodes[start:start + slots.size]\n        return self.nodes[self.leaf_count + slots]\n'))
+
+TREE_SIZED_BY_ITS_NODE_COUNT_PER_CLASS = edited(
+    LESSON, 'per_class',
+    ('        self.tree = SumTree(capacity)\n',
+     '        self.tree = SumTree(2 * capacity)  # a binary tree over capacity leaves\n'))
+
+BUGS = (*BUGS,
+    Bug("get_returns_a_view_for_a_run_of_slots", LESSON, "test_sumtree_totals",
+        {"sumtree_class": GET_RETURNS_A_VIEW_FOR_A_RUN_OF_SLOTS_SUMTREE_CLASS},
+        description="get returns a slice of nodes (a view into the tree) when the slots are consecutive, a fast path: changing the result changes the tree, and a later update refills a result already returned",
+        rule="inputs-untouched", kind="mutates-input"),
+    Bug("tree_sized_by_its_node_count", LESSON, "test_priority_updates",
+        {"per_class": TREE_SIZED_BY_ITS_NODE_COUNT_PER_CLASS},
+        description="makes the buffer's tree SumTree(2 * capacity), as if the tree needed a slot per node: the tree has twice the buffer's slots, so buffer.tree accepts slots past the capacity and its leaves no longer match the ring's slots",
+        rule="buffer-parameters", kind="size-from-argument"),
 )

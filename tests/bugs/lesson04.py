@@ -1828,3 +1828,21 @@ BUGS = (*BUGS,
         description="plays until the reward is 0 or truncated, not until terminated: an environment whose success reward is not 0 is played past the goal (and one paying 0 a step is cut after one), and the success reported is the last step's",
         rule="loop-plays-to-end", kind="past-terminal"),
 )
+
+
+# --- blind round 20: wrong answers written from the lesson text alone ----------------
+
+DRAWS_WITHOUT_REPLACEMENT_WHEN_IT_CAN_HER_SAMPLE = _edit("her_sample", (
+    "    flat = self.rng.integers(total, size=batch_size)  # uniform over all transitions\n",
+    "    # uniform over all transitions, no duplicates unless the batch is larger\n"
+    "    flat = self.rng.choice(total, size=batch_size, replace=batch_size > total)\n"))
+
+
+BUGS = (*BUGS,
+    Bug("draws_without_replacement_when_it_can", LESSON, "test_uniform_transitions",
+        {"her_sample": DRAWS_WITHOUT_REPLACEMENT_WHEN_IT_CAN_HER_SAMPLE},
+        description="draws the batch's transitions with rng.choice(total, batch_size, "
+                    "replace=batch_size > total): no transition appears twice in a batch "
+                    "unless it must, so the draws are not independent uniform draws",
+        rule="uniform-transitions", kind="replacement"),
+)
