@@ -92,16 +92,23 @@ class Holding:
     of: int
 
 
+def function_shapes(source):
+    """``(name, statement shapes)`` of every function in ``source``
+    (:func:`function_sources`), each tokenised once, for :func:`functions_holding`."""
+    return [(name, frozenset(statement_shapes(code)))
+            for name, code in function_sources(source)]
+
+
 def functions_holding(answer, functions, common):
-    """Every :class:`Holding` of ``answer`` among ``functions`` (``(name, code)`` pairs,
-    as :func:`function_sources` gives them), most shared first. An answer with fewer
+    """Every :class:`Holding` of ``answer`` among ``functions`` (``(name, shapes)`` pairs,
+    as :func:`function_shapes` gives them), most shared first. An answer with fewer
     than ``MIN_SHARED`` distinctive statements is too short to be found this way."""
     own = distinctive(answer, common)
     if len(own) < MIN_SHARED:
         return []
     held = []
-    for name, code in functions:
-        shared = len(own & set(statement_shapes(code)))
+    for name, shapes in functions:
+        shared = len(own & shapes)
         if shared >= MIN_SHARED and 2 * shared >= len(own):
             held.append(Holding(name, shared, len(own)))
     return sorted(held, key=lambda holding: -holding.shared)

@@ -38,8 +38,7 @@ from pathlib import Path
 import nbformat
 
 from grader.authoring.answer_overlap import answer_regions, found_in, notebook_text, runs_of
-from grader.authoring.function_overlap import (function_sources, functions_holding,
-                                               idioms)
+from grader.authoring.function_overlap import function_shapes, functions_holding, idioms
 from grader.authoring.hub_links import (DEFAULT_BRANCH, BadHubOption, checked_branch,
                                         hub_links)
 from grader.authoring.setup_cell import (COLAB_REQUIREMENTS, COURSE_REPOSITORY,
@@ -344,25 +343,25 @@ def answers_found(folder, edition):
     course_runs = set()
     for path in sorted((REPOSITORY / "course").glob("*.py")):
         course_runs |= runs_of(path.read_text())
-    texts = {}
+    texts, functions = {}, []
     for path in sorted(Path(folder).rglob("*")):
         if path.is_file():
             text = path.read_text(errors="replace")
+            if path.suffix == ".py":
+                functions.append((path.relative_to(folder), function_shapes(text)))
             if path.suffix == ".ipynb":
                 text = notebook_text(nbformat.reads(text, as_version=4))
             texts[path.relative_to(folder)] = runs_of(text)
-    functions = [(path, function_sources((Path(folder) / path).read_text(errors="replace")))
-                 for path in texts if path.suffix == ".py"]
     lessons = all_lessons().values()
+    # what each lesson shows is no answer
+    shown = {lesson: notebook_text(student_version(lesson.source())) for lesson in lessons}
     common = idioms({lesson.name: [code for _, code in answer_regions(lesson.source())]
-                     for lesson in lessons},
-                    [notebook_text(student_version(lesson.source())) for lesson in lessons])
+                     for lesson in lessons}, shown.values())
     found = []
     for lesson in lessons:
         if lesson in edition.released:
             continue
-        own_stub = student_version(lesson.source())  # what the lesson shows is no answer
-        public = course_runs | runs_of(notebook_text(own_stub))
+        public = course_runs | runs_of(shown[lesson])
         for grade_id, answer in answer_regions(lesson.source()):
             for path, text_runs in texts.items():
                 for passage in found_in(answer, text_runs, public):
@@ -370,9 +369,9 @@ def answers_found(folder, edition):
             # the same answer reordered or spread out inside one function
             for path, path_functions in functions:
                 for holding in functions_holding(answer, path_functions, common):
-                    found.append((str(path), lesson.name, grade_id,
-                                  f"in {holding.function}(), {holding.shared} of its "
-                                  f"{holding.of} distinctive statements"))
+                    where = (f"in {holding.function}(), {holding.shared} of its "
+                             f"{holding.of} distinctive statements")
+                    found.append((str(path), lesson.name, grade_id, where))
     return found
 
 

@@ -24,6 +24,7 @@ from grader.authoring.answer_overlap import (
 from grader.authoring.function_overlap import (
     MIN_SHARED,
     distinctive,
+    function_shapes,
     function_sources,
     functions_holding,
     idioms,
@@ -71,7 +72,7 @@ def test_a_reordered_spread_out_copy_is_found_where_runs_miss_it(common):
     code = answer("03_prioritized_replay", "per_update_priorities")
     copy = spread_out(code)
     assert found_in(code, runs_of(copy)) == []  # no three statements in a row remain
-    held = functions_holding(code, function_sources(copy), common)
+    held = functions_holding(code, function_shapes(copy), common)
     assert [holding.function for holding in held] == ["helper"]
     assert held[0].shared == held[0].of == len(distinctive(code, common)) >= 4
 
@@ -93,7 +94,7 @@ def test_half_the_distinctive_statements_are_needed_and_idioms_do_not_count(comm
     assert len(own) >= 2 * MIN_SHARED
 
     def holds(count):
-        return bool(functions_holding(code, function_sources(written_out(own[:count])),
+        return bool(functions_holding(code, function_shapes(written_out(own[:count])),
                                       common))
 
     assert holds(len(own))
@@ -104,7 +105,7 @@ def test_half_the_distinctive_statements_are_needed_and_idioms_do_not_count(comm
             "    for _ in range(10):\n        next_state, reward, terminated, truncated, _ = "
             "env.step(agent.act(state))\n        total += reward\n")
     assert functions_holding(answer("01_qlearning", "play_and_train"),
-                             function_sources(loop), common) == []
+                             function_shapes(loop), common) == []
 
 
 def test_every_function_is_read_nested_and_methods_included():
@@ -119,8 +120,8 @@ def helper_functions():
     for folder in ("checks", "course"):
         for path in sorted((REPO / folder).rglob("*.py")):
             if "__pycache__" not in path.parts:
-                found += [(f"{path.relative_to(REPO)}:{name}", code)
-                          for name, code in function_sources(path.read_text())]
+                found += [(f"{path.relative_to(REPO)}:{name}", shapes)
+                          for name, shapes in function_shapes(path.read_text())]
     return found
 
 
@@ -128,7 +129,7 @@ def test_no_function_of_the_course_holds_an_answer_of_another_place(common):
     """Each answer long enough to compare is found in its own reference module (so this
     can fail); none in a function of checks/, course/ or another reference module."""
     helpers = helper_functions()
-    modules = {lesson.exports_to: function_sources((REPO / lesson.exports_to).read_text())
+    modules = {lesson.exports_to: function_shapes((REPO / lesson.exports_to).read_text())
                for lesson in LESSONS.values()}
     compared, found = 0, []
     for name, lesson in LESSONS.items():
@@ -138,10 +139,10 @@ def test_no_function_of_the_course_holds_an_answer_of_another_place(common):
             compared += 1
             assert functions_holding(code, modules[lesson.exports_to], common), \
                 (name, grade_id)
-            elsewhere = helpers + [(f"{module}:{function}", text)
+            elsewhere = helpers + [(f"{module}:{function}", shapes)
                                    for module, functions in modules.items()
                                    if module != lesson.exports_to
-                                   for function, text in functions]
+                                   for function, shapes in functions]
             found += [f"{name}:{grade_id} in {holding.function} ({holding.shared} of "
                       f"{holding.of} distinctive statements)"
                       for holding in functions_holding(code, elsewhere, common)]
