@@ -894,12 +894,19 @@ def call_student(description, function, *args, **kwargs):
                       _IN_FORCE.next_form(contract))
 
 
+def _numpy_call(description, args, kwargs, contract, with_numpy_scalars):
+    """``(description, args, kwargs)`` of a call that passes numpy scalars where the
+    contract allows them (a pure function's are compared after the call instead)."""
+    if not with_numpy_scalars or contract.pure:
+        return description, args, kwargs
+    return (description + " (with numpy scalars)", numpy_forms(args, contract.numpy_scalars),
+            numpy_keyword_forms(kwargs, contract.numpy_keywords))
+
+
 def _call_once(description, function, args, kwargs, name, contract, with_numpy_scalars):
     plain_args, plain_kwargs = args, kwargs
-    if with_numpy_scalars and not contract.pure:
-        args = numpy_forms(args, contract.numpy_scalars)
-        kwargs = numpy_keyword_forms(kwargs, contract.numpy_keywords)
-        description += " (with numpy scalars)"
+    description, args, kwargs = _numpy_call(description, args, kwargs, contract,
+                                            with_numpy_scalars)
     lend = _lends(function)
     if lend:
         args, kwargs = to_student_code(args), to_student_code(kwargs)
@@ -947,10 +954,8 @@ def call_student_repeatedly(description, function, times, *args, **kwargs):
         return [_call_once(description, function, args, kwargs, name, contract,
                            with_numpy_scalars) for _ in range(times)]
     plain_args, plain_kwargs = args, kwargs
-    if with_numpy_scalars and not contract.pure:
-        args = numpy_forms(args, contract.numpy_scalars)
-        kwargs = numpy_keyword_forms(kwargs, contract.numpy_keywords)
-        description += " (with numpy scalars)"
+    description, args, kwargs = _numpy_call(description, args, kwargs, contract,
+                                            with_numpy_scalars)
     try:
         results = process.call_repeatedly(function, times, args, kwargs)
     except Exception as error:  # the student's bug, reported rather than propagated
