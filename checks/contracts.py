@@ -204,11 +204,19 @@ class Contract:
 CLASS = Contract(makes=True)
 
 
+def constructor(*positions, keywords=()):
+    """A class (as CLASS) whose constructor takes numpy scalars for the numbers at
+    ``positions`` and the keyword arguments ``keywords`` (a buffer's size, an agent's
+    alpha): its calls pass them so on every other call, as a method's do."""
+    return Contract(makes=True, numpy_scalars=tuple(positions), numpy_keywords=tuple(keywords))
+
+
 def contract_words(contract):
     """What ``contract`` promises, in the spec's words."""
-    if contract.makes:
-        return "a class: its instances' methods are held to their own contracts"
-    said = [f"returns {contract.returns.words()}"] if contract.returns.kind != "any" else []
+    said = (["a class: its instances' methods are held to their own contracts"]
+            if contract.makes else [])
+    if contract.returns.kind != "any":
+        said.append(f"returns {contract.returns.words()}")
     if contract.rows is not None:
         said.append(f"every array with one row per argument {contract.rows + 1} asks for")
     elif contract.batch_axis:

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from checks.contracts import CLASS, INT, NUMBER, Contract
+from checks.contracts import INT, NUMBER, Contract, constructor
 from checks.expected import expected as reference
 from checks.framework import (Callee, Check, LessonChecks, attempted, call_student,
                               call_student_repeatedly, comparison, failed, kept_with,
@@ -1113,7 +1113,7 @@ AGENT = Callee("QLearningAgent", LESSON, ("test_value_and_best_action", "test_be
 # What every call of this lesson's code promises (checks.contracts): exact result types,
 # numpy scalars accepted where the text allows them; inputs untouched holds for all.
 CONTRACTS = {
-    "QLearningAgent": CLASS,
+    "QLearningAgent": constructor(keywords=("alpha", "epsilon", "discount")),
     "QLearningAgent.get_qvalue": Contract(NUMBER, numpy_scalars=(0, 1)),
     "QLearningAgent.get_value": Contract(NUMBER, numpy_scalars=(0,)),
     "QLearningAgent.get_best_action": Contract(INT, numpy_scalars=(0,)),

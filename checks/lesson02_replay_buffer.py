@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from checks.contracts import (CLASS, NUMBER, NUMPY_SCALARS, RESULT_TYPES, Contract, array,
-                              tuple_of)
+from checks.contracts import (NUMBER, NUMPY_SCALARS, RESULT_TYPES, Contract, array,
+                              constructor, tuple_of)
 from checks.expected import expected as reference
 from checks.framework import (Callee, Check, LessonChecks, attempted, call_student, comparison,
                               failed, fill_in_place, kept_with, outcome_of, parts_of, passed,
@@ -1058,7 +1058,7 @@ BUFFER = Callee("ReplayBuffer", LESSON, ("test_len_never_above_capacity", "test_
 # What every call of this lesson's code promises (checks.contracts): exact result types,
 # numpy scalars accepted where the text allows them; inputs untouched holds for all.
 CONTRACTS = {
-    "ReplayBuffer": CLASS,
+    "ReplayBuffer": constructor(0),
     "ReplayBuffer.add": Contract(numpy_scalars=(0, 1, 2, 3, 4)),
     "ReplayBuffer.sample": Contract(tuple_of(*[array()] * 5), numpy_scalars=(0,), rows=0,
                                      rows_rule=BATCH_SHAPE),

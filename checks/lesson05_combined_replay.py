@@ -4,8 +4,8 @@ import math
 
 import numpy as np
 
-from checks.contracts import (CLASS, INT, NUMBER, NUMPY_SCALARS, RESULT_TYPES, Contract, array,
-                              tuple_of)
+from checks.contracts import (INT, NUMBER, NUMPY_SCALARS, RESULT_TYPES, Contract, array,
+                              constructor, tuple_of)
 from checks.expected import expected as reference
 from checks.framework import (Callee, Check, LessonChecks, attempted, call_student, comparison,
                               failed, fill_in_place, kept_with, outcome_of, parts_of, passed,
@@ -1114,7 +1114,7 @@ def _learning_verdict(inputs, data):
 # What every call of this lesson's code promises (checks.contracts): exact result types,
 # numpy scalars accepted where the text allows them; inputs untouched holds for all.
 CONTRACTS = {
-    "CombinedReplayBuffer": CLASS,
+    "CombinedReplayBuffer": constructor(0),
     "CombinedReplayBuffer.add": Contract(numpy_scalars=(0, 1, 2, 3, 4)),
     "CombinedReplayBuffer.sample": Contract(tuple_of(*[array()] * 5), numpy_scalars=(0,),
                                              batch_axis=True),

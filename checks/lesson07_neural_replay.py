@@ -152,6 +152,28 @@ class ServedNetwork(QNetwork):
         super().load_parameters(values)
 
 
+class HugeValuesNetwork(ServedNetwork):
+    """A served network whose Q-values at some observations (the next observations of a
+    batch's terminated rows) are all ``value``, a huge finite number, as a diverging
+    network gives. Elsewhere its Q-values are its seed's, as a ServedNetwork's."""
+
+    def __init__(self, seed, at, value):
+        super().__init__(seed)
+        self.at = np.asarray(at, dtype=np.float64).reshape(-1, OBSERVATION_SIZE)
+        self.value = value
+
+    def predict(self, observations):
+        q_values = np.array(super().predict(observations), dtype=np.float64)
+        rows = np.asarray(observations, dtype=np.float64)
+        if rows.shape[-1:] != (OBSERVATION_SIZE,) or q_values.shape[:-1] != rows.shape[:-1]:
+            return q_values
+        flat_rows = rows.reshape(-1, OBSERVATION_SIZE)
+        flat_q = q_values.reshape(len(flat_rows), -1)
+        hit = (flat_rows[:, None, :] == self.at[None, :, :]).all(axis=2).any(axis=1)
+        flat_q[hit] = self.value
+        return flat_q.reshape(q_values.shape)
+
+
 class RecordingAdam(Adam):
     """Adam that records the gradients of every ``step`` (packed), then applies them."""
 
@@ -335,7 +357,24 @@ def _targets_probe(inputs, td_targets):
                        f"next_observations, terminated, {inputs['discount']})", td_targets,
                        wider, rewards, next_observations, terminated, inputs["discount"])
     returned["more_actions"] = _returned(got, "td_targets")
+    # a target network whose Q-values at the terminated rows' next observations are huge:
+    # a terminated row's target is its reward, not lost to rounding next to them
+    ended = terminated.astype(bool)
+    returned["huge"] = {}
+    for name, value in HUGE_Q_VALUES:
+        network = HugeValuesNetwork(inputs["seed"], next_observations[ended], value)
+        got = call_student(f"td_targets(target_network, rewards, next_observations, terminated,"
+                           f" {inputs['discount']}) with a target network whose Q-values at "
+                           f"the terminated rows' next observations are {name}", td_targets,
+                           network, rewards, next_observations, terminated, inputs["discount"])
+        returned["huge"][name] = _returned(got, "td_targets")
     return returned
+
+
+# What a diverging target network may say about a terminated row's next observation:
+# none of it reaches that row's target, y = r. (Finite only: nan or inf from a network
+# is a broken network, and r + discount * (1 - terminated) * max Q is a correct target.)
+HUGE_Q_VALUES = (("1e300", 1e300), ("-1e300", -1e300))
 
 
 # The synced parameters' last layer scaled up: Q-values in the hundreds, positive and
@@ -441,10 +480,54 @@ def _targets_verdict(inputs, data):
                       f"returned {_shown(more_actions)}; expected {_shown(wider['targets'])}: "
                       "the max is over every action the network has (its last axis), not "
                       "CartPole's two.", rule=TARGETS_FORMULA)
+    problem = _huge_values_problem(inputs, data, expected["targets"])
+    if problem:
+        return problem
     return passed(f"{len(expected['targets'])} targets match r + discount * max Q_target(s', a'),"
-                  " the reward alone where the episode terminated, and the rewards with "
-                  "discount 0, follow the target network after a sync, and take the max over "
-                  "a network's every action.")
+                  " the reward alone where the episode terminated (whatever the target "
+                  "network says about its next observation, huge values included), and the "
+                  "rewards with discount 0, follow the target network after a sync, and take "
+                  "the max over a network's every action.")
+
+
+def _huge_values_problem(inputs, data, expected):
+    """What td_targets got wrong with a target network whose Q-values at the terminated
+    rows' next observations are huge (HUGE_Q_VALUES), or None: the
+    terminated rows' targets are their rewards, the other rows' as with the finite
+    network (``expected``: the reference's targets of the batch)."""
+    batch, discount = inputs["batch"], inputs["discount"]
+    ended = [row for row, flag in enumerate(batch["terminated"]) if flag]
+    returned = data.get("huge")
+    for name, _ in HUGE_Q_VALUES:
+        got = returned.get(name) if isinstance(returned, dict) else None
+        call = (f"td_targets(target_network, rewards, next_observations, terminated, "
+                f"{discount}) with a target network whose Q-values at the next observations "
+                f"of the terminated rows {ended} are all {name} (and finite elsewhere)")
+        if not isinstance(got, dict) or got.get("shape") != [len(expected)]:
+            shape = got.get("shape") if isinstance(got, dict) else None
+            return failed(f"{call} returned an array of shape "
+                          f"{tuple(shape) if shape is not None else None}; it returns one "
+                          f"target per row, shape ({len(expected)},).", rule=TARGETS_SHAPE)
+        for row, (value, want) in enumerate(zip(got["values"], expected)):
+            if _close(value, want):
+                continue
+            reward = batch["rewards"][row]
+            if row in ended:
+                return failed(
+                    f"{call} returned {value!r} for row {row} (reward {reward}, "
+                    f"terminated=True); expected {want!r}, its reward. Where the episode "
+                    "terminated, y = r: there is no next state to bootstrap from, so "
+                    "whatever the target network says about that row's next observation "
+                    f"never reaches its target (adding the bootstrap and taking it away "
+                    f"again loses r next to {name}). Leave the terminated rows out of the "
+                    "bootstrap: multiply it by (1 - terminated), or np.where(terminated, "
+                    "rewards, rewards + discount * best).", rule=NO_BOOTSTRAP_WHEN_TERMINATED)
+            return failed(f"{call} returned {value!r} for row {row} (reward {reward}, "
+                          f"terminated=False); expected {want!r}, as with any target "
+                          "network: only the terminated rows' next observations have "
+                          "those Q-values, and a row that goes on bootstraps from its own "
+                          "next observation alone.", rule=TARGETS_FORMULA)
+    return None
 
 
 # --- the weighted Huber loss ------------------------------------------------------------
@@ -877,6 +960,7 @@ def _step_probe(inputs, dqn_step, td_targets, huber_loss_gradient):
             "your_output_gradients": your_gradients}
     if inputs["prioritized"]:
         data["beta_zero"] = _beta_zero_probe(inputs, dqn_step)
+        data["falsy_priorities"] = _falsy_priorities_probe(inputs, dqn_step)
     else:
         data["zero_errors_steps"] = _zero_errors_probe(inputs, dqn_step)
         data["one_row"] = _one_row_probe(inputs, dqn_step, td_targets, huber_loss_gradient)
@@ -898,6 +982,37 @@ def _zero_errors_probe(inputs, dqn_step):
     _step_or_what_it_raised(STEP_CALL, dqn_step, online, target, optimizer, buffer,
                             len(actions), inputs["discount"], None)
     return len(optimizer.recorded)
+
+
+def _falsy_priorities_probe(inputs, dqn_step):
+    """Two prioritized steps on fresh networks like the first call's, each on a batch
+    whose feedback a falsy test would drop: one whose TD errors are all exactly 0 (every
+    row terminated, its reward the online network's own Q(s, a): a batch the network
+    already fits), and one from a buffer that holds a single transition (every
+    row the first batch's first, from slot 0). Each records its TD errors and the
+    update_priorities calls it made: once, with the batch's slots and those TD errors."""
+    batch = served_batch(inputs["batches"][0])
+    observations, actions, _, next_observations, _, weights, slots = batch
+    online = ServedNetwork(inputs["online_seed"])
+    rewards = online.predict(observations)[np.arange(len(actions)), actions]
+    first = tuple(np.repeat(part[:1], len(actions), axis=0) for part in batch)
+    runs = {}
+    for name, served in (
+            ("fitted", (observations, actions, rewards, next_observations,
+                        np.ones(len(actions), dtype=bool), weights, slots)),
+            ("slot_zero", (*first[:5], np.ones(len(actions)),
+                           np.zeros(len(actions), dtype=np.int64)))):
+        online, target = (ServedNetwork(inputs["online_seed"]),
+                          ServedNetwork(inputs["target_seed"]))
+        optimizer = RecordingAdam(online, inputs["learning_rate"])
+        buffer = FixedBatches([served])
+        returned = _step_or_what_it_raised(STEP_CALL, dqn_step, online, target, optimizer,
+                                           buffer, inputs["batch_size"], inputs["discount"],
+                                           inputs["beta"])
+        runs[name] = {"raised": returned["raised"], "td_errors": returned.get("values"),
+                      "slots": np.asarray(served[-1]).tolist(),
+                      "priority_updates": buffer.priority_updates}
+    return runs
 
 
 def _one_row_probe(inputs, dqn_step, td_targets, huber_loss_gradient):
@@ -1096,6 +1211,46 @@ def _beta_zero_problem(inputs, data):
     return None
 
 
+def _falsy_priorities_problem(inputs, data):
+    """What the prioritized steps of _falsy_priorities_probe got wrong, or None (and None
+    for a uniform batch's check, which makes no such steps)."""
+    if not inputs["prioritized"]:
+        return None
+    runs, call = data.get("falsy_priorities"), STEP_CALL.replace("beta)", f"{inputs['beta']})")
+    told = (" With a prioritized buffer every step calls replay.update_priorities(slots, "
+            "td_errors) once, with the batch's slots and its TD errors, whatever their values: "
+            "a TD error of 0 is a priority (the buffer turns it into its smallest), and "
+            "slot 0 a slot, not missing ones (a test like `if np.any(td_errors):` or `if "
+            "slots.any():` drops them).")
+    if not isinstance(runs, dict):
+        return failed("the prioritized steps on all-zero TD errors left no record." + told,
+                      rule=PRIORITIES_FED_BACK)
+    for name, situation in (
+            ("fitted", ("a batch whose TD errors are all exactly 0 (every row terminated, "
+                        "its reward the online network's own Q(s, a): the network already "
+                        "fits it)")),
+            ("slot_zero", ("a batch from a buffer holding a single transition (every row "
+                           "from slot 0)"))):
+        run = runs.get(name)
+        if not isinstance(run, dict):
+            return failed(f"the prioritized step on {situation} left no record." + told,
+                          rule=PRIORITIES_FED_BACK)
+        if run.get("raised"):
+            return None  # a step that raises: the check's other calls say what is wrong
+        updates, errors = run.get("priority_updates") or [], run.get("td_errors")
+        made = "; ".join(f"update_priorities(slots={slots}, td_errors={_shown(given)})"
+                         for slots, given in updates) or "no update_priorities call"
+        if (len(updates) == 1 and updates[0][0] == run["slots"] and errors is not None
+                and _close(np.abs(updates[0][1]), np.abs(errors))):
+            continue
+        return failed(f"{call} on {situation} returned the TD errors "
+                      f"{_shown(errors) if errors is not None else None} and made {made}; "
+                      f"expected one call, update_priorities(slots={run['slots']}, "
+                      f"td_errors={_shown(errors) if errors is not None else None})." + told,
+                      rule=PRIORITIES_FED_BACK)
+    return None
+
+
 def _taken_q_values(inputs, observations, actions):
     """Q(s, a) of the fresh online network (the step's, before its first call)."""
     q_values = QNetwork(CARTPOLE_NETWORK, inputs["online_seed"]).predict(
@@ -1177,6 +1332,12 @@ def _discount_zero_problem(inputs, data):
                   f"expected targets - Q(s, a) = {_shown(wanted[0])}, with the targets of "
                   f"discount 0 (the rewards, {_shown(batch['rewards'])})." + told,
                   rule=DISCOUNT_ZERO)
+
+
+def _prioritized_problem(inputs, data):
+    """What the prioritized check's steps of their own (beta=0, all-zero feedback) got
+    wrong."""
+    return _beta_zero_problem(inputs, data) or _falsy_priorities_problem(inputs, data)
 
 
 def _uniform_problem(inputs, data):
@@ -1276,7 +1437,8 @@ def _step_verdict(inputs, data):
                       "(Adam counts its steps and decays its moments even then).",
                       rule=STEP_GRADIENT)
     kind = ("prioritized batches: each row's gradient scaled by its own importance weight, "
-            "and the TD errors fed back as priorities; beta=0 is prioritized too"
+            "and the TD errors fed back as priorities (all zeros, and slot 0, included); "
+            "beta=0 is prioritized too"
             if inputs["prioritized"] else "uniform batches, with targets from the target "
             "network, batches of another size than batch_size (one row included) among "
             "them, and with discount 0")
@@ -1284,14 +1446,14 @@ def _step_verdict(inputs, data):
     problem = _steps_problem(inputs, data, expected["gradients"], expected["td_errors"],
                              expected)
     if problem is None:
-        return _beta_zero_problem(inputs, data) or _uniform_problem(inputs, data) or passed(
+        return _prioritized_problem(inputs, data) or _uniform_problem(inputs, data) or passed(
             f"{STEP_CALLS} steps on {kind}, match the reference's gradients and TD errors.")
     yours = with_your_own_parts(inputs, data)
     if yours is None:
         return problem
     own_problem = _steps_problem(inputs, data, *yours)
     if own_problem is None:
-        return _beta_zero_problem(inputs, data) or _uniform_problem(inputs, data) or passed(
+        return _prioritized_problem(inputs, data) or _uniform_problem(inputs, data) or passed(
             f"{STEP_CALLS} steps on {kind}, match what a correct step gives with your own "
             "td_targets and huber_loss_gradient (their own tests judge them).")
     parts_agree = all(_close(g, w) for g, w in zip(yours[0][0], expected["gradients"][0])) \

@@ -17,7 +17,7 @@ inputs, probes the student's code and judges what it found:
 tree and buffer.
 """
 
-from checks.contracts import CLASS, FLOAT, NUMBER, Contract, array, tuple_of
+from checks.contracts import CLASS, FLOAT, NUMBER, Contract, array, constructor, tuple_of
 from checks.framework import Callee, Check, LessonChecks
 from checks.lesson01_qlearning import AGENT
 from checks.lesson03_prioritized_replay.bad_input import (
@@ -60,7 +60,9 @@ CONTRACTS = {
     "SumTree": CLASS,
     "SumTree.get": Contract(array("float64", 1)),
     "SumTree.find_prefix_sum": Contract(array("iu", 1)),
-    "PrioritizedReplayBuffer": CLASS,
+    # a capacity stays Python's int (a tree sizes itself with int.bit_length); its
+    # hyperparameters may be numpy scalars (a seed is an identifier, not a number)
+    "PrioritizedReplayBuffer": constructor(keywords=("alpha", "epsilon")),
     "PrioritizedReplayBuffer.add": Contract(numpy_scalars=(0, 1, 2, 3, 4)),
     "PrioritizedReplayBuffer.sample": Contract(tuple_of(*[array()] * 5, array("f", 1),
                                                         array("iu", 1)),

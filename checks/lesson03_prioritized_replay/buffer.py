@@ -674,7 +674,54 @@ def _updates_probe(inputs, PrioritizedReplayBuffer, SumTree):
             "repeated": _repeated_slots(PrioritizedReplayBuffer, inputs),
             "kept": _inputs_kept(PrioritizedReplayBuffer, inputs),
             "overwritten": _overwritten_since_sampled(PrioritizedReplayBuffer, inputs),
-            "tree_slots": _tree_slots(PrioritizedReplayBuffer, SumTree, inputs)}
+            "tree_slots": _tree_slots(PrioritizedReplayBuffer, SumTree, inputs),
+            "text_alphas": [_text_alpha_priorities(PrioritizedReplayBuffer, inputs, alpha)
+                            for alpha in TEXT_ALPHAS]}
+
+
+# The alphas the lesson has a student try on the Blind Cliffwalk ("Try alpha = 0, 0.3, 1
+# and 2"), as it writes them, past the range the other buffers are given: alpha is any
+# exponent >= 0, and one above 1 prioritizes more sharply than proportional. (alpha = 0,
+# uniform replay, is test_importance_weights'.)
+TEXT_ALPHAS = (0.3, 1, 2)
+TEXT_ALPHA_ERRORS = (0.5, -1.5)  # fed back for slots 0 and 1
+
+
+def _text_alpha_priorities(PrioritizedReplayBuffer, inputs, alpha):
+    """``{"priorities": [slot 0's, slot 1's]}`` of a buffer made with ``alpha`` after
+    update_priorities([0, 1], TEXT_ALPHA_ERRORS), or ``{"refused": what it raised}``."""
+    def priorities():
+        buffer = _new_buffer(PrioritizedReplayBuffer, inputs["capacity"], alpha,
+                             inputs["seed"])
+        _fill(buffer, [0, 1])
+        _update_priorities(buffer, [0, 1], list(TEXT_ALPHA_ERRORS))
+        return _priorities(buffer, [0, 1])
+
+    held, refused = _attempt(priorities)
+    return {"refused": refused} if refused else {"priorities": held}
+
+
+def _text_alphas_problem(inputs, found):
+    """A failed verdict unless each buffer of :data:`TEXT_ALPHAS` was made and holds
+    (|delta| + epsilon)^alpha with its alpha; None when all do."""
+    for alpha, outcome in zip(TEXT_ALPHAS, found or []):
+        call = f"PrioritizedReplayBuffer({inputs['capacity']}, alpha={alpha})"
+        if outcome.get("refused"):
+            return failed(f"with alpha={alpha}: {outcome['refused']}. The lesson has you "
+                          "try alpha = 0, 0.3, 1 and 2 on the Blind Cliffwalk: alpha is any "
+                          "exponent >= 0 (above 1 it prioritizes more sharply than "
+                          "proportional), so refuse only a negative alpha.",
+                          rule=BUFFER_PARAMETERS)
+        want = [(abs(error) + EPSILON) ** alpha for error in TEXT_ALPHA_ERRORS]
+        got = outcome.get("priorities") or []
+        if len(got) != 2 or not all(_close(g, w) for g, w in zip(got, want)):
+            return failed(f"{call}, after update_priorities([0, 1], "
+                          f"{list(TEXT_ALPHA_ERRORS)}), should hold (|delta| + 1e-6)^{alpha} "
+                          f"= {want[0]:.6g} and {want[1]:.6g}; it holds {got}: use the alpha "
+                          "the buffer is given, whatever its size (the lesson tries 0, 0.3, 1 "
+                          "and 2).",
+                          rule=BUFFER_PARAMETERS)
+    return None
 
 
 def _same_slots_capacity(inputs):
@@ -873,10 +920,14 @@ def _updates_verdict(inputs, data):
     problem = _tree_slots_problem(inputs, data.get("tree_slots"))
     if problem:
         return problem
+    problem = _text_alphas_problem(inputs, data.get("text_alphas"))
+    if problem:
+        return problem
     return passed("update_priorities stores (|delta| + epsilon)^alpha in the tree, for "
                   "negative and zero TD errors and a slot given twice too, leaves other "
                   "slots and its inputs alone, and uses the alpha and epsilon given (0.6 and "
-                  "1e-6 by default) and a tree with the ring's slots.")
+                  "1e-6 by default; alpha 0.3, 1 and 2 too) and a tree with the ring's "
+                  "slots.")
 
 
 def _repeated_problem(inputs, repeated):

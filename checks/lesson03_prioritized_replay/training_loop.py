@@ -36,8 +36,10 @@ LOOP_FEEDS_BACK_TD_ERRORS = Rule("loop-feeds-back-td-errors", "After each batch 
                                  "order, with its weight, and passes the TD errors it returns "
                                  "to update_priorities with the batch's slots.")
 LOOP_ONLINE_THEN_REPLAY = Rule("loop-online-then-replay", "The agent's Q-values are those of "
-                               "an online update per step followed by the weighted updates of "
-                               "its replayed batch.")
+                               "an online update per step (agent.update on the step's "
+                               "transition, told terminated as lesson 01's loop tells it: a "
+                               "time limit or t_max is not a terminal state) followed by the "
+                               "weighted updates of its replayed batch.")
 
 LOOP_PLAYS_AS_LESSON_01 = plays_as_lesson_01("play_and_train_with_per")
 
@@ -266,6 +268,9 @@ def _loop_verdict(inputs, data):
         return failed("an episode cut by the time limit was stored with done=True: store "
                       "`terminated`, not `terminated or truncated`.",
                       rule=LOOP_STORES_TERMINATED)
+    problem = _online_flags_problem(inputs, data)
+    if problem:
+        return failed(problem, rule=LOOP_ONLINE_THEN_REPLAY)
     problem = timelines_problem(data)
     if problem:
         return failed(problem, rule=LOOP_PLAYS_AS_LESSON_01)
@@ -277,3 +282,42 @@ def _loop_verdict(inputs, data):
                           rule=LOOP_PLAYS_AS_LESSON_01)
     return passed("each step updates online, stores the transition, replays one weighted "
                   "batch and feeds its TD errors back as priorities.")
+
+
+def _online_flags_problem(inputs, data):
+    """What the loop told agent.update as ``terminated`` that the step was not, as
+    feedback; None when every online update was told the environment's own flag. Only the
+    goal is terminal: the last step of an episode cut by the time limit (truncated) or by
+    t_max still bootstraps, as lesson 01's loop has it. The Q-values cannot show it here
+    (the corridor's next states are worth 0 where these episodes end), so the flags do."""
+    for case in ("reaches_goal", "runs_out_of_time", "stopped_by_t_max"):
+        run = data[case]
+        online = run.get("online_updates") or []
+        if any(not isinstance(update, list) or len(update) != 5 for update in online):
+            continue  # what it was called with is judged above (loop-online-then-replay)
+        steps = run["steps"]
+        wanted = [case == "reaches_goal" and number == steps for number in range(1, steps + 1)]
+        told = [update[4] for update in online]
+        for number, (flag, want) in enumerate(zip(told, wanted), 1):
+            if flag == want:
+                continue
+            if case == "reaches_goal":
+                return (f"in an episode that reaches the goal on step {steps} (terminated="
+                        f"True), the loop's online agent.update of step {number} was told "
+                        f"terminated={flag}: pass the environment's `terminated` as it is, "
+                        "so the step into the goal learns the reward alone and every other "
+                        "step bootstraps.")
+            cut = (f"cut by the time limit of {inputs['time_limit']} steps (truncated=True, "
+                   "terminated=False)" if case == "runs_out_of_time" else
+                   f"stopped by t_max={inputs['time_limit'] - 2} (terminated=False, "
+                   "truncated=False)")
+            why = ("A time limit is not a terminal state" if case == "runs_out_of_time"
+                   else "Where t_max stops the loop the state still has a future, as at a "
+                        "time limit")
+            return (f"play_and_train_with_per played an episode {cut}, and its online "
+                    f"agent.update of step {number} of {steps} was told terminated={flag}: "
+                    "that step's update learns without its bootstrap, as if the state ended "
+                    f"there. {why}: update the agent online on the step's transition with "
+                    "the environment's `terminated` as it is, not `terminated or truncated` "
+                    "(as lesson 01's loop does, and as you store it).")
+    return None

@@ -22,12 +22,24 @@ NO_BOOTSTRAP_WHEN_DONE = Rule("no-bootstrap-when-done", "When done, the target i
 
 # --- the weighted Q-learning update ------------------------------------------------------------
 
+# every zero twice in a row: calls alternate between Python's numbers and numpy's
+# (checks.contracts), so each is passed in both forms
+ZERO_WEIGHTS = (0, 0, 0.0, 0.0)
+
+
 def _weighted_inputs(rng):
     n_states, n_actions = 5, 3
     transitions = [[int(rng.integers(n_states)), int(rng.integers(n_actions)),
                     float(rng.choice([-1.0, 0.0, 1.0, 2.5, 10.0])),
                     int(rng.integers(n_states)), bool(rng.random() < 0.3),
                     round(float(rng.uniform(0.05, 1.0)), 3)] for _ in range(30)]
+    # then a weight of 0 in each form a number may take (0, 0.0; each call after the
+    # next passes numpy's np.int64(0), np.float64(0.0)): no step at all, from a
+    # transition with a TD error to learn, not a missing weight that means 1
+    for weight in ZERO_WEIGHTS:
+        transitions.append([int(rng.integers(n_states)), int(rng.integers(n_actions)),
+                            float(rng.choice([-1.0, 1.0, 2.5, 10.0])),
+                            int(rng.integers(n_states)), False, weight])
     return {"n_states": n_states, "n_actions": n_actions, "transitions": transitions,
             "alpha": round(float(rng.uniform(0.1, 0.9)), 2),
             "discount": round(float(rng.uniform(0.5, 0.99)), 2),
@@ -91,7 +103,12 @@ def _weighted_verdict(inputs, data):
                           rule=NO_BOOTSTRAP_WHEN_DONE if bootstrapped else TD_ERROR_BEFORE_UPDATE)
         if not _close(qvalue, want[1], rel=1e-7) and not (abs(want[1]) < 1e-12
                                                           and abs(qvalue) < 1e-12):
+            zero = (" A weight of 0 (0, 0.0 or numpy's zero alike) is a value, not a "
+                    "missing one: alpha * 0 * delta leaves Q(s, a) as it was. Scale by the "
+                    "weight as it is given (`weight or 1.0` turns 0 into a full step)."
+                    if weight == 0 else "")
             return failed(f"after {situation} Q({state},{action}) is {qvalue!r}; expected "
-                          f"{want[1]:.6g} = Q + alpha * weight * delta.", rule=WEIGHTED_STEP)
+                          f"{want[1]:.6g} = Q + alpha * weight * delta.{zero}",
+                          rule=WEIGHTED_STEP)
     return passed(f"{len(inputs['transitions'])} weighted updates match "
                   "Q <- Q + alpha w delta and return delta.")

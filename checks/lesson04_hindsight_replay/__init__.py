@@ -15,7 +15,7 @@ inputs, probes the student's code and judges what it found:
 episodes the buffer checks store and read back.
 """
 
-from checks.contracts import BOOL, CLASS, NUMBER, Contract, array, tuple_of
+from checks.contracts import BOOL, CLASS, NUMBER, Contract, array, constructor, tuple_of
 from checks.framework import Callee, Check, LessonChecks
 from checks.lesson01_qlearning import AGENT
 from checks.lesson04_hindsight_replay.buffer import (
@@ -50,7 +50,8 @@ GOAL_STEPS = Callee("hindsight_goal_steps", LESSON, ("test_goal_steps",))
 # What every call of this lesson's code promises (checks.contracts): exact result types,
 # numpy scalars accepted where the text allows them; inputs untouched holds for all.
 CONTRACTS = {
-    "GoalConditionedAgent": CLASS,
+    "GoalConditionedAgent": constructor(
+        0, keywords=("alpha", "epsilon", "discount", "initial_value")),
     "GoalConditionedAgent.get_qvalue": Contract(NUMBER),
     "hindsight_goal_steps": Contract(array("iu", 1)),
     "HindsightReplayBuffer": CLASS,

@@ -587,7 +587,7 @@ class ReplayBuffer:
         if size < 1:
             raise ValueError(f"size must be at least 1, got {size}")
         self.size = size
-        self._storage = deque(maxlen=size)
+        self._storage = deque(maxlen=int(size))
         self._rng = np.random.default_rng(seed)  # private: nobody else should draw from it
 
     def __len__(self):
@@ -748,7 +748,7 @@ class ReplayBuffer:
         if size < 1:
             raise ValueError(f"size must be at least 1, got {size}")
         self.size = size
-        self._storage = deque(maxlen=size)
+        self._storage = deque(maxlen=int(size))
         # reproducible by default: no seed means seed 0
         self.rng = np.random.default_rng(0 if seed is None else seed)
 
@@ -1252,7 +1252,7 @@ class ReplayBuffer:
         if size < 1:
             raise ValueError(f"size must be at least 1, got {size}")
         self.size = size
-        self._storage = deque(maxlen=size)
+        self._storage = deque(maxlen=int(size))
         # an independent child stream of the seed, as numpy recommends for separate streams
         self.rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
 
@@ -1283,7 +1283,7 @@ class ReplayBuffer:
             raise ValueError(f"size must be at least 1, got {size}")
         self.size = size
         self.seed = seed
-        self._storage = deque(maxlen=size)
+        self._storage = deque(maxlen=int(size))
         self.rng = None  # made on the first sample: no generator for a buffer never sampled
 
     def __len__(self):
@@ -1492,7 +1492,7 @@ class ReplayBuffer:
         if size < 1:
             raise ValueError(f"size must be at least 1, got {size}")
         self.size = size
-        self._storage = deque(maxlen=size)  # a full deque drops from the left on append
+        self._storage = deque(maxlen=int(size))  # a full deque drops from the left on append
         self.rng = np.random.default_rng(seed if isinstance(seed, int) else None)
 
     def __len__(self):
@@ -1538,4 +1538,22 @@ BUGS = (*BUGS,
         {"play_and_train_with_replay": LOOP_REJECTS_NUMPY_COUNTS_PLAY_AND_TRAIN_WITH_REPLAY},
         description='the loop validates replay_batch_size and t_max with isinstance(..., int): np.int64 values (8 taken from a numpy array of settings) raise ValueError',
         rule="numpy-scalars", kind='numpy-scalars'),
+)
+
+
+# --- blind round 21 --------------------------------------------------------------------
+
+# The size handed to deque(maxlen=...) as it came: deque takes Python's ints only.
+CLASS_KEEPS_NUMPY_SIZE = _edit("buffer_class", (
+    "        if isinstance(size, np.integer):\n"
+    "            size = int(size)  # deque(maxlen=...) takes Python's ints only\n", ""))
+
+BUGS = (*BUGS,
+    Bug("class_keeps_numpy_size", LESSON, "test_len_never_above_capacity",
+        {"buffer_class": CLASS_KEEPS_NUMPY_SIZE},
+        also_fails=("test_fifo_eviction", "test_sample_types", "test_no_aliasing",
+                    "test_uniform_sampling", "test_with_replacement", "test_sample_errors"),
+        description="the size goes straight to deque(maxlen=size): ReplayBuffer(np.int64(n)) "
+                    "raises TypeError (deque takes Python's ints only)",
+        rule="numpy-scalars", kind="numpy-scalars"),
 )

@@ -1915,3 +1915,58 @@ BUGS = (*BUGS,
         description="makes the buffer's tree SumTree(2 * capacity), as if the tree needed a slot per node: the tree has twice the buffer's slots, so buffer.tree accepts slots past the capacity and its leaves no longer match the ring's slots",
         rule="buffer-parameters", kind="size-from-argument"),
 )
+
+
+# --- blind round 21: wrong answers written from the lesson text alone ----------------
+
+ALPHA_ABOVE_ONE_REFUSED_PER_CLASS = edited(
+    LESSON, 'per_class',
+    ('        if alpha < 0 or not epsilon > 0:\n'
+     '            raise ValueError(f"need alpha >= 0 and epsilon > 0, got {alpha} and {epsilon}")\n',
+     '        if not 0 <= alpha <= 1 or not epsilon > 0:\n'
+     '            raise ValueError(f"need 0 <= alpha <= 1 and epsilon > 0, got {alpha} and {epsilon}")\n'))
+
+WEIGHT_ZERO_TAKEN_AS_MISSING_PRIORITIZED_Q_UPDATE = edited(
+    LESSON, 'prioritized_q_update',
+    ('    target = reward + (0.0 if done else agent.discount * agent.get_value(next_obs))\n',
+     '    weight = weight or 1.0  # no weight: a plain Q-learning step\n'
+     '    target = reward + (0.0 if done else agent.discount * agent.get_value(next_obs))\n'))
+
+PER_LOOP_ONLINE_UPDATE_TREATS_TRUNCATION_AS_TERMINAL = '''\
+#| export
+def play_and_train_with_per(env, agent, replay, batch_size, beta, t_max=10_000):
+    """Play one episode; after each step also learn from a prioritized batch and update
+    its priorities. Returns the episode's total reward."""
+    total_reward = 0.0
+    state, _ = env.reset()
+    for _ in range(t_max):
+        action = agent.get_action(state)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        done = terminated or truncated
+        agent.update(state, action, reward, next_state, done)  # the episode is over
+        replay.add(state, action, reward, next_state, terminated)  # stored as the lesson says
+        *transitions, weights, slots = replay.sample(batch_size, beta)
+        td_errors = [prioritized_q_update(agent, *transition, weight)
+                     for *transition, weight in zip(*transitions, weights)]
+        replay.update_priorities(slots, td_errors)
+        total_reward += reward
+        state = next_state
+        if done:
+            break
+    return total_reward
+'''
+
+BUGS = (*BUGS,
+    Bug("alpha_above_one_refused", LESSON, "test_priority_updates",
+        {"per_class": ALPHA_ABOVE_ONE_REFUSED_PER_CLASS},
+        description="the constructor refuses alpha > 1 ('alpha = 1 is proportional', read as the top of the scale): PrioritizedReplayBuffer(..., alpha=2) raises ValueError, though the lesson has you try alpha = 0, 0.3, 1 and 2 on the Blind Cliffwalk",
+        rule="buffer-parameters", kind="accidental-refusal"),
+    Bug("weight_zero_taken_as_missing", LESSON, "test_weighted_update",
+        {"prioritized_q_update": WEIGHT_ZERO_TAKEN_AS_MISSING_PRIORITIZED_Q_UPDATE},
+        description="prioritized_q_update takes `weight or 1.0` (an unweighted step when no weight is given): a weight of 0 (0, 0.0 or numpy's zero) makes a full, unweighted step instead of no step",
+        rule="weighted-step", kind="falsy-as-missing"),
+    Bug("per_loop_online_update_treats_truncation_as_terminal", LESSON, "test_per_loop",
+        {"play_and_train_with_per": PER_LOOP_ONLINE_UPDATE_TREATS_TRUNCATION_AS_TERMINAL},
+        description="a hand-written loop stores done=terminated but updates the agent online with terminated or truncated: the last step of a truncated episode is learned without its bootstrap, as if the state ended there",
+        rule="loop-online-then-replay", kind="past-terminal"),
+)

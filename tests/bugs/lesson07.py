@@ -940,3 +940,56 @@ BUGS = (*BUGS,
         description="`discount = discount or 0.99` in dqn_step: a discount of 0 trains with 0.99",
         rule="discount-zero-is-a-discount", kind="falsy-as-missing"),
 )
+
+
+# --- blind round 21: wrong answers written from the lesson text alone ----------------
+
+TARGETS_BOOTSTRAP_TAKEN_BACK_TD_TARGETS = """\
+#| export
+import numpy as np
+
+
+def td_targets(target_network, rewards, next_observations, terminated, discount):
+    \"\"\"r + discount * max_a' Q_target(s', a') for each row; just r where terminated.\"\"\"
+    next_values = target_network.predict(next_observations).max(axis=1)
+    targets = np.asarray(rewards, dtype=np.float64) + discount * next_values
+    ended = np.asarray(terminated, dtype=bool)
+    targets[ended] -= discount * next_values[ended]  # no bootstrap where it terminated
+    return targets
+"""
+
+STEP_KEEPS_PRIORITIES_OF_A_FITTED_BATCH_DQN_STEP = """\
+#| export
+def dqn_step(online, target, optimizer, replay, batch_size, discount, beta=None):
+    \"\"\"One DQN gradient step on a batch from ``replay`` (prioritized when ``beta`` is
+    given); returns the batch's TD errors, targets - Q(s, a), before the step.\"\"\"
+    if beta is None:
+        observations, actions, rewards, next_observations, terminated = \\
+            replay.sample(batch_size)
+        weights = np.ones(len(actions))
+    else:
+        (observations, actions, rewards, next_observations, terminated, weights,
+         slots) = replay.sample(batch_size, beta)
+    actions = np.asarray(actions, dtype=np.int64)
+    targets = td_targets(target, rewards, next_observations, terminated, discount)
+    q_values = online.predict(observations)
+    td_errors = targets - q_values[np.arange(len(actions)), actions]
+    gradient = huber_loss_gradient(q_values, actions, targets, weights)
+    optimizer.step(online.gradients(observations, gradient))
+    if beta is not None and np.any(td_errors):
+        replay.update_priorities(slots, td_errors)
+    return td_errors
+"""
+
+BUGS = (*BUGS,
+    Bug("targets_bootstrap_taken_back", LESSON, "test_td_targets",
+        {"td_targets": TARGETS_BOOTSTRAP_TAKEN_BACK_TD_TARGETS},
+        description="bootstraps every row, then subtracts the bootstrap again from the "
+                    "terminated rows: next to a huge Q-value (a diverging network) the "
+                    "reward is lost to rounding, so a terminated row's target is not r",
+        rule="no-bootstrap-when-terminated", kind="past-terminal"),
+    Bug("step_keeps_priorities_of_a_fitted_batch", LESSON, "test_dqn_step_prioritized",
+        {"dqn_step": STEP_KEEPS_PRIORITIES_OF_A_FITTED_BATCH_DQN_STEP},
+        description="calls update_priorities only `if np.any(td_errors)`: a batch whose TD errors are all 0 keeps its old (high) priorities instead of epsilon",
+        rule="priorities-fed-back", kind="falsy-as-missing"),
+)
