@@ -8,7 +8,7 @@ from checks.contracts import INT, NUMBER, Contract, constructor
 from checks.expected import expected as reference
 from checks.framework import (Callee, Check, LessonChecks, attempted, call_student,
                               call_student_repeatedly, comparison, failed, kept_with,
-                              outcome_of, passed, reseed_global_generators,
+                              passed, reseed_global_generators,
                               student_process_of, wrong_amount)
 from checks.lending import mirrored
 from checks.operation_sequences import first_difference, observed, sequences, shown
@@ -334,8 +334,8 @@ BEST_ACTION_CALLS = 3  # per state, with legal actions lent in each form
 
 def _values_forms_probe(inputs, QLearningAgent):
     """get_value and get_best_action with get_legal_actions returning the caller's own
-    lists, then 1-D numpy arrays (their results as numpy's ints are not held to the
-    result types here: only whether they raise), and the rows read back after each."""
+    lists, then 1-D numpy arrays (an action comes back as a Python int either way: the
+    contract holds each result), and the rows read back after each."""
     states = range(len(inputs["qvalues"]))
     forms = {}
     for form, rows in inputs["forms_legal"].items():
@@ -351,16 +351,11 @@ def _values_forms_probe(inputs, QLearningAgent):
                           if "value" in made else _called(made)])
         after["get_value"] = _rows_now(table)
         for state in states:
-            if form == "list":
-                made = attempted(call_student_repeatedly, f"get_best_action({state})",
-                                 agent.get_best_action, BEST_ACTION_CALLS, state)
-                calls += ([["get_best_action", state, {"value": _as_action(action)}]
-                           for action in made["value"]] if "value" in made
-                          else [["get_best_action", state, _called(made)]])
-            else:
-                calls += [["get_best_action", state,
-                           _called(outcome_of(agent.get_best_action, state))]
-                          for _ in range(BEST_ACTION_CALLS)]
+            made = attempted(call_student_repeatedly, f"get_best_action({state})",
+                             agent.get_best_action, BEST_ACTION_CALLS, state)
+            calls += ([["get_best_action", state, {"value": _as_action(action)}]
+                       for action in made["value"]] if "value" in made
+                      else [["get_best_action", state, _called(made)]])
         after["get_best_action"] = _rows_now(table)
         forms[form] = {"calls": calls, "after": after}
     return forms
@@ -654,14 +649,14 @@ def _epsilon_probe(inputs, QLearningAgent):
             "forms": _epsilon_forms_probe(inputs, QLearningAgent)}
 
 
-FORM_EXPLORING_CALLS = {"list": 30, "array": 5}  # per state (numpy's: a round trip each)
+FORM_EXPLORING_CALLS = {"list": 30, "array": 30}  # per state, in one round trip each
 
 
 def _epsilon_forms_probe(inputs, QLearningAgent):
     """get_action at epsilon 1 (exploring every time: get_best_action's own handling is
     test_value_and_best_action's) with get_legal_actions returning the caller's own
-    lists, then 1-D numpy arrays (results only held to not raising), and the rows read
-    back afterwards."""
+    lists, then 1-D numpy arrays (an action comes back as a Python int either way), and
+    the rows read back afterwards."""
     forms = {}
     for form, rows in inputs["forms_legal"].items():
         get_legal_actions, table = _lent_rows([_form_rows(form, row) for row in rows],
@@ -671,15 +666,11 @@ def _epsilon_forms_probe(inputs, QLearningAgent):
         _set_qvalues(agent, [inputs["qvalues"], inputs["tie_qvalues"]])
         calls, times = [], FORM_EXPLORING_CALLS[form]
         for state in (0, 2):
-            if form == "list":
-                made = attempted(call_student_repeatedly, f"get_action({state})",
-                                 agent.get_action, times, state)
-                calls += ([["get_action", state, {"value": _as_action(action)}]
-                           for action in made["value"]] if "value" in made
-                          else [["get_action", state, _called(made)]])
-            else:
-                calls += [["get_action", state, _called(outcome_of(agent.get_action, state))]
-                          for _ in range(times)]
+            made = attempted(call_student_repeatedly, f"get_action({state})",
+                             agent.get_action, times, state)
+            calls += ([["get_action", state, {"value": _as_action(action)}]
+                       for action in made["value"]] if "value" in made
+                      else [["get_action", state, _called(made)]])
         forms[form] = {"calls": calls, "after": {"get_action": _rows_now(table)}}
     return forms
 

@@ -79,7 +79,8 @@ CHECKS = LessonChecks(LESSON, [
           calls=(AGENT,),
           asks="GoalConditionedAgent's legal actions are the n_bits flips, an unseen Q-value is "
                "initial_value (0.0 included, -10.0 by default), update follows lesson 01's rule "
-               "and changes one Q-value, and equal seeds explore alike.",
+               "and changes one Q-value, and equal seeds act alike (exploring, epsilon's coin and "
+               "greedy ties) whatever the global generators hold.",
           rules=(AGENT_LEGAL_ACTIONS, AGENT_INITIAL_VALUE, INITIAL_VALUE_ZERO,
                  AGENT_DEFAULT_INITIAL_VALUE, AGENT_UPDATE, AGENT_TIES, AGENT_SEEDED)),
     Check("test_store_episode", "storing episodes", ("HindsightReplayBuffer",),
@@ -135,7 +136,7 @@ CHECKS = LessonChecks(LESSON, [
                  TRANSITION_AS_STORED, SAMPLE_RETURNS)),
     Check("test_errors", "errors for bad input", ("HindsightReplayBuffer",),
           _errors_inputs, sampling_protocol(_errors_probe), judging_protocol(_errors_verdict),
-          asks="Unknown strategies, k < 0, sampling an empty buffer or batch_size <= 0, and "
+          asks="Unknown strategies ('' and None included), k < 0, sampling an empty buffer or batch_size <= 0, and "
                "too long or mismatched episodes raise ValueError, and a refused episode "
                "leaves the buffer as it was.",
           rules=(UNKNOWN_STRATEGY_REFUSED, NEGATIVE_K_REFUSED, EMPTY_SAMPLE_REFUSED,

@@ -971,12 +971,24 @@ def _errors_inputs(rng):
     return {"bad_k": -int(rng.integers(2, 6)), "seed": int(rng.integers(2**31))}
 
 
+# strategies a student may take for "none given" (`strategy or 'future'`, `if not
+# strategy:`): given, each is an unknown strategy, refused like any other; only a strategy
+# not passed at all is the default (test_relabel_fraction checks the default)
+FALSY_STRATEGIES = ("", None)
+FALSY_STRATEGY_WHY = (": {strategy!r} is no strategy, and only a strategy not passed at all "
+                      "takes the default 'future' (`strategy or 'future'` and `if not "
+                      "strategy:` take {strategy!r} for one not given). Test the strategy as "
+                      "given: `if strategy not in (...)`")
+
+
 def _error_cases(inputs):
     """(call, the rule its ValueError keeps) of each bad input, in the probe's order."""
     return [
         ("HindsightReplayBuffer(..., strategy='futur')", UNKNOWN_STRATEGY_REFUSED),
         ("HindsightReplayBuffer(..., strategy='Future')", UNKNOWN_STRATEGY_REFUSED),
         ("HindsightReplayBuffer(..., strategy='final ')", UNKNOWN_STRATEGY_REFUSED),
+        *[(f"HindsightReplayBuffer(..., strategy={strategy!r})", UNKNOWN_STRATEGY_REFUSED)
+          for strategy in FALSY_STRATEGIES],
         (f"HindsightReplayBuffer(..., k={inputs['bad_k']})", NEGATIVE_K_REFUSED),
         ("HindsightReplayBuffer(..., k=-1)", NEGATIVE_K_REFUSED),
         (f"HindsightReplayBuffer(..., k=np.int64({inputs['bad_k']})) (a k from a numpy array)",
@@ -1004,6 +1016,8 @@ def _errors_probe(inputs, HindsightReplayBuffer):
         lambda: HindsightReplayBuffer(env, 5, 6, strategy="futur", k=4),
         lambda: HindsightReplayBuffer(env, 5, 6, strategy="Future", k=4),
         lambda: HindsightReplayBuffer(env, 5, 6, strategy="final ", k=4),
+        *[lambda strategy=strategy: HindsightReplayBuffer(env, 5, 6, strategy=strategy, k=4)
+          for strategy in FALSY_STRATEGIES],
         lambda: HindsightReplayBuffer(env, 5, 6, strategy="future", k=inputs["bad_k"]),
         lambda: HindsightReplayBuffer(env, 5, 6, strategy="future", k=-1),
         lambda: HindsightReplayBuffer(env, 5, 6, strategy="future", k=np.int64(inputs["bad_k"])),
@@ -1050,8 +1064,18 @@ def _errors_verdict(inputs, data):
                            rule=UNKNOWN_STRATEGY_REFUSED)
     if problem:
         return problem
+    falsy = {f"HindsightReplayBuffer(..., strategy={strategy!r})": strategy
+             for strategy in FALSY_STRATEGIES}
     for (call, rule), (_, outcome) in zip(cases, data["outcomes"]):
-        problem = value_error_problem(call, outcome, rule=rule)
+        why = ""
+        if call in falsy:
+            strategy = falsy[call]
+            if strategy is None and isinstance(outcome, dict) and \
+                    outcome.get("raised") == "TypeError" and \
+                    str(outcome.get("message", "")).strip():
+                continue  # refused as no string at all: a refusal too
+            why = FALSY_STRATEGY_WHY.format(strategy=strategy)
+        problem = value_error_problem(call, outcome, why, rule=rule)
         if problem:
             return problem
     call = ("store_episode with 3 actions and 4 observations but 3 (and then 5) achieved "
@@ -1102,6 +1126,6 @@ def _errors_verdict(inputs, data):
                       f"{data.get('kept_after_refusal')}. A refused episode must not move "
                       "the row the next one goes to: check the whole episode before claiming "
                       "a row.", rule=REFUSED_EPISODE_STORES_NOTHING)
-    return passed("unknown strategies, k < 0 (numpy's too), empty buffers, bad batch sizes and malformed "
-                  "episodes raise ValueError, and a refused episode leaves the buffer as it "
-                  "was.")
+    return passed("unknown strategies ('' and None too), k < 0 (numpy's too), empty "
+                  "buffers, bad batch sizes and malformed episodes raise ValueError, and a "
+                  "refused episode leaves the buffer as it was.")

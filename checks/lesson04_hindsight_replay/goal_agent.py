@@ -1,5 +1,5 @@
 """Lesson 04's check of GoalConditionedAgent: its legal actions, initial values, update
-and seeded exploration."""
+and seeded random choices (exploring, epsilon's coin, greedy ties)."""
 
 import math
 
@@ -114,6 +114,10 @@ def _agent_probe(inputs, GoalConditionedAgent):
     unseen = (2 ** n_bits, 2 ** n_bits)  # no state of n_bits bits: a pair never updated
     tied = [int(action) for action in call_student_repeatedly(
         f"get_action({unseen})", greedy.get_action, GREEDY_DRAWS_PER_FLIP * n_bits, unseen)]
+    # every random choice is the agent's own generator's, whatever the global generators
+    # hold: two agents of one seed, `random` and `np.random` seeded apart before each
+    # (_twin_agents), act alike when greedy on tied flips and when ε-greedy's coin decides
+    greedy_twins, mixed_twins = _twin_agents(inputs, GoalConditionedAgent)
     # a new agent's legal actions, refilled by the caller that was given them
     keeper = call_student("GoalConditionedAgent(...)", GoalConditionedAgent, n_bits,
                           alpha=inputs["alpha"], epsilon=0.0, discount=inputs["discount"],
@@ -122,7 +126,56 @@ def _agent_probe(inputs, GoalConditionedAgent):
     return {"initial": initial, "legal": legal, "refilled": refilled, "after": after,
             "rows": rows, "value_below": value_below, "set_to_zero": set_to_zero,
             "by_default": by_default, "from_zero": from_zero, "explored": explored,
-            "tied": tied}
+            "tied": tied, "greedy_twins": greedy_twins, "mixed_twins": mixed_twins}
+
+
+TWIN_DRAWS = 40  # per pair: independent choices agree on at most 2**-40 of runs
+MIXED_EPSILON = 0.5  # the coin matters: greedy takes the one best flip, exploring any
+
+
+def _twin_pairs(inputs):
+    """The pairs twin agents are asked about, and the flips they set above initial_value:
+    [(pair, best flips)] for the pair never seen (every flip ties), one whose two best flips
+    tie, and one with a single best flip. Pairs of no state of n_bits bits: their own."""
+    n_bits, seed = inputs["n_bits"], inputs["seed"]
+    first = seed % n_bits
+    second = (first + 1 + (seed // n_bits) % (n_bits - 1)) % n_bits
+    return [((2 ** n_bits, 2 ** n_bits), list(range(n_bits))),
+            ((2 ** n_bits + 8, 1), sorted([first, second])),
+            ((2 ** n_bits + 9, 1), [first])]
+
+
+def _twin_agent(inputs, GoalConditionedAgent, epsilon, offset):
+    """A GoalConditionedAgent of the inputs' seed at ``epsilon``, its _twin_pairs' best flips
+    set one above initial_value, with the global generators then seeded at seed + offset."""
+    agent = call_student(f"GoalConditionedAgent(..., epsilon={epsilon}, seed={inputs['seed']})",
+                         GoalConditionedAgent, inputs["n_bits"], alpha=inputs["alpha"],
+                         epsilon=epsilon, discount=inputs["discount"],
+                         initial_value=inputs["initial_value"], seed=inputs["seed"])
+    for pair, best in _twin_pairs(inputs)[1:]:
+        for action in best:
+            call_student("set_qvalue", agent.set_qvalue, pair, action,
+                         float(inputs["initial_value"] + 1))
+    reseed_global_generators(inputs["seed"] + offset, near=agent)
+    return agent
+
+
+def _twin_agents(inputs, GoalConditionedAgent):
+    """(greedy, mixed): for two agents of one seed at epsilon 0, each one's TWIN_DRAWS
+    actions in every _twin_pairs pair; for two at MIXED_EPSILON, each one's actions in the
+    pair with one best flip. The global generators are seeded apart for the two of each."""
+    greedy, mixed = [], []
+    for offset in (0, 1):
+        agent = _twin_agent(inputs, GoalConditionedAgent, 0.0, offset)
+        greedy.append([[int(action) for action in call_student_repeatedly(
+            f"get_action({pair})", agent.get_action, TWIN_DRAWS, pair)]
+            for pair, _ in _twin_pairs(inputs)])
+    for offset in (0, 1):
+        agent = _twin_agent(inputs, GoalConditionedAgent, MIXED_EPSILON, offset)
+        pair = _twin_pairs(inputs)[-1][0]
+        mixed.append([int(action) for action in call_student_repeatedly(
+            f"get_action({pair})", agent.get_action, TWIN_DRAWS, pair)])
+    return greedy, mixed
 
 
 # the forms of a Q-value of 0.0 set_qvalue is given (one action each): Python's float, its
@@ -291,7 +344,62 @@ def _agent_verdict(inputs, data):
                           + (": 0 is a seed like any other, not a missing one (`seed or "
                              "None`, `if seed:` take it for no seed)." if seed == 0 else "."),
                           rule=AGENT_SEEDED)
+    problem = _twins_problem(inputs, data)
+    if problem:
+        return problem
     return passed(f"unseen pairs start at {start} (0.0 and the default -10.0 too), Q-values "
                   f"set to 0.0 read back as 0.0, actions are the {n_bits} flips (the caller's "
                   "to keep), updates follow lesson 01's rule, and equal seeds (0 too) "
-                  "explore alike.")
+                  "explore alike, break greedy ties alike and toss epsilon's coin alike, "
+                  "whatever the global generators hold.")
+
+
+def _twins_problem(inputs, data):
+    """Why twin agents of one seed (_twin_agents) broke the greedy choice or acted apart."""
+    seed, start = inputs["seed"], inputs["initial_value"]
+    pairs = _twin_pairs(inputs)
+    greedy, mixed = data.get("greedy_twins") or [], data.get("mixed_twins") or []
+    problem = (wrong_amount("greedy twin agents", greedy, 2, rule=AGENT_SEEDED)
+               or wrong_amount("exploring twin agents", mixed, 2, rule=AGENT_SEEDED))
+    if problem:
+        return problem
+    for runs in greedy:
+        problem = wrong_amount("pairs asked of a greedy twin agent", runs, len(pairs),
+                               rule=AGENT_SEEDED)
+        if problem:
+            return problem
+        for (pair, best), actions in zip(pairs[1:], runs[1:]):
+            if len(actions) != TWIN_DRAWS or any(action not in best for action in actions):
+                wrong = sorted({action for action in actions if action not in best})
+                return failed(
+                    f"a GoalConditionedAgent(..., epsilon=0.0, initial_value={start}), after "
+                    + " and ".join(f"set_qvalue({pair}, {flip}, {float(start + 1)})"
+                                   for flip in best)
+                    + f", asked {TWIN_DRAWS} times for get_action({pair}), chose flips "
+                    f"{wrong} too, of Q-value {start}: at epsilon 0 the agent is greedy "
+                    f"and takes a flip of the largest Q-value ({best}). 0 is an epsilon "
+                    "like any other, not a missing one (`epsilon or 0.1` explores).",
+                    rule=AGENT_TIES)
+    names = ["a pair it has never seen (all its flips tie)",
+             f"pair {pairs[1][0]}, whose flips {pairs[1][1]} tie for the largest Q-value"]
+    for (pair, _), name, first, second in zip(pairs, names, greedy[0], greedy[1]):
+        if first != second:
+            return failed(
+                f"two GoalConditionedAgent(..., epsilon=0.0, seed={seed}), with Python's "
+                "`random` and numpy's global generator seeded differently before each, "
+                f"asked {TWIN_DRAWS} times each for get_action({pair}) on {name}, broke "
+                f"the tie differently: {first[:8]}... and {second[:8]}... Breaking greedy "
+                "ties is a random choice of the agent too: make it with the agent's own "
+                "generator, self.rng (lesson 01's get_best_action does), not np.random or "
+                "random, so two agents of one seed act alike.", rule=AGENT_SEEDED)
+    if mixed[0] != mixed[1]:
+        pair, best = pairs[-1]
+        return failed(
+            f"two GoalConditionedAgent(..., epsilon={MIXED_EPSILON}, seed={seed}), with "
+            "Python's `random` and numpy's global generator seeded differently before each, "
+            f"asked {TWIN_DRAWS} times each for get_action({pair}) (flip {best[0]} the best), "
+            f"acted differently: {mixed[0][:8]}... and {mixed[1][:8]}... Whether to explore "
+            "(epsilon's coin), which flip to explore and how to break ties are all random "
+            "choices of the agent: make each with its own generator, self.rng, not "
+            "np.random or random, so two agents of one seed act alike.", rule=AGENT_SEEDED)
+    return None

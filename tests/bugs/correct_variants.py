@@ -177,7 +177,7 @@ ACTION_DRAWN_BEFORE_THE_COIN = edited("01_qlearning", "get_action", (
     return self.get_best_action(state)""",
     """\
     actions = list(self.get_legal_actions(state))
-    random_action = actions[self.rng.integers(len(actions))]
+    random_action = int(actions[self.rng.integers(len(actions))])
     explore = self.rng.random() < self.epsilon
     return random_action if explore else self.get_best_action(state)"""))
 

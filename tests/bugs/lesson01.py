@@ -43,12 +43,12 @@ TIES_TO_LOWEST_ACTION = _edit("get_best_action", (
     best = max(qvalues)
     tied = [action for action, q in zip(actions, qvalues) if q == best]
     return int(tied[self.rng.integers(len(tied))])""",
-    "    return max(actions, key=lambda action: self.get_qvalue(state, action))"))
+    "    return int(max(actions, key=lambda action: self.get_qvalue(state, action)))"))
 
 TIES_WITH_GLOBAL_RANDOM = _edit(
     "get_best_action",
     ("#| export\n", "#| export\nimport random\n\n\n"),
-    ("return int(tied[self.rng.integers(len(tied))])", "return random.choice(tied)"))
+    ("return int(tied[self.rng.integers(len(tied))])", "return int(random.choice(tied))"))
 
 BEST_ACTION_AS_POSITION = _edit("get_best_action", (
     "tied = [action for action, q in zip(actions, qvalues) if q == best]",
@@ -67,7 +67,7 @@ EXPLORES_ONLY_NON_GREEDY_ACTIONS = _edit(
     (_EXPLORE, """\
         others = [a for a in self.get_legal_actions(state) if a != best]
         if others:
-            return others[self.rng.integers(len(others))]"""),
+            return int(others[self.rng.integers(len(others))])"""),
     ("    return self.get_best_action(state)", "    return best"))
 
 EXPLORES_ILLEGAL_ACTIONS = _edit("get_action", (
@@ -376,7 +376,7 @@ def get_best_action(self, state):
     actions = list(self.get_legal_actions(state))
     # a tiny random jitter breaks ties at random
     noisy = [self.get_qvalue(state, action) + 1e-6 * self.rng.random() for action in actions]
-    return actions[int(np.argmax(noisy))]
+    return int(actions[int(np.argmax(noisy))])
 """
 
 VALUE_IS_EPSILON_GREEDY_EXPECTATION_GET_VALUE = """\
@@ -476,7 +476,7 @@ def get_action(self, state):
     if not hasattr(self, "_actions"):  # the same actions everywhere: ask once
         self._actions = list(self.get_legal_actions(state))
     if self.rng.random() < self.epsilon:
-        return self._actions[self.rng.integers(len(self._actions))]
+        return int(self._actions[self.rng.integers(len(self._actions))])
     return self.get_best_action(state)
 """
 
@@ -759,7 +759,7 @@ def get_best_action(self, state):
         tied.remove(previous)  # don't walk into the same wall twice in a row
     choice = tied[self.rng.integers(len(tied))]
     self._last_pick[state] = choice
-    return choice
+    return int(choice)
 """
 
 COIN_BY_CREDIT_ACCUMULATOR_GET_ACTION = """\
@@ -850,7 +850,7 @@ def get_best_action(self, state):
     if not isinstance(actions, list):
         actions = list(actions)  # a range cannot be shuffled
     self.rng.shuffle(actions)
-    return max(actions, key=lambda action: self.get_qvalue(state, action))
+    return int(max(actions, key=lambda action: self.get_qvalue(state, action)))
 """
 
 VALUE_GUARD_REFUSES_NUMPY_ACTION_ARRAYS_GET_VALUE = """\
@@ -902,4 +902,22 @@ BUGS = (*BUGS,
         {"play_and_train": LOOP_REFUSES_NUMPY_T_MAX_PLAY_AND_TRAIN},
         description='validates t_max with isinstance(t_max, int) and raises ValueError for anything else, so a numpy integer t_max (np.int64(50)) is refused',
         rule="numpy-scalars", kind='accidental-refusal'),
+)
+
+
+# --- blind round 22 --------------------------------------------------------------------
+
+# The tied action handed back as the legal actions hold it: an np.int64 when they come as a
+# numpy array.
+BEST_ACTION_RETURNS_NUMPY_INT = _edit("get_best_action", (
+    "return int(tied[self.rng.integers(len(tied))])  # a Python int, from any sequence",
+    "return tied[self.rng.integers(len(tied))]"))
+
+BUGS = (*BUGS,
+    Bug("best_action_returns_numpy_int", LESSON, "test_value_and_best_action",
+        {"get_best_action": BEST_ACTION_RETURNS_NUMPY_INT},
+        description="get_best_action returns the tied action as the legal actions hold it: "
+                    "an np.int64 where get_legal_actions returns a numpy array, not a "
+                    "Python int",
+        rule="result-types", kind="numpy-scalars"),
 )

@@ -1846,3 +1846,62 @@ BUGS = (*BUGS,
                     "unless it must, so the draws are not independent uniform draws",
         rule="uniform-transitions", kind="replacement"),
 )
+
+
+# --- blind round 22: wrong answers written from the lesson text alone ----------------
+
+AGENT_TIES_BROKEN_BY_NP_RANDOM_GOAL_AGENT = _edit("goal_agent", (
+    "        self.table[pair][action] = value",
+    "        self.table[pair][action] = value\n\n"
+    "    def get_best_action(self, pair):\n"
+    "        \"\"\"A flip of maximal Q-value, ties at random (numpy, no Python loop).\"\"\"\n"
+    "        row = np.asarray(self.table.get(pair, [self.initial_value] * self.n_bits))\n"
+    "        return int(np.random.choice(np.flatnonzero(row == row.max())))\n"))
+
+# its twin: epsilon's coin tossed with numpy's global generator, the flips drawn with the
+# agent's own (at epsilon 1 or 0 the coin decides nothing, so only epsilon 0.5 shows it)
+AGENT_COIN_FROM_NP_RANDOM_GOAL_AGENT = _edit("goal_agent", (
+    "        self.table[pair][action] = value",
+    "        self.table[pair][action] = value\n\n"
+    "    def get_action(self, pair):\n"
+    "        \"\"\"Epsilon-greedy on the pair: explore with probability epsilon.\"\"\"\n"
+    "        if np.random.random() < self.epsilon:\n"
+    "            return int(self.rng.integers(self.n_bits))\n"
+    "        return self.get_best_action(pair)\n"))
+
+EMPTY_STRATEGY_TAKEN_AS_FUTURE_HER_CLASS = _edit("her_class", (
+    "        if strategy not in HER_STRATEGIES:\n",
+    "        strategy = strategy or \"future\"  # none given: the paper's default\n"
+    "        if strategy not in HER_STRATEGIES:\n"))
+
+# its twin: only None taken for "not given" ('' is refused)
+STRATEGY_NONE_TAKEN_AS_DEFAULT_HER_CLASS = _edit("her_class", (
+    "        if strategy not in HER_STRATEGIES:\n",
+    "        if strategy is None:  # not given: the paper's default\n"
+    "            strategy = \"future\"\n"
+    "        if strategy not in HER_STRATEGIES:\n"))
+
+
+BUGS = (*BUGS,
+    Bug("agent_ties_broken_by_np_random", LESSON, "test_goal_agent",
+        {"goal_agent": AGENT_TIES_BROKEN_BY_NP_RANDOM_GOAL_AGENT},
+        description="adds a numpy get_best_action that breaks ties with np.random.choice: "
+                    "two agents of one seed choose different greedy flips",
+        rule="agent-seeded", kind="global-generator"),
+    Bug("agent_coin_from_np_random", LESSON, "test_goal_agent",
+        {"goal_agent": AGENT_COIN_FROM_NP_RANDOM_GOAL_AGENT},
+        description="overrides get_action to toss epsilon's coin with np.random.random() "
+                    "(the flips from self.rng): two agents of one seed at epsilon 0.5 explore "
+                    "at different steps",
+        rule="agent-seeded", kind="global-generator"),
+    Bug("empty_strategy_taken_as_future", LESSON, "test_errors",
+        {"her_class": EMPTY_STRATEGY_TAKEN_AS_FUTURE_HER_CLASS},
+        description="`strategy = strategy or 'future'`: an empty string (or None) is taken "
+                    "for the default and accepted instead of refused",
+        rule="unknown-strategy-refused", kind="falsy-as-missing"),
+    Bug("strategy_none_taken_as_default", LESSON, "test_errors",
+        {"her_class": STRATEGY_NONE_TAKEN_AS_DEFAULT_HER_CLASS},
+        description="`if strategy is None: strategy = 'future'`: strategy=None is accepted as "
+                    "the default instead of refused as an unknown strategy",
+        rule="unknown-strategy-refused", kind="falsy-as-missing"),
+)
