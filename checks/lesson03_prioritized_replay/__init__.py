@@ -58,6 +58,8 @@ SUM_TREE = Callee("SumTree", LESSON, ("test_sumtree_totals", "test_sumtree_prefi
 # numpy scalars accepted where the text allows them; inputs untouched holds for all.
 CONTRACTS = {
     "SumTree": CLASS,
+    # a single priority applies to all slots, a numpy scalar as Python's number
+    "SumTree.update": Contract(numpy_scalars=(1,)),
     "SumTree.get": Contract(array("float64", 1)),
     "SumTree.find_prefix_sum": Contract(array("iu", 1)),
     # a capacity stays Python's int (a tree sizes itself with int.bit_length); its

@@ -1970,3 +1970,24 @@ BUGS = (*BUGS,
         description="a hand-written loop stores done=terminated but updates the agent online with terminated or truncated: the last step of a truncated episode is learned without its bootstrap, as if the state ended there",
         rule="loop-online-then-replay", kind="past-terminal"),
 )
+
+
+# --- blind round 23 --------------------------------------------------------------------
+
+# One priority for every slot recognised by isinstance(..., (int, float)): np.float64 is a
+# float, but np.int64 and np.float32 are neither, and the tree refuses them.
+TREE_REFUSES_NUMPY_SINGLE_PRIORITY = _edit("sumtree_update", (
+    "    priorities = np.asarray(priorities, dtype=np.float64)\n"
+    "    if priorities.ndim and priorities.shape != slots.shape:",
+    "    if isinstance(priorities, (int, float)):  # a single priority applies to all\n"
+    "        priorities = np.full(slots.shape, priorities)\n"
+    "    priorities = np.asarray(priorities, dtype=np.float64)\n"
+    "    if priorities.shape != slots.shape:"))
+
+BUGS = (*BUGS,
+    Bug("tree_refuses_numpy_single_priority", LESSON, "test_sumtree_totals",
+        {"sumtree_update": TREE_REFUSES_NUMPY_SINGLE_PRIORITY},
+        description="update broadcasts a single priority only when it is a Python int or "
+                    "float: one np.int64 (or np.float32) priority for all slots is refused",
+        rule="numpy-scalars", kind="numpy-scalars"),
+)
