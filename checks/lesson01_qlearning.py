@@ -170,20 +170,15 @@ def _shown_row(form, row):
     return repr(row) if form == "list" else f"np.array({row!r})"
 
 
-def _called(result):
-    """What attempted() or outcome_of() found, as plain data."""
-    if "raised" in result and result["raised"] is not None:
-        raised = result["raised"]
-        if "message" in result:  # outcome_of: the exception's class and message
-            raised = f"{raised}: {result['message']}"
-        return {"raised": str(raised)[:300]}
-    return {"value": result["value"]} if "value" in result else {}  # outcome_of: it returned
+def _refused(result):
+    """A refusal attempted() found (the ProbeError's words), as plain data."""
+    return {"raised": str(result["raised"])[:300]}
 
 
 def _forms_problem(inputs, forms, expected, counts, turns):
     """The failed verdict (LEGAL_ANY_SEQUENCE) for what an agent did with legal actions
     lent as lists or numpy arrays (``inputs["forms_legal"][form]``), or None.
-    ``forms[form]``: {"calls": [[call, state, {"value"|"raised": ...} or {} (returned)],
+    ``forms[form]``: {"calls": [[call, state, {"value"|"raised": ...}],
     ...], "after": {call: the rows after that call's turn}}; ``counts[form]``: how many
     calls a probe that raised nowhere makes; ``turns``: the calls with a turn each;
     ``expected(call, state)``: the right results (a set), or None when any result is."""
@@ -195,7 +190,7 @@ def _forms_problem(inputs, forms, expected, counts, turns):
             if "raised" not in result:
                 continue
             raised = result["raised"]
-            if not raised.startswith(f"{call}("):  # outcome_of's: the error alone
+            if not raised.startswith(f"{call}("):  # words that do not name the call
                 raised = f"{call}({state}) raised {raised}"
             return failed(f"{raised.rstrip('.')}, where get_legal_actions({state}) returned "
                           f"{FORM_WORDS[form]}, {_shown_row(form, lent[state])}. Any "
@@ -348,14 +343,14 @@ def _values_forms_probe(inputs, QLearningAgent):
         for state in states:
             made = attempted(call_student, f"get_value({state})", agent.get_value, state)
             calls.append(["get_value", state, {"value": _as_number(made["value"])}
-                          if "value" in made else _called(made)])
+                          if "value" in made else _refused(made)])
         after["get_value"] = _rows_now(table)
         for state in states:
             made = attempted(call_student_repeatedly, f"get_best_action({state})",
                              agent.get_best_action, BEST_ACTION_CALLS, state)
             calls += ([["get_best_action", state, {"value": _as_action(action)}]
                        for action in made["value"]] if "value" in made
-                      else [["get_best_action", state, _called(made)]])
+                      else [["get_best_action", state, _refused(made)]])
         after["get_best_action"] = _rows_now(table)
         forms[form] = {"calls": calls, "after": after}
     return forms
@@ -670,7 +665,7 @@ def _epsilon_forms_probe(inputs, QLearningAgent):
                              agent.get_action, times, state)
             calls += ([["get_action", state, {"value": _as_action(action)}]
                        for action in made["value"]] if "value" in made
-                      else [["get_action", state, _called(made)]])
+                      else [["get_action", state, _refused(made)]])
         forms[form] = {"calls": calls, "after": {"get_action": _rows_now(table)}}
     return forms
 

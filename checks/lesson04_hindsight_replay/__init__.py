@@ -136,9 +136,9 @@ CHECKS = LessonChecks(LESSON, [
                  TRANSITION_AS_STORED, SAMPLE_RETURNS)),
     Check("test_errors", "errors for bad input", ("HindsightReplayBuffer",),
           _errors_inputs, sampling_protocol(_errors_probe), judging_protocol(_errors_verdict),
-          asks="Unknown strategies ('' and None included), k < 0, sampling an empty buffer or batch_size <= 0, and "
-               "too long or mismatched episodes raise ValueError, and a refused episode "
-               "leaves the buffer as it was.",
+          asks="Unknown strategies ('' and None included), k < 0, sampling an empty buffer "
+               "or batch_size <= 0, and too long or mismatched episodes raise ValueError, and "
+               "a refused episode leaves the buffer as it was.",
           rules=(UNKNOWN_STRATEGY_REFUSED, NEGATIVE_K_REFUSED, EMPTY_SAMPLE_REFUSED,
                  BATCH_SIZE_REFUSED, LONG_EPISODE_REFUSED, MISMATCHED_EPISODE_REFUSED,
                  REFUSED_EPISODE_STORES_NOTHING, SAMPLE_RETURNS)),
