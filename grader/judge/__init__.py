@@ -11,6 +11,8 @@ notebook again.
 - ``grade_notebook``: grade one notebook: rebuild, run in a sandbox, probe, judge.
 - ``sandbox``: where a submission's code runs and what it can see.
 - ``sandbox_launcher``: builds the sandbox's root, then starts the student server in it.
+- ``sandbox_template``: a process that imported the public packages once and forks each
+  sandbox, made as the launcher makes it; ``sandbox_forks``: the grader's side of it.
 - ``sandbox_resources``: one sandbox's memory, tasks, CPU share and CPU time (cgroups).
 - ``sandbox_runtime/``: what runs in the sandbox: its init, the student server, the wire.
 - ``student_process``: the grader's side of the sandboxed process: proxies across the wire.

@@ -238,13 +238,12 @@ def sandbox_argv(scratch, channel_fd, memory_mb, disk_mb, isolate=True, resource
     return [*enter, *launcher], scratch.workdir
 
 
-def sandbox_env(scratch):
-    """The student process's environment: no salt, no instructor variables, one thread."""
+def _public_env():
+    """What every process of a sandbox starts with, whoever starts it: no salt, no
+    instructor variables, one thread, fixed hashing."""
     keep = ("PATH", "LANG", "LC_ALL", "SYSTEMROOT")
     env = {name: os.environ[name] for name in keep if name in os.environ}
     env.update({
-        "HOME": str(scratch.workdir / "home"),  # replaced inside a namespace sandbox
-        "PYTHONPATH": str(scratch.lib),  # likewise
         "PYTHONHASHSEED": "0",  # set iteration order is part of determinism
         "PYTHONDONTWRITEBYTECODE": "1",
         "MPLBACKEND": "Agg",
@@ -253,3 +252,30 @@ def sandbox_env(scratch):
         "JUPYTER_PLATFORM_DIRS": "1",
     })
     return env
+
+
+def sandbox_env(scratch):
+    """The student process's environment (see :func:`_public_env`)."""
+    env = _public_env()
+    env.update({
+        "HOME": str(scratch.workdir / "home"),  # replaced inside a namespace sandbox
+        "PYTHONPATH": str(scratch.lib),  # likewise
+    })
+    return env
+
+
+def template_env():
+    """The sandbox template's environment (``sandbox_template.py``): what its sandboxes
+    inherit, before each sets its own home and import path."""
+    return _public_env()
+
+
+def sandbox_request(scratch, memory_mb, disk_mb, resources):
+    """What the sandbox template needs to fork a sandbox as :func:`sandbox_argv`'s command
+    would start it (isolated with namespaces)."""
+    return {"root": str(scratch.new_root), "lib": str(scratch.lib),
+            "expose": list(exposed_paths()), "memory_mb": int(memory_mb),
+            "disk_mb": int(disk_mb),
+            "max_tasks": int(resources.max_tasks if resources else MAX_TASKS),
+            "init_budgets": resources is None or resources.init_enforces(),
+            "cgroups": resources.join_folders() if resources is not None else []}

@@ -146,6 +146,28 @@ def set_limit(which, value):
     resource.setrlimit(which, (value, value))
 
 
+SANDBOX_ENVIRONMENT = {"HOME": "/tmp/home", "TMPDIR": "/tmp", "PYTHONPATH": COURSE_MOUNT}
+
+
+def enter_sandbox(root, exposed, lib, disk_mb, memory_mb, syscall_filter,
+                  address_space_mb=None):
+    """Steps 1 to 5 of the module's docstring, in this process (PID 1 of the sandbox's
+    namespaces, with every capability in them): its root built and entered, its host
+    name, limits and environment set, user namespaces forbidden and the seccomp filter
+    installed. Capabilities are dropped after this, by ``setpriv`` or by the template's
+    ``drop_capabilities``. ``address_space_mb``: each process's cap (``memory_mb`` if
+    None), for a process that starts with more than a fresh interpreter's."""
+    build_root(root, exposed, lib, disk_mb)
+    enter_root(root)
+    os.environ.update(SANDBOX_ENVIRONMENT)
+    socket.sethostname(SANDBOX_HOST_NAME)
+    set_limit(resource.RLIMIT_NPROC, MAX_PROCESSES)
+    set_limit(resource.RLIMIT_AS, (address_space_mb or memory_mb) * 2**20)
+    set_limit(resource.RLIMIT_CORE, 0)
+    forbid_user_namespaces()
+    syscall_filter.install()
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--memory-mb", type=int, required=True)
@@ -168,25 +190,19 @@ def main(argv=None):
         syscall_filter = None  # no namespaces and no libseccomp (macOS): the report says so
     python = sys.executable
     if args.in_namespace:  # never mount anything in the grader's own namespace
-        build_root(args.root, args.expose, args.lib, args.disk_mb)
-        enter_root(args.root)
+        enter_sandbox(args.root, args.expose, args.lib, args.disk_mb, args.memory_mb,
+                      syscall_filter)
         runtime = f"{COURSE_MOUNT}/{RUNTIME_FOLDER}"
-        os.environ.update({"HOME": "/tmp/home", "TMPDIR": "/tmp",
-                           "PYTHONPATH": COURSE_MOUNT})
-        socket.sethostname(SANDBOX_HOST_NAME)
-        set_limit(resource.RLIMIT_NPROC, MAX_PROCESSES)
         budgets = ([args.max_tasks, args.memory_mb * 2**20] if args.init_budgets else [0, 0])
         command = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs",
                    "--", python, f"{runtime}/sandbox_init.py", str(args.channel_fd),
                    str(MAX_PROCESSES), *map(str, budgets), python,
                    f"{runtime}/student_server.py", str(args.channel_fd)]
-    else:
-        runtime = os.path.join(args.lib, RUNTIME_FOLDER)
-        command = [python, f"{runtime}/student_server.py", str(args.channel_fd)]
+        os.execvp(command[0], command)
+    runtime = os.path.join(args.lib, RUNTIME_FOLDER)
+    command = [python, f"{runtime}/student_server.py", str(args.channel_fd)]
     set_limit(resource.RLIMIT_AS, args.memory_mb * 2**20)
     set_limit(resource.RLIMIT_CORE, 0)
-    if args.in_namespace:
-        forbid_user_namespaces()
     if syscall_filter is not None:
         syscall_filter.install()
     os.execvp(command[0], command)

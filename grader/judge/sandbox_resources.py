@@ -150,6 +150,11 @@ class SandboxResources:
         rest of the command line."""
         return []
 
+    def join_folders(self):
+        """The cgroup folders a sandbox's first process joins (writing its number to each
+        ``cgroup.procs``) before it runs anything: what :meth:`enter_argv` does."""
+        return []
+
     def attach(self, root_pid):
         self.root_pid = root_pid
 
@@ -204,6 +209,9 @@ class CgroupResources(SandboxResources):
 
     def enter_argv(self):
         return join_argv(self.folders)
+
+    def join_folders(self):
+        return list(dict.fromkeys(self.folders))
 
     def member_pids(self):
         return {int(pid) for pid in _read(self.folders[0], "cgroup.procs").split()}

@@ -41,7 +41,9 @@ import time
 from checks.framework import ProbeError, StudentObjectBase, failure_of
 from checks.lending import Mirrored, Served, lending_of, oversized
 from grader.judge.budgets import Budget, BudgetMeter, BudgetSpent, run_queue_wait
-from grader.judge.sandbox import ISOLATED, isolation_level, sandbox_argv, sandbox_env
+from grader.judge.sandbox import (ISOLATED, isolation_level, sandbox_argv, sandbox_env,
+                                  sandbox_request)
+from grader.judge.sandbox_forks import TemplateUnavailable, fork_sandbox, template_wanted
 from grader.judge.sandbox_resources import MAX_TASKS, sandbox_resources
 from grader.judge.sandbox_runtime import wire
 from grader.judge.sandbox_runtime.sandbox_init import BUDGET_LINE
@@ -241,11 +243,12 @@ class StudentProcess:
                                  self._isolate, self.resources)
         self._log = open(self.scratch.root / "launcher.log", "w+b")
         try:
-            # its own session: no controlling terminal, and one signal ends the group
-            self._popen = subprocess.Popen(argv, cwd=cwd, env=sandbox_env(self.scratch),
-                                           stdin=subprocess.DEVNULL, stdout=self._log,
-                                           stderr=self._log, pass_fds=(child.fileno(),),
-                                           start_new_session=True)
+            self._popen = self._forked(child) or \
+                subprocess.Popen(argv, cwd=cwd, env=sandbox_env(self.scratch),
+                                 stdin=subprocess.DEVNULL, stdout=self._log,
+                                 stderr=self._log, pass_fds=(child.fileno(),),
+                                 # its own session: no terminal, one signal ends the group
+                                 start_new_session=True)
         except OSError:
             parent.close()
             self.stop()  # the cgroup goes too
@@ -263,6 +266,18 @@ class StudentProcess:
         except StudentProcessLost as lost:
             why = printable(lost.why or self._log_text)
             raise RuntimeError(f"the sandbox did not start ({lost}){': ' + why if why else ''}")
+
+    def _forked(self, channel):
+        """The sandbox forked from this grader's template (``sandbox_forks``), where
+        sandboxes are isolated with namespaces and the template runs; else None."""
+        if self.isolation != ISOLATED or not template_wanted():
+            return None
+        request = sandbox_request(self.scratch, self.memory_mb, self.disk_mb,
+                                  self.resources)
+        try:
+            return fork_sandbox(request, channel.fileno(), self._log.fileno())
+        except TemplateUnavailable:
+            return None  # started afresh instead: slower, as isolated
 
     def stop(self):
         """End the sandbox and every process in it; return when they are gone."""

@@ -13,6 +13,7 @@ import pytest
 
 from grader.judge.sandbox import (exposed_paths, make_scratch, namespaces_available,
                                   remove_scratch)
+from grader.judge.sandbox_forks import SWITCH
 from grader.judge.student_process import StudentProcess
 from grader.lessons import all_lessons
 from grader.lessons import REPOSITORY
@@ -160,10 +161,18 @@ def second_checkout():
     shutil.rmtree(folder)
 
 
-@pytest.fixture(scope="module")
-def sandbox_view(tmp_path_factory, second_checkout):
-    """Look around from a sandbox of lesson 01, with bob's work in the same class."""
+@pytest.fixture(scope="module", params=["forked from the template", "started afresh"])
+def sandbox_view(request, tmp_path_factory, second_checkout):
+    """Look around from a sandbox of lesson 01, with bob's work in the same class: a
+    sandbox forked from the grader's template, and one started by the launcher."""
     assert namespaces_available(), "this machine should give sandboxes their namespaces"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(SWITCH, "1" if request.param == "forked from the template" else "0")
+        view, started_by = _look_around(tmp_path_factory, second_checkout)
+    return {**view, "asked": request.param, "started_by": started_by}
+
+
+def _look_around(tmp_path_factory, second_checkout):
     tmp_path = tmp_path_factory.mktemp("class")
     previous_salt = os.environ.get("GRADER_SALT")
     os.environ["GRADER_SALT"] = "must-not-leak"
@@ -177,6 +186,7 @@ def sandbox_view(tmp_path_factory, second_checkout):
              "PYTHON_FILES": PYTHON_FILES, "DISK_MB": DISK_MB}
     try:
         process.start()
+        started_by = type(process._popen).__name__
         with process.budget(60):
             defined = process.run_cell("".join(f"{name} = {str(value)!r}\n" if not
                                                isinstance(value, (int, list)) else
@@ -192,7 +202,12 @@ def sandbox_view(tmp_path_factory, second_checkout):
         else:
             os.environ["GRADER_SALT"] = previous_salt
     assert defined["status"] == outcome["status"] == "ok", (defined, outcome)
-    return view
+    return view, started_by
+
+
+def test_each_way_of_starting_a_sandbox_is_looked_at(sandbox_view):
+    expected = {"forked from the template": "ForkedSandbox", "started afresh": "Popen"}
+    assert sandbox_view["started_by"] == expected[sandbox_view["asked"]]
 
 
 def test_no_namespace_no_mount_and_no_user_namespace_from_inside(sandbox_view):

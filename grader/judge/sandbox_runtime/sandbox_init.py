@@ -19,6 +19,10 @@ ended the sandbox goes to its standard error, the launcher's log,
 which only the grader reads.
 
 Usage: ``python sandbox_init.py CHANNEL_FD MAX_PROCESSES MAX_TASKS MAX_BYTES COMMAND...``
+(it starts the server with COMMAND), or, in a sandbox forked from the template
+(``grader/judge/sandbox_template.py``), whose PID 1 forks the server itself and then
+becomes this program: ``python sandbox_init.py --watch SERVER_PID MAX_PROCESSES MAX_TASKS
+MAX_BYTES``.
 """
 
 import ctypes
@@ -31,6 +35,7 @@ PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 WATCH_INTERVAL = 0.05  # seconds between looks at the sandbox's processes
 BUDGET_LINE = "sandbox budget: "  # how the grader finds the reason in the log
+WATCH = "--watch"  # first argument of an init whose server was forked before it started
 
 
 def usage():
@@ -105,16 +110,29 @@ def over_budget(max_processes, max_tasks, max_bytes):
     return None
 
 
-def main():
+def run(channel_fd, max_processes, max_tasks, max_bytes, start_server):
+    """Be the sandbox's init: fork the student server, which runs ``start_server()`` (it
+    never returns: it execs the server), then :func:`watch` it."""
+    _protect_self()
+    server = os.fork()
+    if server == 0:
+        try:
+            start_server()
+        finally:
+            os._exit(1)  # start_server does not return: if it raises, the server ends
+    os.close(channel_fd)  # the channel closes for the grader as soon as the server ends
+    watch(server, max_processes, max_tasks, max_bytes)
+
+
+def _protect_self():
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     libc.prctl(PR_SET_DUMPABLE, 0)
-    channel_fd, max_processes, max_tasks, max_bytes = (int(value) for value in sys.argv[1:5])
-    command = sys.argv[5:]
-    server = os.fork()
-    if server == 0:
-        os.execv(command[0], command)
-    os.close(channel_fd)  # the channel closes for the grader as soon as the server ends
+
+
+def watch(server, max_processes, max_tasks, max_bytes):
+    """Reap orphans and hold the budgets until the student server (a child of this
+    process) ends, then end, and the sandbox with it."""
     for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2"):
         signal.signal(getattr(signal, name), signal.SIG_IGN)
     while True:
@@ -134,6 +152,17 @@ def main():
                 break
             time.sleep(WATCH_INTERVAL)
     os._exit(0)
+
+
+def main():
+    if sys.argv[1] == WATCH:  # a forked sandbox's PID 1, which forked its server already
+        server, max_processes, max_tasks, max_bytes = (int(value) for value in sys.argv[2:6])
+        _protect_self()
+        watch(server, max_processes, max_tasks, max_bytes)
+    channel_fd, max_processes, max_tasks, max_bytes = (int(value) for value in sys.argv[1:5])
+    command = sys.argv[5:]
+    run(channel_fd, max_processes, max_tasks, max_bytes,
+        lambda: os.execv(command[0], command))
 
 
 if __name__ == "__main__":

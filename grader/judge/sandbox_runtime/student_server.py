@@ -441,8 +441,8 @@ class StudentServer:
         return None, False
 
 
-def main():
-    fd = int(sys.argv[1])
+def serve_channel(fd):
+    """Answer the grader on the channel ``fd`` until it closes, then end the process."""
     os.set_inheritable(fd, False)  # programs a submission starts do not get the channel
     devnull = os.open(os.devnull, os.O_RDWR)
     for stream in (0, 1, 2):
@@ -451,6 +451,10 @@ def main():
     channel = wire.channel_from_fd(fd, wire.FROM_SANDBOX, wire.TO_SANDBOX, blocking=True)
     StudentServer(channel).serve()
     os._exit(0)  # no atexit handlers or threads a submission left behind
+
+
+def main():
+    serve_channel(int(sys.argv[1]))
 
 
 if __name__ == "__main__":
