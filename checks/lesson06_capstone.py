@@ -288,6 +288,7 @@ def _threshold_inputs(rng):
     # a run of no episode at all: shorter than one window, so None (not an error)
     cases.append({"returns": [], "threshold": float(rng.integers(1, 200)),
                   "window": int(rng.integers(1, 6))})
+    cases += _zero_and_negative_ties(rng)
     return {"cases": cases}
 
 
@@ -303,6 +304,62 @@ def _tie_after_fractions(rng):
         if totals[-1] - totals[-3] < 2 * level:
             break
     return {"returns": prefix + [level, level], "threshold": level, "window": 2}
+
+
+def _window_with_sum(rng, window, total):
+    """``window`` returns, halves in [-5, 5] but the last, that add up to ``total`` exactly
+    (in floating point too, in any order), smallest first: every run of the first k of them
+    averages at most total / window, so a window that ends inside them stays below it."""
+    values = (rng.integers(-10, 11, size=window - 1) / 2).tolist()
+    return sorted(values + [total - sum(values)])
+
+
+def _zero_and_negative_ties(rng):
+    """Runs whose first full window to reach the threshold has a mean of exactly 0.0 or
+    exactly a negative threshold, every earlier window lying below it. Taxi's threshold is
+    0: a mean of 0 (or a return of 0 in a window of one, or a first window of index 0) is a
+    value to compare like any other, not a missing one. The threshold comes as an int, a
+    float and -0.0, and negative, tied or below the 0.0 mean. Returns are integers and
+    halves, so every window sum is exact in floating point however it is added up; the
+    returns before the window are -20 or lower, so every earlier window (sorted, see
+    ``_window_with_sum``) averages below the threshold (> -4 for a window of at most 5)."""
+    def prefix():
+        return (rng.integers(-80, -39, size=int(rng.integers(1, 5))) / 2).tolist()
+
+    def window():
+        return int(rng.integers(2, 6))
+
+    def after():  # a later window that reaches the threshold too, or none
+        return [float(rng.choice([rng.integers(-40, -20), rng.integers(5, 30)]))]
+
+    cases = []
+    # a threshold of 0.0 (Taxi's), 0 and -0.0 reached by a window whose mean is exactly 0.0
+    size = window()
+    cases.append({"returns": prefix() + _window_with_sum(rng, size, 0.0) + after(),
+                  "threshold": 0.0, "window": size})
+    size = window()
+    cases.append({"returns": prefix() + [0.0] * size + after(), "threshold": 0,
+                  "window": size})
+    cases.append({"returns": prefix() + [0.0] + after(), "threshold": -0.0, "window": 1})
+    # a first full window (index 0), as long as the run, whose mean is 0.0
+    size = window()
+    cases.append({"returns": _window_with_sum(rng, size, 0.0), "threshold": 0.0,
+                  "window": size})
+    # a negative threshold, below a window mean of exactly 0.0 (then one that is above it),
+    # and one of a single episode whose return is 0
+    size = window()
+    threshold = float(rng.integers(-7, 0)) / 2
+    cases.append({"returns": prefix() + _window_with_sum(rng, size, 0.0)
+                  + [float(rng.integers(5, 30))] * size, "threshold": threshold,
+                  "window": size})
+    cases.append({"returns": prefix() + [0.0, float(rng.integers(-3, 0))] + after(),
+                  "threshold": int(rng.integers(-3, 0)), "window": 1})
+    # a window mean exactly at a negative threshold
+    size = window()
+    threshold = float(rng.integers(-15, 0)) / 2
+    cases.append({"returns": prefix() + _window_with_sum(rng, size, threshold * size) + after(),
+                  "threshold": threshold, "window": size})
+    return cases
 
 
 def _threshold_probe(inputs, episodes_to_threshold):
@@ -356,7 +413,25 @@ def _threshold_verdict(inputs, data):
         shown = ", ".join(f"{r:g}" for r in case["returns"][:8])
         more = ", ..." if len(case["returns"]) > 8 else ""
         hint, rule = "", THRESHOLD_FULL_WINDOWS
-        if want is None:
+        reaching = case["returns"][want - case["window"]:want] if want is not None else []
+        if (want is not None and (got is None or got > want)
+                and math.fsum(reaching) == 0.0):
+            # the first window to reach it averages exactly 0: skipped as if missing
+            episodes = (f"episode {want}" if case["window"] == 1 else
+                        f"episodes {want - case['window'] + 1} to {want}")
+            values = ", ".join(f"{r:g}" for r in reaching[:8])
+            equal = case["threshold"] == 0
+            hint = (f" The mean of {episodes} ({values}) is exactly 0.0, "
+                    + ("which equals the threshold, and a mean equal to the threshold "
+                       "reaches it" if equal else
+                       f"above the threshold {case['threshold']:g}, and it is the first "
+                       "full window to reach it")
+                    + ". A mean, a return or a threshold of 0 is a number like any other: "
+                    "never test one for truth (`if mean and ...`, `if not total`, `mean or "
+                    "None`); mark a window that is not full yet with None and test `is None`, "
+                    "or start the scan at the first full window.")
+            rule = THRESHOLD_AT_EQUAL if equal else THRESHOLD_COUNTS_EPISODES
+        elif want is None:
             hint = (" No full window of that many episodes reaches the threshold, however "
                     "close its mean comes (compare exactly, with no tolerance): return None."
                     if len(case["returns"]) >= case["window"] else
@@ -381,6 +456,12 @@ def _threshold_verdict(inputs, data):
             hint = (f" The mean of episodes {want - case['window'] + 1} to {want} equals the "
                     "threshold, and reaching it counts (>=).")
             rule = THRESHOLD_AT_EQUAL
+        elif got is None and want == case["window"]:
+            hint = (f" The first full window (episodes 1 to {want}) already reaches the "
+                    f"threshold, so the answer is {want}. Its index among the windows is 0, "
+                    "a window like any other: test a found index with `is None`, never for "
+                    "truth (`if first:`).")
+            rule = THRESHOLD_COUNTS_EPISODES
         return failed(f"episodes_to_threshold([{shown}{more}] ({len(case['returns'])} "
                       f"episodes), threshold={case['threshold']:g}, window={case['window']}) "
                       f"returned {got}; expected {want}.{hint}", rule=rule)

@@ -322,11 +322,12 @@ def _targets_probe(inputs, td_targets):
                            next_observations, terminated, discount)
         returned[name] = _returned(got, "td_targets")
     # a batch of one row (the last, which bootstraps): still one target in a 1-d array
-    got = call_student(f"td_targets(target_network, rewards[-1:], next_observations[-1:], "
-                       f"terminated[-1:], {inputs['discount']})", td_targets, target,
-                       rewards[-1:], next_observations[-1:], terminated[-1:],
-                       inputs["discount"])
-    returned["one_row"] = _returned(got, "td_targets")
+    # (a refusal is data: the verdict names the rule it breaks)
+    got = attempted(call_student, f"td_targets(target_network, rewards[-1:], "
+                    f"next_observations[-1:], terminated[-1:], {inputs['discount']}) on a "
+                    "batch of one row", td_targets, target, rewards[-1:],
+                    next_observations[-1:], terminated[-1:], inputs["discount"])
+    returned["one_row"] = got if "raised" in got else _returned(got["value"], "td_targets")
     # discount 1, the top of its range: a value like any other (its refusal is data)
     got = attempted(call_student, "td_targets(target_network, rewards, next_observations, "
                     "terminated, 1.0)", td_targets, target, rewards, next_observations,
@@ -441,6 +442,11 @@ def _targets_verdict(inputs, data):
                     "Q(next_observation, a').")
         return failed(situation + "." + hint, rule=rule)
     one_row = data["one_row"]
+    if one_row.get("raised"):
+        return failed(f"{one_row['raised']}; expected one target (reward "
+                      f"{batch['rewards'][-1]}, not terminated) in a 1-d float array of "
+                      f"shape (1,), {_shown(expected['targets'][-1:])}."
+                      + ONE_ROW_IS_A_BATCH, rule=TARGETS_SHAPE)
     if one_row.get("shape") != [1] or not _close(one_row["values"], expected["targets"][-1:]):
         return failed(f"td_targets of a batch of one row (reward {batch['rewards'][-1]}, not "
                       f"terminated) returned shape {tuple(one_row.get('shape', ()))} with "
@@ -583,6 +589,31 @@ def _loss_inputs(rng):
     return {"cases": [*loss_cases(rng), _case_of_many_actions(rng)]}
 
 
+# Which of the check's batches gives its batch of one row: loss_cases' "some above one"
+# (the loss check's batch #4, the gradient check's #3, which leaves the first out).
+ONE_ROW_FROM_LOSS_CASE, ONE_ROW_FROM_GRADIENT_CASE = 3, 2
+
+
+def one_row_of(case):
+    """A batch of exactly one row (B = 1): ``case``'s row of the largest weight (a weight
+    above 1, taken as given), every input still (1, actions) or (1,) as a batch's is."""
+    row = int(np.argmax(case["weights"]))
+    return {key: values[row:row + 1] for key, values in case.items()}
+
+
+def _one_row_call(function, case):
+    """How feedback names a call of ``function`` on the batch of one row ``case``."""
+    return (f"{function}(q_values, actions, targets, weights) on a batch of one row "
+            f"(q_values {case['q_values']}, shape (1, {len(case['q_values'][0])}); actions "
+            f"{case['actions']}; targets {case['targets']}; weights {case['weights']})")
+
+
+# What a batch of one row asks, for every function of the lesson that takes a batch.
+ONE_ROW_IS_A_BATCH = (" A batch of one row is a batch like any other, of B = 1 rows: keep "
+                      "its axis of rows (np.squeeze turns one row into no axis at all, and "
+                      "len() of a 0-d array raises TypeError).")
+
+
 MANY_ACTIONS = 70  # more than np.choose's 32 (or 64) choices: a network may have more
 
 
@@ -612,7 +643,36 @@ def _loss_probe(inputs, huber_loss):
     q_values, actions, targets, weights = _case_arrays(inputs["cases"][0])
     zero = call_student("huber_loss(q_values, actions, targets, weights) with every weight 0",
                         huber_loss, q_values, actions, targets, np.zeros_like(weights))
-    return {"losses": losses, "every_weight_zero": _returned(zero, "huber_loss")["values"]}
+    # a batch of exactly one row: L of B = 1, one float (a refusal is data)
+    one = one_row_of(inputs["cases"][ONE_ROW_FROM_LOSS_CASE])
+    got = attempted(call_student, _one_row_call("huber_loss", one), huber_loss,
+                    *_case_arrays(one))
+    return {"losses": losses, "every_weight_zero": _returned(zero, "huber_loss")["values"],
+            "one_row": got if "raised" in got else _returned(got["value"], "huber_loss")}
+
+
+def _one_row_loss_problem(inputs, data):
+    """What huber_loss got wrong on a batch of one row (see one_row_of), or None."""
+    case = one_row_of(inputs["cases"][ONE_ROW_FROM_LOSS_CASE])
+    call = _one_row_call("huber_loss", case)
+    want = reference(LESSON, "losses", [case])["weighted_mean"][0]
+    asked = (f"expected L = (1/1) * w_0 * huber(Q[0, a_0] - y_0) = {want:.6g}, one Python "
+             "float")
+    run = data.get("one_row")
+    if not isinstance(run, dict):
+        return failed(f"{call} left no record; {asked}." + ONE_ROW_IS_A_BATCH,
+                      rule=LOSS_IS_A_NUMBER)
+    if run.get("raised"):
+        return failed(f"{run['raised']}; {asked}." + ONE_ROW_IS_A_BATCH, rule=LOSS_IS_A_NUMBER)
+    values = run.get("values") or []
+    if len(values) != 1 or run.get("shape") != []:
+        return failed(f"{call} returned {len(values)} number(s), shape "
+                      f"{tuple(run.get('shape') or ())}; {asked}." + ONE_ROW_IS_A_BATCH,
+                      rule=LOSS_IS_A_NUMBER)
+    if not _close(values[0], want):
+        return failed(f"{call} returned {values[0]:.6g}; {asked}: the same formula as for any "
+                      "batch, with B = 1.", rule=HUBER_LOSS_FORMULA)
+    return None
 
 
 def _zero_weights_problem(inputs, data, unweighted):
@@ -679,9 +739,11 @@ def _loss_verdict(inputs, data):
         return failed(f"{situation}. The loss is mean_i w_i * huber(Q[i, a_i] - y_i), with "
                       "huber(x) = x^2 / 2 for |x| <= 1 and |x| - 1/2 beyond.",
                       rule=HUBER_LOSS_FORMULA)
-    return _zero_weights_problem(inputs, data, expected["unweighted"][0]) or passed(
-        "the loss is the mean over the batch of each row's weight times the Huber loss of "
-        "its TD error (0 when every weight is 0).")
+    return (_zero_weights_problem(inputs, data, expected["unweighted"][0])
+            or _one_row_loss_problem(inputs, data) or passed(
+                "the loss is the mean over the batch of each row's weight times the Huber "
+                "loss of its TD error (0 when every weight is 0), one float for a batch of "
+                "one row too."))
 
 
 # --- its gradient, against finite differences of the student's own loss ----------------------
@@ -737,6 +799,7 @@ def _gradient_probe(inputs, huber_loss, huber_loss_gradient):
             differences.append((up - down) / (2 * FD_STEP))
         results.append({"gradient": gradient, "finite_differences": differences,
                         "loss": _student_loss(huber_loss, q_values, actions, targets, weights)})
+    one_row = _one_row_gradient_probe(inputs, huber_loss, huber_loss_gradient)
     # Q-values given as integers: the gradient is still a float array (the contract holds it)
     q_values, actions, targets, weights = _case_arrays(inputs["cases"][0])
     call_student("huber_loss_gradient(q_values, actions, targets, weights) with integer "
@@ -747,7 +810,68 @@ def _gradient_probe(inputs, huber_loss, huber_loss_gradient):
     call_student("huber_loss_gradient(q_values, actions, targets, weights / 2) right after "
                  "a call on a batch of the same shape", huber_loss_gradient, q_values,
                  actions, targets, weights / 2)
-    return {"results": results}
+    return {"results": results, "one_row": one_row}
+
+
+def _one_row_gradient_probe(inputs, huber_loss, huber_loss_gradient):
+    """The gradient on a batch of exactly one row (a refusal is data), and central finite
+    differences of the student's own loss there: None when that loss fails on one row
+    (its own check says so; the gradient is then held to the exact derivative)."""
+    one = one_row_of(inputs["cases"][ONE_ROW_FROM_GRADIENT_CASE])
+    q_values, actions, targets, weights = _case_arrays(one)
+    got = attempted(call_student, _one_row_call("huber_loss_gradient", one),
+                    huber_loss_gradient, q_values, actions, targets, weights)
+    run = got if "raised" in got else {"gradient": _returned(got["value"],
+                                                              "huber_loss_gradient")}
+    differences = []
+    for index in range(q_values.size):
+        values = []
+        for step in (FD_STEP, -FD_STEP):
+            shifted = q_values.copy()
+            shifted.flat[index] += step
+            loss = attempted(_student_loss, huber_loss, shifted, actions, targets, weights)
+            if "raised" in loss:
+                return {**run, "finite_differences": None}
+            values.append(loss["value"])
+        differences.append((values[0] - values[1]) / (2 * FD_STEP))
+    return {**run, "finite_differences": differences}
+
+
+def _one_row_gradient_problem(inputs, data):
+    """What huber_loss_gradient got wrong on a batch of one row, or None: its shape is
+    (1, actions), and it matches finite differences of the student's loss there (or, when
+    that loss fails on one row, the exact derivative w * clip(Q - y, -1, 1) / 1)."""
+    case = one_row_of(inputs["cases"][ONE_ROW_FROM_GRADIENT_CASE])
+    call = _one_row_call("huber_loss_gradient", case)
+    shape = (1, len(case["q_values"][0]))
+    exact = np.asarray(reference(LESSON, "gradients", [case])["exact"][0], dtype=np.float64)
+    asked = (f"expected dL/dQ as a float array of the Q-values' shape {shape}, "
+             f"{_shown(exact)}: w_0 * clip(Q[0, a_0] - y_0, -1, 1) / B with B = 1 at the "
+             "action taken, 0 elsewhere")
+    run = data.get("one_row")
+    if not isinstance(run, dict):
+        return failed(f"{call} left no record; {asked}." + ONE_ROW_IS_A_BATCH,
+                      rule=GRADIENT_SHAPE)
+    if run.get("raised"):
+        return failed(f"{run['raised']}; {asked}." + ONE_ROW_IS_A_BATCH, rule=GRADIENT_SHAPE)
+    returned = run.get("gradient") or {}
+    if tuple(returned.get("shape") or ()) != shape:
+        return failed(f"{call} returned an array of shape {tuple(returned.get('shape') or ())};"
+                      f" {asked}." + ONE_ROW_IS_A_BATCH, rule=GRADIENT_SHAPE)
+    gradient = np.asarray(returned["values"], dtype=np.float64).reshape(shape)
+    numeric = run.get("finite_differences")
+    if numeric is not None:
+        numeric = np.asarray(numeric, dtype=np.float64).reshape(shape)
+        if np.all(np.isfinite(numeric)) and np.allclose(gradient, numeric, rtol=1e-4,
+                                                        atol=1e-6):
+            return None
+    if np.allclose(gradient, exact, **TOLERANCE):
+        return None
+    rates = ("" if numeric is None else
+             f", and changing each Q-value changes your huber_loss at the rates "
+             f"{_shown(numeric, 6)} (central finite differences, step {FD_STEP:g})")
+    return failed(f"{call} returned {_shown(gradient, 6)}{rates}; {asked}.",
+                  rule=GRADIENT_OF_THE_LOSS)
 
 
 def _inexact_gradient_problem(number, result, gradient, expected):
@@ -856,8 +980,9 @@ def _gradient_verdict(inputs, data):
             hint = (" The Huber loss's derivative is the TD error clipped to [-1, 1], times "
                     "the row's weight, divided by the batch size.")
         return failed(situation + "." + hint, rule=rule)
-    return passed("the gradient matches finite differences of your loss, weights (all 0 "
-                  "included) and the clipping at |error| = 1 included.")
+    return _one_row_gradient_problem(inputs, data) or passed(
+        "the gradient matches finite differences of your loss, weights (all 0 included), "
+        "the clipping at |error| = 1 and a batch of one row included.")
 
 
 # --- the DQN step ---------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from checks.contracts import INPUTS_UNTOUCHED, RESULT_TYPES
+from checks.contracts import INPUTS_UNTOUCHED, NUMPY_SCALARS, RESULT_TYPES
 from checks.expected import expected as reference
 from checks.framework import (attempted, call_student, failed, kept_with, lend_to, outcome_of,
                               passed, reseed_global_generators, result_by_reference,
@@ -497,12 +497,22 @@ def _weights_probe(inputs, PrioritizedReplayBuffer):
     ends = {beta: _attempt(_samples, buffer, inputs["batch_size"], beta, inputs["batches"])
             for beta in (inputs["betas"][0], inputs["betas"][2])}
     samples = [ends[inputs["betas"][0]], (middle, None), ends[inputs["betas"][2]]]
+    # the ends as whole numbers too (Python's int, and np.int64 on every other call)
+    whole = [_attempt(_samples, buffer, inputs["batch_size"], beta, inputs["batches"])
+             for beta in WHOLE_BETAS]
     single, single_refused = _attempt(_sample, single, 3, inputs["betas"][1])
     uniform, uniform_refused = _attempt(_uniform_weights, PrioritizedReplayBuffer, inputs)
     return {"samples": [batches for batches, _ in samples],
-            "refused": [why for _, why in samples], "single": single,
+            "refused": [why for _, why in samples],
+            "whole_samples": [batches for batches, _ in whole],
+            "whole_refused": [why for _, why in whole], "single": single,
             "single_refused": single_refused, "uniform": uniform,
             "uniform_refused": uniform_refused}
+
+
+# beta's ends as the lesson writes them, whole numbers: "beta = 0 gives every weight 1 and
+# beta = 1 the full correction"; the same weights as 0.0 and 1.0 give
+WHOLE_BETAS = (0, 1)
 
 
 def _uniform_weights(PrioritizedReplayBuffer, inputs):
@@ -522,6 +532,64 @@ def _batch_weights(table, ids):
     return np.asarray(table["relative_to"][heaviest])[ids], unnormalised
 
 
+def _beta_batches_problem(inputs, beta, batches, refused):
+    """A failed verdict unless ``batches``, sampled with ``beta`` (None: ``refused`` says
+    why not), hold the weights (N P(i))^-beta / max; None when they do. A whole-number
+    beta (Python's int, np.int64 on every other call) gives the weights its float gives."""
+    errors, alpha = inputs["td_errors"], inputs["alpha"]
+    stored = len(errors)
+    whole = type(beta) is int
+    said = (f"beta={beta} (the whole number {beta}: Python's int, and np.int64 on every "
+            "other call)" if whole else f"beta={beta}")
+    same = (f" A whole-number beta is a value of beta like any other: it gives the weights "
+            f"beta={float(beta)} gives (numbers may arrive as Python's or numpy's ints)."
+            if whole else "")
+    if refused:
+        return failed(f"sample({inputs['batch_size']}, {said}) failed where "
+                      f"sample({inputs['batch_size']}, beta={inputs['betas'][1]}) worked: "
+                      f"{refused}. beta = {beta:g} is a value of beta ("
+                      + ("no correction: every weight is 1" if beta == 0 else
+                         "the full correction") + "), not a missing one." + same,
+                      rule=WEIGHTS_BETA_ENDS)
+    problem = wrong_amount("batches", batches, inputs["batches"], rule=SAMPLE_RETURNS)
+    if problem:
+        return problem
+    # every slot's weight, and with the exponent's sign flipped (a common bug)
+    table = reference(LESSON, "importance_weights", errors, alpha, float(beta))
+    flipped = reference(LESSON, "importance_weights", errors, alpha, -float(beta))
+    for batch in batches:
+        ids, weights = batch["ids"], batch["weights"]
+        problem = wrong_amount("weights", weights, inputs["batch_size"],
+                               rule=SAMPLE_RETURNS)
+        if problem:
+            return problem
+        if any(not (isinstance(i, int) and 0 <= i < stored) for i in ids):
+            return failed("sample returned a transition that is not stored; see "
+                          "test_sampling_follows_priorities.", rule=SAMPLE_RETURNS)
+        want, unnormalised = _batch_weights(table, ids)
+        if np.allclose(weights, want, rtol=1e-6, atol=1e-12):
+            continue
+        where = (f"with {said}, alpha={alpha} and {stored} transitions stored, "
+                 f"sample returned weights {np.round(weights[:5], 4).tolist()}... for "
+                 f"transitions {ids[:5]}...; expected {np.round(want[:5], 4).tolist()}..., "
+                 "that is (N P(i))^-beta divided by the batch's largest weight.")
+        if np.allclose(weights, unnormalised, rtol=1e-6):
+            return failed(where + " Yours are not divided by their maximum: the "
+                          "largest weight in a batch must be 1.",
+                          rule=WEIGHTS_DIVIDED_BY_MAX)
+        if np.allclose(weights, _batch_weights(flipped, ids)[0], rtol=1e-6):
+            return failed(where + " The exponent is -beta: rare transitions get the "
+                          "largest weights.", rule=WEIGHTS_FORMULA)
+        if beta == 0:
+            return failed(where + " With beta = 0 every weight is (N P(i))^0 = 1: "
+                          "0 is a value of beta, not a missing one." + same,
+                          rule=WEIGHTS_BETA_ENDS)
+        if whole:
+            return failed(where + same, rule=WEIGHTS_BETA_ENDS)
+        return failed(where, rule=WEIGHTS_FORMULA)
+    return None
+
+
 def _weights_verdict(inputs, data):
     errors, alpha = inputs["td_errors"], inputs["alpha"]
     stored = len(errors)
@@ -536,47 +604,9 @@ def _weights_verdict(inputs, data):
         return problem
     for beta, batches, refused in zip(inputs["betas"], data["samples"],
                                       data.get("refused") or [None] * len(inputs["betas"])):
-        if refused:
-            return failed(f"sample({inputs['batch_size']}, beta={beta}) failed where "
-                          f"sample({inputs['batch_size']}, beta={inputs['betas'][1]}) worked: "
-                          f"{refused}. beta = {beta:g} is a value of beta ("
-                          + ("no correction: every weight is 1" if beta == 0 else
-                             "the full correction") + "), not a missing one.",
-                          rule=WEIGHTS_BETA_ENDS)
-        problem = wrong_amount("batches", batches, inputs["batches"], rule=SAMPLE_RETURNS)
+        problem = _beta_batches_problem(inputs, beta, batches, refused)
         if problem:
             return problem
-        # every slot's weight, and with the exponent's sign flipped (a common bug)
-        table = reference(LESSON, "importance_weights", errors, alpha, beta)
-        flipped = reference(LESSON, "importance_weights", errors, alpha, -beta)
-        for batch in batches:
-            ids, weights = batch["ids"], batch["weights"]
-            problem = wrong_amount("weights", weights, inputs["batch_size"],
-                                   rule=SAMPLE_RETURNS)
-            if problem:
-                return problem
-            if any(not (isinstance(i, int) and 0 <= i < stored) for i in ids):
-                return failed("sample returned a transition that is not stored; see "
-                              "test_sampling_follows_priorities.", rule=SAMPLE_RETURNS)
-            want, unnormalised = _batch_weights(table, ids)
-            if np.allclose(weights, want, rtol=1e-6, atol=1e-12):
-                continue
-            where = (f"with beta={beta}, alpha={alpha} and {stored} transitions stored, "
-                     f"sample returned weights {np.round(weights[:5], 4).tolist()}... for "
-                     f"transitions {ids[:5]}...; expected {np.round(want[:5], 4).tolist()}..., "
-                     "that is (N P(i))^-beta divided by the batch's largest weight.")
-            if np.allclose(weights, unnormalised, rtol=1e-6):
-                return failed(where + " Yours are not divided by their maximum: the "
-                              "largest weight in a batch must be 1.",
-                              rule=WEIGHTS_DIVIDED_BY_MAX)
-            if np.allclose(weights, _batch_weights(flipped, ids)[0], rtol=1e-6):
-                return failed(where + " The exponent is -beta: rare transitions get the "
-                              "largest weights.", rule=WEIGHTS_FORMULA)
-            if beta == 0:
-                return failed(where + " With beta = 0 every weight is (N P(i))^0 = 1: "
-                              "0 is a value of beta, not a missing one.",
-                              rule=WEIGHTS_BETA_ENDS)
-            return failed(where, rule=WEIGHTS_FORMULA)
     single = data.get("single") or {}
     if data.get("single_refused"):
         return failed(f"with one transition stored, sample(3, beta={inputs['betas'][1]}) "
@@ -589,6 +619,15 @@ def _weights_verdict(inputs, data):
                       f"beta={inputs['betas'][1]}) should return it three times with weights "
                       f"(1 * 1)^-beta = 1; it returned transitions {single.get('ids')} with "
                       f"weights {single.get('weights')}.", rule=BATCH_LARGER_THAN_BUFFER)
+    problem = wrong_amount("whole-number betas", data.get("whole_samples"), len(WHOLE_BETAS),
+                           rule=SAMPLE_RETURNS)
+    if problem:
+        return problem
+    for beta, batches, refused in zip(WHOLE_BETAS, data["whole_samples"],
+                                      data.get("whole_refused") or [None] * len(WHOLE_BETAS)):
+        problem = _beta_batches_problem(inputs, beta, batches, refused)
+        if problem:
+            return problem
     if data.get("uniform_refused"):
         return failed(f"with alpha=0 the buffer failed: {data['uniform_refused']}. alpha = 0 "
                       "is uniform replay, the other end of the scale, not an error.",
@@ -623,7 +662,10 @@ def _updates_inputs(rng):
                          "td_errors": rng.uniform(0.1, 3, size=3).round(4).tolist()},
             # the arrays of one call, which the caller keeps
             "kept": {"slots": rng.choice(stored, size=3, replace=False).tolist(),
-                     "td_errors": (-rng.uniform(0.1, 3, size=3)).round(4).tolist()}}
+                     "td_errors": (-rng.uniform(0.1, 3, size=3)).round(4).tolist()},
+            # TD errors that are whole numbers (0 among them), in each integer form
+            "whole": {"slots": rng.choice(stored, size=3, replace=False).tolist(),
+                      "td_errors": [0, -int(rng.integers(1, 6)), int(rng.integers(1, 6))]}}
 
 
 SINGLE_PRECISION_ERRORS = (50.25, -75.5, 0.0)  # exact in float32; epsilon is not, beside them
@@ -673,6 +715,8 @@ def _updates_probe(inputs, PrioritizedReplayBuffer, SumTree):
                 "changed": _priorities(single, range(len(SINGLE_PRECISION_ERRORS))) != held},
             "repeated": _repeated_slots(PrioritizedReplayBuffer, inputs),
             "kept": _inputs_kept(PrioritizedReplayBuffer, inputs),
+            "whole": [_whole_td_errors(PrioritizedReplayBuffer, inputs, form)
+                      for form, _ in WHOLE_NUMBER_FORMS],
             "overwritten": _overwritten_since_sampled(PrioritizedReplayBuffer, inputs),
             "tree_slots": _tree_slots(PrioritizedReplayBuffer, SumTree, inputs),
             "text_alphas": [_text_alpha_priorities(PrioritizedReplayBuffer, inputs, alpha)
@@ -812,6 +856,75 @@ def _repeated_slots(PrioritizedReplayBuffer, inputs):
             "total": _tree_total(buffer.tree)}
 
 
+# The integer forms a caller may give whole-number TD errors (and their slots) in, with the
+# rule a refusal breaks: a TD error is a number, whole or not (a reward of -1 with Q-values
+# still 0 gives delta = -1), and numbers may arrive as numpy scalars, as a row of a numpy
+# batch holds them.
+WHOLE_NUMBER_FORMS = (
+    ("lists of Python ints", PRIORITY_FORMULA),
+    ("int64 arrays", PRIORITY_FORMULA),
+    ("lists of np.int64 scalars", NUMPY_SCALARS),
+)
+
+
+def _whole_number_form(form, numbers):
+    """``numbers`` (Python ints) in the form :data:`WHOLE_NUMBER_FORMS` names."""
+    if form == "int64 arrays":
+        return np.asarray(numbers, dtype=np.int64)
+    if form == "lists of np.int64 scalars":
+        return [np.int64(number) for number in numbers]
+    return list(numbers)
+
+
+def _whole_td_errors(PrioritizedReplayBuffer, inputs, form):
+    """update_priorities with whole-number TD errors (and slots) in ``form``, on a fresh
+    buffer: ``{"priorities": every stored slot's}`` after it, or ``{"refused": why}``."""
+    def priorities():
+        buffer = _new_buffer(PrioritizedReplayBuffer, inputs["capacity"], inputs["alpha"],
+                             inputs["seed"])
+        _fill(buffer, range(inputs["stored"]))
+        whole = inputs["whole"]
+        call_student(f"update_priorities(slots, td_errors) with {form}",
+                     buffer.update_priorities, _whole_number_form(form, whole["slots"]),
+                     _whole_number_form(form, whole["td_errors"]))
+        return _priorities(buffer, range(inputs["stored"]))
+
+    held, refused = _attempt(priorities)
+    return {"refused": refused} if refused else {"priorities": held}
+
+
+def _whole_td_errors_problem(inputs, found):
+    """A failed verdict unless update_priorities stored exactly what the same TD errors
+    as floats give, in every form of :data:`WHOLE_NUMBER_FORMS`; None when it did."""
+    whole, alpha, stored = inputs["whole"], inputs["alpha"], inputs["stored"]
+    (want,) = reference(LESSON, "priorities_after_rounds", [whole], stored, alpha)
+    floats = [float(error) for error in whole["td_errors"]]
+    for (form, rule), outcome in zip(WHOLE_NUMBER_FORMS, found or []):
+        call = (f"update_priorities({whole['slots']}, {whole['td_errors']}) with slots and "
+                f"TD errors as {form}")
+        expected = (f"the same as update_priorities({whole['slots']}, {floats}) stores: "
+                    f"(|delta| + epsilon)^alpha = "
+                    f"{[round(want[slot], 6) for slot in whole['slots']]} for slots "
+                    f"{whole['slots']} (alpha={alpha}, epsilon={EPSILON:g}), the other slots "
+                    "unchanged")
+        why = ("A TD error is a number, and a whole number is one (a reward of -1 with "
+               "Q-values still 0 gives delta = -1): compute p = |delta| + epsilon in "
+               "float64 whatever type the TD errors come in, and refuse only NaN or "
+               "infinite ones." if rule is PRIORITY_FORMULA else
+               "Numbers may arrive as numpy scalars (np.int64, np.float64), as a row of a "
+               "numpy batch holds them: treat them exactly as Python's numbers "
+               "(np.asarray(td_errors, dtype=np.float64) takes them all).")
+        if outcome.get("refused"):
+            return failed(f"{call} failed: {outcome['refused']}. It should store {expected}. "
+                          + why, rule=rule)
+        got = outcome.get("priorities") or []
+        if len(got) != stored or not all(_close(g, w) for g, w in zip(got, want)):
+            return failed(f"after {call} the {stored} stored slots hold "
+                          f"{[round(g, 6) if isinstance(g, float) else g for g in got]}; "
+                          f"they should hold {expected}. " + why, rule=rule)
+    return None
+
+
 def _inputs_kept(PrioritizedReplayBuffer, inputs):
     """What the caller's arrays of slots and TD errors hold after update_priorities was
     given them (arrays where the student's code runs, as the caller keeps them)."""
@@ -923,8 +1036,12 @@ def _updates_verdict(inputs, data):
     problem = _text_alphas_problem(inputs, data.get("text_alphas"))
     if problem:
         return problem
+    problem = _whole_td_errors_problem(inputs, data.get("whole"))
+    if problem:
+        return problem
     return passed("update_priorities stores (|delta| + epsilon)^alpha in the tree, for "
-                  "negative and zero TD errors and a slot given twice too, leaves other "
+                  "negative, zero and whole-number TD errors (lists, int64 arrays, np.int64 "
+                  "scalars) and a slot given twice too, leaves other "
                   "slots and its inputs alone, and uses the alpha and epsilon given (0.6 and "
                   "1e-6 by default; alpha 0.3, 1 and 2 too) and a tree with the ring's "
                   "slots.")

@@ -5,12 +5,13 @@ import math
 
 import numpy as np
 
-from checks.contracts import INPUTS_UNTOUCHED
+from checks.contracts import INPUTS_UNTOUCHED, NUMPY_SCALARS
 from checks.expected import expected as reference
 from checks.framework import (attempted, call_student, failed, fill_in_place, kept_with,
                               passed, result_by_reference, wrong_amount)
 from checks.lesson03_prioritized_replay.driving import (
-    LESSON, _close, _new_tree, _numbers, _tree_find, _tree_get, _tree_total, _tree_update)
+    LESSON, _attempt, _close, _new_tree, _numbers, _tree_find, _tree_get, _tree_total,
+    _tree_update)
 from checks.requirements import Rule
 
 
@@ -65,8 +66,9 @@ def update_batches(inputs):
     repeat within a batch (with one priority each) and share parents; priorities span
     twelve orders of magnitude, where float32 sums drift. One batch in six gives a single
     priority (a Python float) for all its slots, as the lesson allows; one in six gives
-    integer priorities (an int64 array), and one in six a single Python int, as the
-    lesson's own example tree does: a priority is any number."""
+    integer priorities (in turn an int64 array, a list of Python ints and a list of
+    np.int64 scalars), and one in six a single Python int, as the lesson's own example
+    tree does: a priority is any number."""
     rng = np.random.default_rng(inputs["seed"])
     batches = []
     for number in range(inputs["batches"]):
@@ -77,7 +79,10 @@ def update_batches(inputs):
         if number % 6 == 5:
             batches.append((slots, float(values[base])))  # one priority for every slot
         elif number % 6 == 2:
-            batches.append((slots, np.round(values[slots]).astype(np.int64)))
+            whole = np.round(values[slots]).astype(np.int64)
+            form = number // 6 % 3
+            batches.append((slots, whole if form == 0 else whole.tolist() if form == 1
+                            else list(whole)))  # list(): np.int64 scalars
         elif number % 6 == 3:
             batches.append((slots, int(round(values[base]))))
         else:
@@ -85,11 +90,27 @@ def update_batches(inputs):
     return batches
 
 
+def priorities_form(priorities):
+    """How a batch of :func:`update_batches` gives its priorities, in words."""
+    if isinstance(priorities, (int, float)):
+        return f"one Python {type(priorities).__name__} for every slot"
+    if isinstance(priorities, np.ndarray):
+        return f"{'an' if priorities.dtype.name[0] in 'aeiou' else 'a'} {priorities.dtype} array"
+    if priorities and isinstance(priorities[0], np.generic):
+        return f"a list of np.{type(priorities[0]).__name__} scalars"
+    return "a list of Python ints"
+
+
 def _totals_probe(inputs, SumTree):
     tree = _new_tree(SumTree, inputs["capacity"])
     totals = []
-    for slots, priorities in update_batches(inputs):
-        _tree_update(tree, slots, priorities)
+    for number, (slots, priorities) in enumerate(update_batches(inputs), 1):
+        _, refused = _attempt(_tree_update, tree, slots, priorities)
+        if refused:  # a valid batch refused: the verdict says which form of priorities
+            return {"refused": {"batch": number, "form": priorities_form(priorities),
+                                "slots": np.asarray(slots).tolist(),
+                                "priorities": np.asarray(priorities).reshape(-1).tolist(),
+                                "why": refused}}
         totals.append(_tree_total(tree))
     # the layout the lesson prescribes: one float64 array `nodes` of length 2L, also
     # when the capacity is itself a power of two (then L = capacity)
@@ -263,8 +284,33 @@ def _power_of_two(capacity):
     return 1 << (capacity - 1).bit_length()
 
 
+def _refused_batch_problem(inputs, refused):
+    """The failed verdict for a valid batch of updates ``refused`` (see _totals_probe)."""
+    numpy = refused["form"].startswith("a list of np.")
+
+    def shown(values):
+        return ", ".join(repr(value) for value in values[:6]) + (", ..." if len(values) > 6
+                                                                 else "")
+
+    return failed(f"in a SumTree({inputs['capacity']}), update batch {refused['batch']} of "
+                  f"{inputs['batches']}, tree.update(slots, priorities) with slots "
+                  f"[{shown(refused['slots'])}] and the priorities as {refused['form']} "
+                  f"({shown(refused['priorities'])}) failed: {refused['why']}. "
+                  + ("Numbers may arrive as numpy scalars (np.int64, np.float64), as a row "
+                     "of a numpy batch holds them: treat them exactly as Python's numbers "
+                     "(np.asarray(priorities, dtype=np.float64) takes them all)."
+                     if numpy else
+                     "A priority is any finite number >= 0, whole or not, 0 included (the "
+                     "lesson's own example tree holds 3, 1, 2, 0, ...), given as an array "
+                     "or a list of them or as one number for every slot: take them all as "
+                     "float64 and refuse only negative or NaN priorities."),
+                  rule=NUMPY_SCALARS if numpy else TREE_TOTAL)
+
+
 def _totals_verdict(inputs, data):
     batches = inputs["batches"]
+    if data.get("refused"):
+        return _refused_batch_problem(inputs, data["refused"])
     problem = (wrong_amount("totals", data["totals"], batches, rule=TREE_TOTAL)
                or wrong_amount("priorities from get()", data["leaves"], inputs["capacity"],
                                rule=TREE_FLOAT64))

@@ -52,7 +52,12 @@ GOAL_STEPS = Callee("hindsight_goal_steps", LESSON, ("test_goal_steps",))
 CONTRACTS = {
     "GoalConditionedAgent": constructor(
         0, keywords=("alpha", "epsilon", "discount", "initial_value")),
-    "GoalConditionedAgent.get_qvalue": Contract(NUMBER),
+    # its numbers and flags, as a replayed row of a numpy batch holds them: the action, a
+    # Q-value, the reward and terminated (np.bool_ True and False); the pairs are tuples,
+    # whose numbers test_goal_agent passes as np.int64 itself
+    "GoalConditionedAgent.get_qvalue": Contract(NUMBER, numpy_scalars=(1,)),
+    "GoalConditionedAgent.set_qvalue": Contract(numpy_scalars=(1, 2)),
+    "GoalConditionedAgent.update": Contract(numpy_scalars=(1, 2, 4)),
     "hindsight_goal_steps": Contract(array("iu", 1)),
     "HindsightReplayBuffer": CLASS,
     "HindsightReplayBuffer.sample": Contract(

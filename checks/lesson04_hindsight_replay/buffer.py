@@ -13,7 +13,7 @@ from checks.framework import (NotWrittenYet, ProbeError, call_student, call_stud
 from checks.lesson04_hindsight_replay.driving import (
     CODE_BITS, DESIRED_OFFSET, STEPS_PER_CODE, STRATEGIES, SampleProtocolError, _decoded, _decoded_sample,
     _new_buffer, _store, action_of, describe_goal, goal_env, role_checked_goal_env,
-    synthetic_episode)
+    seeded_goal_env, synthetic_episode)
 from checks.lesson04_hindsight_replay.goal_steps import FUTURE_GOAL_STEPS, _allowed
 from checks.requirements import Rule
 from checks.statistics import FALSE_FAILURE_RATE, chi_square_pvalue
@@ -714,17 +714,21 @@ def _uniform_probe(inputs, HindsightReplayBuffer):
     # some) as often as independent draws do
     spread = [[[[row[0], row[1]] for row in _decoded_sample(buffer, size)]
                for _ in range(SPREAD_BATCHES)] for size in _spread_sizes(total)]
-    # two buffers of one seed, the global generators seeded apart before each samples:
-    # equal batches unless something other than the buffer's own generator draws. The
-    # seed is past 32 bits: default_rng takes any non-negative int (RandomState does not).
-    # Then the same with seed 0, a seed like any other (`if seed:` takes it for none). The
-    # second buffer of each pair gets its seed as numpy's int (np.int64, as an array of
-    # seeds holds it): the same seed
+    # two buffers of one seed, each beside an environment of its own seeded apart (its
+    # generator, env.np_random, is its resets'), the global generators seeded apart before
+    # each samples: equal batches unless something other than the buffer's own generator
+    # draws (the environment's, `random`'s, np.random's). The seed is past 32 bits:
+    # default_rng takes any non-negative int (RandomState does not). Then the same with
+    # seed 0, a seed like any other (`if seed:` takes it for none). The second buffer of
+    # each pair gets its seed as numpy's int (np.int64, as an array of seeds holds it):
+    # the same seed
     twins = []
     for seed in _twin_seeds(inputs):
         for form in (int, numpy_form):
+            env = seeded_goal_env(_twin_env_seed(inputs, form is not int))
             try:
-                twin = _new_buffer(HindsightReplayBuffer, 10, 8, "future", 4, form(seed))
+                twin = _new_buffer(HindsightReplayBuffer, 10, 8, "future", 4, form(seed),
+                                   env=env)
             except NotWrittenYet:
                 raise
             except ProbeError as error:
@@ -815,6 +819,28 @@ def _twin_seeds(inputs):
     return (_twin_seed(inputs), 0)
 
 
+def _twin_env_seed(inputs, second):
+    """The seed of the environment beside the first (``second`` false) or the second twin
+    buffer of a pair: two seeds apart, so that a buffer drawing from its environment's
+    generator (env.np_random) samples apart from its twin."""
+    return inputs["seed"] + 1 + int(bool(second))
+
+
+def _difference_words(first, second):
+    """Where two twin buffers' decoded rows (_decoded_sample) first differ, in words."""
+    if len(first) != len(second):
+        return f"{len(first)} rows against {len(second)}"
+    for index, (mine, theirs) in enumerate(zip(first, second)):
+        if mine != theirs:
+            try:
+                return (f"row {index} was step {mine[1]} of episode {mine[0]} with "
+                        f"{describe_goal(int(mine[7]))} for goal, against step {theirs[1]} of "
+                        f"episode {theirs[0]} with {describe_goal(int(theirs[7]))}")
+            except (TypeError, ValueError, IndexError):
+                return f"row {index} differs"
+    return "the same rows"
+
+
 def _uniform_verdict(inputs, data):
     lengths = inputs["lengths"]
     offsets = np.concatenate([[0], np.cumsum(lengths)])
@@ -840,14 +866,22 @@ def _uniform_verdict(inputs, data):
                            rule=BUFFER_OWN_GENERATOR)
     if problem:
         return problem
+    env_seeds = [_twin_env_seed(inputs, second) for second in (False, True)]
     for seed, first, second in zip(seeds, twins[::2], twins[1::2]):
         if first != second:
-            return failed(f"two buffers of one seed, HindsightReplayBuffer(..., seed={seed}) "
-                          f"and HindsightReplayBuffer(..., seed=np.int64({seed})), holding the "
-                          "same episodes sampled different batches (numpy's global generator "
-                          "seeded differently each time): draw everything, transitions, coins and "
-                          "goal steps, with the buffer's own np.random.default_rng(seed), made "
-                          "once in __init__"
+            return failed("two buffers of one seed, HindsightReplayBuffer(env, ..., "
+                          f"seed={seed}) and HindsightReplayBuffer(env, ..., "
+                          f"seed=np.int64({seed})), holding "
+                          "the same episodes, sampled different batches (two sample(32) calls "
+                          f"each; {_difference_words(first, second)}). Each was "
+                          "lent an environment of its own, reset with seeds "
+                          f"{env_seeds[0]} and {env_seeds[1]}, and Python's `random` and "
+                          "numpy's global generator were seeded differently before each "
+                          "sampled: none of them may decide a batch. Draw everything, "
+                          "transitions, coins and goal steps, with the buffer's own "
+                          "np.random.default_rng(seed), made once in __init__, never with "
+                          "the environment's generator (env.np_random: its resets draw from "
+                          "it, and the buffer's draws would move them), np.random or random"
                           + (", whatever the seed: 0 is a seed like any other, not a missing "
                              "one (`default_rng(seed) if seed else default_rng()` and `seed or "
                              "None` take it for no seed)." if seed == 0 else "."),
@@ -870,7 +904,8 @@ def _uniform_verdict(inputs, data):
                   "episode, and batches smaller than, as large as and larger than the buffer "
                   "repeat transitions as often as rows drawn independently, with replacement, "
                   f"do (chi-square and binomial, rejection rate {FALSE_FAILURE_RATE:g} in "
-                  "all); equal seeds give equal batches (seed 0 too).")
+                  "all); equal seeds give equal batches (seed 0 too), whatever the "
+                  "environment's generator and the global ones hold.")
 
 
 # --- wrap-around: a short episode replaces a long one -----------------------------------------------

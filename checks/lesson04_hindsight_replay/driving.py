@@ -106,11 +106,23 @@ def role_checked_goal_env():
                     original=GoalRoles(at_its_time_limit(CODE_BITS)))
 
 
-def _new_buffer(HindsightReplayBuffer, max_episodes, max_steps, strategy, k, seed, **rewards):
+def seeded_goal_env(seed):
+    """A goal environment whose own generator, ``env.np_random`` (its resets draw from it),
+    is seeded with ``seed``: the bit-flipping rules on 16-bit codes, as :func:`goal_env`'s,
+    lent the same way. Twin buffers of one seed each get one of another seed: the buffer's
+    draws are its own generator's, so they must sample alike all the same."""
+    from course.bit_flipping import make_bit_flipping
+
+    return mirrored(make_bit_flipping, CODE_BITS, seed)
+
+
+def _new_buffer(HindsightReplayBuffer, max_episodes, max_steps, strategy, k, seed, env=None,
+                **rewards):
+    """The student's HindsightReplayBuffer beside ``env`` (a :func:`goal_env` when None)."""
     return call_student(f"HindsightReplayBuffer(env, {max_episodes}, {max_steps}, "
                         f"strategy={strategy!r}, k={k})", HindsightReplayBuffer,
-                        goal_env(**rewards), max_episodes, max_steps, strategy=strategy, k=k,
-                        seed=seed)
+                        goal_env(**rewards) if env is None else env, max_episodes, max_steps,
+                        strategy=strategy, k=k, seed=seed)
 
 
 def _store(buffer, episode, length):

@@ -5,10 +5,11 @@ import math
 
 import numpy as np
 
-from checks.contracts import INPUTS_UNTOUCHED
+from checks.contracts import INPUTS_UNTOUCHED, NUMPY_SCALARS, numpy_form
 from checks.expected import expected as reference
 from checks.statistics import FALSE_FAILURE_RATE, fits
-from checks.framework import (ProbeError, call_student, call_student_repeatedly, failed,
+from checks.framework import (NotWrittenYet, ProbeError, call_student,
+                              call_student_repeatedly, failed,
                               fill_in_place, passed, reseed_global_generators,
                               result_by_reference, wrong_amount)
 from checks.lesson04_hindsight_replay.driving import LESSON
@@ -46,9 +47,88 @@ def _agent_inputs(rng):
     updates.append([first[0], (first[1] + 1 + int(rng.integers(n_bits - 1))) % n_bits, -1.0,
                     first[3], False])
     # an int, as a caller may write it (-10): the table still holds floats after updates
-    return {"n_bits": n_bits, "initial_value": -int(rng.integers(2, 20)),
-            "alpha": round(float(rng.uniform(0.2, 0.8)), 2), "discount": 0.9,
-            "pairs": pairs, "updates": updates, "seed": int(rng.integers(2**31))}
+    inputs = {"n_bits": n_bits, "initial_value": -int(rng.integers(2, 20)),
+              "alpha": round(float(rng.uniform(0.2, 0.8)), 2), "discount": 0.9,
+              "pairs": pairs, "updates": updates, "seed": int(rng.integers(2**31))}
+    # then two terminal updates in a row (a success: reward 0.0, nothing after it to
+    # bootstrap from), so that one gets Python's True and the other np.bool_(True)
+    # (_numpy_update). Their next pairs were updated before: every Q-value of theirs is
+    # below 0, so a terminal update that bootstraps from them lands elsewhere
+    for pair, next_pair in ((pairs[3], pairs[0]), (pairs[4], pairs[1])):
+        updates.append([pair, int(rng.integers(n_bits)), 0.0, next_pair, True])
+    return inputs
+
+
+def _numpy_update(index, flipped=False):
+    """Whether update ``index`` (0-based) of the inputs is passed with numpy scalars: every
+    other one, the second, fourth, ... (``flipped``: the first, third, ...), as the
+    framework passes a method's numbers on every other call (checks.contracts:
+    GoalConditionedAgent.update's contract). The probe passes them so itself, the pairs'
+    numbers too, so the verdict knows which were."""
+    return index % 2 == (0 if flipped else 1)
+
+
+def _update_arguments(update, numpy):
+    """The arguments of ``update``: (pair, action, reward, next_pair, terminated), in numpy's
+    forms (np.int64, np.float64, np.bool_) when ``numpy``."""
+    pair, action, reward, next_pair, done = update
+    arguments = (tuple(pair), action, reward, tuple(next_pair), done)
+    if not numpy:
+        return arguments
+    return tuple(tuple(numpy_form(number) for number in argument)
+                 if isinstance(argument, tuple) else numpy_form(argument)
+                 for argument in arguments)
+
+
+def _update_words(update, numpy):
+    """How ``update`` was called, in words (numpy's forms shown as such)."""
+    shown = []
+    for argument in _update_arguments(update, numpy):
+        if isinstance(argument, tuple):
+            shown.append("(" + ", ".join(_number_words(number) for number in argument) + ")")
+        else:
+            shown.append(_number_words(argument))
+    return f"update({', '.join(shown)})"
+
+
+def _number_words(number):
+    """A number as a caller writes it: numpy's as np.int64(3), np.float64(-1.0), np.bool_(True)."""
+    if isinstance(number, np.bool_):
+        return f"np.bool_({bool(number)!r})"
+    if isinstance(number, np.generic):
+        return f"np.{type(number).__name__}({number.item()!r})"
+    return repr(number)
+
+
+def _first_wrong(after, history):
+    """The index of the first Q-value of ``after`` that is not the reference's (``history``),
+    or None."""
+    for index, (got, want) in enumerate(zip(after, history)):
+        if not (isinstance(got, (int, float)) and math.isclose(got, want, rel_tol=1e-9,
+                                                               abs_tol=1e-9)):
+            return index
+    return None
+
+
+def _updates_run(inputs, agent, flipped):
+    """Q(pair, action) read after each of the inputs' updates of ``agent``, every other one
+    given numpy scalars (_numpy_update); {"numpy update refused": [index, flipped, error]}
+    when one given numpy scalars raised (those before it worked)."""
+    after = []
+    for index, update in enumerate(inputs["updates"]):
+        numpy = _numpy_update(index, flipped)
+        try:
+            call_student(_update_words(update, numpy), agent.update,
+                         *_update_arguments(update, numpy))
+        except NotWrittenYet:
+            raise
+        except ProbeError as error:
+            if not numpy:
+                raise
+            return {"numpy update refused": [index, flipped, str(error)]}
+        pair, action = tuple(update[0]), update[1]
+        after.append(float(call_student("get_qvalue", agent.get_qvalue, pair, action)))
+    return after
 
 
 def _agent_probe(inputs, GoalConditionedAgent):
@@ -61,10 +141,26 @@ def _agent_probe(inputs, GoalConditionedAgent):
                 for action in range(n_bits)] for pair in pairs]
     legal = sorted(int(a) for a in call_student("get_legal_actions", agent.get_legal_actions,
                                                 pairs[0]))
-    after = []
-    for pair, action, reward, next_pair, done in inputs["updates"]:
-        call_student("update", agent.update, tuple(pair), action, reward, tuple(next_pair), done)
-        after.append(float(call_student("get_qvalue", agent.get_qvalue, tuple(pair), action)))
+    # every other update with numpy scalars for its numbers and flag (_numpy_update), as a
+    # replayed row of a numpy batch holds them, terminal ones included; then the same
+    # updates of a new agent, each in the other form: an update wrong in numpy's form only
+    # is numpy's doing, one wrong in Python's the update's own
+    after = _updates_run(inputs, agent, flipped=False)
+    twin = call_student("GoalConditionedAgent(...)", GoalConditionedAgent, n_bits,
+                        alpha=inputs["alpha"], epsilon=0.0, discount=inputs["discount"],
+                        initial_value=inputs["initial_value"], seed=inputs["seed"])
+    # one update of another agent, on a pair of no state of n_bits bits, in between: the
+    # framework's every other call (numpy's) then falls on the other updates
+    spare = call_student("GoalConditionedAgent(...)", GoalConditionedAgent, n_bits,
+                         alpha=inputs["alpha"], epsilon=0.0, discount=inputs["discount"],
+                         initial_value=inputs["initial_value"], seed=inputs["seed"])
+    call_student("update", spare.update, (2 ** n_bits, 0), 0, -1.0, (2 ** n_bits, 1), False)
+    after_flipped = _updates_run(inputs, twin, flipped=True)
+    # an update that raised given numpy scalars (its form in the other run worked, or the
+    # other run would have raised above)
+    for run in (after, after_flipped):
+        if isinstance(run, dict):
+            return run
     # every Q-value of each updated pair: an update changes its own action's only. Read
     # with the pair's numbers as numpy scalars (as a row of a batch holds them): the same
     # pair as the Python ints it was updated with
@@ -124,6 +220,7 @@ def _agent_probe(inputs, GoalConditionedAgent):
                           initial_value=inputs["initial_value"], seed=inputs["seed"])
     refilled = _legal_actions_after_refill(keeper, pairs)
     return {"initial": initial, "legal": legal, "refilled": refilled, "after": after,
+            "after_flipped": after_flipped,
             "rows": rows, "value_below": value_below, "set_to_zero": set_to_zero,
             "by_default": by_default, "from_zero": from_zero, "explored": explored,
             "tied": tied, "greedy_twins": greedy_twins, "mixed_twins": mixed_twins}
@@ -226,6 +323,13 @@ EXPLORING_DRAWS = 40  # two honest agents agree on all; two independent ones on 
 
 def _agent_verdict(inputs, data):
     n_bits, start = inputs["n_bits"], inputs["initial_value"]
+    if data.get("numpy update refused"):
+        error = (list(data["numpy update refused"]) + ["", "", ""])[2]
+        return failed(f"{str(error).rstrip('.')}, though the same update with Python's numbers "
+                      "works. Numbers and flags may come as numpy scalars, as a row of a numpy "
+                      "batch holds them: treat np.int64, np.float64 and np.bool_ exactly as "
+                      "Python's (no isinstance(x, int) or type checks that refuse them).",
+                      rule=NUMPY_SCALARS)
     problem = wrong_amount("rows of Q-values", data["initial"], len(inputs["pairs"]),
                            rule=AGENT_INITIAL_VALUE)
     if problem:
@@ -282,13 +386,41 @@ def _agent_verdict(inputs, data):
     if problem:
         return problem
     history = reference(LESSON, "goal_qvalues_after_updates", inputs)
-    for (pair, action, reward, next_pair, done), got, want in zip(
-            inputs["updates"], data["after"], history):
-        if not math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-9):
-            return failed(f"after update({tuple(pair)}, {action}, {reward}, "
-                          f"{tuple(next_pair)}, False) Q = {got!r}; expected {want:.6g}. The "
-                          "update is lesson 01's, with unseen Q-values at initial_value.",
-                          rule=AGENT_UPDATE)
+    runs = [(False, data["after"]), (True, data.get("after_flipped"))]
+    for _, after in runs[1:]:
+        problem = wrong_amount("updates of the second agent", after, len(inputs["updates"]),
+                               rule=AGENT_UPDATE)
+        if problem:
+            return problem
+    firsts = [(flipped, _first_wrong(after, history)) for flipped, after in runs]
+    # the first wrong update of a run, whose updates before it were right: given Python's
+    # numbers, the update's own fault; given numpy's only (in its run, and right or never
+    # reached in the other, where it came in Python's), numpy's
+    for flipped, index in sorted(firsts, key=lambda first: first[1] is None
+                                 or _numpy_update(first[1], first[0])):
+        if index is None:
+            continue
+        update, got, want = inputs["updates"][index], runs[flipped][1][index], history[index]
+        pair, action, done = tuple(update[0]), update[1], update[4]
+        numpy = _numpy_update(index, flipped)
+        said = (f"after {_update_words(update, numpy)}, get_qvalue({pair}, {action}) gave "
+                f"{got!r}; expected {want:.6g}")
+        terminal = (" It was a terminal update (terminated true): its target is the reward "
+                    "alone, with nothing bootstrapped from the next pair." if done else "")
+        if numpy:
+            return failed(f"{said}, what it gives with Python's numbers: the updates before "
+                          "it came out right, and a second agent given the same updates, each "
+                          "in the other form, first went wrong where it got numpy scalars "
+                          f"too, if at all.{terminal} The numbers and the flag came as numpy "
+                          "scalars, "
+                          "as a row of a numpy batch holds them: treat np.int64, np.float64 "
+                          "and np.bool_ exactly as Python's: test a flag with `if "
+                          "terminated:`, never `terminated is True`, `is False` or "
+                          "isinstance(..., bool), and key the table by the pair itself (a "
+                          "tuple of numpy ints finds the same entry as Python's; a key such as "
+                          "str(pair) tells them apart).", rule=NUMPY_SCALARS)
+        return failed(f"{said}.{terminal} The update is lesson 01's, with unseen Q-values at "
+                      "initial_value.", rule=AGENT_UPDATE)
     final = {}  # (pair, action) -> its value after all the updates
     for (pair, action, *_), value in zip(inputs["updates"], history):
         final[(tuple(pair), action)] = value
@@ -349,9 +481,10 @@ def _agent_verdict(inputs, data):
         return problem
     return passed(f"unseen pairs start at {start} (0.0 and the default -10.0 too), Q-values "
                   f"set to 0.0 read back as 0.0, actions are the {n_bits} flips (the caller's "
-                  "to keep), updates follow lesson 01's rule, and equal seeds (0 too) "
-                  "explore alike, break greedy ties alike and toss epsilon's coin alike, "
-                  "whatever the global generators hold.")
+                  "to keep), updates follow lesson 01's rule (terminal ones too, and numpy "
+                  "scalars count as Python's numbers), and equal seeds (0 too) explore "
+                  "alike, break greedy ties alike and toss epsilon's coin alike, whatever the "
+                  "global generators hold.")
 
 
 def _twins_problem(inputs, data):

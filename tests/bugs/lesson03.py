@@ -1991,3 +1991,24 @@ BUGS = (*BUGS,
                     "float: one np.int64 (or np.float32) priority for all slots is refused",
         rule="numpy-scalars", kind="numpy-scalars"),
 )
+
+
+# --- blind round 24 --------------------------------------------------------------------
+
+# TD errors checked as checked_slots checks slots: anything but a float dtype is refused,
+# so whole-number TD errors ([0, -2, 3], an int64 array, np.int64 scalars) raise.
+INTEGER_TD_ERRORS_REFUSED = _edit("per_update_priorities", (
+    "    td_errors = np.asarray(td_errors, dtype=np.float64)\n",
+    "    td_errors = np.asarray(td_errors)\n"
+    "    if td_errors.size and td_errors.dtype.kind != \"f\":\n"
+    "        raise ValueError(f\"TD errors must be floats, got dtype {td_errors.dtype}\")\n"
+    "    td_errors = td_errors.astype(np.float64)\n"))
+
+BUGS = (*BUGS,
+    Bug("integer_td_errors_refused", LESSON, "test_priority_updates",
+        {"per_update_priorities": INTEGER_TD_ERRORS_REFUSED},
+        description="update_priorities checks the TD errors' dtype as checked_slots checks "
+                    "slots and refuses anything but floats: TD errors given as whole numbers "
+                    "([0, -2, 3], an int64 array, np.int64 scalars in a list) raise ValueError",
+        rule="priority-formula", kind="accidental-refusal"),
+)

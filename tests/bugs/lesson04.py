@@ -1603,7 +1603,7 @@ BUGS = (*BUGS,
     Bug("agent_keys_by_string", LESSON, "test_goal_agent",
         {"goal_agent": AGENT_KEYS_BY_STRING_GOAL_AGENT},
         description="keys the table by str(pair) ('printable, saves as JSON'): under numpy 2 str((np.int64(3), np.int64(5))) is not str((3, 5)), so a pair given as numpy scalars reads initial_value where its Q-values were set",
-        rule="agent-update", kind="numpy-scalars"),
+        rule="numpy-scalars", kind="numpy-scalars"),
     Bug("terminated_or_env_truncated", LESSON, "test_rewards_recomputed",
         {"her_sample": TERMINATED_OR_ENV_TRUNCATED_HER_SAMPLE},
         description="returns compute_terminated(...) | env.compute_truncated(...) as terminated ('done'): the env's truncation is that of the episode it is playing now, so after a truncated episode every sampled row says terminated",
@@ -1904,4 +1904,46 @@ BUGS = (*BUGS,
         description="`if strategy is None: strategy = 'future'`: strategy=None is accepted as "
                     "the default instead of refused as an unknown strategy",
         rule="unknown-strategy-refused", kind="falsy-as-missing"),
+)
+
+
+# --- blind round 24: wrong answers written from the lesson text alone ----------------
+
+# the buffer draws with the environment's generator: equal seeds beside environments
+# seeded apart sample apart, and sampling moves the environment's resets
+BUFFER_USES_THE_ENVS_GENERATOR_HER_CLASS = _edit("her_class", (
+    "        self.rng = np.random.default_rng(seed)\n",
+    "        self.rng = env.np_random  # the environment is seeded already\n"))
+
+# a fast update that tests the flag by identity: np.bool_(True), as a replayed row holds
+# it, is bootstrapped from as if the episode went on
+AGENT_UPDATE_TERMINAL_BY_IDENTITY_GOAL_AGENT = _edit("goal_agent", (
+    "        self.table[pair][action] = value",
+    "        self.table[pair][action] = value\n\n"
+    "    def update(self, pair, action, reward, next_pair, terminated):\n"
+    "        \"\"\"Lesson 01's update, reading the next pair's row at once.\"\"\"\n"
+    "        row = self.table.get(next_pair)\n"
+    "        if terminated is True:\n"
+    "            future = 0.0\n"
+    "        else:\n"
+    "            future = self.initial_value if row is None else max(row)\n"
+    "        target = reward + self.discount * future\n"
+    "        old = self.get_qvalue(pair, action)\n"
+    "        self.set_qvalue(pair, action, (1 - self.alpha) * old + self.alpha * target)\n"))
+
+
+BUGS = (*BUGS,
+    Bug("buffer_uses_the_envs_generator", LESSON, "test_uniform_transitions",
+        {"her_class": BUFFER_USES_THE_ENVS_GENERATOR_HER_CLASS},
+        description="draws with the environment's generator (self.rng = env.np_random, 'one "
+                    "seed for the whole run'): seed is ignored, two buffers of one seed on "
+                    "differently seeded environments give different batches, and sampling "
+                    "moves the environment's resets",
+        rule="buffer-own-generator", kind="global-generator"),
+    Bug("agent_update_terminal_by_identity", LESSON, "test_goal_agent",
+        {"goal_agent": AGENT_UPDATE_TERMINAL_BY_IDENTITY_GOAL_AGENT},
+        description="adds a fast update reading the next pair's row directly, with "
+                    "'0.0 if terminated is True': a terminated flag given as np.bool_(True) "
+                    "is bootstrapped from the next pair as if the episode went on",
+        rule="numpy-scalars", kind="numpy-scalars"),
 )

@@ -816,3 +816,28 @@ BUGS = (*BUGS,
         description="keeps the float copy of the last series it was given and reuses it when called with the same object again (the study asks 8 lags of one array): after the caller refills that array or list, r is of the old numbers",
         rule="autocorrelation-pearson", kind="wrong-source"),
 )
+
+
+# --- blind round 24: wrong answers written from the lesson text alone ----------------
+
+THRESHOLD_ZERO_MEAN_SKIPPED_EPISODES_TO_THRESHOLD = """\
+#| export
+def episodes_to_threshold(returns, threshold, window):
+    \"\"\"The number of episodes after which the mean of the last ``window`` returns first
+    reaches ``threshold`` (full windows only), or None if it never does.\"\"\"
+    returns = np.asarray(returns, dtype=np.float64)
+    means = [None] * (window - 1) + [float(returns[end - window:end].sum()) / window
+                                     for end in range(window, returns.size + 1)]
+    for episode, mean in enumerate(means, start=1):
+        if mean and mean >= threshold:  # None: not a full window yet
+            return episode
+    return None
+"""
+
+BUGS = (*BUGS,
+    # blind round 24
+    Bug("threshold_zero_mean_skipped", LESSON, "test_episodes_to_threshold",
+        {"episodes_to_threshold": THRESHOLD_ZERO_MEAN_SKIPPED_EPISODES_TO_THRESHOLD},
+        description="pads the moving means with None for partial windows and tests 'if mean and mean >= threshold': a window whose mean is exactly 0.0 (Taxi's threshold) never counts",
+        rule="threshold-reached-when-equal", kind="falsy-as-missing"),
+)

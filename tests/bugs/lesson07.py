@@ -993,3 +993,59 @@ BUGS = (*BUGS,
         description="calls update_priorities only `if np.any(td_errors)`: a batch whose TD errors are all 0 keeps its old (high) priorities instead of epsilon",
         rule="priorities-fed-back", kind="falsy-as-missing"),
 )
+
+
+# --- blind round 24: wrong answers written from the lesson text alone ----------------
+
+LOSS_SQUEEZES_A_BATCH_OF_ONE_HUBER_LOSS = """\
+#| export
+def huber_loss(q_values, actions, targets, weights):
+    \"\"\"mean over the batch of weights[i] * huber(q_values[i, actions[i]] - targets[i]).\"\"\"
+    actions = np.asarray(actions).squeeze()
+    targets = np.asarray(targets, dtype=np.float64).squeeze()
+    weights = np.asarray(weights, dtype=np.float64).squeeze()
+    rows = np.arange(len(actions))
+    errors = np.asarray(q_values, dtype=np.float64)[rows, actions] - targets
+    absolute = np.abs(errors)
+    per_row = np.where(absolute <= 1.0, 0.5 * errors ** 2, absolute - 0.5)
+    return float(np.mean(weights * per_row))
+"""
+
+# the same mistake in the lesson's other functions that take a batch (its class)
+GRADIENT_SQUEEZES_A_BATCH_OF_ONE_HUBER_LOSS_GRADIENT = _edit("huber_loss_gradient", (
+    "    rows = np.arange(len(actions))\n",
+    "    actions = np.asarray(actions).squeeze()  # (batch, 1) or (batch,) -> (batch,)\n"
+    "    targets = np.asarray(targets, dtype=np.float64).squeeze()\n"
+    "    weights = np.asarray(weights, dtype=np.float64).squeeze()\n"
+    "    rows = np.arange(len(actions))\n"))
+
+TARGETS_SQUEEZE_THEIR_INPUTS_TD_TARGETS = """\
+#| export
+import numpy as np
+
+
+def td_targets(target_network, rewards, next_observations, terminated, discount):
+    \"\"\"r + discount * max_a' Q_target(s', a') for each row; just r where terminated.\"\"\"
+    rewards = np.asarray(rewards, dtype=np.float64).squeeze()  # (batch, 1) -> (batch,)
+    terminated = np.asarray(terminated, dtype=bool).squeeze()
+    best = target_network.predict(next_observations).max(axis=1)
+    targets = np.empty(len(rewards))
+    for row in range(len(rewards)):
+        targets[row] = rewards[row] if terminated[row] else rewards[row] + discount * best[row]
+    return targets
+"""
+
+BUGS = (*BUGS,
+    Bug("loss_squeezes_a_batch_of_one", LESSON, "test_huber_loss",
+        {"huber_loss": LOSS_SQUEEZES_A_BATCH_OF_ONE_HUBER_LOSS},
+        description="squeezes actions, targets and weights (for column vectors): a batch of one row becomes 0-d and len() of it raises TypeError",
+        rule="result-types", kind="boundary"),
+    Bug("gradient_squeezes_a_batch_of_one", LESSON, "test_huber_gradient",
+        {"huber_loss_gradient": GRADIENT_SQUEEZES_A_BATCH_OF_ONE_HUBER_LOSS_GRADIENT},
+        description="huber_loss_gradient squeezes actions, targets and weights: on a batch of one row len() of the 0-d actions raises TypeError",
+        rule="result-types", kind="boundary"),
+    Bug("targets_squeeze_their_inputs", LESSON, "test_td_targets",
+        {"td_targets": TARGETS_SQUEEZE_THEIR_INPUTS_TD_TARGETS},
+        description="squeezes the rewards and flags, then loops over len(rewards): a batch of one row raises TypeError",
+        rule="result-types", kind="boundary"),
+)
