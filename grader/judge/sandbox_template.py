@@ -336,7 +336,20 @@ def _fork_one(data, fds, template, control):
             os.close(fd)
 
 
+def default_signals():
+    """Every signal delivered and handled as in a fresh interpreter, whatever the grader
+    that started this process blocked or ignored (a Dask worker ignores Ctrl-C): the
+    grader interrupts a student server with SIGINT, which must raise KeyboardInterrupt
+    there."""
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    for number in (signal.SIGHUP, signal.SIGTERM, signal.SIGQUIT, signal.SIGUSR1,
+                   signal.SIGUSR2, signal.SIGCHLD):
+        signal.signal(number, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # SIGPIPE stays Python's
+
+
 def main():
+    default_signals()
     control = socket.socket(fileno=int(sys.argv[1]))
     _title("sandbox_template.py (the grader's sandbox template)")
     load_sandbox_code()

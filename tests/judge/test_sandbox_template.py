@@ -142,3 +142,33 @@ def test_a_template_that_cannot_start_says_why_and_sandboxes_start_afresh(monkey
         remove_scratch(scratch)
     with pytest.raises(forks.TemplateUnavailable, match="did not start.*no-such-template"):
         broken.fork({}, 0, 0)
+
+
+GRADER_THAT_IGNORES_CTRL_C = '''
+import signal, sys
+signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a Dask worker does
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT, signal.SIGTERM])
+sys.path.insert(0, {repository!r})
+from grader.judge.sandbox import make_scratch
+from grader.judge.student_process import StudentInterrupted, StudentProcess
+from grader.lessons import all_lessons
+process = StudentProcess(make_scratch(all_lessons()["02_replay_buffer"]), 3072, 64)
+process.start()
+try:
+    with process.budget(1.0):
+        process.run_cell("while True:\\n    pass")
+    print("not interrupted")
+except StudentInterrupted:
+    with process.budget(10):
+        print("interrupted" if process.run_cell("x = 1")["status"] == "ok" else "lost")
+process.stop()
+'''
+
+
+def test_a_sandbox_is_interrupted_whatever_signals_its_grader_ignores():
+    # the grader interrupts a call past its budget with SIGINT: a template started by a
+    # grader that ignores or blocks it (a Dask worker) must not hand that on
+    script = textwrap.dedent(GRADER_THAT_IGNORES_CTRL_C.format(repository=str(REPOSITORY)))
+    told = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert told.stdout.strip() == "interrupted", told.stderr[-2000:]
