@@ -4,6 +4,7 @@ What a sandbox can see and do is the same however it starts: ``tests/threats/
 test_grader_sandbox.py`` looks around from a forked one and from one started afresh.
 """
 
+import os
 import resource
 import signal
 import subprocess
@@ -15,7 +16,7 @@ import psutil
 import pytest
 
 from grader.judge.sandbox import make_scratch, namespaces_available, remove_scratch
-from grader.judge.sandbox_forks import ForkedSandbox, SandboxTemplate
+from grader.judge.sandbox_forks import SWITCH, ForkedSandbox, SandboxTemplate
 from grader.judge.sandbox_template import PRELOADED
 from grader.judge.student_process import StudentProcess
 from grader.lessons import REPOSITORY, all_lessons
@@ -165,10 +166,11 @@ process.stop()
 '''
 
 
-def test_a_sandbox_is_interrupted_whatever_signals_its_grader_ignores():
-    # the grader interrupts a call past its budget with SIGINT: a template started by a
-    # grader that ignores or blocks it (a Dask worker) must not hand that on
+@pytest.mark.parametrize("forked", ["1", "0"])
+def test_a_sandbox_is_interrupted_whatever_signals_its_grader_ignores(forked):
+    # the grader interrupts a call past its budget with SIGINT: a grader that ignores or
+    # blocks it (a Dask worker) must not hand that on, through its template or afresh
     script = textwrap.dedent(GRADER_THAT_IGNORES_CTRL_C.format(repository=str(REPOSITORY)))
     told = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=120, check=False)
+                          timeout=120, check=False, env={**os.environ, SWITCH: forked})
     assert told.stdout.strip() == "interrupted", told.stderr[-2000:]

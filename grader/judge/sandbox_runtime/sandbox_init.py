@@ -117,6 +117,10 @@ def run(channel_fd, max_processes, max_tasks, max_bytes, start_server):
     server = os.fork()
     if server == 0:
         try:
+            # interruptible whatever the grader ignored or blocked (a Dask worker ignores
+            # Ctrl-C): the exec'd server makes SIGINT its KeyboardInterrupt again
+            signal.pthread_sigmask(signal.SIG_SETMASK, [])
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
             start_server()
         finally:
             os._exit(1)  # start_server does not return: if it raises, the server ends
