@@ -14,8 +14,9 @@ from checks.lesson01_qlearning import AGENT
 from checks.lesson02_replay_buffer import (
     AT_MOST_T_MAX, BATCH_SIZE_POSITIVE, BUFFER, DONE_IS_TERMINATED, EMPTY_SAMPLE_RAISES,
     ENDS_WITH_EPISODE, RETURNS_TOTAL, SAMPLE_NEW_ARRAYS, STORE_EVERY_STEP, STORE_THEN_SAMPLE,
-    episode_end_rule)
-from checks.numbered_transitions import (MARKER, batch_fields, draws_by_seed, generator_inputs,
+    episode_end_rule, unseeded_problem, unseeded_runs, unseeded_words)
+from checks.numbered_transitions import (GENERATOR_BATCH, GENERATOR_BATCHES, GENERATOR_STORED,
+                                         MARKER, batch_fields, draws_by_seed, generator_inputs,
                                          generator_problem, probability_of_a_repeat,
                                          sampled_id_batches, sampled_ids, transition,
                                          transition_ids)
@@ -238,7 +239,33 @@ def _rest_probe(inputs, CombinedReplayBuffer):
     rests = sampled_or_refused(repeated, REPEATED_BATCH, REPEATED_BATCHES, len(REPEATED_ADDS))
     return {"runs": runs, **seeded,
             "repeated": {"len": call_student("len(buffer)", len, repeated),
-                         "rests": rests if isinstance(rests, list) else []}}
+                         "rests": rests if isinstance(rests, list) else []},
+            "unseeded_globals": _unseeded_draws(CombinedReplayBuffer, inputs)}
+
+
+def _unseeded_call(form):
+    """How the check made a buffer without a seed, ``form`` one of UNSEEDED_FORMS."""
+    return (f"CombinedReplayBuffer({GENERATOR_CAPACITY}"
+            + (")" if form == "omitted" else ", seed=None)"))
+
+
+def _unseeded_draws(CombinedReplayBuffer, inputs):
+    """:func:`~checks.lesson02_replay_buffer.unseeded_runs` for this buffer: two made with
+    the seed omitted and two with seed=None, holding transitions 0..GENERATOR_STORED - 1,
+    each sampled GENERATOR_BATCHES times. Besides the newest, every row is drawn among 19
+    older transitions: two independent generators agree on all of them by chance with
+    probability 19^-45."""
+    def new_buffer(form):
+        kwargs = {} if form == "omitted" else {"seed": None}
+        return call_student(_unseeded_call(form), CombinedReplayBuffer, GENERATOR_CAPACITY,
+                            **kwargs)
+
+    def fill(buffer):
+        for k in range(GENERATOR_STORED):
+            _add(buffer, k)
+
+    return unseeded_runs(new_buffer, fill, lambda buffer: sampled_ids(buffer, GENERATOR_BATCH),
+                         CombinedReplayBuffer, inputs["global_seeds"][0], GENERATOR_BATCHES)
 
 
 REPEATED_ADDS = (0, 1, 1, 1)  # the newest is 1; before it 0 and 1 twice: 1 is 2/3 of the rest
@@ -301,6 +328,14 @@ def _rest_verdict(inputs, data):
     problem = generator_problem(inputs, data, "CombinedReplayBuffer", OWN_GENERATOR)
     if problem:
         return problem
+    problem = unseeded_problem(
+        data.get("unseeded_globals"),
+        lambda form: (f"{_unseeded_call(form)}{unseeded_words(form)} holding transitions "
+                      f"0..{GENERATOR_STORED - 1}"),
+        f"sample({GENERATOR_BATCH}) {GENERATOR_BATCHES} times", GENERATOR_BATCHES,
+        inputs["global_seeds"][0], OWN_GENERATOR)
+    if problem:
+        return problem
     repeated = data.get("repeated") or {}
     rest = []  # each batch without the newest (1), wherever it stands
     for ids in repeated.get("rests") or []:
@@ -320,7 +355,8 @@ def _rest_verdict(inputs, data):
                   f"{len(cases)} cases (partly filled and wrapped around, batches smaller "
                   f"than, equal to and larger than what is stored; chi-square, rejection rate "
                   f"{FALSE_FAILURE_RATE:g} in all), drawn with replacement from the buffer's "
-                  "own seeded generator.")
+                  "own seeded generator; unseeded buffers draw apart and leave np.random and "
+                  "random as they were.")
 
 
 # --- one transition stored; errors ------------------------------------------------------------

@@ -13,7 +13,7 @@ from checks.framework import (attempted, call_student, failed, kept_with, lend_t
                               wrong_amount)
 from checks.lending import Served
 from checks.lent_generators import GENERATOR_LIMITS
-from checks.lesson02_replay_buffer import FIELDS
+from checks.lesson02_replay_buffer import FIELDS, unseeded_problem, unseeded_runs, unseeded_words
 from checks.lesson03_prioritized_replay.driving import (
     LESSON, _attempt, _batch_data, _close, _fill, _max_priority, _new_buffer, _new_tree,
     _priorities, _sample, _sampled_ids, _samples, _tree_total, _unless_raised,
@@ -282,7 +282,8 @@ def _stratified_probe(inputs, PrioritizedReplayBuffer):
     pairs = [batch["ids"] for batch in _samples(buffer, size, 0.4, inputs["pair_batches"])]
     return {"batches": batches, "pairs": pairs,
             "same_seed": _same_seed_batches(PrioritizedReplayBuffer, inputs),
-            "seed_zero": _seed_zero_batches(PrioritizedReplayBuffer, inputs)}
+            "seed_zero": _seed_zero_batches(PrioritizedReplayBuffer, inputs),
+            "unseeded_globals": _unseeded_batches(PrioritizedReplayBuffer, inputs)}
 
 
 def _same_seed_batches(PrioritizedReplayBuffer, inputs):
@@ -324,6 +325,48 @@ def _seed_zero_batches(PrioritizedReplayBuffer, inputs):
         runs.append([batch["ids"] for batch in _samples(buffer, case["batch"], 0.4,
                                                         case["batches"])])
     return {"fresh": fresh, "runs": runs}
+
+
+def _unseeded_call(form, stored):
+    """How the check made a buffer without a seed, ``form`` one of UNSEEDED_FORMS."""
+    return (f"PrioritizedReplayBuffer({stored}, alpha=0.6"
+            + (")" if form == "omitted" else ", seed=None)"))
+
+
+def _unseeded_batches(PrioritizedReplayBuffer, inputs):
+    """:func:`~checks.lesson02_replay_buffer.unseeded_runs` for this buffer: two made with
+    the seed omitted and two with seed=None, filled alike (several transitions in each
+    slice), sampled with the global generators seeded alike before each buffer and each
+    sample; and whether any of them moved the global generators."""
+    case = inputs["generator"]
+    stored = case["batch"] * case["per_slice"]
+
+    def new_buffer(form):
+        kwargs = {} if form == "omitted" else {"seed": None}
+        return call_student(_unseeded_call(form, stored), PrioritizedReplayBuffer, stored,
+                            alpha=0.6, **kwargs)
+
+    return unseeded_runs(new_buffer, lambda buffer: _fill(buffer, range(stored)),
+                         lambda buffer: _sample(buffer, case["batch"], 0.4)["ids"],
+                         PrioritizedReplayBuffer, case["global_seeds"][0], case["batches"])
+
+
+def _unseeded_problem(inputs, data):
+    """A failed verdict when two unseeded buffers drew the same batches with the global
+    generators seeded alike, or one of them changed those generators' states; else None.
+    With four transitions of equal priority in each slice, two independent generators
+    draw the same batch of 6 or more with probability at most 4^-6, the same
+    case["batches"] = 4 batches at most 4^-24 (2 pairs: below 1e-14)."""
+    case = inputs["generator"]
+    stored = case["batch"] * case["per_slice"]
+
+    def call_of(form):
+        return (f"{_unseeded_call(form, stored)}{unseeded_words(form)} holding transitions "
+                f"0..{stored - 1} at equal priority")
+
+    return unseeded_problem(data, call_of,
+                            f"sample({case['batch']}, 0.4) {case['batches']} times",
+                            case["batches"], case["global_seeds"][0], OWN_GENERATOR)
 
 
 def _seed_name(seed):
@@ -379,13 +422,15 @@ def _stratified_verdict(inputs, data):
                       "for each slice (rng.random(batch_size)), not one for the whole batch.",
                       rule=SLICES_INDEPENDENT)
     problem = (_generator_problem(inputs, data.get("same_seed"))
-               or _seed_zero_problem(inputs, data.get("seed_zero")))
+               or _seed_zero_problem(inputs, data.get("seed_zero"))
+               or _unseeded_problem(inputs, data.get("unseeded_globals")))
     if problem:
         return problem
     return passed("sampling is stratified: one draw from each equal slice of the total, "
                   "independently in each slice (binomial test on neighbouring slices, "
                   f"rejection rate {FALSE_FAILURE_RATE:g}), from the buffer's own generator "
-                  "(seed 0 too).")
+                  "(seed 0 too; unseeded buffers draw apart and leave np.random and random "
+                  "as they were).")
 
 
 def _generator_problem(inputs, runs):

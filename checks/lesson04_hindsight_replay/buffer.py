@@ -14,6 +14,7 @@ from checks.lesson04_hindsight_replay.driving import (
     CODE_BITS, DESIRED_OFFSET, STEPS_PER_CODE, STRATEGIES, SampleProtocolError, _decoded, _decoded_sample,
     _new_buffer, _store, action_of, describe_goal, goal_env, role_checked_goal_env,
     seeded_goal_env, synthetic_episode)
+from checks.lesson02_replay_buffer import unseeded_problem, unseeded_runs, unseeded_words
 from checks.lesson04_hindsight_replay.goal_steps import FUTURE_GOAL_STEPS, _allowed
 from checks.requirements import Rule
 from checks.statistics import FALSE_FAILURE_RATE, chi_square_pvalue
@@ -740,7 +741,48 @@ def _uniform_probe(inputs, HindsightReplayBuffer):
                 _store(twin, episode, length)
             reseed_global_generators(inputs["seed"] + int(form is not int), near=twin)
             twins.append([row for _ in range(2) for row in _decoded_sample(twin, 32)])
-    return {"drawn": [[row[0], row[1]] for row in rows], "twins": twins, "spread": spread}
+    return {"drawn": [[row[0], row[1]] for row in rows], "twins": twins, "spread": spread,
+            "unseeded_globals": _unseeded_draws(HindsightReplayBuffer, inputs)}
+
+
+# Unseeded buffers (checks.lesson02_replay_buffer.unseeded_runs): two made with the seed
+# omitted and two with seed=None, holding the same episodes, each sampled UNSEEDED_BATCHES
+# times with the global generators seeded alike before each buffer and each sample. Rows
+# (compared as the episode and step they came from) are drawn among at least 13
+# transitions: two independent generators agree on the 2 x 32 rows by chance with
+# probability below 13^-64.
+UNSEEDED_BATCH, UNSEEDED_BATCHES = 32, 2
+
+
+def _unseeded_call(form):
+    """How the check made a buffer without a seed, ``form`` one of UNSEEDED_FORMS."""
+    return ("HindsightReplayBuffer(env, 10, 8, strategy='future', k=4"
+            + (")" if form == "omitted" else ", seed=None)"))
+
+
+def _unseeded_global_seed(inputs):
+    """What the global generators are seeded with around the unseeded buffers (the twins
+    of one seed get seed and seed + 1)."""
+    return inputs["seed"] + 2
+
+
+def _unseeded_draws(HindsightReplayBuffer, inputs):
+    """:func:`~checks.lesson02_replay_buffer.unseeded_runs` for this buffer, beside a goal
+    environment of its own, holding the episodes of inputs["lengths"]."""
+    def new_buffer(form):
+        kwargs = {} if form == "omitted" else {"seed": None}
+        return call_student(_unseeded_call(form), HindsightReplayBuffer, goal_env(), 10, 8,
+                            strategy="future", k=4, **kwargs)
+
+    def fill(buffer):
+        for episode, length in enumerate(inputs["lengths"]):
+            _store(buffer, episode, length)
+
+    return unseeded_runs(new_buffer, fill,
+                         lambda buffer: [row[:2] for row in _decoded_sample(buffer,
+                                                                            UNSEEDED_BATCH)],
+                         HindsightReplayBuffer, _unseeded_global_seed(inputs),
+                         UNSEEDED_BATCHES)
 
 
 # how many batches of each size the repeats are counted in
@@ -845,7 +887,13 @@ def _uniform_verdict(inputs, data):
     lengths = inputs["lengths"]
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     total = int(offsets[-1])
-    problem = wrong_amount("draws", data["drawn"], total * 200, rule=SAMPLE_RETURNS)
+    if data.get("numpy seed refused"):  # the probe stopped there: no draws to judge
+        seed, error = data["numpy seed refused"][:2]
+        return failed(f"HindsightReplayBuffer(..., seed={seed}) worked, but with "
+                      f"seed=np.int64({seed}) it failed: {error}. A seed from a numpy array "
+                      "is an np.int64: treat numpy's numbers exactly as Python's (pass seed "
+                      "on to np.random.default_rng as it is).", rule=NUMPY_SCALARS)
+    problem = wrong_amount("draws", data.get("drawn"), total * 200, rule=SAMPLE_RETURNS)
     if problem:
         return problem
     counts = np.zeros(total)
@@ -854,12 +902,6 @@ def _uniform_verdict(inputs, data):
             return failed(f"sample returned a transition that was not stored (episode "
                           f"{episode}, step {step}).", rule=TRANSITION_AS_STORED)
         counts[offsets[episode] + step] += 1
-    if data.get("numpy seed refused"):
-        seed, error = data["numpy seed refused"][:2]
-        return failed(f"HindsightReplayBuffer(..., seed={seed}) worked, but with "
-                      f"seed=np.int64({seed}) it failed: {error}. A seed from a numpy array "
-                      "is an np.int64: treat numpy's numbers exactly as Python's (pass seed "
-                      "on to np.random.default_rng as it is).", rule=NUMPY_SCALARS)
     twins = data.get("twins") or []
     seeds = _twin_seeds(inputs)
     problem = wrong_amount("batches of buffers of one seed", twins, 2 * len(seeds),
@@ -886,6 +928,15 @@ def _uniform_verdict(inputs, data):
                              "one (`default_rng(seed) if seed else default_rng()` and `seed or "
                              "None` take it for no seed)." if seed == 0 else "."),
                           rule=BUFFER_OWN_GENERATOR)
+    problem = unseeded_problem(
+        data.get("unseeded_globals"),
+        lambda form: (f"{_unseeded_call(form)}{unseeded_words(form)} holding episodes of "
+                      f"{lengths} steps"),
+        f"sample({UNSEEDED_BATCH}) {UNSEEDED_BATCHES} times (rows shown as [episode, step])",
+        UNSEEDED_BATCHES,
+        _unseeded_global_seed(inputs), BUFFER_OWN_GENERATOR)
+    if problem:
+        return problem
     # the check's false-failure rate, shared by the chi-square and the repeats' tests
     if chi_square_pvalue(counts, np.full(total, 1 / total)) < FALSE_FAILURE_RATE / 2:
         per_episode = counts.reshape(-1)
@@ -905,7 +956,8 @@ def _uniform_verdict(inputs, data):
                   "repeat transitions as often as rows drawn independently, with replacement, "
                   f"do (chi-square and binomial, rejection rate {FALSE_FAILURE_RATE:g} in "
                   "all); equal seeds give equal batches (seed 0 too), whatever the "
-                  "environment's generator and the global ones hold.")
+                  "environment's generator and the global ones hold, and unseeded buffers "
+                  "draw apart and leave np.random and random as they were.")
 
 
 # --- wrap-around: a short episode replaces a long one -----------------------------------------------

@@ -1557,3 +1557,25 @@ BUGS = (*BUGS,
                     "raises TypeError (deque takes Python's ints only)",
         rule="numpy-scalars", kind="numpy-scalars"),
 )
+
+
+# --- blind round 25 --------------------------------------------------------------------
+
+# numpy's global generator seeded beside the buffer's own, "for reproducible runs": batches
+# still come from self.rng, but np.random.seed(None) reseeds numpy's global generator from
+# fresh entropy, so an unseeded buffer moves (and a seeded one resets) np.random's state.
+CLASS_RESEEDS_NP_RANDOM = _edit("buffer_class", (
+    "        self.rng = np.random.default_rng(seed)\n",
+    "        self.rng = np.random.default_rng(seed)\n"
+    "        np.random.seed(seed)  # numpy's generator too, for reproducible runs\n"))
+
+BUGS = (*BUGS,
+    # blind round 25
+    Bug("class_reseeds_np_random", LESSON, "test_uniform_sampling",
+        {"buffer_class": CLASS_RESEEDS_NP_RANDOM},
+        description="__init__ also calls np.random.seed(seed), 'for reproducible runs': the "
+                    "batches come from self.rng, but an unseeded buffer reseeds numpy's "
+                    "global generator from fresh entropy (and a seeded one resets it), so "
+                    "making a buffer changes what np.random draws everywhere else",
+        rule="own-generator", kind="global-generator"),
+)

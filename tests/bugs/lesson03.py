@@ -2012,3 +2012,47 @@ BUGS = (*BUGS,
                     "([0, -2, 3], an int64 array, np.int64 scalars in a list) raise ValueError",
         rule="priority-formula", kind="accidental-refusal"),
 )
+
+
+# --- blind round 25 --------------------------------------------------------------------
+
+UNSEEDED_BUFFER_USES_NP_RANDOM_PER_CLASS = '''\
+#| export
+class PrioritizedReplayBuffer:
+    """Proportional prioritized replay (Schaul et al., 2016).
+
+    Transitions live in ``self.storage`` (a NumpyRingBuffer); their priorities p^alpha
+    in ``self.tree`` (a SumTree), slot for slot. New transitions get the largest priority
+    given so far, ``self.max_priority`` (1 at first); ``update_priorities`` sets
+    p = |delta| + epsilon. ``seed`` seeds the buffer's generator ``self.rng``.
+    """
+
+    def __init__(self, capacity, alpha=0.6, epsilon=1e-6, seed=None):
+        if alpha < 0 or not epsilon > 0:
+            raise ValueError(f"need alpha >= 0 and epsilon > 0, got {alpha} and {epsilon}")
+        self.capacity, self.alpha, self.epsilon = capacity, alpha, epsilon
+        self.storage = NumpyRingBuffer(capacity)
+        self.tree = SumTree(capacity)
+        self.max_priority = 1.0
+        # seeded: a generator of its own; unseeded: numpy's, like everything else
+        self.rng = np.random.default_rng(seed) if seed is not None else np.random
+
+    def __len__(self):
+        """The number of transitions stored (at most ``capacity``)."""
+        return len(self.storage)
+
+    def add(self, obs_t, action, reward, obs_tp1, done):
+        """Store a transition (overwriting the oldest when full) at the maximal priority."""
+        slot = self.storage.add(obs_t, action, reward, obs_tp1, done)
+        self.tree.update([slot], self.max_priority ** self.alpha)
+'''
+
+BUGS = (*BUGS,
+    # blind round 25
+    Bug("unseeded_buffer_uses_np_random", LESSON, "test_stratified_sampling",
+        {"per_class": UNSEEDED_BUFFER_USES_NP_RANDOM_PER_CLASS},
+        description="without a seed, self.rng is the np.random module itself: an unseeded "
+                    "buffer's batches follow (and advance) numpy's global state, so "
+                    "np.random.seed(0) makes two unseeded buffers draw the same batches",
+        rule="own-generator", kind="global-generator"),
+)

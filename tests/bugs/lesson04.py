@@ -1947,3 +1947,21 @@ BUGS = (*BUGS,
                     "is bootstrapped from the next pair as if the episode went on",
         rule="numpy-scalars", kind="numpy-scalars"),
 )
+
+
+# --- blind round 25 --------------------------------------------------------------------
+
+# A fixed default seed, "reproducible by default": seed=None still gives fresh entropy, but a
+# buffer made without the argument is seeded with 0, so every such buffer draws alike.
+HER_CLASS_DEFAULT_SEED_ZERO = _edit("her_class", (
+    "                 seed=None):", "                 seed=0):"))
+
+BUGS = (*BUGS,
+    # blind round 25
+    Bug("her_class_default_seed_zero", LESSON, "test_uniform_transitions",
+        {"her_class": HER_CLASS_DEFAULT_SEED_ZERO},
+        description="the constructor's default is seed=0 ('reproducible by default'): a "
+                    "buffer made without a seed is seeded with 0, so all of them draw the same "
+                    "batches instead of np.random.default_rng(None)'s fresh entropy",
+        rule="buffer-own-generator", kind="global-generator"),
+)

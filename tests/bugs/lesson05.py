@@ -1390,3 +1390,28 @@ BUGS = (*BUGS,
         description="special-cases 'batch_size is 1': np.int64(1) is not 1, so sample(np.int64(1)) goes on to lesson 02's sample(0), which raises ValueError",
         rule="numpy-scalars", kind="numpy-scalars"),
 )
+
+
+# --- blind round 25 --------------------------------------------------------------------
+
+# A constructor added to seed numpy's global generator too, "for reproducible batches": the
+# rows still come from self.rng, but np.random.seed(None) reseeds np.random from fresh
+# entropy whenever a buffer is made without a seed.
+CER_INIT_RESEEDS_NP_RANDOM = _edit("cer_buffer", (
+    '    transitions stored before it (just the newest while nothing else is stored)."""\n',
+    '    transitions stored before it (just the newest while nothing else is stored)."""\n'
+    "\n"
+    "    def __init__(self, size, seed=None):\n"
+    "        super().__init__(size, seed)\n"
+    "        np.random.seed(seed)  # numpy's generator too, for reproducible batches\n"))
+
+BUGS = (*BUGS,
+    # blind round 25
+    Bug("cer_init_reseeds_np_random", LESSON, "test_cer_rest_uniform",
+        {"cer_buffer": CER_INIT_RESEEDS_NP_RANDOM},
+        description="adds a constructor that also calls np.random.seed(seed), 'for "
+                    "reproducible batches': the rows come from self.rng, but a buffer made "
+                    "without a seed reseeds numpy's global generator from fresh entropy (and "
+                    "a seeded one resets it)",
+        rule="own-generator", kind="global-generator"),
+)
