@@ -500,7 +500,66 @@ def _aliasing_probe(inputs, ReplayBuffer):
              for row in _rows(sampled_fields(buffer, 64)[0])]
     return {"after_caller_mutation": after_caller_mutation, "after_batch_mutation": after,
             "kept_before": kept_before, "kept_after": kept_after,
-            "refilled_between_adds": _refilled_between_adds(ReplayBuffer, inputs)}
+            "refilled_between_adds": _refilled_between_adds(ReplayBuffer, inputs),
+            "every_field": _every_field_refilled(ReplayBuffer, inputs)}
+
+
+# Each field of add given as a mutable object of the caller's, in turn: a 0-d and a 1-d
+# array for all five (an action, reward or flag may be an array: a continuous action, a
+# row of a batch), and a list where the field may be one (observations, an action).
+_FIELD_FORMS = ("0-d array", "1-d array", "list")
+_LIST_FIELDS = (0, 1, 3)
+EVERY_FIELD_STORED = 3
+
+
+def _caller_object(value, form):
+    if form == "0-d array":
+        return np.array(value)
+    if form == "1-d array":
+        return np.full(2, value)
+    return [value] * 2
+
+
+def _refill_value(value):
+    """What the caller writes over its object after the add: another value of its type."""
+    return (not value) if isinstance(value, bool) else type(value)(MARKER)
+
+
+def _every_field_refilled(ReplayBuffer, inputs):
+    """For each field of add and each form it may take, a buffer given that field as the
+    caller's object (the other fields plain numbers), the caller's objects refilled after
+    the adds: ``[field, form, added rows, rows sampled before the refill, rows sampled
+    after it]`` per case, rows as lists of five lists of floats."""
+    cases = []
+    for field in range(len(FIELDS)):
+        for form in _FIELD_FORMS:
+            if form == "list" and field not in _LIST_FIELDS:
+                continue
+            buffer = _new_buffer(ReplayBuffer, 10, inputs["seed"])
+            added, given = [], []
+            for k in range(EVERY_FIELD_STORED):
+                values = list(transition(k))
+                plain = values[field]
+                values[field] = kept_with(_caller_object(plain, form), near=buffer)
+                given.append((values[field], _refill_value(plain)))
+                added.append([np.asarray(_caller_object(plain, form) if i == field else v,
+                                         dtype=np.float64).reshape(-1).tolist()
+                              for i, v in enumerate(values)])
+                call_student(f"add(obs_t, action, reward, obs_tp1, done) with {FIELDS[field]} "
+                             f"given as a {form}", buffer.add, *values)
+            # before the caller refills its objects, then after: a buffer that mixes up
+            # rows (test_fifo_eviction's fault) is told apart from one that kept a reference
+            before = _sampled_rows(buffer)
+            for caller_object, refill in given:  # the caller reuses its objects
+                fill_in_place(caller_object, refill)
+            cases.append([FIELDS[field], form, added, before, _sampled_rows(buffer)])
+    return cases
+
+
+def _sampled_rows(buffer):
+    """32 sampled transitions, each as five lists of floats."""
+    rows = [_rows(f) for f in sampled_fields(buffer, 32)]
+    return [[field_rows[row] for field_rows in rows] for row in range(min(map(len, rows)))]
 
 
 def _refilled_between_adds(ReplayBuffer, inputs):
@@ -514,6 +573,17 @@ def _refilled_between_adds(ReplayBuffer, inputs):
     _add(buffer, shared, 1, 0.0, kept_with(np.full(3, 3.0), near=buffer), False)
     fields = sampled_fields(buffer, 32)
     return [_rows(fields[0]), _rows(fields[3])]
+
+
+def _transition_words(rows):
+    """Transitions as the rows :func:`_every_field_refilled` reads, in words."""
+    def number(value):
+        return str(int(value)) if float(value).is_integer() else repr(value)
+
+    def item(values):
+        return number(values[0]) if len(values) == 1 else "[" + ", ".join(
+            map(number, values)) + "]"
+    return ", ".join("(" + ", ".join(item(values) for values in row) + ")" for row in rows)
 
 
 def _aliasing_verdict(inputs, data):
@@ -541,6 +611,21 @@ def _aliasing_verdict(inputs, data):
                       "3.0s. Copy what each add is given, when it is given: never reuse an "
                       "earlier copy because the same array object came back.",
                       rule=ADD_COPIES)
+    for field, form, added, before, after in data.get("every_field") or []:
+        if any(row not in added for row in before):
+            continue  # rows mixed up before any refill: test_fifo_eviction reports it
+        strays = [row for row in after if row not in added]
+        if strays:
+            return failed(f"add(obs_t, action, reward, obs_tp1, done) was given its {field} "
+                          f"as a {form} of the caller's (the other fields plain numbers) for "
+                          f"{len(added)} transitions {_transition_words(added)}; the caller "
+                          f"then refilled its {form}s with other values, and sample(32) "
+                          "returned the transition "
+                          f"{_transition_words(strays[:1])}, which was never added: the "
+                          f"buffer kept the caller's {field}, not a copy. Every argument of "
+                          "add stays the caller's: copy each of the five fields (np.array "
+                          "copies an array, a 0-d array and a list alike; np.asarray does "
+                          "not copy an array).", rule=ADD_COPIES)
     if not all_rows_original(data["after_batch_mutation"]):
         return failed("overwriting a sampled batch in place changed what the buffer stores: "
                       "sample must return new arrays, not views of the storage.",

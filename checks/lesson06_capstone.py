@@ -143,7 +143,41 @@ def _interval_inputs(rng):
     # levels beyond the usual three too: 1 - 0.975 and 1 - 0.995 do not round to a cent
     levels = [0.95, 0.95, 0.9, 0.99, float(rng.choice([0.975, 0.995, 0.999])), 0.95, 0.95,
               float(rng.choice([0.9, 0.95, 0.99])), 0.95, 0.95]
-    return {"samples": samples, "levels": levels, "too_few": [float(rng.normal())]}
+    return {"samples": samples, "levels": levels, "too_few": [float(rng.normal())],
+            "scales": _scale_samples(rng)}
+
+
+# equal values whose numpy spread is not 0 (the mean of n copies rounds away from the
+# value, or n copies overflow a sum of squares): np.std(..., ddof=1) is 1e-17 to inf
+_EQUAL_WITH_ROUNDING = ((0.1, 3), (0.7, 7), (12.3, 3), (123456789.123, 3),
+                        (98765432.1, 7), (100000000.3, 7), (1e300, 7), (7.7e299, 11))
+
+
+def _scale_samples(rng):
+    """Values that vary only on a tiny scale, which have a width all the same, and equal
+    values of every magnitude, which have none: "constant" is read off the values, never
+    off the computed s against a tolerance. Each scale keeps the reference's own arithmetic
+    exact enough to judge by (no square of a deviation underflows, no sum overflows)."""
+    def varying(scale, low, high):
+        while True:
+            numbers = rng.integers(low, high, size=int(rng.integers(2, 6)))
+            if numbers.min() != numbers.max():
+                return [float(scale * number) for number in numbers]
+
+    def one_ulp(around):  # the value and the next float up, a few of each (both present)
+        size = int(rng.integers(2, 4))
+        picks = [0, 1] + [int(rng.integers(0, 2)) for _ in range(size - 2)]
+        return [float(np.nextafter(around, np.inf)) if pick else float(around)
+                for pick in rng.permutation(picks)]
+
+    varied = [varying(1e-13, 1, 10), varying(float(rng.choice([1e-150, 3e-152, 1e-145])), 1, 10),
+              varying(1e-9, 1_000_000, 1_000_010), one_ulp(1.0), one_ulp(1e8)]
+    equal = [[float(1e-300 * rng.integers(1, 10))] * int(rng.integers(2, 8))]
+    for at in rng.choice(len(_EQUAL_WITH_ROUNDING), size=3, replace=False):
+        value, count = _EQUAL_WITH_ROUNDING[int(at)]
+        equal.append([value] * count)
+    return {"samples": varied + equal,
+            "levels": [float(rng.choice([0.95, 0.99])) for _ in varied] + [0.95] * len(equal)}
 
 
 def _interval_probe(inputs, confidence_interval):
@@ -173,6 +207,10 @@ def _interval_probe(inputs, confidence_interval):
     return {"results": results, "default_level": default, "as_list": as_list,
             "after": _after_the_call("confidence_interval(values, confidence=0.9)",
                                      confidence_interval, inputs["samples"][2], 0.9),
+            "scales": [_result_or_error(f"confidence_interval(values, confidence={level})",
+                                        confidence_interval, np.array(values), level)
+                       for values, level in zip(inputs["scales"]["samples"],
+                                                inputs["scales"]["levels"])],
             "too_few": outcome_of(confidence_interval, np.array(inputs["too_few"])),
             "none": outcome_of(confidence_interval, np.array([], dtype=np.float64))}
 
@@ -219,6 +257,9 @@ def _interval_verdict(inputs, data):
         return failed(message, rule=rule)
     if width is not None:
         return width
+    problem = _scale_problem(inputs["scales"], data.get("scales"))
+    if problem:
+        return problem
     if not (len(data["default_level"]) == 3
             and all(_close(g, w) for g, w in zip(data["default_level"], wanted[0]))):
         return failed(f"confidence_interval(values) without a confidence level returned "
@@ -240,6 +281,63 @@ def _interval_verdict(inputs, data):
         return problem
     return passed("t intervals match scipy's for 2 to 90 seeds and several levels, from a list "
                   "too, leaving the array given as it was; one value or none is refused.")
+
+
+def _scale_problem(scales, outcomes):
+    """Values that vary on a tiny scale must get the reference's nonzero width, equal values
+    of any magnitude none at all; None when every one does."""
+    samples, levels = scales["samples"], scales["levels"]
+    if not isinstance(outcomes, list) or len(outcomes) != len(samples):
+        return failed("confidence_interval was not called on every sample the check gave it.",
+                      rule=INTERVAL_NO_WIDTH)
+    wanted = reference(LESSON, "intervals", samples, levels)
+    for values, level, outcome, want in zip(samples, levels, outcomes, wanted):
+        equal = len(set(values)) == 1
+        shown = (f"[{', '.join(repr(v) for v in values[:6])}{', ...' if len(values) > 6 else ''}]")
+        call = f"confidence_interval({shown}, confidence={level})"
+        if not isinstance(outcome, dict) or "error" in outcome:
+            error = outcome.get("error") if isinstance(outcome, dict) else outcome
+            how = "do not vary" if equal else "vary, however little,"
+            return failed(f"{call} raised: {error}. Values that {how} still have an "
+                          "interval: (mean, low, high).", rule=INTERVAL_NO_WIDTH)
+        try:
+            got = [_number(x) for x in outcome["result"]]
+        except TypeError:
+            got = [repr(outcome["result"])[:60]]
+        if len(got) != 3 or not all(isinstance(g, float) for g in got):
+            return failed(f"{call} returned {outcome['result']!r:.80}; return (mean, low, high), "
+                          "three floats.", rule=INTERVAL_TRIPLE)
+        mean, low, high = got
+        returned = f"returned ({mean!r}, {low!r}, {high!r})"
+        if equal:
+            if not (mean == low == high and math.isclose(mean, want[0], rel_tol=1e-9)):
+                return failed(f"{call}, {len(values)} equal values, {returned}: values that do "
+                              f"not vary have s = 0, so low == mean == high == {want[0]!r} "
+                              "exactly, at any magnitude. The computed standard deviation of "
+                              "equal values is a rounding error (1e-17 for 0.1s, 2e-8 near 1e8, "
+                              "inf for 1e300s), so test the values themselves (are they all "
+                              "equal?), not s.", rule=INTERVAL_NO_WIDTH)
+            continue
+        if want[2] <= want[1]:  # the reference's own arithmetic has no width here: no verdict
+            continue
+        # the reference's mean is rounded (by up to half an ulp), which moves its s by up
+        # to that much: an exact computation may differ from it by t / sqrt(n - 1) ulps
+        from scipy import stats
+        t = float(stats.t.ppf((1 + level) / 2, len(values) - 1))
+        ulps = 4 + t / math.sqrt(len(values) - 1)
+        slack = 1e-6 * (want[2] - want[1]) / 2 + ulps * float(np.spacing(abs(want[0])))
+        if (math.isclose(mean, want[0], rel_tol=1e-9)
+                and abs(low - want[1]) <= slack and abs(high - want[2]) <= slack and low < high):
+            continue
+        return failed(f"{call} {returned}; expected ({want[0]!r}, {want[1]!r}, {want[2]!r}). "
+                      + ("These values differ (on a tiny scale, but they do), so s > 0 and the "
+                         "interval has a width: only values that do not vary give low == mean "
+                         "== high. Test the values themselves for equality, not the computed s "
+                         "against a tolerance." if low == high else
+                         "Values that vary on a tiny scale get the t interval like any others: "
+                         "compute s from the deviations from the mean, not through a "
+                         "tolerance or a shortcut."), rule=INTERVAL_NO_WIDTH)
+    return None
 
 
 # --- episodes to a threshold ----------------------------------------------------------------------

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from checks.contracts import BOOL, FLOAT, RESULT_TYPES, Contract, array
+from checks.contracts import BOOL, FLOAT, INPUTS_UNTOUCHED, RESULT_TYPES, Contract, array
 from checks.expected import expected as reference
 from checks.framework import (Callee, Check, ContractBroken, LessonChecks, NotWrittenYet,
                               ProbeError, attempted, call_student, comparison, failed,
@@ -1070,14 +1070,19 @@ def _step_probe(inputs, dqn_step, td_targets, huber_loss_gradient):
         your_gradients.append(_packed_or_none(gradient))
         arguments = (online, target, optimizer, buffer, inputs["batch_size"],
                      inputs["discount"], inputs["beta"])
-        if len(actions) == inputs["batch_size"]:
-            returned = _returned(call_student(STEP_CALL, dqn_step, *arguments), "dqn_step")
-        else:
-            returned = _step_or_what_it_raised(STEP_CALL, dqn_step, *arguments)
-            if returned["raised"]:
-                raised = {"call": len(td_errors) + 1, "rows": len(actions),
-                          "error": returned["raised"]}
-                return {"raised_on_other_size": raised}
+        try:  # (the first two batches are of one size: a refilled result shows at call 2)
+            if len(actions) == inputs["batch_size"]:
+                returned = _returned(call_student(STEP_CALL, dqn_step, *arguments),
+                                     "dqn_step")
+            else:
+                returned = _step_or_what_it_raised(STEP_CALL, dqn_step, *arguments)
+        except ContractBroken as error:
+            raise _refilled_result_named(error, inputs, [len(a) for _, a, *_ in batches],
+                                         len(td_errors) + 1) from None
+        if returned.get("raised"):
+            raised = {"call": len(td_errors) + 1, "rows": len(actions),
+                      "error": returned["raised"]}
+            return {"raised_on_other_size": raised}
         td_errors.append(returned["values"])
     data = {"td_errors": td_errors, "samples": buffer.samples, "gradients": optimizer.recorded,
             "priority_updates": buffer.priority_updates, "target_loads": target.loads,
@@ -1091,6 +1096,32 @@ def _step_probe(inputs, dqn_step, td_targets, huber_loss_gradient):
         data["one_row"] = _one_row_probe(inputs, dqn_step, td_targets, huber_loss_gradient)
         data["discount_zero"] = _discount_zero_probe(inputs, dqn_step, td_targets)
     return data
+
+
+def _refilled_result_named(error, inputs, rows, number):
+    """``error``, a ContractBroken of dqn_step's call ``number`` of the check's steps
+    (``rows``: each step's number of rows), in words that name the earlier calls whose TD
+    errors it may have refilled, when the framework found an earlier result changed (any
+    other broken promise as it is)."""
+    if error.rule is not INPUTS_UNTOUCHED or "an earlier call of it" not in str(error):
+        return error
+    size = rows[number - 1]
+    alike = [n for n in range(1, number) if rows[n - 1] == size]
+    earlier = alike or list(range(1, number))
+    which = (f"call {earlier[0]}" if len(earlier) == 1 else
+             "one of calls " + ", ".join(map(str, earlier)))
+    call = (f"dqn_step(online, target, optimizer, replay, {inputs['batch_size']}, "
+            f"{inputs['discount']}, {inputs['beta']})")
+    named = ContractBroken(
+        f"call {number} of {call} (its batch: {size} rows) changed the TD errors that "
+        f"{which} returned" + (f" (a batch of {size} rows too)" if alike else "") + ": an "
+        "array the caller already held was refilled by a later step. Every result you "
+        "return stays the caller's: a later call never refills it. Make a new TD-error "
+        "array in every call (targets - q_values[rows, actions] makes one); never keep one "
+        "(per batch size, on the function or elsewhere) to fill again with "
+        "np.subtract(..., out=...) or [:] =.", INPUTS_UNTOUCHED)
+    named.origin = error.origin
+    return named
 
 
 def _zero_errors_probe(inputs, dqn_step):
@@ -1835,7 +1866,12 @@ CONTRACTS = {
     "td_targets": Contract(array("f", 1), numpy_scalars=(4,), pure=True),
     "huber_loss": Contract(FLOAT, pure=True),
     "huber_loss_gradient": Contract(array("f", 2), pure=True),
-    "dqn_step": Contract(array("f", 1)),
+    # pure=True here for what the framework ties to it: each call's result is kept, and a
+    # later call that refills one (a TD-error array kept per batch size) breaks
+    # inputs-untouched (checks.framework counts an earlier result changed for a pure
+    # contract only). dqn_step is no function of its arguments alone: it must never get
+    # numpy_scalars here, which a pure contract makes the framework call a second time.
+    "dqn_step": Contract(array("f", 1), pure=True),
     "sync_target": Contract(BOOL, numpy_scalars=(2, 3)),
 }
 

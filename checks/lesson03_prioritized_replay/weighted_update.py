@@ -49,6 +49,13 @@ def _weighted_inputs(rng):
 # what code may do to the reference agent it is lent: its Q-values change by set_qvalue
 # (and update); reads come from the student process's copy, which the grader checks
 AGENT_WRITES = ("set_qvalue", "update")
+# prioritized_q_update works "through the agent's get_qvalue, get_value and set_qvalue"
+# [rule: td-error-before-update]: the agent lent to it offers those three methods and
+# refuses every other (get_best_action, get_action, update, get_legal_actions), so that a
+# call with a side effect, such as get_best_action's tie-break drawn from the agent's
+# generator, which changes the agent's later actions, costs the check [rule: lent-as-stated]
+UPDATE_WRITES = ("set_qvalue",)
+UPDATE_READS = ("get_qvalue", "get_value")
 
 
 def _weighted_probe(inputs, prioritized_q_update):
@@ -58,7 +65,7 @@ def _weighted_probe(inputs, prioritized_q_update):
     agent = mirrored(QLearningAgent, alpha=inputs["alpha"], epsilon=0.0,
                      discount=inputs["discount"],
                      get_legal_actions=mirrored(AllActions, inputs["n_actions"]),
-                     seed=inputs["seed"], logged=AGENT_WRITES)
+                     seed=inputs["seed"], logged=UPDATE_WRITES, calls=UPDATE_READS)
     results = []
     for state, action, reward, next_state, done, weight in inputs["transitions"]:
         # what the agent held before: names the rule a wrong TD error breaks (read with

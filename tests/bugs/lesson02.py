@@ -379,6 +379,9 @@ BUGS = (
                     "flags lose their type"),
     Bug("add_action_and_done_as_float", LESSON, "test_sample_types",
         {"buffer_add": ADD_ACTION_AND_DONE_AS_FLOAT},
+        # float() of a 1-d action (a continuous action) raises: test_no_aliasing gives
+        # every field of add as an array in turn (blind round 26)
+        also_fails=("test_no_aliasing",),
         rule="dtypes-follow-stored", kind="protocol",
         description="add stores float(action) and float(done), so samples hold float "
                     "actions and float done flags"),
@@ -1578,4 +1581,29 @@ BUGS = (*BUGS,
                     "global generator from fresh entropy (and a seeded one resets it), so "
                     "making a buffer changes what np.random draws everywhere else",
         rule="own-generator", kind="global-generator"),
+)
+
+
+# --- blind round 26 --------------------------------------------------------------------
+
+# Only the observations copied: action, reward and done kept with np.asarray, which hands
+# back the caller's own array when given one (a 0-d or 1-d action: a continuous action).
+ADD_COPIES_ONLY_OBSERVATIONS = '''\
+#| export
+@add_to_class(ReplayBuffer)
+def add(self, obs_t, action, reward, obs_tp1, done):
+    """Store one transition, evicting the oldest if the buffer is full. Copies arrays."""
+    # observations are the arrays environments reuse: copy them; the rest are numbers
+    self._storage.append((np.array(obs_t), np.asarray(action), np.asarray(reward),
+                          np.array(obs_tp1), np.asarray(done)))
+'''
+
+BUGS = (*BUGS,
+    # blind round 26
+    Bug("add_copies_only_observations", LESSON, "test_no_aliasing",
+        {"buffer_add": ADD_COPIES_ONLY_OBSERVATIONS},
+        description="add copies obs_t and obs_tp1 with np.array but wraps action, reward and "
+                    "done with np.asarray: an action given as an array (a continuous "
+                    "action) is stored by reference, so changing it later rewrites the past",
+        rule="add-copies", kind="mutates-input"),
 )

@@ -2056,3 +2056,32 @@ BUGS = (*BUGS,
                     "np.random.seed(0) makes two unseeded buffers draw the same batches",
         rule="own-generator", kind="global-generator"),
 )
+
+
+# blind round 26
+NEXT_VALUE_THROUGH_GET_BEST_ACTION = '''\
+#| export
+def prioritized_q_update(agent, obs, action, reward, next_obs, done, weight):
+    """One Q-learning step on ``agent``, scaled by an importance weight; return the TD
+    error delta = target - Q(obs, action), computed before the update."""
+    if done:
+        target = reward
+    else:
+        best = agent.get_best_action(next_obs)  # the greedy action a'
+        target = reward + agent.discount * agent.get_qvalue(next_obs, best)
+    old = agent.get_qvalue(obs, action)
+    td_error = target - old
+    agent.set_qvalue(obs, action, old + agent.alpha * weight * td_error)
+    return td_error
+'''
+
+BUGS = (*BUGS,
+    # blind round 26
+    Bug("next_value_through_get_best_action", LESSON, "test_weighted_update",
+        {"prioritized_q_update": NEXT_VALUE_THROUGH_GET_BEST_ACTION},
+        description="bootstraps from get_qvalue(next_obs, agent.get_best_action(next_obs)): "
+                    "the same value, but every replayed update draws a tie-break from the "
+                    "agent's generator, so the agent's later actions change; the lent agent "
+                    "offers only get_qvalue, get_value and set_qvalue",
+        rule="lent-as-stated", kind="protocol"),
+)

@@ -841,3 +841,36 @@ BUGS = (*BUGS,
         description="pads the moving means with None for partial windows and tests 'if mean and mean >= threshold': a window whose mean is exactly 0.0 (Taxi's threshold) never counts",
         rule="threshold-reached-when-equal", kind="falsy-as-missing"),
 )
+
+
+# --- blind round 26: wrong answers written from the lesson text alone ----------------
+
+INTERVAL_CONSTANT_BY_STD_TOLERANCE_CONFIDENCE_INTERVAL = '''\
+#| export
+import time
+
+import numpy as np
+from scipy import stats
+
+
+def confidence_interval(values, confidence=0.95):
+    """(mean, low, high): Student's t interval for the mean of ``values``."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.size < 2:
+        raise ValueError(f"a confidence interval needs at least two values, got {values.size}")
+    mean = float(values.mean())
+    s = float(values.std(ddof=1))
+    if s < 1e-12:  # rounding leaves ~1e-17 for values that do not vary
+        return mean, mean, mean
+    half_width = s / np.sqrt(values.size) * float(stats.t.ppf((1 + confidence) / 2,
+                                                              values.size - 1))
+    return mean, float(mean - half_width), float(mean + half_width)
+'''
+
+BUGS = (*BUGS,
+    # blind round 26
+    Bug("interval_constant_by_std_tolerance", LESSON, "test_confidence_interval",
+        {"confidence_interval": INTERVAL_CONSTANT_BY_STD_TOLERANCE_CONFIDENCE_INTERVAL},
+        description="calls the values constant when the computed s is below 1e-12: values that vary on a small scale (1e-13) get a zero-width interval, and equal values near 1e8 (s ~ 2e-8 from rounding) a nonzero one",
+        rule="interval-no-width-when-constant", kind="boundary"),
+)

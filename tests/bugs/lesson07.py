@@ -1049,3 +1049,39 @@ BUGS = (*BUGS,
         description="squeezes the rewards and flags, then loops over len(rewards): a batch of one row raises TypeError",
         rule="result-types", kind="boundary"),
 )
+
+
+# --- blind round 26: wrong answers written from the lesson text alone ----------------
+
+STEP_REUSES_ONE_TD_ERROR_ARRAY_DQN_STEP = """\
+#| export
+def dqn_step(online, target, optimizer, replay, batch_size, discount, beta=None):
+    \"\"\"One DQN gradient step on a batch from ``replay`` (prioritized when ``beta`` is
+    given); returns the batch's TD errors, targets - Q(s, a), before the step.\"\"\"
+    if beta is None:
+        observations, actions, rewards, next_observations, terminated = \\
+            replay.sample(batch_size)
+        weights = np.ones(len(actions))
+    else:
+        (observations, actions, rewards, next_observations, terminated, weights,
+         slots) = replay.sample(batch_size, beta)
+    actions = np.asarray(actions, dtype=np.int64)
+    targets = td_targets(target, rewards, next_observations, terminated, discount)
+    q_values = online.predict(observations)
+    buffers = dqn_step.__dict__.setdefault("td_error_buffers", {})
+    td_errors = buffers.setdefault(len(actions), np.empty(len(actions)))
+    np.subtract(targets, q_values[np.arange(len(actions)), actions], out=td_errors)
+    gradient = huber_loss_gradient(q_values, actions, targets, weights)
+    optimizer.step(online.gradients(observations, gradient))
+    if beta is not None:
+        replay.update_priorities(slots, td_errors)
+    return td_errors
+"""
+
+BUGS = (*BUGS,
+    Bug("step_reuses_one_td_error_array", LESSON, "test_dqn_step",
+        {"dqn_step": STEP_REUSES_ONE_TD_ERROR_ARRAY_DQN_STEP},
+        also_fails=("test_dqn_step_prioritized",),  # its three steps share one batch size
+        description="keeps one preallocated TD-error array per batch size (for the step's speed) and returns it: the errors a caller got from one step are overwritten by the next step of the same batch size",
+        rule="inputs-untouched", kind="mutates-input"),
+)
