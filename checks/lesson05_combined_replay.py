@@ -14,7 +14,7 @@ from checks.lesson01_qlearning import AGENT
 from checks.lesson02_replay_buffer import (
     AT_MOST_T_MAX, BATCH_SIZE_POSITIVE, BUFFER, DONE_IS_TERMINATED, EMPTY_SAMPLE_RAISES,
     ENDS_WITH_EPISODE, RETURNS_TOTAL, SAMPLE_NEW_ARRAYS, STORE_EVERY_STEP, STORE_THEN_SAMPLE,
-    episode_end_rule, unseeded_problem, unseeded_runs, unseeded_words)
+    episode_end_rule)
 from checks.numbered_transitions import (GENERATOR_BATCH, GENERATOR_BATCHES, GENERATOR_STORED,
                                          MARKER, batch_fields, draws_by_seed, generator_inputs,
                                          generator_problem, probability_of_a_repeat,
@@ -27,6 +27,8 @@ from checks.requirements import Rule
 from checks.sampler_fit import (batches_for, distribution_problem, fill_and_batch_cases,
                                 row_order_problem)
 from checks.statistics import FALSE_FAILURE_RATE
+from checks.unseeded_buffers import (made_without_seed, unseeded_call, unseeded_problem,
+                                      unseeded_runs, unseeded_words)
 from checks.stub_envs import (corridor_play, counting_buffer, episode_cases, episode_ends,
                               episode_ends_problem, lent_corridor, plays_as_lesson_01,
                               retyped_problem, scripted_agent, t_max_zero_problem, timeline,
@@ -245,8 +247,7 @@ def _rest_probe(inputs, CombinedReplayBuffer):
 
 def _unseeded_call(form):
     """How the check made a buffer without a seed, ``form`` one of UNSEEDED_FORMS."""
-    return (f"CombinedReplayBuffer({GENERATOR_CAPACITY}"
-            + (")" if form == "omitted" else ", seed=None)"))
+    return unseeded_call(f"CombinedReplayBuffer({GENERATOR_CAPACITY}", form)
 
 
 def _unseeded_draws(CombinedReplayBuffer, inputs):
@@ -255,16 +256,12 @@ def _unseeded_draws(CombinedReplayBuffer, inputs):
     each sampled GENERATOR_BATCHES times. Besides the newest, every row is drawn among 19
     older transitions: two independent generators agree on all of them by chance with
     probability 19^-45."""
-    def new_buffer(form):
-        kwargs = {} if form == "omitted" else {"seed": None}
-        return call_student(_unseeded_call(form), CombinedReplayBuffer, GENERATOR_CAPACITY,
-                            **kwargs)
-
     def fill(buffer):
         for k in range(GENERATOR_STORED):
             _add(buffer, k)
 
-    return unseeded_runs(new_buffer, fill, lambda buffer: sampled_ids(buffer, GENERATOR_BATCH),
+    return unseeded_runs(made_without_seed(f"CombinedReplayBuffer({GENERATOR_CAPACITY}",
+                                           CombinedReplayBuffer, GENERATOR_CAPACITY), fill, lambda buffer: sampled_ids(buffer, GENERATOR_BATCH),
                          CombinedReplayBuffer, inputs["global_seeds"][0], GENERATOR_BATCHES)
 
 

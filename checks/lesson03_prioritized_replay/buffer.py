@@ -13,7 +13,7 @@ from checks.framework import (attempted, call_student, failed, kept_with, lend_t
                               wrong_amount)
 from checks.lending import Served
 from checks.lent_generators import GENERATOR_LIMITS
-from checks.lesson02_replay_buffer import FIELDS, unseeded_problem, unseeded_runs, unseeded_words
+from checks.lesson02_replay_buffer import FIELDS
 from checks.lesson03_prioritized_replay.driving import (
     LESSON, _attempt, _batch_data, _close, _fill, _max_priority, _new_buffer, _new_tree,
     _priorities, _sample, _sampled_ids, _samples, _tree_total, _unless_raised,
@@ -21,6 +21,8 @@ from checks.lesson03_prioritized_replay.driving import (
 from checks.requirements import Rule
 from checks.numbered_transitions import FRESH_DRAWS, fresh_generator_draws
 from checks.statistics import FALSE_FAILURE_RATE, chi_square_pvalue, describe_counts, fits
+from checks.unseeded_buffers import (made_without_seed, unseeded_call,
+                                      unseeded_problem, unseeded_runs, unseeded_words)
 from course.ring_buffer import NumpyRingBuffer
 
 
@@ -327,10 +329,9 @@ def _seed_zero_batches(PrioritizedReplayBuffer, inputs):
     return {"fresh": fresh, "runs": runs}
 
 
-def _unseeded_call(form, stored):
-    """How the check made a buffer without a seed, ``form`` one of UNSEEDED_FORMS."""
-    return (f"PrioritizedReplayBuffer({stored}, alpha=0.6"
-            + (")" if form == "omitted" else ", seed=None)"))
+def _unseeded_opening(stored):
+    """The constructor call of an unseeded buffer, up to its closing bracket."""
+    return f"PrioritizedReplayBuffer({stored}, alpha=0.6"
 
 
 def _unseeded_batches(PrioritizedReplayBuffer, inputs):
@@ -341,12 +342,8 @@ def _unseeded_batches(PrioritizedReplayBuffer, inputs):
     case = inputs["generator"]
     stored = case["batch"] * case["per_slice"]
 
-    def new_buffer(form):
-        kwargs = {} if form == "omitted" else {"seed": None}
-        return call_student(_unseeded_call(form, stored), PrioritizedReplayBuffer, stored,
-                            alpha=0.6, **kwargs)
-
-    return unseeded_runs(new_buffer, lambda buffer: _fill(buffer, range(stored)),
+    return unseeded_runs(made_without_seed(_unseeded_opening(stored), PrioritizedReplayBuffer,
+                                           stored, alpha=0.6), lambda buffer: _fill(buffer, range(stored)),
                          lambda buffer: _sample(buffer, case["batch"], 0.4)["ids"],
                          PrioritizedReplayBuffer, case["global_seeds"][0], case["batches"])
 
@@ -361,7 +358,8 @@ def _unseeded_problem(inputs, data):
     stored = case["batch"] * case["per_slice"]
 
     def call_of(form):
-        return (f"{_unseeded_call(form, stored)}{unseeded_words(form)} holding transitions "
+        return (f"{unseeded_call(_unseeded_opening(stored), form)}{unseeded_words(form)} "
+                f"holding transitions "
                 f"0..{stored - 1} at equal priority")
 
     return unseeded_problem(data, call_of,

@@ -14,10 +14,11 @@ from checks.lesson04_hindsight_replay.driving import (
     CODE_BITS, DESIRED_OFFSET, STEPS_PER_CODE, STRATEGIES, SampleProtocolError, _decoded, _decoded_sample,
     _new_buffer, _store, action_of, describe_goal, goal_env, role_checked_goal_env,
     seeded_goal_env, synthetic_episode)
-from checks.lesson02_replay_buffer import unseeded_problem, unseeded_runs, unseeded_words
 from checks.lesson04_hindsight_replay.goal_steps import FUTURE_GOAL_STEPS, _allowed
 from checks.requirements import Rule
 from checks.statistics import FALSE_FAILURE_RATE, chi_square_pvalue
+from checks.unseeded_buffers import (made_without_seed, unseeded_call, unseeded_problem,
+                                      unseeded_runs, unseeded_words)
 
 
 # --- the rules the checks test, grouped by check (the lesson's text tags each one) -------------
@@ -754,10 +755,12 @@ def _uniform_probe(inputs, HindsightReplayBuffer):
 UNSEEDED_BATCH, UNSEEDED_BATCHES = 32, 2
 
 
+UNSEEDED_OPENING = "HindsightReplayBuffer(env, 10, 8, strategy='future', k=4"
+
+
 def _unseeded_call(form):
     """How the check made a buffer without a seed, ``form`` one of UNSEEDED_FORMS."""
-    return ("HindsightReplayBuffer(env, 10, 8, strategy='future', k=4"
-            + (")" if form == "omitted" else ", seed=None)"))
+    return unseeded_call(UNSEEDED_OPENING, form)
 
 
 def _unseeded_global_seed(inputs):
@@ -769,14 +772,13 @@ def _unseeded_global_seed(inputs):
 def _unseeded_draws(HindsightReplayBuffer, inputs):
     """:func:`~checks.lesson02_replay_buffer.unseeded_runs` for this buffer, beside a goal
     environment of its own, holding the episodes of inputs["lengths"]."""
-    def new_buffer(form):
-        kwargs = {} if form == "omitted" else {"seed": None}
-        return call_student(_unseeded_call(form), HindsightReplayBuffer, goal_env(), 10, 8,
-                            strategy="future", k=4, **kwargs)
-
     def fill(buffer):
         for episode, length in enumerate(inputs["lengths"]):
             _store(buffer, episode, length)
+
+    def new_buffer(form):  # each beside a goal environment of its own
+        return made_without_seed(UNSEEDED_OPENING, HindsightReplayBuffer, goal_env(), 10, 8,
+                                 strategy="future", k=4)(form)
 
     return unseeded_runs(new_buffer, fill,
                          lambda buffer: [row[:2] for row in _decoded_sample(buffer,
