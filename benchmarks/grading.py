@@ -500,8 +500,7 @@ def template_start_cpu():
         return usage.ru_utime + usage.ru_stime
 
     before, template = children(), SandboxTemplate()
-    with template._lock:
-        template._start()
+    template.start()
     template.close()
     return children() - before
 

@@ -238,9 +238,10 @@ def sandbox_argv(scratch, channel_fd, memory_mb, disk_mb, isolate=True, resource
     return [*enter, *launcher], scratch.workdir
 
 
-def _public_env():
-    """What every process of a sandbox starts with, whoever starts it: no salt, no
-    instructor variables, one thread, fixed hashing."""
+def public_env():
+    """What every process of a sandbox starts with, whoever starts it (the launcher, or
+    the sandbox template of ``sandbox_template.py``, which each sandbox forked from it
+    inherits): no salt, no instructor variables, one thread, fixed hashing."""
     keep = ("PATH", "LANG", "LC_ALL", "SYSTEMROOT")
     env = {name: os.environ[name] for name in keep if name in os.environ}
     env.update({
@@ -255,19 +256,13 @@ def _public_env():
 
 
 def sandbox_env(scratch):
-    """The student process's environment (see :func:`_public_env`)."""
-    env = _public_env()
+    """The student process's environment (see :func:`public_env`)."""
+    env = public_env()
     env.update({
         "HOME": str(scratch.workdir / "home"),  # replaced inside a namespace sandbox
         "PYTHONPATH": str(scratch.lib),  # likewise
     })
     return env
-
-
-def template_env():
-    """The sandbox template's environment (``sandbox_template.py``): what its sandboxes
-    inherit, before each sets its own home and import path."""
-    return _public_env()
 
 
 def sandbox_request(scratch, memory_mb, disk_mb, resources):

@@ -25,6 +25,8 @@ import threading
 import time
 from pathlib import Path
 
+from grader.judge.sandbox import public_env
+
 TEMPLATE_SCRIPT = Path(__file__).with_name("sandbox_template.py")
 READY_TIMEOUT = 120.0  # seconds for the template's imports, on a loaded machine
 FORK_TIMEOUT = 30.0  # seconds for the template to answer one request
@@ -84,27 +86,33 @@ class SandboxTemplate:
         self._process = self._control = None
         self._failed = None  # why it could not start: then it is not tried again
 
+    def start(self):
+        """Start the template unless it runs (TemplateUnavailable if it cannot)."""
+        with self._lock:
+            self._running()
+
     def fork(self, request, channel_fd, log_fd):
         with self._lock:
-            if self._failed is not None:
-                raise TemplateUnavailable(self._failed)
-            if self._process is None or self._process.poll() is not None:
-                self._start()
+            self._running()
             try:
                 return self._ask(request, channel_fd, log_fd)
             except (OSError, ValueError, TemplateUnavailable):
                 self._stop()
                 raise
 
-    def _start(self, environment=None):
-        from grader.judge.sandbox import template_env
+    def _running(self):
+        if self._failed is not None:
+            raise TemplateUnavailable(self._failed)
+        if self._process is None or self._process.poll() is not None:
+            self._start()
 
+    def _start(self):
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         with tempfile.TemporaryFile() as errors:  # what it says if it cannot start
             try:
                 self._process = subprocess.Popen(
                     [sys.executable, str(TEMPLATE_SCRIPT), str(theirs.fileno())],
-                    env=environment or template_env(), stdin=subprocess.DEVNULL,
+                    env=public_env(), stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL, stderr=errors, pass_fds=(theirs.fileno(),),
                     cwd="/", start_new_session=True)
             finally:

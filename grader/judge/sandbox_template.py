@@ -290,7 +290,7 @@ def serve(control):
                 return
             if not data:
                 return  # the grader closed its end
-            reply, pidfd = _fork_one(data, fds, template, control)
+            reply, pidfd = _fork_one(data, fds, template)
             try:
                 socket.send_fds(control, [json.dumps(reply).encode()],
                                 [pidfd] if pidfd is not None else [])
@@ -317,7 +317,7 @@ def _reap():
             return
 
 
-def _fork_one(data, fds, template, control):
+def _fork_one(data, fds, template):
     """``(reply, pidfd)`` for one request: the sandbox's first process, or why not."""
     try:
         request = json.loads(data)
@@ -325,8 +325,7 @@ def _fork_one(data, fds, template, control):
             raise ValueError("a request carries the channel and the log, and nothing else")
         channel_fd, log_fd = fds
         pid = os.fork()
-        if pid == 0:
-            os.close(control.fileno())
+        if pid == 0:  # the control socket is closed with the rest (_keep_only)
             become_sandbox(request, channel_fd, log_fd, template)
         return {"pid": pid}, os.pidfd_open(pid)  # not reaped yet: it is still its pid
     except (OSError, ValueError, KeyError) as error:
