@@ -9,8 +9,9 @@ Learning checks take 5 to 20 seconds each, so they run only for the reference so
 and for bugs that they are meant to catch, and a bug's run uses the hidden salt only (the
 reference runs them with the visible one too, in the solution notebooks' test cells).
 A bug's own check and those it is known to fail too run with the visible and a hidden
-salt; the checks it must not cost, with the hidden one (test_lending_parity.py runs them on
-every bug in the grader and in the notebook).
+salt; the checks it must not cost, with the hidden one (test_lending_parity.py runs a bug's
+own quick checks in the grader and in the notebook, and the reference and the correct
+variants on every quick check that runs their code).
 """
 
 import sys

@@ -8,10 +8,15 @@ code, the lent objects cross the channel). The two must agree check by check, on
 status and the points.
 
 To stay within CI's time, one sandbox per lesson grades every version of its answers in
-turn (``NotebookGrading.load``), and a version is compared on the quick checks whose code
-runs its changed cells: those that need a name the cells define, or call it (``Callee``);
-the reference is compared on every quick check. Learning checks (seconds to minutes each)
-are left to ``test_bugs_in_process.py`` and the graded example class.
+turn (``NotebookGrading.load``). The reference is compared on every quick check, and a
+correct variant on the quick checks whose code runs its changed cells: those that need a
+name the cells define, or call it (``Callee``). A bug is compared where its verdict is
+the catalogue's point: the check that names it and those it is known to fail too (its
+points there, partial credit included, must be the same in both). That the bug costs no
+other check is ``test_bugs_in_process.py``'s to show, in the notebook; what a lent object
+does on passing code, the reference's and the variants' comparisons show. Learning checks
+(seconds to minutes each) are left to ``test_bugs_in_process.py`` and the graded example
+class.
 """
 
 import pytest
@@ -46,13 +51,25 @@ BEYOND_THE_LENDING = {"07_neural_replay": {
 
 
 def versions(lesson):
-    """(name, answers) of the lesson's reference, correct variants and bugs, and of code
-    that uses more than the lent objects offer."""
-    return [("reference", {}),
-            *((variant.name, variant.answers) for variant in CORRECT_VARIANTS
-              if variant.lesson == lesson),
-            *((bug.name, bug.answers) for bug in ALL_BUGS if bug.lesson == lesson),
-            *BEYOND_THE_LENDING.get(lesson, {}).items()]
+    """(name, answers, checks compared) of the lesson's reference, correct variants and
+    bugs, and of code that uses more than the lent objects offer."""
+    return [("reference", {}, checks_running(lesson, {})),
+            *((variant.name, variant.answers, checks_running(lesson, variant.answers))
+              for variant in CORRECT_VARIANTS if variant.lesson == lesson),
+            *((bug.name, bug.answers, compared_on(bug)) for bug in ALL_BUGS
+              if bug.lesson == lesson),
+            *((name, answers, checks_running(lesson, answers))
+              for name, answers in BEYOND_THE_LENDING.get(lesson, {}).items())]
+
+
+def compared_on(bug):
+    """The quick checks a bug is compared on: its own and those it is known to fail
+    (learning checks are test_bugs_in_process.py's)."""
+    learning = {check.name for check in checks_for_lesson(bug.lesson) if check.learning}
+    names = [name for name in checks_running(bug.lesson, bug.answers)
+             if name == bug.check or name in bug.also_fails if name not in learning]
+    assert bug.check in learning or bug.check in names, (bug.name, names)
+    return names
 
 
 def in_the_notebook(lesson, answers, names):
@@ -84,8 +101,9 @@ def test_the_notebook_and_the_grader_agree_on_every_version(lesson):
                               cell_time_limit=TIME_LIMIT, check_time_limit=TIME_LIMIT)
     disagreements, compared = {}, 0
     try:
-        for name, answers in versions(lesson):
-            names = checks_running(lesson, answers)
+        for name, answers, names in versions(lesson):
+            if not names:  # a learning check's bug that fails no quick check
+                continue
             rebuilt = rebuild(source, fake_submission(source, answers), stubs)
             graded = in_the_grader(grading, rebuilt, names)
             judged = in_the_notebook(lesson, answers, names)
@@ -96,7 +114,9 @@ def test_the_notebook_and_the_grader_agree_on_every_version(lesson):
     finally:
         grading.close()
         remove_scratch(scratch)
-    assert compared >= len(versions(lesson))  # every version was compared on some check
+    quick = [check.name for check in checks_for_lesson(lesson) if not check.learning]
+    assert versions(lesson)[0][2] == quick  # the reference, on every quick check
+    assert compared > len(quick)
     assert not disagreements
 
 
