@@ -10,7 +10,11 @@ SLOWEST_FIRST = ("tests/threats/test_grader_attacks.py",  # a class of 30 notebo
                  "tests/test_grader_cli.py",  # the example class
                  "test_solution_notebook_runs_cleanly_and_its_figures_show_all_their_data",
                  "test_run_all_with_a_wrong_answer",  # a whole lesson, with its experiments
-                 "tests/lessons/test_claims_lesson0")
+                 "tests/lessons/test_claims_lesson0",
+                 # collected last (threats/), long enough to leave one worker alone at the end
+                 "tests/threats/test_grader_tampering.py",  # its group: about a minute
+                 "tests/threats/test_lending_parity.py",  # up to 45 s a lesson
+                 "tests/threats/test_reachable_answers.py")
 
 
 def pytest_configure(config):
