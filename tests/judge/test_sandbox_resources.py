@@ -184,16 +184,15 @@ def test_cpu_time_counts_every_process_of_the_sandbox(mechanism):
         before, tree_before = process.cpu_seconds(), tree_cpu(process)
         assert run(process, CPU_HOGS) == "started"
         # the hogs run while the server waits, using no CPU itself; waited for by the CPU
-        # they used, not by a wall time a loaded machine would not honour (where the
-        # machine is busy, a sandbox's share is small: half a second takes a while)
+        # they used, not by a wall time a loaded machine would not honour
         deadline = time.monotonic() + 120
-        while tree_cpu(process) - tree_before < 0.5 and time.monotonic() < deadline:
-            time.sleep(0.1)
+        while tree_cpu(process) - tree_before < 1.0 and time.monotonic() < deadline:
+            time.sleep(0.2)
         used, tree = process.cpu_seconds() - before, tree_cpu(process) - tree_before
-        assert tree >= 0.5, "the hogs did not run"
+        assert tree >= 1.0, "the hogs did not run"
         assert used >= 0.9 * tree, f"{used:.2f} s counted; the sandbox's processes used {tree:.2f} s"
         with pytest.raises(StudentProcessLost) as lost:
-            with process.budget(1.0):  # the hogs spend the budget, not this cell
+            with process.budget(2.0):  # the hogs spend the budget, not this cell
                 process.run_cell("import time\ntime.sleep(60)")
         assert lost.value.spent.kind == "cpu"
     finally:
