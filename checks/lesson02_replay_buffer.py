@@ -15,7 +15,8 @@ from checks.numbered_transitions import (FRESH_DRAWS, GENERATOR_BATCH, GENERATOR
                                          fresh_generator_draws, generator_inputs,
                                          generator_problem,
                                          probability_of_a_repeat, sampled_fields,
-                                         sampled_id_batches, sampled_ids, transition)
+                                         sampled_id_batches, sampled_ids, transition,
+                                         unseeded_numbered_problem, unseeded_numbered_runs)
 from checks.operation_sequences import first_difference, observed, sequences, shown
 from checks.replay_loops import (LOOP_REWARDS, RecordingBuffer, call_replay_loop, driven_by,
                                  replay_loop_inputs, sampled_before_storing,
@@ -24,8 +25,6 @@ from checks.requirements import Rule
 from checks.sampler_fit import (batches_for, distribution_problem, fill_and_batch_cases,
                                 row_order_problem)
 from checks.statistics import FALSE_FAILURE_RATE
-from checks.unseeded_buffers import (made_without_seed, unseeded_call, unseeded_problem,
-                                      unseeded_runs, unseeded_words)
 from checks.stub_envs import (corridor_play, episode_ends, episode_ends_problem, lent_corridor,
                               plays_as_lesson_01, reset_once_unseeded, retyped_problem,
                               scripted_agent, t_max_zero_problem, timeline, timelines_problem)
@@ -756,23 +755,14 @@ def _uniform_probe(inputs, ReplayBuffer):
             "unseeded_globals": _unseeded_draws(ReplayBuffer, inputs)}
 
 
-def _unseeded_call(form):
-    """How the check made a buffer without a seed, ``form`` one of UNSEEDED_FORMS."""
-    return unseeded_call(f"ReplayBuffer({GENERATOR_STORED}", form)
+UNSEEDED_OPENING = f"ReplayBuffer({GENERATOR_STORED}"  # how the unseeded buffers are made
 
 
 def _unseeded_draws(ReplayBuffer, inputs):
-    """:func:`unseeded_runs` for ReplayBuffer: two made with the seed omitted and two with
-    seed=None, holding transitions 0..GENERATOR_STORED - 1, each sampled GENERATOR_BATCHES
-    times (two independent generators agree by chance with probability
+    """Unseeded buffers' draws (two independent generators agree by chance with probability
     GENERATOR_STORED ** -(GENERATOR_BATCH * GENERATOR_BATCHES) = 20^-48)."""
-    def fill(buffer):
-        for k in range(GENERATOR_STORED):
-            _add(buffer, *transition(k))
-
-    return unseeded_runs(made_without_seed(f"ReplayBuffer({GENERATOR_STORED}", ReplayBuffer,
-                                           GENERATOR_STORED), fill, lambda buffer: sampled_ids(buffer, GENERATOR_BATCH),
-                         ReplayBuffer, inputs["global_seeds"][0], GENERATOR_BATCHES)
+    return unseeded_numbered_runs(UNSEEDED_OPENING, ReplayBuffer, GENERATOR_STORED,
+                                  lambda buffer, k: _add(buffer, *transition(k)), inputs)
 
 
 def _uniform_verdict(inputs, data):
@@ -820,12 +810,8 @@ def _uniform_verdict(inputs, data):
     problem = generator_problem(inputs, data, "ReplayBuffer", OWN_GENERATOR)
     if problem:
         return problem
-    problem = unseeded_problem(
-        data.get("unseeded_globals"),
-        lambda form: (f"{_unseeded_call(form)}{unseeded_words(form)} holding transitions "
-                      f"0..{GENERATOR_STORED - 1}"),
-        f"sample({GENERATOR_BATCH}) {GENERATOR_BATCHES} times", GENERATOR_BATCHES,
-        inputs["global_seeds"][0], OWN_GENERATOR)
+    problem = unseeded_numbered_problem(data.get("unseeded_globals"), UNSEEDED_OPENING,
+                                        inputs, OWN_GENERATOR)
     if problem:
         return problem
     problem = _numpy_seed_problem(inputs, data)

@@ -15,11 +15,11 @@ from checks.lesson02_replay_buffer import (
     AT_MOST_T_MAX, BATCH_SIZE_POSITIVE, BUFFER, DONE_IS_TERMINATED, EMPTY_SAMPLE_RAISES,
     ENDS_WITH_EPISODE, RETURNS_TOTAL, SAMPLE_NEW_ARRAYS, STORE_EVERY_STEP, STORE_THEN_SAMPLE,
     episode_end_rule)
-from checks.numbered_transitions import (GENERATOR_BATCH, GENERATOR_BATCHES, GENERATOR_STORED,
-                                         MARKER, batch_fields, draws_by_seed, generator_inputs,
+from checks.numbered_transitions import (MARKER, batch_fields, draws_by_seed, generator_inputs,
                                          generator_problem, probability_of_a_repeat,
                                          sampled_id_batches, sampled_ids, transition,
-                                         transition_ids)
+                                         transition_ids, unseeded_numbered_problem,
+                                         unseeded_numbered_runs)
 from checks.replay_loops import (LOOP_REWARDS, RecordingBuffer, call_replay_loop, driven_by,
                                  replay_loop_inputs, sampled_before_storing,
                                  stored_transitions_problem)
@@ -27,8 +27,6 @@ from checks.requirements import Rule
 from checks.sampler_fit import (batches_for, distribution_problem, fill_and_batch_cases,
                                 row_order_problem)
 from checks.statistics import FALSE_FAILURE_RATE
-from checks.unseeded_buffers import (made_without_seed, unseeded_call, unseeded_problem,
-                                      unseeded_runs, unseeded_words)
 from checks.stub_envs import (corridor_play, counting_buffer, episode_cases, episode_ends,
                               episode_ends_problem, lent_corridor, plays_as_lesson_01,
                               retyped_problem, scripted_agent, t_max_zero_problem, timeline,
@@ -245,24 +243,12 @@ def _rest_probe(inputs, CombinedReplayBuffer):
             "unseeded_globals": _unseeded_draws(CombinedReplayBuffer, inputs)}
 
 
-def _unseeded_call(form):
-    """How the check made a buffer without a seed, ``form`` one of UNSEEDED_FORMS."""
-    return unseeded_call(f"CombinedReplayBuffer({GENERATOR_CAPACITY}", form)
-
-
 def _unseeded_draws(CombinedReplayBuffer, inputs):
-    """:func:`~checks.lesson02_replay_buffer.unseeded_runs` for this buffer: two made with
-    the seed omitted and two with seed=None, holding transitions 0..GENERATOR_STORED - 1,
-    each sampled GENERATOR_BATCHES times. Besides the newest, every row is drawn among 19
-    older transitions: two independent generators agree on all of them by chance with
+    """Unseeded buffers' draws. Besides the newest, every row is drawn among 19 older
+    transitions: two independent generators agree on all of them by chance with
     probability 19^-45."""
-    def fill(buffer):
-        for k in range(GENERATOR_STORED):
-            _add(buffer, k)
-
-    return unseeded_runs(made_without_seed(f"CombinedReplayBuffer({GENERATOR_CAPACITY}",
-                                           CombinedReplayBuffer, GENERATOR_CAPACITY), fill, lambda buffer: sampled_ids(buffer, GENERATOR_BATCH),
-                         CombinedReplayBuffer, inputs["global_seeds"][0], GENERATOR_BATCHES)
+    return unseeded_numbered_runs(UNSEEDED_OPENING, CombinedReplayBuffer, GENERATOR_CAPACITY,
+                                  _add, inputs)
 
 
 REPEATED_ADDS = (0, 1, 1, 1)  # the newest is 1; before it 0 and 1 twice: 1 is 2/3 of the rest
@@ -270,6 +256,7 @@ REPEATED_BATCH, REPEATED_BATCHES = 4, 20  # 60 rows of the rest: all 0 with chan
 
 
 GENERATOR_CAPACITY = 100  # holds every transition draws_by_seed adds
+UNSEEDED_OPENING = f"CombinedReplayBuffer({GENERATOR_CAPACITY}"  # how unseeded ones are made
 
 
 def _rest_verdict(inputs, data):
@@ -325,12 +312,8 @@ def _rest_verdict(inputs, data):
     problem = generator_problem(inputs, data, "CombinedReplayBuffer", OWN_GENERATOR)
     if problem:
         return problem
-    problem = unseeded_problem(
-        data.get("unseeded_globals"),
-        lambda form: (f"{_unseeded_call(form)}{unseeded_words(form)} holding transitions "
-                      f"0..{GENERATOR_STORED - 1}"),
-        f"sample({GENERATOR_BATCH}) {GENERATOR_BATCHES} times", GENERATOR_BATCHES,
-        inputs["global_seeds"][0], OWN_GENERATOR)
+    problem = unseeded_numbered_problem(data.get("unseeded_globals"), UNSEEDED_OPENING,
+                                        inputs, OWN_GENERATOR)
     if problem:
         return problem
     repeated = data.get("repeated") or {}

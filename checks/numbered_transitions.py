@@ -10,6 +10,8 @@ import numpy as np
 from checks.framework import (ProbeError, attempted, call_student, call_student_repeatedly,
                               failed, lend_to, reseed_global_generators, wrong_amount)
 from checks.lent_generators import CountingGenerator
+from checks.unseeded_buffers import (made_without_seed, unseeded_call, unseeded_problem,
+                                      unseeded_runs, unseeded_words)
 
 
 # Transition number k is (k, k % 5, k / 2, next_observation(k), k % 3 == 0): every field
@@ -80,6 +82,30 @@ def sampled_id_batches(buffer, batch_size, count):
 # generators were seeded differently, must draw the same batches; made with another seed,
 # other batches (3 batches of 16 from 20 transitions agree by chance with probability 20^-48).
 GENERATOR_STORED, GENERATOR_BATCH, GENERATOR_BATCHES = 20, 16, 3
+
+
+def unseeded_numbered_runs(opening, buffer_class, capacity, add, inputs):
+    """:func:`~checks.unseeded_buffers.unseeded_runs` for a buffer of numbered transitions:
+    two made with the seed omitted and two with seed=None (``buffer_class(capacity)``,
+    which ``opening`` words: ``"ReplayBuffer(20"``), each filled with transitions
+    0..GENERATOR_STORED - 1 by ``add(buffer, k)`` and sampled GENERATOR_BATCHES times."""
+    def fill(buffer):
+        for k in range(GENERATOR_STORED):
+            add(buffer, k)
+
+    return unseeded_runs(made_without_seed(opening, buffer_class, capacity), fill,
+                         lambda buffer: sampled_ids(buffer, GENERATOR_BATCH), buffer_class,
+                         inputs["global_seeds"][0], GENERATOR_BATCHES)
+
+
+def unseeded_numbered_problem(data, opening, inputs, rule):
+    """:func:`~checks.unseeded_buffers.unseeded_problem` of :func:`unseeded_numbered_runs`'s
+    ``data``, the buffers made as ``opening`` words them."""
+    return unseeded_problem(
+        data, lambda form: (f"{unseeded_call(opening, form)}{unseeded_words(form)} holding "
+                            f"transitions 0..{GENERATOR_STORED - 1}"),
+        f"sample({GENERATOR_BATCH}) {GENERATOR_BATCHES} times", GENERATOR_BATCHES,
+        inputs["global_seeds"][0], rule)
 
 
 def generator_inputs(rng):
