@@ -295,6 +295,10 @@ def _shown(value):
 #   channel makes them (except what :func:`~checks.framework.kept_with` placed with it).
 
 _SCALARS_CROSSING = frozenset((type(None), bool, int, float, str))
+# numpy's numbers, of the kinds that cross
+_NUMPY_NUMBERS = frozenset(np.dtype(code).type for code in
+                           "?" + np.typecodes["AllInteger"] + np.typecodes["AllFloat"])
+_CROSS_AS_THEY_ARE = (_SCALARS_CROSSING - {str}) | _NUMPY_NUMBERS  # strings cross as new objects
 # numpy dtype kinds that cross the channel (grader/judge/sandbox_runtime/wire.py)
 _ARRAY_KINDS = "biufc"
 _VIEWS = {}  # id(original) -> (original, its view): one view of each object per check
@@ -312,18 +316,21 @@ def crossing(value, objects, depth=0):
     grader), lists, tuples (named ones as tuples) and dicts rebuilt, numpy arrays of
     numbers copied, numpy numbers as they are; ``objects(value)`` for anything else."""
     kind = type(value)
-    if kind is str and len(value) > 1:
-        return value[:1] + value[1:]  # a new string, as one read from the channel is
-    if kind in _SCALARS_CROSSING:
+    if kind in _CROSS_AS_THEY_ARE:
         return value
+    if kind is str:
+        return value[:1] + value[1:] if len(value) > 1 else value  # new, as read from the channel
     if id(value) in _KEPT:
         return value
     if depth > 64:
         raise NotPlainData("value nested too deeply")
+    # items that cross as they are skip the call: argument lists are mostly numbers
     if kind is list:
-        return [crossing(item, objects, depth + 1) for item in value]
+        return [item if type(item) in _CROSS_AS_THEY_ARE else crossing(item, objects, depth + 1)
+                for item in value]
     if kind is tuple or (isinstance(value, tuple) and hasattr(kind, "_fields")):
-        return tuple(crossing(item, objects, depth + 1) for item in value)
+        return tuple([item if type(item) in _CROSS_AS_THEY_ARE
+                      else crossing(item, objects, depth + 1) for item in value])
     if kind is dict:
         return {crossing(key, objects, depth + 1): crossing(item, objects, depth + 1)
                 for key, item in value.items()}
@@ -662,10 +669,32 @@ def _loose(value, depth=0):
 
 def _loosely_equal(mine, theirs):
     """Whether two answers are equal as the grader compares them (NaN equals NaN)."""
+    kind = type(mine)
+    if kind is type(theirs):  # the usual case, compared without converting either
+        if kind in _EXACT_SCALARS:
+            return mine == theirs
+        if kind is float:
+            return mine == theirs or (mine != mine and theirs != theirs)
+        if kind is tuple or kind is list:
+            return len(mine) == len(theirs) and all(map(_loosely_equal, mine, theirs))
+        if kind in _NUMPY_NUMBERS:
+            return bool(mine == theirs) or (mine.dtype.kind == "f" and bool(mine != mine)
+                                            and bool(theirs != theirs))
+        if (kind is dict and mine.keys() == theirs.keys()
+                and all(type(key) is str for key in mine)):
+            return all(_loosely_equal(item, theirs[key]) for key, item in mine.items())
+        if (kind is np.ndarray and mine.dtype == theirs.dtype
+                and mine.dtype.kind in _EXACT_KINDS):
+            return mine.shape == theirs.shape and bool(
+                np.array_equal(mine, theirs, equal_nan=mine.dtype.kind == "f"))
     mine, theirs = _loose(mine), _loose(theirs)
     if mine is _NOT_PLAIN or theirs is _NOT_PLAIN:
         return False
     return _equal_with_nans(mine, theirs)
+
+
+_EXACT_SCALARS = frozenset((type(None), bool, int, str))
+_EXACT_KINDS = "biuf"  # array kinds whose elements compare as their Python numbers do
 
 
 def _equal_with_nans(mine, theirs):
