@@ -674,12 +674,12 @@ def _loosely_equal(mine, theirs):
         if kind in _EXACT_SCALARS:
             return mine == theirs
         if kind is float:
-            return mine == theirs or (mine != mine and theirs != theirs)
+            return mine == theirs or (math.isnan(mine) and math.isnan(theirs))
         if kind is tuple or kind is list:
             return len(mine) == len(theirs) and all(map(_loosely_equal, mine, theirs))
         if kind in _NUMPY_NUMBERS:
-            return bool(mine == theirs) or (mine.dtype.kind == "f" and bool(mine != mine)
-                                            and bool(theirs != theirs))
+            return bool(mine == theirs) or (mine.dtype.kind == "f" and bool(np.isnan(mine))
+                                            and bool(np.isnan(theirs)))
         if (kind is dict and mine.keys() == theirs.keys()
                 and all(type(key) is str for key in mine)):
             return all(_loosely_equal(item, theirs[key]) for key, item in mine.items())
