@@ -10,11 +10,13 @@ import numpy as np
 from checks.contracts import Contract, array, constructor, tuple_of
 from checks.expected import expected as reference
 from checks.framework import (Callee, Check, LessonChecks, attempted, call_student,
-                              call_student_repeatedly, failed, outcome_of, passed,
+                              call_student_repeatedly, failed, fill_in_place, kept_with,
+                              outcome_of, parts_of, passed, result_by_reference,
                               value_error_problem, wrong_amount)
 from checks.operation_sequences import first_difference, observed, sequences, shown
 from checks.requirements import Rule
-from checks.sampler_fit import batches_for, distribution_problem, fill_and_batch_cases
+from checks.sampler_fit import (batches_for, distribution_problem, fill_and_batch_cases,
+                                row_order_problem)
 
 LESSON = "08_nstep_replay"
 
@@ -282,11 +284,12 @@ def _record_rows(batch):
 
 
 def _record_operations(buffer):
-    """Applies one operation of a sequence to ``buffer``; the caller's arrays are reused
-    for every add (as an environment loop reuses its own), so what add keeps must be a
-    copy."""
+    """Applies one operation of a sequence to ``buffer``; the caller's arrays, placed with
+    the student's code, are refilled in place for every add (as an environment loop
+    reuses its own), so what add keeps must be a copy."""
     added = 0
-    observation, next_observation = _observation(0), _next_observation(0)
+    observation = kept_with(_observation(0), near=buffer)
+    next_observation = kept_with(_next_observation(0), near=buffer)
 
     def apply(operation):
         nonlocal added
@@ -295,8 +298,8 @@ def _record_operations(buffer):
                             CONTENT_DRAWS)
             return "raised" if "raised" in got else _record_rows(got["value"])
         _, reward, terminated, truncated = operation
-        observation[:] = _observation(added)
-        next_observation[:] = _next_observation(added)
+        fill_in_place(observation, _observation(added))
+        fill_in_place(next_observation, _next_observation(added))
         call_student(f"add(observation, {added % 3}, {reward}, next_observation, "
                      f"{terminated}, {truncated})", buffer.add, observation, added % 3,
                      reward, next_observation, terminated, truncated)
@@ -327,8 +330,9 @@ def _record_words(record):
             f"bootstrapping from transition {source}'s next observation)")
 
 
-def _contents_problem(got, wanted, start):
-    """The rule and words of a sample whose records are not the reference's."""
+def _contents_problem(got, wanted, start, completed_at):
+    """The rule and words of a sample whose records are not the reference's;
+    ``completed_at``: the operation at which each transition became a record."""
     if got == "raised":
         return (RECORD_WHEN_KNOWN, f"{start} raised: the buffer then holds the records of "
                 f"transitions {[int(r[0]) for r in wanted]}")
@@ -343,6 +347,15 @@ def _contents_problem(got, wanted, start):
         return (ADD_COPIES, f"{start} returned records whose observations are all "
                 f"{_record_words(next(iter(got_rows)))}'s: the caller reuses its observation "
                 "arrays for every add, so keep copies")
+    # a row whose action, return and discount are one record's, but whose observation is
+    # another transition's: the buffer kept the caller's array, which the caller refilled
+    by_values = {record[1:4]: record for record in wanted_rows}
+    for row in sorted(got_rows):
+        record = by_values.get(row[1:4])
+        if record is not None and row[0] != record[0] and row[0] > record[0]:
+            return (ADD_COPIES, f"{start} returned {_record_words(record)} with the observation "
+                    f"of transition {int(row[0])}, a later one: the caller refills its "
+                    "observation arrays for every add, so add keeps copies")
     for record in sorted(wanted_rows):
         same = [r for r in got_rows if r[0] == record[0]]
         if same and record not in got_rows:
@@ -351,6 +364,13 @@ def _contents_problem(got, wanted, start):
     stale = sorted(got_ids - wanted_ids)
     missing = sorted(wanted_ids - got_ids)
     held = sorted(int(i) for i in wanted_ids)
+    flushed_together = {completed_at.get(str(int(i))) for i in stale + missing}
+    if stale and missing and len(flushed_together) == 1 and None not in flushed_together:
+        return (RECORD_WHEN_KNOWN, f"{start} returned the record of transition "
+                f"{int(stale[0])} but not that of {int(missing[0])}; both became records at "
+                f"the same add, which ended their episode: complete the waiting transitions "
+                f"oldest first, so the newer record is the one kept (the buffer holds "
+                f"transitions {held})")
     if stale and missing and max(stale) < min(missing):
         return (FIFO_RECORDS, f"{start} returned the record of transition {int(stale[0])}, which "
                 f"a newer record replaced; the buffer holds transitions {held}")
@@ -358,10 +378,15 @@ def _contents_problem(got, wanted, start):
         return (RECORD_WHEN_KNOWN, f"{start} returned the record of transition "
                 f"{int(stale[0])}, whose return is not known yet (or whose record a newer one "
                 f"replaced); the buffer holds the records of transitions {held}")
-    return (RECORD_WHEN_KNOWN, f"{start} never returned the record of transition "
-            f"{int(missing[0])} in {CONTENT_DRAWS} draws; the buffer holds the records of "
-            f"transitions {held}: a record is written when n transitions are in, or as soon "
-            "as its episode ends")
+    if missing:
+        return (RECORD_WHEN_KNOWN, f"{start} never returned the record of transition "
+                f"{int(missing[0])} in {CONTENT_DRAWS} draws; the buffer holds the records "
+                f"of transitions {held}: a record is written when n transitions are in, or as "
+                "soon as its episode ends")
+    extra = sorted(got_rows - wanted_rows)
+    return (RECORDS_ARE_N_STEP, f"{start} returned a row {extra[0]} (observation, action, "
+            f"return, discount, bootstrap observation) that is no record the buffer holds "
+            f"(an empty slot?); it holds the records of transitions {held}")
 
 
 def _records_verdict(inputs, data):
@@ -370,8 +395,9 @@ def _records_verdict(inputs, data):
     if problem:
         return problem
     wanted_all = reference(LESSON, "record_sequences", inputs["sequences"])
-    for sequence, got_all, wanted_all_ops in zip(inputs["sequences"], data["sequences"],
-                                                 wanted_all):
+    for sequence, got_all, expected_run in zip(inputs["sequences"], data["sequences"],
+                                               wanted_all):
+        wanted_all_ops = expected_run["shown"]
         found = first_difference([sequence["operations"]], [got_all],
                                  lambda _: wanted_all_ops, lambda g, w, _: g == w)
         if not found:
@@ -382,12 +408,22 @@ def _records_verdict(inputs, data):
                  f"discount={sequence['discount']}), the calls {calls} (the k-th add storing "
                  "transition k, from 0)")
         if operations[position][0] == "add":
-            counted = "" if got is None else f" {got!r}"
-            return failed(f"{start} left len(buffer) at{counted}; it should be {wanted}: len "
+            before = next((shown_len for shown_len in reversed(wanted_all_ops[:position])
+                           if isinstance(shown_len, int)), 0)
+            ends = operations[position][2] or operations[position][3]
+            if isinstance(got, int) and before <= got < wanted:
+                return failed(f"{start} left len(buffer) at {got}; it should be {wanted}: "
+                              + ("this add ended the episode, so every transition still "
+                                 "waiting becomes a record now (its return stops at the end)."
+                                 if ends else "n transitions are in from the oldest waiting "
+                                 "one, so its return is known: it becomes a record now."),
+                              rule=RECORD_WHEN_KNOWN)
+            return failed(f"{start} left len(buffer) at {got!r}; it should be {wanted}: len "
                           "counts the records held, not the transitions still waiting for "
                           "their return, and never more than the capacity.",
                           rule=LEN_COUNTS_RECORDS)
-        rule, words = _contents_problem(got, wanted, start + " ended with a sample that")
+        rule, words = _contents_problem(got, wanted, start + " ended with a sample that",
+                                        expected_run["completed_at"])
         return failed(words + ".", rule=rule)
     return passed(f"adds, lens and samples agree with the reference over "
                   f"{len(inputs['sequences'])} sequences (n from 1 to 4, episodes ending by "
@@ -396,6 +432,9 @@ def _records_verdict(inputs, data):
 
 # --- NStepReplayBuffer: sampling --------------------------------------------------------------
 
+# small batches from few records: rows drawn independently repeat a record within a batch
+# and in neighbouring rows (checks.sampler_fit.row_order_problem)
+SMALL_STORED, SMALL_BATCH, SMALL_BATCHES = 5, 4, 300
 BAD_CONSTRUCTIONS = ((0, 2, 0.9), (-3, 2, 0.9), (2.5, 2, 0.9), (4, 0, 0.9), (4, 1.5, 0.9),
                      (4, 2, -0.1), (4, 2, 1.5))
 
@@ -436,12 +475,19 @@ def _sample_probe(inputs, NStepReplayBuffer, n_step_return):  # noqa: ARG001
                                  _filled_one_step(NStepReplayBuffer, 20, 20, seed).sample,
                                  inputs["batch"]))
             for seed in (inputs["seed"], inputs["seed"], inputs["other_seed"])]
-    # a batch changed in place changes nothing stored
+    # a batch changed in place (a learner may normalise one) changes nothing stored
     buffer = _filled_one_step(NStepReplayBuffer, 4, 4, inputs["seed"])
-    batch = call_student("sample(64)", buffer.sample, 64)
-    for field in batch:
-        np.asarray(field)[...] = 0
+    batch = call_student("sample(64)", result_by_reference, buffer.sample, 64)
+    for field in parts_of(batch):
+        try:
+            fill_in_place(field, -1)
+        except Exception:  # read-only batches cannot leak: nothing to try  # noqa: BLE001
+            pass
     after = _ids_of(call_student("sample(64)", buffer.sample, 64))
+    # rows drawn one by one, with replacement: small batches from few records
+    small = _filled_one_step(NStepReplayBuffer, SMALL_STORED, SMALL_STORED, inputs["seed"])
+    small_batches = [_ids_of(batch) for batch in call_student_repeatedly(
+        f"sample({SMALL_BATCH})", small.sample, SMALL_BATCHES, SMALL_BATCH)]
     errors = {"sample(0)": outcome_of(buffer.sample, 0), "sample(-2)": outcome_of(buffer.sample, -2)}
     empty = _new_nstep_buffer(NStepReplayBuffer, 4, 3, 0.9, inputs["seed"])
     errors["sample(1) on an empty buffer"] = outcome_of(empty.sample, 1)
@@ -454,7 +500,7 @@ def _sample_probe(inputs, NStepReplayBuffer, n_step_return):  # noqa: ARG001
         errors[f"NStepReplayBuffer({capacity}, {n}, {discount})"] = outcome_of(
             NStepReplayBuffer, capacity, n, discount)
     return {"drawn": drawn, "same_seed": same, "after_changing_a_batch": sorted(set(after)),
-            "errors": errors}
+            "small_batches": small_batches, "errors": errors}
 
 
 def _sample_verdict(inputs, data):
@@ -473,6 +519,15 @@ def _sample_verdict(inputs, data):
                           f"{case['batch_size']}, {words}; it holds transitions "
                           f"{held.start}..{held.stop - 1}, each to be drawn with probability "
                           f"1/{stored}.", rule=SAMPLE_UNIFORM)
+    problem = wrong_amount("small batches", data.get("small_batches"), SMALL_BATCHES,
+                           rule=SAMPLE_UNIFORM)
+    if problem:
+        return problem
+    words = row_order_problem(data["small_batches"], SMALL_STORED, 1)
+    if words:
+        return failed(f"a buffer holding {SMALL_STORED} one-step records, sampled {SMALL_BATCHES} "
+                      f"times with batches of {SMALL_BATCH}, {words} (with replacement: a "
+                      "record may come twice in a batch).", rule=SAMPLE_UNIFORM)
     first, again, other = data["same_seed"]
     if first != again:
         return failed(f"two buffers made with the same seed and filled alike sampled {first} "
@@ -499,6 +554,8 @@ def _sample_verdict(inputs, data):
 # --- FrameStackReplay -------------------------------------------------------------------------
 
 FRAME_DRAWS = 4000
+FRAME_SMALL_BATCH, FRAME_SMALL_BATCHES = 3, 300
+LARGE_FRAME, LARGE_CAPACITY = (84, 84), 40  # Atari's frames: stored twice would show
 
 
 def _frame(k):
@@ -514,21 +571,28 @@ def _frames_inputs(rng):
         length = int(rng.integers(1, 6))
         episodes.append({"length": length, "terminated": bool(rng.random() < 0.7)})
         frames += length + 1
+    # and one episode longer than the ring: its oldest transitions' stacks reach frames
+    # already overwritten, which no stack may hold
+    long_episode = {"length": capacity + int(rng.integers(2, 5)), "terminated": True}
     return {"capacity": capacity, "stack": stack, "episodes": episodes,
-            "checkpoint": int(rng.integers(1, len(episodes))), "seed": int(rng.integers(2**31)),
-            "other_seed": int(rng.integers(2**31))}
+            "long_episode": long_episode, "checkpoint": int(rng.integers(1, len(episodes))),
+            "seed": int(rng.integers(2**31)), "other_seed": int(rng.integers(2**31))}
 
 
-def _transition_of(stacks, actions, rewards, next_stacks, terminated, row):
-    return [np.asarray(stacks[row])[:, 0].tolist(), int(actions[row]), float(rewards[row]),
-            np.asarray(next_stacks[row])[:, 0].tolist(), bool(terminated[row])]
+def frame_fills(inputs):
+    """{fill: episodes} of the check's three fills (the references fill theirs alike)."""
+    return {"first": inputs["episodes"][:1],  # no wrap: its first stack clamped at frame 0
+            "early": inputs["episodes"][:inputs["checkpoint"]], "full": inputs["episodes"],
+            "long": [*inputs["episodes"], inputs["long_episode"]]}
 
 
-def _sampled_transitions(buffer):
-    batch = call_student(f"sample({FRAME_DRAWS})", buffer.sample, FRAME_DRAWS)
+def _transition_rows(batch):
+    """Each row of a sample as [stack frame numbers, action, reward, next stack, terminated],
+    or None when the batch is not five arrays of matching rows."""
     try:
         stacks, actions, rewards, next_stacks, terminated = batch
-        return [_transition_of(stacks, actions, rewards, next_stacks, terminated, row)
+        return [[np.asarray(stacks[row])[:, 0].tolist(), int(actions[row]), float(rewards[row]),
+                 np.asarray(next_stacks[row])[:, 0].tolist(), bool(terminated[row])]
                 for row in range(len(actions))]
     except (TypeError, ValueError, IndexError):
         return None
@@ -550,26 +614,44 @@ def _filled_frames(FrameStackReplay, inputs, seed, episodes):
     return buffer
 
 
+def _sampled(buffer, batch_size):
+    got = attempted(call_student, f"sample({batch_size})", buffer.sample, batch_size)
+    return {"raised": got["raised"]} if "raised" in got else _transition_rows(got["value"])
+
+
+def _nbytes(buffer):
+    value = call_student("nbytes", getattr, buffer, "nbytes")
+    number = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    return {"python_int": type(value) is int, "value": int(value) if number else None,
+            "type": type(value).__name__}
+
+
 def _frames_probe(inputs, FrameStackReplay):
-    early = _filled_frames(FrameStackReplay, inputs, inputs["seed"],
-                           inputs["episodes"][:inputs["checkpoint"]])
+    sampled = {name: _sampled(_filled_frames(FrameStackReplay, inputs, inputs["seed"],
+                                             episodes), FRAME_DRAWS)
+               for name, episodes in frame_fills(inputs).items()}
     full = _filled_frames(FrameStackReplay, inputs, inputs["seed"], inputs["episodes"])
-    same = [_sampled_transitions(_filled_frames(FrameStackReplay, inputs, seed,
-                                                inputs["episodes"]))[:8]
-            for seed in (inputs["seed"], inputs["other_seed"])]
-    nbytes = call_student("nbytes", getattr, full, "nbytes")
-    large = call_student("FrameStackReplay(40, 4)", FrameStackReplay, 40, 4, seed=0)
-    call_student("start_episode(84 x 84 frame)", large.start_episode,
-                 np.zeros((84, 84), dtype=np.uint8))
-    large_bytes = call_student("nbytes", getattr, large, "nbytes")
+    small = [rows and [row[0][-1] for row in rows] for rows in (
+        _transition_rows(batch) for batch in call_student_repeatedly(
+            f"sample({FRAME_SMALL_BATCH})", full.sample, FRAME_SMALL_BATCHES,
+            FRAME_SMALL_BATCH))]
+    seeds = [_sampled(_filled_frames(FrameStackReplay, inputs, seed, inputs["episodes"]), 8)
+             for seed in (inputs["seed"], inputs["seed"], inputs["other_seed"])]
+    large = call_student(f"FrameStackReplay({LARGE_CAPACITY}, 4)", FrameStackReplay,
+                         LARGE_CAPACITY, 4, seed=0)
+    call_student("start_episode(an 84 x 84 frame)", large.start_episode,
+                 np.zeros(LARGE_FRAME, dtype=np.uint8))
+    for step in range(3):  # a few transitions: whatever the buffer keeps for them exists
+        call_student("add(0, 1.0, an 84 x 84 frame, False)", large.add, 0, 1.0,
+                     np.full(LARGE_FRAME, step + 1, dtype=np.uint8), False)
     errors = {}
     for capacity, stack in ((4, 4), (3, 5), (6, 0), (6.5, 2)):
         errors[f"FrameStackReplay({capacity}, {stack})"] = outcome_of(FrameStackReplay,
                                                                       capacity, stack)
     fresh = call_student("FrameStackReplay(8, 2)", FrameStackReplay, 8, 2, seed=0)
     errors["add(...) before any start_episode"] = outcome_of(fresh.add, 0, 1.0, _frame(1), False)
-    return {"early": _sampled_transitions(early), "full": _sampled_transitions(full),
-            "seeds": same, "nbytes": nbytes, "large_nbytes": large_bytes, "errors": errors}
+    return {"sampled": sampled, "small": small, "seeds": seeds, "nbytes": _nbytes(full),
+            "large_nbytes": _nbytes(large), "errors": errors}
 
 
 def _transition_words(transition):
@@ -579,69 +661,101 @@ def _transition_words(transition):
 
 
 def _frames_sample_problem(got, wanted, situation):
-    if got is None:
+    """The failed verdict of one fill's sample, or None. Each row is told by its reward
+    (transition f has reward f / 2): first which transitions are drawn, how often; then
+    whether each row's stacks are that transition's."""
+    if isinstance(got, dict):
+        return failed(f"{situation}, sample({FRAME_DRAWS}) raised: {got['raised']}; the "
+                      f"transitions from frames {wanted['ends']} have whole stacks.",
+                      rule=FRAME_SAMPLE_UNIFORM)
+    if got is None or len(got) != FRAME_DRAWS:
         return failed(f"{situation}, sample({FRAME_DRAWS}) did not return (stacks, actions, "
                       "rewards, next_stacks, terminated) with one row per draw.",
                       rule=STACKS_REBUILT)
-    allowed = {str(t) for t in wanted["transitions"]}
-    for transition in got:
-        if str(transition) in allowed:
-            continue
-        same_end = [t for t in wanted["transitions"] if t[0][-1:] == transition[0][-1:]]
-        if same_end:
-            right = same_end[0]
-            crossed = [f for f in transition[0] if f < right[0][0]]
-            rule = STACK_WITHIN_EPISODE if crossed else STACKS_REBUILT
-            return failed(f"{situation}, sample returned {_transition_words(transition)}; that "
-                          f"transition is {_transition_words(right)}"
-                          + (": a stack repeats its episode's first frame rather than reach "
-                             "into the previous episode" if crossed else "")
-                          + ".", rule=rule)
-        return failed(f"{situation}, sample returned {_transition_words(transition)}, which is "
-                      f"not a transition whose two stacks are whole in the ring (those are the "
-                      f"transitions from frames {wanted['ends']}).",
-                      rule=FRAME_SAMPLE_UNIFORM)
-    ends = [t[0][-1] for t in got]
-    words = distribution_problem(ends, {end: 1 / len(wanted["ends"]) for end in wanted["ends"]},
-                                 2, describe=lambda end: f"the transition from frame {end}")
+    ends = [int(round(2 * row[2])) for row in got]
+    describe = lambda end: f"the transition from frame {end}"  # noqa: E731
+    if len(wanted["ends"]) == 1:  # one transition: every row is it (no test of fit needed)
+        strays = sorted(set(ends) - set(wanted["ends"]))
+        words = f"drew {describe(strays[0])}, which is not stored" if strays else None
+    else:
+        words = distribution_problem(ends, {end: 1 / len(wanted["ends"])
+                                            for end in wanted["ends"]},
+                                     len(FRAME_FILLS), describe=describe)
     if words:
-        return failed(f"{situation}, sample({FRAME_DRAWS}) {words}: each transition whose "
-                      "stacks are whole is drawn with equal probability.",
-                      rule=FRAME_SAMPLE_UNIFORM)
+        return failed(f"{situation}, sample({FRAME_DRAWS}) {words}: it draws, each with equal "
+                      "probability, the transitions whose two stacks are whole in the ring "
+                      f"(those from frames {wanted['ends']}).", rule=FRAME_SAMPLE_UNIFORM)
+    right = {t[0][-1]: t for t in wanted["transitions"]}
+    starts = dict(zip(wanted["ends"], wanted["starts"]))
+    for row, end in zip(got, ends):
+        if row == right[end]:
+            continue
+        crossed = any(f < starts[end] for f in row[0] + row[3])
+        return failed(f"{situation}, sample returned {_transition_words(row)}; that transition "
+                      f"is {_transition_words(right[end])}"
+                      + (": a stack repeats its episode's first frame rather than reach into "
+                         "the previous episode" if crossed else "") + ".",
+                      rule=STACK_WITHIN_EPISODE if crossed else STACKS_REBUILT)
+    return None
+
+
+FRAME_FILLS = ("first", "early", "full", "long")
+
+
+def _nbytes_problem(said, frames, frame_bytes, strict):
+    if not said["python_int"]:
+        return failed(f"nbytes is a {said['type']}, not a Python int.", rule=FRAMES_ONCE)
+    value, least = said["value"], frames * frame_bytes
+    most = least * 1.5 + 64 * frames if strict else 2 * least + 64 * frames
+    if not least <= value < most:
+        return failed(f"a FrameStackReplay of capacity {frames} with frames of {frame_bytes:,} "
+                      f"bytes says nbytes = {value:,}; its frames take {least:,} bytes stored "
+                      "once, and little more besides (a few numbers per slot): store each "
+                      "frame once and count every array.", rule=FRAMES_ONCE)
     return None
 
 
 def _frames_verdict(inputs, data):
     wanted = reference(LESSON, "frame_transitions", inputs)
-    for name, count in (("early", inputs["checkpoint"]), ("full", len(inputs["episodes"]))):
+    counts = {"first": 1, "early": inputs["checkpoint"], "full": len(inputs["episodes"]),
+              "long": len(inputs["episodes"]) + 1}
+    for name in FRAME_FILLS:
         situation = (f"FrameStackReplay({inputs['capacity']}, {inputs['stack']}) given "
-                     f"{count} episode(s) of frames numbered 0, 1, 2, ... in the order "
-                     "stored")
-        problem = _frames_sample_problem(data.get(name), wanted[name], situation)
+                     f"{counts[name]} episode(s) of frames numbered 0, 1, 2, ... in the order "
+                     "stored" + (f", the last {inputs['long_episode']['length']} steps long"
+                                 if name == "long" else ""))
+        problem = _frames_sample_problem((data.get("sampled") or {}).get(name), wanted[name],
+                                         situation)
         if problem:
             return problem
-    first, other = data["seeds"]
-    if first == other:
-        return failed("two buffers filled alike but made with different seeds sampled the same "
-                      "transitions: draw from self.rng = np.random.default_rng(seed).",
+    small = data.get("small")
+    if not isinstance(small, list) or any(not batch for batch in small):
+        return failed(f"sample({FRAME_SMALL_BATCH}) did not return rows of transitions.",
+                      rule=STACKS_REBUILT)
+    words = row_order_problem(small, len(wanted["full"]["ends"]), 1)
+    if words:
+        return failed(f"sampled {FRAME_SMALL_BATCHES} times with batches of {FRAME_SMALL_BATCH} "
+                      f"from {len(wanted['full']['ends'])} transitions, the buffer {words} (each "
+                      "row its own draw, with replacement).", rule=FRAME_SAMPLE_UNIFORM)
+    first, again, other = data["seeds"]
+    if first != again or first == other:
+        return failed("buffers filled alike sampled "
+                      + ("different transitions with the same seed" if first != again
+                         else "the same transitions with different seeds")
+                      + ": draw from self.rng = np.random.default_rng(seed), and nothing else.",
                       rule=FRAME_SAMPLE_UNIFORM)
-    for name, value, frames, frame_bytes in (
-            ("full", data["nbytes"], inputs["capacity"], 16),
-            ("large", data["large_nbytes"], 40, 84 * 84)):
-        if type(value) is not int:
-            return failed(f"nbytes is {value!r}, not a Python int.", rule=FRAMES_ONCE)
-        if not frames * frame_bytes <= value < 2 * frames * frame_bytes + 64 * frames:
-            return failed(f"a FrameStackReplay of capacity {frames} with frames of "
-                          f"{frame_bytes} bytes says nbytes = {value:,}; its frames alone take "
-                          f"{frames * frame_bytes:,} bytes, stored once, and little more "
-                          "besides (a few numbers per slot).", rule=FRAMES_ONCE)
+    problem = (_nbytes_problem(data["nbytes"], inputs["capacity"], 16, strict=False)
+               or _nbytes_problem(data["large_nbytes"], LARGE_CAPACITY,
+                                  int(np.prod(LARGE_FRAME)), strict=True))
+    if problem:
+        return problem
     for call, outcome in data["errors"].items():
         problem = value_error_problem(call, outcome, rule=FRAME_ARGUMENTS)
         if problem:
             return problem
     return passed(f"stacks of {inputs['stack']} are rebuilt right, within their episodes, and "
-                  "sampled uniformly among the whole ones, before and after the ring wraps; "
-                  "nbytes counts frames stored once.")
+                  "sampled uniformly with replacement among the whole ones, before and after "
+                  "the ring wraps; nbytes counts frames stored once.")
 
 
 # --- gae ------------------------------------------------------------------------------------
@@ -680,10 +794,13 @@ def _gae_probe(inputs, gae):
     returned = {}
     for name, case in inputs["cases"].items():
         arguments = _gae_arguments(case)
-        advantages, returns = call_student(
-            f"gae(rewards, values, next_values, terminated, truncated, {case['discount']}, "
-            f"{case['lam']}) on a rollout of shape {arguments[0].shape} ({name})", gae,
-            *arguments)
+        got = attempted(call_student, f"gae(rewards, values, next_values, terminated, "
+                        f"truncated, {case['discount']}, {case['lam']}) on a rollout of shape "
+                        f"{arguments[0].shape} ({name})", gae, *arguments)
+        if "raised" in got:  # a refusal is data: the verdict names the rule it breaks
+            returned[name] = got
+            continue
+        advantages, returns = got["value"]
         returned[name] = {"advantages": np.asarray(advantages).tolist(),
                           "returns": np.asarray(returns).tolist(),
                           "shapes": [list(np.shape(advantages)), list(np.shape(returns))]}
@@ -695,6 +812,11 @@ def _gae_verdict(inputs, data):
     for name, case in inputs["cases"].items():
         got, want = data.get(name) or {}, wanted[name]
         shape = list(np.shape(case["rewards"]))
+        if got.get("raised"):
+            return failed(f"{got['raised']}; gae works along the first axis of arrays of any "
+                          "further shape (each column a rollout), as numpy's elementwise "
+                          "operations do.", rule=GAE_ANY_SHAPE if len(shape) > 1
+                          else GAE_RECURSION)
         if got.get("shapes") != [shape, shape]:
             return failed(f"gae on a rollout of shape {tuple(shape)} ({name}) returned "
                           f"advantages and returns of shapes {got.get('shapes')}; both have "
@@ -759,21 +881,38 @@ def _rollout_probe(inputs, RolloutBuffer, gae):  # noqa: ARG001 - RolloutBuffer 
     buffer = call_student(f"RolloutBuffer({size}, {inputs['discount']}, {inputs['lam']})",
                           RolloutBuffer, size, inputs["discount"], inputs["lam"])
     early = outcome_of(buffer.get)
+    partial = RolloutBuffer_partial(RolloutBuffer, inputs)
     _add_steps(buffer, inputs["first"])
     full_len = call_student("len(buffer)", len, buffer)
     over = outcome_of(buffer.add, np.array([-1.0, 0.5]), 0, 0.0, 0.0, 0.0, False, False)
     first = _handed_out(call_student("get()", buffer.get))
     emptied = call_student("len(buffer)", len, buffer)
     again = outcome_of(buffer.get)
-    _add_steps(buffer, inputs["second"], first_step=100)
+    refilled = attempted(_add_steps, buffer, inputs["second"], 100)
+    if "raised" in refilled:
+        return {"early": early, "partial": partial, "full_len": full_len, "over": over,
+                "first": first, "emptied": emptied, "again": again,
+                "refill_refused": refilled["raised"]}
     second = _handed_out(call_student("get()", buffer.get))
-    return {"early": early, "full_len": full_len, "over": over, "first": first,
-            "emptied": emptied, "again": again, "second": second}
+    return {"early": early, "partial": partial, "full_len": full_len, "over": over,
+            "first": first, "emptied": emptied, "again": again, "second": second}
+
+
+def RolloutBuffer_partial(RolloutBuffer, inputs):  # noqa: N802 - named for the class it tries
+    """What get() does on a rollout one step short of full (a fresh buffer)."""
+    size = inputs["size"]
+    buffer = call_student(f"RolloutBuffer({size}, {inputs['discount']}, {inputs['lam']})",
+                          RolloutBuffer, size, inputs["discount"], inputs["lam"])
+    short = {key: value[:-1] for key, value in inputs["first"].items()}
+    _add_steps(buffer, short)
+    return outcome_of(buffer.get)
 
 
 def _rollout_verdict(inputs, data):
     size = inputs["size"]
     for call, outcome in ((f"get() on a RolloutBuffer({size}) holding no step", data["early"]),
+                          (f"get() on a RolloutBuffer({size}) holding {size - 1} steps",
+                           data["partial"]),
                           (f"add(...) to a RolloutBuffer({size}) holding {size} steps",
                            data["over"])):
         problem = value_error_problem(call, outcome, rule=ROLLOUT_FULL)
@@ -782,6 +921,10 @@ def _rollout_verdict(inputs, data):
     if data["full_len"] != size:
         return failed(f"after {size} adds, len(buffer) is {data['full_len']!r}, not {size}.",
                       rule=USED_ONCE)
+    if data.get("refill_refused"):
+        return failed(f"after get() handed out the first rollout, adding the next one's steps "
+                      f"raised: {data['refill_refused']}; get() empties the buffer, so the next "
+                      "rollout fills it again.", rule=USED_ONCE)
     wanted = reference(LESSON, "rollouts", inputs)
     for name, first_step in (("first", 0), ("second", 100)):
         got, want = data[name], wanted[name]
@@ -880,5 +1023,5 @@ CHECKS = LessonChecks(LESSON, [
                "returns, and is empty afterwards; adding to a full one, or get() before it is "
                "full, raises ValueError.",
           rules=(ROLLOUT_FULL, USED_ONCE)),
-], contracts=CONTRACTS)
+], contracts=CONTRACTS, lends=False)  # it lends no object: the checks pass plain data
 

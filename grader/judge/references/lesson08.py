@@ -28,8 +28,9 @@ def _held_records(buffer):
 
 
 def record_sequences(sequences):
-    """Per sequence, what each operation shows on the reference buffer: len after an add,
-    the records held for a sample."""
+    """Per sequence, what each operation shows on the reference buffer (len after an add,
+    the records held for a sample) and the operation at which each transition became a
+    record."""
     from checks.lesson08_nstep_replay import _next_observation, _observation
     from nstep_replay import NStepReplayBuffer
 
@@ -37,8 +38,8 @@ def record_sequences(sequences):
     for sequence in sequences:
         buffer = NStepReplayBuffer(sequence["capacity"], sequence["n"], sequence["discount"],
                                    sequence["seed"])
-        added, shown = 0, []
-        for operation in sequence["operations"]:
+        added, shown, completed_at, written = 0, [], {}, 0
+        for position, operation in enumerate(sequence["operations"]):
             if operation[0] == "contents":
                 shown.append(_held_records(buffer))
                 continue
@@ -46,38 +47,48 @@ def record_sequences(sequences):
             buffer.add(_observation(added), added % 3, reward, _next_observation(added),
                        terminated, truncated)
             added += 1
+            # records are written oldest first: transitions written..added-waiting-1 now
+            waiting = len(buffer.pending)
+            for transition in range(written, added - waiting):
+                completed_at[str(transition)] = position
+            written = added - waiting
             shown.append(len(buffer))
-        found.append(shown)
+        found.append({"shown": shown, "completed_at": completed_at})
     return found
 
 
 def frame_transitions(inputs):
-    """For the check's two fills: every transition whose stacks are whole (as the check
-    reads a sampled row) and the frame each leaves from."""
-    from checks.lesson08_nstep_replay import _frame
-    from nstep_replay import FrameStackReplay
+    """For the check's fills: every transition whose two stacks are whole in the ring
+    (as the check reads a sampled row: frame numbers of the stacks, action, reward, next
+    frame numbers, terminated) and the frame each leaves from. Frame f is stored f-th, in
+    slot f % capacity; a stack ending at f holds f - stack + 1 .. f, each number raised to
+    its episode's first frame; a stack is whole while every frame it holds is among the
+    newest ``capacity`` stored."""
+    from checks.lesson08_nstep_replay import frame_fills
 
+    capacity, stack = inputs["capacity"], inputs["stack"]
     found = {}
-    for name, episodes in (("early", inputs["episodes"][:inputs["checkpoint"]]),
-                           ("full", inputs["episodes"])):
-        buffer = FrameStackReplay(inputs["capacity"], inputs["stack"], inputs["seed"])
-        frame = 0
+    for name, episodes in frame_fills(inputs).items():
+        starts, steps, frame = {}, [], 0  # steps: (f, action, reward, terminated)
         for episode in episodes:
-            buffer.start_episode(_frame(frame))
+            starts[frame] = frame
             for step in range(episode["length"]):
                 ends = episode["terminated"] and step == episode["length"] - 1
-                buffer.add(frame % 4, frame / 2, _frame(frame + 1), ends)
+                steps.append((frame, frame % 4, frame / 2, ends))
+                starts[frame + 1] = starts[frame]
                 frame += 1
             frame += 1
-        numbers = buffer.sampleable()
-        transitions = []
-        for number in numbers:
-            slot = number % buffer.capacity
-            transitions.append([buffer.stack_of(number)[:, 0].tolist(),
-                                int(buffer.actions[slot]), float(buffer.rewards[slot]),
-                                buffer.stack_of(number + 1)[:, 0].tolist(),
-                                bool(buffer.terminated[slot])])
-        found[name] = {"transitions": transitions, "ends": [t[0][-1] for t in transitions]}
+        stored = frame
+        oldest = max(0, stored - capacity)
+
+        def numbers(f):
+            return [max(k, starts[f]) for k in range(f - stack + 1, f + 1)]
+
+        transitions = [[numbers(f), action, reward, numbers(f + 1), ended]
+                       for f, action, reward, ended in steps
+                       if min(numbers(f)) >= oldest]
+        found[name] = {"transitions": transitions, "ends": [t[0][-1] for t in transitions],
+                       "starts": [starts[t[0][-1]] for t in transitions]}
     return found
 
 
