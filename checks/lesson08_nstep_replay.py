@@ -7,7 +7,7 @@ lesson08.py), never from code here: these checks ship with the student edition.
 
 import numpy as np
 
-from checks.contracts import Contract, array, constructor, tuple_of
+from checks.contracts import INPUTS_UNTOUCHED, Contract, array, constructor, tuple_of
 from checks.expected import expected as reference
 from checks.framework import (Callee, Check, LessonChecks, attempted, call_student,
                               call_student_repeatedly, failed, fill_in_place, kept_with,
@@ -36,7 +36,11 @@ TRUNCATED_BOOTSTRAPS = Rule("truncated-bootstraps", "Where the last step used wa
 ANY_DISCOUNT = Rule("any-discount", "Any discount in [0, 1] is valid, 0 and 1 included.")
 # test_nstep_records
 BAD_ARGUMENTS = Rule("bad-arguments-raise", "NStepReplayBuffer with a capacity or an n below "
-                     "1 or not whole, or a discount outside [0, 1], raises ValueError.")
+                     "1 or not whole, or a discount outside [0, 1], raises ValueError; any "
+                     "other is valid, capacity 1, n 1 and discounts 0 and 1 included.")
+RECORDS_KEEP_TYPES = Rule("records-keep-types", "The record arrays are shaped and typed like "
+                          "the first record's fields: integer actions stay integers, float32 "
+                          "observations float32.")
 RECORD_WHEN_KNOWN = Rule("record-when-known", "A transition becomes a record once n "
                          "transitions of its episode are in from it on, or as soon as its "
                          "episode ends; an add that ends the episode completes every waiting "
@@ -61,7 +65,8 @@ FRAME_ARGUMENTS = Rule("frame-arguments", "FrameStackReplay needs whole numbers 
                        "capacity > stack >= 1, and an add before any start_episode, raise "
                        "ValueError.")
 FRAMES_ONCE = Rule("frames-once", "Each frame is stored once, in one ring of capacity frames: "
-                   "nbytes counts every array the buffer holds.")
+                   "nbytes, a Python int at any time, counts every array the buffer holds, its "
+                   "frames and the arrays of actions, rewards and flags beside them.")
 FRAME_SAMPLE_UNIFORM = Rule("frame-sample-uniform", "sample draws uniformly with replacement "
                             "from self.rng among the transitions whose two stacks are still "
                             "whole in the ring.")
@@ -82,6 +87,8 @@ ROLLOUT_FULL = Rule("rollout-full", "Adding to a full rollout, or get() before i
                     "raises ValueError.")
 USED_ONCE = Rule("used-once", "get() returns the rollout's observations, actions, and gae's "
                  "advantages and returns, and empties the buffer: each step is used once.")
+ROLLOUT_COPIES = Rule("rollout-copies", "add keeps copies of what it is given: the caller may "
+                      "reuse its observation arrays.")
 
 
 def _close(got, want, tolerance=1e-9):
@@ -128,8 +135,9 @@ def _n_step_inputs(rng):
     cases = {"windows": _window_case(rng, int(rng.integers(8, 13)), long_n, discount),
              "one_step": _window_case(rng, int(rng.integers(5, 9)), 1, discount),
              "two_steps": _window_case(rng, int(rng.integers(6, 9)), 2, discount)}
-    cases["discount_zero"] = {**cases["windows"], "discount": 0.0}
-    cases["discount_one"] = {**cases["windows"], "discount": 1.0}
+    # 0 and 1 as a caller writes them, Python ints: the discounts are floats all the same
+    cases["discount_zero"] = {**cases["windows"], "discount": 0}
+    cases["discount_one"] = {**cases["windows"], "discount": 1}
     return {"cases": cases}
 
 
@@ -308,7 +316,7 @@ def _record_operations(buffer):
     return apply
 
 
-def _records_probe(inputs, NStepReplayBuffer, n_step_return):  # noqa: ARG001 - the class's
+def _records_probe(inputs, NStepReplayBuffer, n_step_return):
     # n_step_return is the notebook's, which the class calls itself
     return {"sequences": [observed(sequence["operations"], _record_operations(
         _new_nstep_buffer(NStepReplayBuffer, sequence["capacity"], sequence["n"],
@@ -399,7 +407,8 @@ def _records_verdict(inputs, data):
                                                wanted_all):
         wanted_all_ops = expected_run["shown"]
         found = first_difference([sequence["operations"]], [got_all],
-                                 lambda _: wanted_all_ops, lambda g, w, _: g == w)
+                                 lambda _, shown_ops=wanted_all_ops: shown_ops,
+                                 lambda g, w, _: g == w)
         if not found:
             continue
         operations, position, got, wanted = found
@@ -435,6 +444,7 @@ def _records_verdict(inputs, data):
 # small batches from few records: rows drawn independently repeat a record within a batch
 # and in neighbouring rows (checks.sampler_fit.row_order_problem)
 SMALL_STORED, SMALL_BATCH, SMALL_BATCHES = 5, 4, 300
+VALID_CONSTRUCTIONS = ((1, 1, 0), (3, 2, 1), (2, 3, 0.0), (1, 4, 1.0))
 BAD_CONSTRUCTIONS = ((0, 2, 0.9), (-3, 2, 0.9), (2.5, 2, 0.9), (4, 0, 0.9), (4, 1.5, 0.9),
                      (4, 2, -0.1), (4, 2, 1.5))
 
@@ -460,7 +470,7 @@ def _ids_of(batch):
         np.int64).tolist()
 
 
-def _sample_probe(inputs, NStepReplayBuffer, n_step_return):  # noqa: ARG001
+def _sample_probe(inputs, NStepReplayBuffer, n_step_return):
     drawn = []
     for case in inputs["cases"]:
         buffer = _filled_one_step(NStepReplayBuffer, case["capacity"], case["additions"],
@@ -474,14 +484,25 @@ def _sample_probe(inputs, NStepReplayBuffer, n_step_return):  # noqa: ARG001
     same = [_ids_of(call_student(f"sample({inputs['batch']})",
                                  _filled_one_step(NStepReplayBuffer, 20, 20, seed).sample,
                                  inputs["batch"]))
-            for seed in (inputs["seed"], inputs["seed"], inputs["other_seed"])]
+            for seed in (inputs["seed"], inputs["seed"], inputs["other_seed"], 0, 0)]
+    # what the records hold keeps its type: float32 observations, integer actions
+    typed = _new_nstep_buffer(NStepReplayBuffer, 6, 2, 0.9, inputs["seed"])
+    for k in range(4):
+        call_student("add(float32 observation, int action, reward, float32 next_observation, "
+                     f"{k == 3}, False)", typed.add, _observation(k).astype(np.float32), k % 3,
+                     1.0, _next_observation(k).astype(np.float32), k == 3, False)
+    fields = call_student("sample(3)", typed.sample, 3)
+    dtypes = [np.asarray(field).dtype.str for field in fields]
+    valid = {f"NStepReplayBuffer({capacity}, {n}, {discount})": outcome_of(
+        NStepReplayBuffer, capacity, n, discount)
+        for capacity, n, discount in VALID_CONSTRUCTIONS}
     # a batch changed in place (a learner may normalise one) changes nothing stored
     buffer = _filled_one_step(NStepReplayBuffer, 4, 4, inputs["seed"])
     batch = call_student("sample(64)", result_by_reference, buffer.sample, 64)
     for field in parts_of(batch):
         try:
             fill_in_place(field, -1)
-        except Exception:  # read-only batches cannot leak: nothing to try  # noqa: BLE001
+        except Exception:  # read-only batches cannot leak: nothing to try
             pass
     after = _ids_of(call_student("sample(64)", buffer.sample, 64))
     # rows drawn one by one, with replacement: small batches from few records
@@ -500,7 +521,7 @@ def _sample_probe(inputs, NStepReplayBuffer, n_step_return):  # noqa: ARG001
         errors[f"NStepReplayBuffer({capacity}, {n}, {discount})"] = outcome_of(
             NStepReplayBuffer, capacity, n, discount)
     return {"drawn": drawn, "same_seed": same, "after_changing_a_batch": sorted(set(after)),
-            "small_batches": small_batches, "errors": errors}
+            "small_batches": small_batches, "errors": errors, "dtypes": dtypes, "valid": valid}
 
 
 def _sample_verdict(inputs, data):
@@ -528,10 +549,13 @@ def _sample_verdict(inputs, data):
         return failed(f"a buffer holding {SMALL_STORED} one-step records, sampled {SMALL_BATCHES} "
                       f"times with batches of {SMALL_BATCH}, {words} (with replacement: a "
                       "record may come twice in a batch).", rule=SAMPLE_UNIFORM)
-    first, again, other = data["same_seed"]
-    if first != again:
-        return failed(f"two buffers made with the same seed and filled alike sampled {first} "
-                      f"and {again}: draw from the buffer's own self.rng, made from its seed.",
+    first, again, other, zero, zero_again = data["same_seed"]
+    if first != again or zero != zero_again:
+        seed = inputs["seed"] if first != again else 0
+        return failed(f"two buffers made with seed={seed} and filled alike sampled "
+                      f"{first if first != again else zero} and "
+                      f"{again if first != again else zero_again}: draw from the buffer's own "
+                      "self.rng, made from its seed (0 is a seed like any other).",
                       rule=SAMPLE_UNIFORM)
     if first == other:
         return failed(f"buffers made with two different seeds sampled the same batch {first}: "
@@ -541,6 +565,20 @@ def _sample_verdict(inputs, data):
                       f"transitions 0..3 sampled transitions {data['after_changing_a_batch']}: "
                       "sample returns new arrays, never views of what is stored.",
                       rule=SAMPLE_UNIFORM)
+    for call, outcome in data["valid"].items():
+        if outcome.get("raised"):
+            return failed(f"{call} raised {outcome['raised']}: {outcome.get('message', '')}; "
+                          "it is a valid buffer (capacity and n from 1, any discount in "
+                          "[0, 1], 0 and 1 included).", rule=BAD_ARGUMENTS)
+    observation, action, _, _, bootstrap = (data["dtypes"] + [None] * 5)[:5]
+    if observation != np.dtype(np.float32).str or bootstrap != np.dtype(np.float32).str or \
+            action is None or np.dtype(action).kind not in "iu":
+        return failed(f"a buffer given float32 observations and int actions sampled "
+                      f"observations of dtype {observation and np.dtype(observation)}, actions "
+                      f"of {action and np.dtype(action)} and bootstrap observations of "
+                      f"{bootstrap and np.dtype(bootstrap)}: keep each field's type (allocate "
+                      "the record arrays with the dtype of the first record's fields).",
+                      rule=RECORDS_KEEP_TYPES)
     for call, outcome in data["errors"].items():
         rule = BAD_ARGUMENTS if call.startswith("NStepReplayBuffer") else SAMPLE_ERRORS
         problem = value_error_problem(call, outcome, rule=rule)
@@ -620,7 +658,10 @@ def _sampled(buffer, batch_size):
 
 
 def _nbytes(buffer):
-    value = call_student("nbytes", getattr, buffer, "nbytes")
+    got = attempted(call_student, "nbytes", getattr, buffer, "nbytes")
+    if "raised" in got:  # a refusal is data: the verdict names the rule it breaks
+        return {"python_int": False, "value": None, "type": f"refusal ({got['raised']})"}
+    value = got["value"]
     number = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
     return {"python_int": type(value) is int, "value": int(value) if number else None,
             "type": type(value).__name__}
@@ -644,6 +685,16 @@ def _frames_probe(inputs, FrameStackReplay):
     for step in range(3):  # a few transitions: whatever the buffer keeps for them exists
         call_student("add(0, 1.0, an 84 x 84 frame, False)", large.add, 0, 1.0,
                      np.full(LARGE_FRAME, step + 1, dtype=np.uint8), False)
+    empty_nbytes = _nbytes(call_student("FrameStackReplay(6, 2)", FrameStackReplay, 6, 2,
+                                        seed=0))
+    # stacks of one frame still have their stack axis: (batch, 1, *frame shape)
+    single = call_student("FrameStackReplay(6, 1)", FrameStackReplay, 6, 1, seed=0)
+    call_student("start_episode(frame 0)", single.start_episode, _frame(0))
+    for frame in range(1, 4):
+        call_student(f"add(0, 1.0, frame {frame}, False)", single.add, 0, 1.0, _frame(frame),
+                     False)
+    single_batch = call_student("sample(5)", single.sample, 5)
+    single_shapes = [list(np.shape(part)) for part in single_batch]
     errors = {}
     for capacity, stack in ((4, 4), (3, 5), (6, 0), (6.5, 2)):
         errors[f"FrameStackReplay({capacity}, {stack})"] = outcome_of(FrameStackReplay,
@@ -651,7 +702,8 @@ def _frames_probe(inputs, FrameStackReplay):
     fresh = call_student("FrameStackReplay(8, 2)", FrameStackReplay, 8, 2, seed=0)
     errors["add(...) before any start_episode"] = outcome_of(fresh.add, 0, 1.0, _frame(1), False)
     return {"sampled": sampled, "small": small, "seeds": seeds, "nbytes": _nbytes(full),
-            "large_nbytes": _nbytes(large), "errors": errors}
+            "large_nbytes": _nbytes(large), "empty_nbytes": empty_nbytes,
+            "single_shapes": single_shapes, "errors": errors}
 
 
 def _transition_words(transition):
@@ -672,8 +724,10 @@ def _frames_sample_problem(got, wanted, situation):
         return failed(f"{situation}, sample({FRAME_DRAWS}) did not return (stacks, actions, "
                       "rewards, next_stacks, terminated) with one row per draw.",
                       rule=STACKS_REBUILT)
-    ends = [int(round(2 * row[2])) for row in got]
-    describe = lambda end: f"the transition from frame {end}"  # noqa: E731
+    ends = [round(2 * row[2]) for row in got]
+    def describe(end):
+        return f"the transition from frame {end}"
+
     if len(wanted["ends"]) == 1:  # one transition: every row is it (no test of fit needed)
         strays = sorted(set(ends) - set(wanted["ends"]))
         words = f"drew {describe(strays[0])}, which is not stored" if strays else None
@@ -705,13 +759,16 @@ FRAME_FILLS = ("first", "early", "full", "long")
 def _nbytes_problem(said, frames, frame_bytes, strict):
     if not said["python_int"]:
         return failed(f"nbytes is a {said['type']}, not a Python int.", rule=FRAMES_ONCE)
-    value, least = said["value"], frames * frame_bytes
-    most = least * 1.5 + 64 * frames if strict else 2 * least + 64 * frames
+    # the frames, and at least a byte a slot for each of the actions, rewards and flags
+    value, least = said["value"], frames * frame_bytes + 3 * frames
+    most = frames * frame_bytes * 1.5 + 64 * frames if strict else \
+        2 * frames * frame_bytes + 64 * frames
     if not least <= value < most:
         return failed(f"a FrameStackReplay of capacity {frames} with frames of {frame_bytes:,} "
-                      f"bytes says nbytes = {value:,}; its frames take {least:,} bytes stored "
-                      "once, and little more besides (a few numbers per slot): store each "
-                      "frame once and count every array.", rule=FRAMES_ONCE)
+                      f"bytes says nbytes = {value:,}; its frames take "
+                      f"{frames * frame_bytes:,} bytes stored once, and the arrays of actions, "
+                      "rewards and flags beside them a few bytes a slot: store each frame once "
+                      "and count every array.", rule=FRAMES_ONCE)
     return None
 
 
@@ -744,6 +801,15 @@ def _frames_verdict(inputs, data):
                          else "the same transitions with different seeds")
                       + ": draw from self.rng = np.random.default_rng(seed), and nothing else.",
                       rule=FRAME_SAMPLE_UNIFORM)
+    if not data["empty_nbytes"]["python_int"]:
+        return failed(f"nbytes of a FrameStackReplay that holds no frame yet is a "
+                      f"{data['empty_nbytes']['type']}, not a Python int: nbytes counts the "
+                      "arrays it holds at any time (none of frames yet).", rule=FRAMES_ONCE)
+    if data["single_shapes"][:1] + data["single_shapes"][3:4] != [[5, 1, 2], [5, 1, 2]]:
+        return failed(f"FrameStackReplay(6, 1), sampled with sample(5) after frames of shape "
+                      f"(2,), returned stacks and next stacks of shapes "
+                      f"{data['single_shapes'][:1] + data['single_shapes'][3:4]}: a stack of "
+                      "one frame keeps its stack axis, (batch, 1, 2).", rule=STACKS_REBUILT)
     problem = (_nbytes_problem(data["nbytes"], inputs["capacity"], 16, strict=False)
                or _nbytes_problem(data["large_nbytes"], LARGE_CAPACITY,
                                   int(np.prod(LARGE_FRAME)), strict=True))
@@ -804,6 +870,15 @@ def _gae_probe(inputs, gae):
         returned[name] = {"advantages": np.asarray(advantages).tolist(),
                           "returns": np.asarray(returns).tolist(),
                           "shapes": [list(np.shape(advantages)), list(np.shape(returns))]}
+    # CartPole's rewards and values as integers (+1 a step): still float advantages and
+    # returns (the contract holds their types)
+    case = inputs["cases"]["one rollout"]
+    integers = (np.round(np.array(case["rewards"])).astype(np.int64),
+                np.round(np.array(case["values"])).astype(np.int64),
+                np.round(np.array(case["next_values"])).astype(np.int64))
+    call_student(f"gae(rewards, values, next_values, terminated, truncated, "
+                 f"{case['discount']}, {case['lam']}) with integer rewards and values", gae,
+                 *integers, *_gae_arguments(case)[3:])
     return returned
 
 
@@ -835,8 +910,8 @@ def _gae_verdict(inputs, data):
                 hint = (" It carried the next step's advantage across an end of episode: "
                         "A restarts where an episode ended.")
             elif flags[1] and _close(advantages[at], np.asarray(want["truncation_as_end"])[at]):
-                hint = (" Step {step} was truncated, not terminated: it still bootstraps "
-                        "from V(s'), and only the advantage restarts.").format(step=step)
+                hint = (f" Step {step} was truncated, not terminated: it still bootstraps "
+                        "from V(s'), and only the advantage restarts.")
             return failed(f"gae ({name}, discount {case['discount']}, lam {case['lam']}): the "
                           f"advantage at step {step}{'' if len(at) == 1 else f', column {at[1]}'}"
                           f" is {advantages[at]:.6g}, expected {expected[at]:.6g} (step "
@@ -862,30 +937,35 @@ def _rollout_inputs(rng):
 
 
 def _add_steps(buffer, rollout, first_step=0):
+    """Adds the rollout's steps; the caller's one observation array, placed with the
+    student's code, is refilled in place for every step (as an environment loop does)."""
+    observation = kept_with(np.array([float(first_step), 0.5]), near=buffer)
     for t in range(len(rollout["rewards"])):
+        fill_in_place(observation, np.array([first_step + t, 0.5]))
         call_student("add(observation, action, reward, value, next_value, terminated, "
-                     "truncated)", buffer.add, np.array([first_step + t, 0.5]), t % 2,
+                     "truncated)", buffer.add, observation, t % 2,
                      rollout["rewards"][t], rollout["values"][t], rollout["next_values"][t],
                      rollout["terminated"][t], rollout["truncated"][t])
 
 
 def _handed_out(got):
-    observations, actions, advantages, returns = got
+    observations, actions, advantages, returns = list(got)
     return {"observations": np.asarray(observations).tolist(),
             "actions": np.asarray(actions).tolist(),
             "advantages": np.asarray(advantages).tolist(), "returns": np.asarray(returns).tolist()}
 
 
-def _rollout_probe(inputs, RolloutBuffer, gae):  # noqa: ARG001 - RolloutBuffer calls it
+def _rollout_probe(inputs, RolloutBuffer, gae):
     size = inputs["size"]
     buffer = call_student(f"RolloutBuffer({size}, {inputs['discount']}, {inputs['lam']})",
                           RolloutBuffer, size, inputs["discount"], inputs["lam"])
     early = outcome_of(buffer.get)
-    partial = RolloutBuffer_partial(RolloutBuffer, inputs)
+    partial = _partial_get(RolloutBuffer, inputs)
     _add_steps(buffer, inputs["first"])
     full_len = call_student("len(buffer)", len, buffer)
     over = outcome_of(buffer.add, np.array([-1.0, 0.5]), 0, 0.0, 0.0, 0.0, False, False)
-    first = _handed_out(call_student("get()", buffer.get))
+    kept = call_student("get()", result_by_reference, buffer.get)  # as a learner keeps it
+    first = _handed_out(kept)
     emptied = call_student("len(buffer)", len, buffer)
     again = outcome_of(buffer.get)
     refilled = attempted(_add_steps, buffer, inputs["second"], 100)
@@ -895,10 +975,11 @@ def _rollout_probe(inputs, RolloutBuffer, gae):  # noqa: ARG001 - RolloutBuffer 
                 "refill_refused": refilled["raised"]}
     second = _handed_out(call_student("get()", buffer.get))
     return {"early": early, "partial": partial, "full_len": full_len, "over": over,
-            "first": first, "emptied": emptied, "again": again, "second": second}
+            "first": first, "emptied": emptied, "again": again, "second": second,
+            "first_afterwards": _handed_out(kept)}
 
 
-def RolloutBuffer_partial(RolloutBuffer, inputs):  # noqa: N802 - named for the class it tries
+def _partial_get(RolloutBuffer, inputs):
     """What get() does on a rollout one step short of full (a fresh buffer)."""
     size = inputs["size"]
     buffer = call_student(f"RolloutBuffer({size}, {inputs['discount']}, {inputs['lam']})",
@@ -925,6 +1006,11 @@ def _rollout_verdict(inputs, data):
         return failed(f"after get() handed out the first rollout, adding the next one's steps "
                       f"raised: {data['refill_refused']}; get() empties the buffer, so the next "
                       "rollout fills it again.", rule=USED_ONCE)
+    observations = data["first"]["observations"]
+    if size > 1 and all(row == observations[-1] for row in observations):
+        return failed(f"get() handed out {size} observations all equal to the last one added, "
+                      f"{observations[-1]}: the caller refills one observation array for every "
+                      "step, so add keeps a copy.", rule=ROLLOUT_COPIES)
     wanted = reference(LESSON, "rollouts", inputs)
     for name, first_step in (("first", 0), ("second", 100)):
         got, want = data[name], wanted[name]
@@ -942,6 +1028,10 @@ def _rollout_verdict(inputs, data):
                               f"{_listed(want[part][:4])}...: gae on the whole rollout, with "
                               f"discount {inputs['discount']} and lam {inputs['lam']}.",
                               rule=USED_ONCE)
+    if data["first_afterwards"] != data["first"]:
+        return failed("the arrays get() handed out for the first rollout changed when the next "
+                      "rollout was added and handed out: return new arrays, never the buffer's "
+                      "own storage, which the next rollout refills.", rule=INPUTS_UNTOUCHED)
     if data["emptied"] != 0:
         return failed(f"after get(), len(buffer) is {data['emptied']!r}: get() empties the "
                       "buffer, so each step is used once.", rule=USED_ONCE)
@@ -997,7 +1087,7 @@ CHECKS = LessonChecks(LESSON, [
           _sample_inputs, _sample_probe, _sample_verdict, calls=(N_STEP_RETURN,),
           asks="sample draws records uniformly with replacement from self.rng, each row one "
                "record, as new arrays; bad arguments raise ValueError.",
-          rules=(SAMPLE_UNIFORM, SAMPLE_ERRORS, BAD_ARGUMENTS),
+          rules=(SAMPLE_UNIFORM, SAMPLE_ERRORS, BAD_ARGUMENTS, RECORDS_KEEP_TYPES),
           distribution="uniform over the records held, with replacement: every record held, "
                        "before and after the ring wraps, batches below, equal to and above "
                        "the number held"),
@@ -1022,6 +1112,6 @@ CHECKS = LessonChecks(LESSON, [
           asks="RolloutBuffer hands out a full rollout once, with gae's advantages and "
                "returns, and is empty afterwards; adding to a full one, or get() before it is "
                "full, raises ValueError.",
-          rules=(ROLLOUT_FULL, USED_ONCE)),
+          rules=(ROLLOUT_FULL, USED_ONCE, ROLLOUT_COPIES)),
 ], contracts=CONTRACTS, lends=False)  # it lends no object: the checks pass plain data
 

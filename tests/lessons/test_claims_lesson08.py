@@ -37,7 +37,7 @@ About 60 s of CPU per seed set; each set's DQN runs and its A2C runs are xdist g
 their own.
 """
 
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 import pytest
@@ -66,7 +66,7 @@ def lesson():
     return namespace_for("08_nstep_replay")
 
 
-@lru_cache(maxsize=None)
+@cache
 def grid(seed_set):
     """{(n, capacity, seed): mean training return} of the notebook's grid."""
     seeds = SEED_SETS[seed_set]
@@ -76,7 +76,7 @@ def grid(seed_set):
             for r in results}
 
 
-@lru_cache(maxsize=None)
+@cache
 def reuse(seed_set, rate, uses):
     """{measure: array over the seeds} of A2C at ``rate`` with each rollout used ``uses``
     times."""

@@ -81,7 +81,7 @@ def frame_transitions(inputs):
         stored = frame
         oldest = max(0, stored - capacity)
 
-        def numbers(f):
+        def numbers(f, starts=starts):
             return [max(k, starts[f]) for k in range(f - stack + 1, f + 1)]
 
         transitions = [[numbers(f), action, reward, numbers(f + 1), ended]
