@@ -65,6 +65,7 @@ class NStepReplayBuffer:
             self._complete_oldest()
 
     def _complete_oldest(self):
+        """A helper of add's: write the record of the oldest waiting transition."""
         window = list(self.pending)[:self.n]
         _, _, rewards, _, terminated, truncated = zip(*window)
         returns, discounts, steps = n_step_return(
@@ -74,6 +75,7 @@ class NStepReplayBuffer:
         self.pending.popleft()
 
     def _store(self, *fields):
+        """A helper of add's: write one record's fields into the next slot of the ring."""
         if self.records is None:
             self.records = [np.zeros((self.capacity, *np.shape(value)), np.asarray(value).dtype)
                             for value in fields]
@@ -113,6 +115,7 @@ class FrameStackReplay:
         self.current_start = None
 
     def _put(self, frame):
+        """A helper of start_episode's and add's: store one frame in the next slot."""
         frame = np.asarray(frame)
         if self.frames is None:
             self.frames = np.zeros((self.capacity, *frame.shape), frame.dtype)

@@ -288,7 +288,7 @@ def _record_rows(batch):
             bootstraps.reshape(len(bootstraps), -1)):
         rows.add((round(float(observation[0]), 6), int(action), round(float(value), 6),
                   round(float(discount), 6), round(float(bootstrap[0]), 6)))
-    return sorted(rows)
+    return [list(row) for row in sorted(rows)]  # as plain data: lists, as the channel gives
 
 
 def _record_operations(buffer):
