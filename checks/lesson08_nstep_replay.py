@@ -238,7 +238,7 @@ def _n_step_verdict(inputs, data):
 
 # --- NStepReplayBuffer: records ---------------------------------------------------------------
 
-CONTENT_DRAWS = 1500  # a record held among at most 8 is missed with probability < 1e-80
+CONTENT_DRAWS = 600  # a record held among at most 8 is missed with probability < 1e-33
 # transition k: observation (k, k + 0.5), action k % 3, next observation (k + 0.25, k + 0.75):
 # every field names its transition, and a next observation is no other transition's start
 NEXT_OFFSET = 0.25
