@@ -24,11 +24,12 @@ FORMAT = "{desc}: {percentage:3.0f}%|{bar}| [{elapsed} elapsed{postfix}]"
 
 # Seconds one worker takes to grade a complete notebook of each lesson, learning checks
 # and the sandbox's start included (`python -m grader check --learning` on
-# examples/submissions/ada_complete, idle machine, 2026-11-23): the estimate shown before
-# this run has measured anything of its own.
+# examples/submissions/ada_complete, idle machine, 2026-11-23; lesson 08 on 2026-11-30,
+# 3.8 s where lesson 06 took 3.0 s): the estimate shown before this run has measured
+# anything of its own.
 TYPICAL_SECONDS = {"01_qlearning": 15, "02_replay_buffer": 12, "03_prioritized_replay": 7,
                    "04_hindsight_replay": 13, "05_combined_replay": 14, "06_capstone": 5,
-                   "07_neural_replay": 19}
+                   "07_neural_replay": 19, "08_nstep_replay": 6}
 UNKNOWN_LESSON_SECONDS = 15
 
 

@@ -94,9 +94,10 @@ def _collect():
     from .lesson05 import BUGS as LESSON05
     from .lesson06 import BUGS as LESSON06
     from .lesson07 import BUGS as LESSON07
+    from .lesson08 import BUGS as LESSON08
 
     bugs = [*LESSON01, *LESSON02, *LESSON03, *LESSON04, *LESSON05, *LESSON06,
-            *LESSON07]
+            *LESSON07, *LESSON08]
     names = [bug.name for bug in bugs]
     duplicated = sorted({name for name in names if names.count(name) > 1})
     if duplicated:

@@ -765,3 +765,179 @@ CORRECT_VARIANTS = (
                    {"episodes_to_threshold": THRESHOLD_STREAMING_DEQUE_EPISODES_TO_THRESHOLD},
                    description="keeps the last int(window) returns in a deque, compares their exact sum (math.fsum) with threshold * window once the deque is full, and returns the 1-based episode number (a Python int)"),
 )
+
+
+# --- lesson 08 ---------------------------------------------------------------------------------
+
+RETURNS_BY_ROW_N_STEP_RETURN = '''\
+#| export
+from collections import deque
+
+import numpy as np
+
+
+def n_step_return(rewards, terminated, truncated, discount):
+    """Row by row: the discounted rewards up to the first end, its discount and length."""
+    returns, discounts, steps = [], [], []
+    for row_rewards, row_terminated, row_truncated in zip(rewards, terminated, truncated):
+        total, power, m, ended_by_termination = 0.0, 1.0, len(row_rewards), False
+        for k in range(len(row_rewards)):
+            total += power * float(row_rewards[k])
+            power *= discount
+            if row_terminated[k] or row_truncated[k]:
+                m, ended_by_termination = k + 1, bool(row_terminated[k])
+                break
+        returns.append(total)
+        discounts.append(0.0 if ended_by_termination else float(discount) ** m)
+        steps.append(m)
+    return (np.array(returns, dtype=np.float64), np.array(discounts, dtype=np.float64),
+            np.array(steps, dtype=np.int64))
+'''
+
+RING_OF_ROWS_NSTEP_BUFFER = '''\
+#| export
+class NStepReplayBuffer:
+    """n-step records in one numpy array per field, written at a position that wraps;
+    waiting transitions in a plain list."""
+
+    def __init__(self, capacity, n, discount, seed=None):
+        for name, value in (("capacity", capacity), ("n", n)):
+            if value != int(value) or value < 1:
+                raise ValueError(f"{name} must be a whole number of at least 1, got {value}")
+        if discount < 0 or discount > 1:
+            raise ValueError(f"discount must lie in [0, 1], got {discount}")
+        self.capacity, self.n, self.discount = int(capacity), int(n), float(discount)
+        self.rng = np.random.default_rng(seed)
+        self.waiting = []
+        self.fields = None
+        self.position = self.count = 0
+
+    def __len__(self):
+        return int(self.count)
+
+    def add(self, observation, action, reward, next_observation, terminated, truncated):
+        self.waiting.append([np.copy(observation), action, reward, np.copy(next_observation),
+                             bool(terminated), bool(truncated)])
+        if terminated or truncated:
+            while self.waiting:
+                self._write_first()
+        elif len(self.waiting) >= self.n:
+            self._write_first()
+
+    def _write_first(self):
+        window = self.waiting[:self.n]
+        rewards = np.array([[step[2] for step in window]], dtype=np.float64)
+        ends = np.array([[step[4] for step in window]]), np.array([[step[5] for step in window]])
+        returns, discounts, steps = n_step_return(rewards, *ends, self.discount)
+        first = window[0]
+        row = (first[0], first[1], returns[0], discounts[0], window[int(steps[0]) - 1][3])
+        if self.fields is None:
+            self.fields = [np.empty((self.capacity,) + np.shape(value), dtype=np.asarray(value).dtype)
+                           for value in row]
+        for array, value in zip(self.fields, row):
+            array[self.position] = value
+        self.position = (self.position + 1) % self.capacity
+        self.count = min(self.count + 1, self.capacity)
+        del self.waiting[0]
+
+    def sample(self, batch_size):
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        if self.count == 0:
+            raise ValueError("the buffer holds no complete n-step record yet")
+        chosen = self.rng.choice(self.count, size=int(batch_size), replace=True)
+        return tuple(np.take(array, chosen, axis=0) for array in self.fields)
+'''
+
+EPISODE_IDS_FRAME_STACKS = '''\
+#| export
+class FrameStackReplay:
+    """Frames in a ring with each slot's frame number and whether it starts an episode;
+    a stack is rebuilt by walking back from its frame to the episode's start."""
+
+    def __init__(self, capacity, stack, seed=None):
+        if capacity != int(capacity) or stack != int(stack) or not capacity > stack >= 1:
+            raise ValueError(f"need whole numbers with capacity > stack >= 1, got {capacity}, {stack}")
+        self.capacity, self.stack = int(capacity), int(stack)
+        self.rng = np.random.default_rng(seed)
+        self.frames = None
+        self.number = np.full(self.capacity, -1, dtype=np.int64)  # frame number held, -1 none
+        self.starts = np.zeros(self.capacity, dtype=bool)
+        self.action = np.zeros(self.capacity, dtype=np.int64)
+        self.reward = np.zeros(self.capacity)
+        self.done = np.zeros(self.capacity, dtype=bool)
+        self.leads_on = np.zeros(self.capacity, dtype=bool)
+        self.stored = 0
+
+    def _store(self, frame, starts):
+        frame = np.asarray(frame)
+        if self.frames is None:
+            self.frames = np.zeros((self.capacity,) + frame.shape, dtype=frame.dtype)
+        slot = self.stored % self.capacity
+        self.frames[slot], self.number[slot] = frame, self.stored
+        self.starts[slot], self.leads_on[slot] = starts, False
+        self.stored += 1
+
+    def start_episode(self, frame):
+        self._store(frame, True)
+
+    def add(self, action, reward, next_frame, terminated):
+        if self.stored == 0:
+            raise ValueError("call start_episode(frame) before add")
+        slot = (self.stored - 1) % self.capacity
+        self.action[slot], self.reward[slot] = action, reward
+        self.done[slot], self.leads_on[slot] = terminated, True
+        self._store(next_frame, False)
+
+    def _held(self, number):
+        return number >= 0 and self.number[number % self.capacity] == number
+
+    def _numbers(self, number):
+        """Frame numbers of the stack ending at ``number``, oldest first, or None when a
+        frame it needs is gone."""
+        numbers = [number]
+        while len(numbers) < self.stack:
+            if self.starts[numbers[0] % self.capacity]:
+                numbers.insert(0, numbers[0])
+            elif self._held(numbers[0] - 1):
+                numbers.insert(0, numbers[0] - 1)
+            else:
+                return None
+        return numbers
+
+    def sample(self, batch_size):
+        candidates = [number for number in range(max(0, self.stored - self.capacity),
+                                                 self.stored - 1)
+                      if self.leads_on[number % self.capacity] and self._numbers(number)
+                      and self._numbers(number + 1)]
+        if not candidates:
+            raise ValueError("no transition with whole stacks is stored")
+        picked = [candidates[i] for i in self.rng.integers(len(candidates), size=int(batch_size))]
+        stacks = np.array([self.frames[np.array(self._numbers(n)) % self.capacity] for n in picked])
+        next_stacks = np.array([self.frames[np.array(self._numbers(n + 1)) % self.capacity]
+                                for n in picked])
+        slots = [n % self.capacity for n in picked]
+        return stacks, self.action[slots], self.reward[slots], next_stacks, self.done[slots]
+
+    @property
+    def nbytes(self):
+        arrays = [self.number, self.starts, self.action, self.reward, self.done, self.leads_on]
+        if self.frames is not None:
+            arrays.append(self.frames)
+        return int(sum(array.nbytes for array in arrays))
+'''
+
+CORRECT_VARIANTS = (*CORRECT_VARIANTS,
+    CorrectVariant("returns_by_row_and_a_ring_of_rows", "08_nstep_replay",
+                   {"n_step_return": RETURNS_BY_ROW_N_STEP_RETURN,
+                    "NStepReplayBuffer": RING_OF_ROWS_NSTEP_BUFFER},
+                   description="n_step_return loops row by row with a running power of the "
+                               "discount; the buffer keeps waiting steps in a list, writes "
+                               "records at a wrapping position and samples with rng.choice"),
+    CorrectVariant("frames_with_episode_numbers", "08_nstep_replay",
+                   {"FrameStackReplay": EPISODE_IDS_FRAME_STACKS},
+                   description="each slot keeps its frame number and whether it starts an "
+                               "episode; stacks are rebuilt by walking back to the episode's "
+                               "start while the ring holds the frames; candidates listed afresh "
+                               "at every sample"),
+)

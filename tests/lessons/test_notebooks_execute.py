@@ -68,6 +68,12 @@ SMOKE_SIZES = {
                     "episodes=300, early=(1, 150), late=(201, 300), threshold=195.0":
                     "episodes=100, early=(1, 50), late=(51, 100), threshold=195.0"},
     "07_neural_replay": {"SETTINGS = DQNSettings()": "SETTINGS = DQNSettings(steps=1000)"},
+    "08_nstep_replay": {"SETTINGS = Settings()":
+                        "SETTINGS = Settings(steps=2_000, learning_starts=500, "
+                        "exploration_steps=1_000)",
+                        "A2C = A2CSettings()": "A2C = A2CSettings(steps=1_000)",
+                        "FRAME, STACK, CAPACITY = (84, 84), 4, 10_000":
+                        "FRAME, STACK, CAPACITY = (84, 84), 4, 1_000"},
 }
 FIGURE_CHECKS = REPO / "tests" / "support" / "figures.py"
 

@@ -39,7 +39,7 @@ LEARNING_CHECKS = {check.name for lesson in LESSONS for check in checks_for_less
 # The issues ask for at least this many bugs per lesson.
 MINIMUM_BUGS = {"01_qlearning": 8, "02_replay_buffer": 12, "03_prioritized_replay": 10,
                 "04_hindsight_replay": 10, "05_combined_replay": 8, "06_capstone": 6,
-                 "07_neural_replay": 10}
+                 "07_neural_replay": 10, "08_nstep_replay": 12}
 # Tests are collected slowest first, so pytest-xdist starts the learning runs early.
 SLOWEST_FIRST = sorted(ALL_BUGS, key=lambda bug: bug.check not in LEARNING_CHECKS)
 
