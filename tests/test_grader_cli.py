@@ -548,11 +548,21 @@ def test_ctrl_c_ends_grading_in_one_line_without_a_workers_traceback(tmp_path):
     import signal
     import time
 
+    def as_a_terminal_starts_it():
+        # a foreground job starts with Ctrl-C at its default, nothing blocked, whatever
+        # this test process has (a process that ignores SIGINT hands that on to its
+        # children: the grader then grades on, as a job started with `&` rightly does)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, [])
+
+    here = (f"this test process: SIGINT {signal.getsignal(signal.SIGINT)!r}, blocked "
+            f"{sorted(signal.pthread_sigmask(signal.SIG_BLOCK, []))}")
     grading = subprocess.Popen(
         [sys.executable, "-m", "grader", "grade", str(EXAMPLES), "--workers", "2",
          "--salt", "ctrl-c", "--out", str(tmp_path / "kept")],
         cwd=REPOSITORY, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True)  # its own group, as a terminal's foreground job
+        start_new_session=True,  # its own group, as a terminal's foreground job
+        preexec_fn=as_a_terminal_starts_it)  # noqa: PLW1509 - signal state only, no threads
     seen = ""
     while "grading:" not in seen:  # the cluster is up and grading
         character = grading.stderr.read(1)
@@ -562,7 +572,7 @@ def test_ctrl_c_ends_grading_in_one_line_without_a_workers_traceback(tmp_path):
     os.killpg(grading.pid, signal.SIGINT)
     _, rest = grading.communicate(timeout=120)
     stderr = seen + rest
-    assert grading.returncode == 130, stderr[-2000:]
+    assert grading.returncode == 130, (here, stderr[-2000:])
     assert "grader: interrupted; " in stderr and "--resume" in stderr
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr[-3000:]
 
