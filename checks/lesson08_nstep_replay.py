@@ -465,6 +465,21 @@ def _filled_one_step(NStepReplayBuffer, capacity, additions, seed, discount=0.9)
     return buffer
 
 
+# batches fetched per round trip: a batch of one row is five small arrays, each with its own
+# header on the wire, so thousands of them in one message would pass the channel's 1 MiB
+CHUNK_BATCHES = 200
+
+
+def _sampled_batches(buffer, batch_size, count):
+    """``count`` batches sampled one after another, at most CHUNK_BATCHES per round trip."""
+    batches = []
+    while len(batches) < count:
+        batches += call_student_repeatedly(f"sample({batch_size})", buffer.sample,
+                                           min(CHUNK_BATCHES, count - len(batches)),
+                                           batch_size)
+    return batches
+
+
 def _ids_of(batch):
     return np.asarray(batch[0], dtype=np.float64).reshape(len(batch[0]), -1)[:, 0].astype(
         np.int64).tolist()
@@ -476,9 +491,8 @@ def _sample_probe(inputs, NStepReplayBuffer, n_step_return):
         buffer = _filled_one_step(NStepReplayBuffer, case["capacity"], case["additions"],
                                   inputs["seed"])
         stored = min(case["additions"], case["capacity"])
-        batches = call_student_repeatedly(f"sample({case['batch_size']})", buffer.sample,
-                                          batches_for(stored, case["batch_size"]),
-                                          case["batch_size"])
+        batches = _sampled_batches(buffer, case["batch_size"],
+                                   batches_for(stored, case["batch_size"]))
         drawn.append([k for batch in batches for k in _ids_of(batch)])
     # the buffer's own generator: the same seed draws the same batches, another seed others
     same = [_ids_of(call_student(f"sample({inputs['batch']})",
@@ -507,8 +521,8 @@ def _sample_probe(inputs, NStepReplayBuffer, n_step_return):
     after = _ids_of(call_student("sample(64)", buffer.sample, 64))
     # rows drawn one by one, with replacement: small batches from few records
     small = _filled_one_step(NStepReplayBuffer, SMALL_STORED, SMALL_STORED, inputs["seed"])
-    small_batches = [_ids_of(batch) for batch in call_student_repeatedly(
-        f"sample({SMALL_BATCH})", small.sample, SMALL_BATCHES, SMALL_BATCH)]
+    small_batches = [_ids_of(batch) for batch in _sampled_batches(small, SMALL_BATCH,
+                                                                  SMALL_BATCHES)]
     errors = {"sample(0)": outcome_of(buffer.sample, 0), "sample(-2)": outcome_of(buffer.sample, -2)}
     empty = _new_nstep_buffer(NStepReplayBuffer, 4, 3, 0.9, inputs["seed"])
     errors["sample(1) on an empty buffer"] = outcome_of(empty.sample, 1)
@@ -591,7 +605,7 @@ def _sample_verdict(inputs, data):
 
 # --- FrameStackReplay -------------------------------------------------------------------------
 
-FRAME_DRAWS = 4000
+FRAME_DRAWS = 3000  # stacks of up to 4 int64 pairs: well inside the channel's 1 MiB
 FRAME_SMALL_BATCH, FRAME_SMALL_BATCHES = 3, 300
 LARGE_FRAME, LARGE_CAPACITY = (84, 84), 40  # Atari's frames: stored twice would show
 
@@ -673,9 +687,8 @@ def _frames_probe(inputs, FrameStackReplay):
                for name, episodes in frame_fills(inputs).items()}
     full = _filled_frames(FrameStackReplay, inputs, inputs["seed"], inputs["episodes"])
     small = [rows and [row[0][-1] for row in rows] for rows in (
-        _transition_rows(batch) for batch in call_student_repeatedly(
-            f"sample({FRAME_SMALL_BATCH})", full.sample, FRAME_SMALL_BATCHES,
-            FRAME_SMALL_BATCH))]
+        _transition_rows(batch) for batch in _sampled_batches(full, FRAME_SMALL_BATCH,
+                                                              FRAME_SMALL_BATCHES))]
     seeds = [_sampled(_filled_frames(FrameStackReplay, inputs, seed, inputs["episodes"]), 8)
              for seed in (inputs["seed"], inputs["seed"], inputs["other_seed"])]
     large = call_student(f"FrameStackReplay({LARGE_CAPACITY}, 4)", FrameStackReplay,
