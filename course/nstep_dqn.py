@@ -29,7 +29,7 @@ import numpy as np
 
 from course.mlp import QNetwork
 from course.stacked_networks import StackedAdam, StackedMLP
-from course.vector_cartpole import VectorCartPole, greedy_returns
+from course.vector_cartpole import EpisodeCurve, VectorCartPole, greedy_returns
 
 # It trains with a stacked form of lesson 07's huber_loss_gradient: kept out of the
 # sandboxes of lesson 07 and earlier.
@@ -78,26 +78,11 @@ class Run:
 
 
 @dataclass
-class Result:
+class Result(EpisodeCurve):
     run: Run
     episode_returns: list
     episode_ends: list  # the step each episode ended on
     greedy_return: float  # mean over 10 greedy episodes after training
-
-    def curve(self, steps):
-        """At every step, the return of the latest finished episode (0 before the first)."""
-        curve = np.zeros(steps)
-        for end, value in zip(self.episode_ends, self.episode_returns):
-            curve[end - 1:] = value
-        return curve
-
-    def mean_training_return(self, steps):
-        """The area under the learning curve, per step."""
-        return float(self.curve(steps).mean())
-
-    def late_training_return(self, steps):
-        """The learning curve's mean over the last quarter of training."""
-        return float(self.curve(steps)[-(steps // 4):].mean())
 
 
 class NStepRecords:

@@ -22,7 +22,7 @@ import numpy as np
 
 from course.mlp import QNetwork
 from course.stacked_networks import StackedAdam, StackedMLP
-from course.vector_cartpole import VectorCartPole, greedy_returns
+from course.vector_cartpole import EpisodeCurve, VectorCartPole, greedy_returns
 
 
 @dataclass(frozen=True)
@@ -39,25 +39,12 @@ class A2CSettings:
 
 
 @dataclass
-class A2CResult:
+class A2CResult(EpisodeCurve):
     seed: int
     reuse: int
     episode_returns: list
     episode_ends: list  # the step each episode ended on
     greedy_return: float  # mean over 10 episodes of the most probable action
-
-    def curve(self, steps):
-        """At every step, the return of the latest finished episode (0 before the first)."""
-        curve = np.zeros(steps)
-        for end, value in zip(self.episode_ends, self.episode_returns):
-            curve[end - 1:] = value
-        return curve
-
-    def mean_training_return(self, steps):
-        return float(self.curve(steps).mean())
-
-    def late_training_return(self, steps):
-        return float(self.curve(steps)[-(steps // 4):].mean())
 
 
 class BadGAE(ValueError):

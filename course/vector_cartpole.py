@@ -100,3 +100,23 @@ def greedy_returns(network, seeds, episodes=10, time_limit=TIME_LIMIT):
         if not running.any():
             break
     return totals.reshape(runs, episodes).mean(axis=1)
+
+
+class EpisodeCurve:
+    """The learning curve of a run that has ``episode_returns`` and ``episode_ends`` (the
+    step each episode ended on), as course.dqn.DQNRun.returns_by_step draws it."""
+
+    def curve(self, steps):
+        """At every step, the return of the latest finished episode (0 before the first)."""
+        curve = np.zeros(steps)
+        for end, value in zip(self.episode_ends, self.episode_returns):
+            curve[end - 1:] = value
+        return curve
+
+    def mean_training_return(self, steps):
+        """The area under the learning curve, per step."""
+        return float(self.curve(steps).mean())
+
+    def late_training_return(self, steps):
+        """The learning curve's mean over the last quarter of training."""
+        return float(self.curve(steps)[-(steps // 4):].mean())
