@@ -67,9 +67,9 @@ FRAME_ARGUMENTS = Rule("frame-arguments", "FrameStackReplay needs whole numbers 
 FRAMES_ONCE = Rule("frames-once", "Each frame is stored once, in one ring of capacity frames: "
                    "nbytes, a Python int at any time, counts every array the buffer holds, its "
                    "frames and the arrays of actions, rewards and flags beside them.")
-FRAME_SAMPLE_UNIFORM = Rule("frame-sample-uniform", "sample draws uniformly with replacement "
-                            "from self.rng among the transitions whose two stacks are still "
-                            "whole in the ring.")
+FRAME_SAMPLE_UNIFORM = Rule("frame-sample-uniform", "sample returns new arrays of transitions "
+                            "drawn uniformly with replacement from self.rng among those whose "
+                            "two stacks are still whole in the ring.")
 STACKS_REBUILT = Rule("stacks-rebuilt", "A stack holds stack frames, oldest first, and ends "
                       "with the transition's own frame (its next frame for next_stacks).")
 STACK_WITHIN_EPISODE = Rule("stack-within-episode", "A stack never reaches across the start "
@@ -84,7 +84,7 @@ GAE_ANY_SHAPE = Rule("gae-any-shape", "gae works along the first axis of arrays 
                      "arrays of the rewards' shape.")
 # test_rollout_buffer
 ROLLOUT_FULL = Rule("rollout-full", "Adding to a full rollout, or get() before it is full, "
-                    "raises ValueError.")
+                    "raises ValueError; a refused get() keeps the steps it holds.")
 USED_ONCE = Rule("used-once", "get() returns the rollout's observations, actions, and gae's "
                  "advantages and returns, and empties the buffer: each step is used once.")
 ROLLOUT_COPIES = Rule("rollout-copies", "add keeps copies of what it is given: the caller may "
@@ -338,6 +338,26 @@ def _record_words(record):
             f"bootstrapping from transition {source}'s next observation)")
 
 
+# rows are rounded to 6 decimals to be read and compared as sets; two sums of the same
+# rewards added in another order (a correct variant) may round apart by one last digit
+ROUNDED_APART = 1.5e-6
+
+
+def _same_row(got, wanted):
+    """Whether a sampled row is a record: ids and action exact, the numbers to rounding."""
+    return got[0] == wanted[0] and got[1] == wanted[1] and all(
+        abs(a - b) <= ROUNDED_APART for a, b in zip(got[2:], wanted[2:]))
+
+
+def _observation_agrees(got, wanted):
+    """A len, or a sample's distinct rows, as the reference's."""
+    if isinstance(got, list) and isinstance(wanted, list):
+        return len(got) == len(wanted) and all(
+            isinstance(row, list) and len(row) == 5 and _same_row(row, record)
+            for row, record in zip(sorted(got), sorted(wanted)))
+    return got == wanted
+
+
 def _contents_problem(got, wanted, start, completed_at):
     """The rule and words of a sample whose records are not the reference's;
     ``completed_at``: the operation at which each transition became a record."""
@@ -366,7 +386,7 @@ def _contents_problem(got, wanted, start, completed_at):
                     "observation arrays for every add, so add keeps copies")
     for record in sorted(wanted_rows):
         same = [r for r in got_rows if r[0] == record[0]]
-        if same and record not in got_rows:
+        if same and not any(_same_row(row, record) for row in same):
             return (RECORDS_ARE_N_STEP, f"{start} returned {_record_words(same[0])}; its record "
                     f"is {_record_words(record)}")
     stale = sorted(got_ids - wanted_ids)
@@ -391,7 +411,8 @@ def _contents_problem(got, wanted, start, completed_at):
                 f"{int(missing[0])} in {CONTENT_DRAWS} draws; the buffer holds the records "
                 f"of transitions {held}: a record is written when n transitions are in, or as "
                 "soon as its episode ends")
-    extra = sorted(got_rows - wanted_rows)
+    extra = [row for row in sorted(got_rows)
+             if not any(_same_row(row, record) for record in wanted_rows)] or sorted(got_rows)
     return (RECORDS_ARE_N_STEP, f"{start} returned a row {extra[0]} (observation, action, "
             f"return, discount, bootstrap observation) that is no record the buffer holds "
             f"(an empty slot?); it holds the records of transitions {held}")
@@ -408,7 +429,7 @@ def _records_verdict(inputs, data):
         wanted_all_ops = expected_run["shown"]
         found = first_difference([sequence["operations"]], [got_all],
                                  lambda _, shown_ops=wanted_all_ops: shown_ops,
-                                 lambda g, w, _: g == w)
+                                 lambda g, w, _: _observation_agrees(g, w))
         if not found:
             continue
         operations, position, got, wanted = found
@@ -480,6 +501,25 @@ def _sampled_batches(buffer, batch_size, count):
     return batches
 
 
+# a batch kept while two more are drawn: one refilled in place would change (4 records, 16
+# rows: the same draws again by chance with probability 4**-16)
+KEPT_BATCH = 16
+
+
+def _batch_values(batch):
+    return [np.asarray(part).tolist() for part in parts_of(batch)]
+
+
+def _kept_across_calls(sample, batch_size, values):
+    """(values of a batch as handed out, the same batch's values after two more samples):
+    the batch is read where sample left it, as a learner that keeps it reads it."""
+    kept = call_student(f"sample({batch_size})", result_by_reference, sample, batch_size)
+    before = values(kept)
+    for _ in range(2):
+        call_student(f"sample({batch_size})", sample, batch_size)
+    return before, values(kept)
+
+
 def _ids_of(batch):
     return np.asarray(batch[0], dtype=np.float64).reshape(len(batch[0]), -1)[:, 0].astype(
         np.int64).tolist()
@@ -519,6 +559,7 @@ def _sample_probe(inputs, NStepReplayBuffer, n_step_return):
         except Exception:  # read-only batches cannot leak: nothing to try
             pass
     after = _ids_of(call_student("sample(64)", buffer.sample, 64))
+    kept_batch = _kept_across_calls(buffer.sample, KEPT_BATCH, _batch_values)
     # rows drawn one by one, with replacement: small batches from few records
     small = _filled_one_step(NStepReplayBuffer, SMALL_STORED, SMALL_STORED, inputs["seed"])
     small_batches = [_ids_of(batch) for batch in _sampled_batches(small, SMALL_BATCH,
@@ -535,6 +576,7 @@ def _sample_probe(inputs, NStepReplayBuffer, n_step_return):
         errors[f"NStepReplayBuffer({capacity}, {n}, {discount})"] = outcome_of(
             NStepReplayBuffer, capacity, n, discount)
     return {"drawn": drawn, "same_seed": same, "after_changing_a_batch": sorted(set(after)),
+            "kept_batch": kept_batch,
             "small_batches": small_batches, "errors": errors, "dtypes": dtypes, "valid": valid}
 
 
@@ -578,6 +620,11 @@ def _sample_verdict(inputs, data):
         return failed("after a batch was overwritten with zeros in place, the buffer holding "
                       f"transitions 0..3 sampled transitions {data['after_changing_a_batch']}: "
                       "sample returns new arrays, never views of what is stored.",
+                      rule=SAMPLE_UNIFORM)
+    before, after = data["kept_batch"]
+    if before != after:
+        return failed(f"a batch of sample({KEPT_BATCH}) changed when two more batches were "
+                      "drawn: sample returns new arrays each time, never arrays it refills.",
                       rule=SAMPLE_UNIFORM)
     for call, outcome in data["valid"].items():
         if outcome.get("raised"):
@@ -650,10 +697,14 @@ def _transition_rows(batch):
         return None
 
 
-def _filled_frames(FrameStackReplay, inputs, seed, episodes):
+def _filled_frames(FrameStackReplay, inputs, seed, episodes, empty=None):
+    """A FrameStackReplay given ``episodes``; ``empty(buffer)`` is called before its first
+    frame."""
     buffer = call_student(f"FrameStackReplay({inputs['capacity']}, {inputs['stack']}, "
                           f"seed={seed})", FrameStackReplay, inputs["capacity"],
                           inputs["stack"], seed=seed)
+    if empty is not None:
+        empty(buffer)
     frame = 0
     for episode in episodes:
         call_student(f"start_episode(frame {frame})", buffer.start_episode, _frame(frame))
@@ -685,7 +736,11 @@ def _frames_probe(inputs, FrameStackReplay):
     sampled = {name: _sampled(_filled_frames(FrameStackReplay, inputs, inputs["seed"],
                                              episodes), FRAME_DRAWS)
                for name, episodes in frame_fills(inputs).items()}
-    full = _filled_frames(FrameStackReplay, inputs, inputs["seed"], inputs["episodes"])
+    # nbytes at any time: asked before the first frame, then again once the ring is full
+    empty_nbytes = []
+    full = _filled_frames(FrameStackReplay, inputs, inputs["seed"], inputs["episodes"],
+                          empty=lambda buffer: empty_nbytes.append(_nbytes(buffer)))
+    kept_batch = _kept_across_calls(full.sample, KEPT_BATCH, _batch_values)
     small = [rows and [row[0][-1] for row in rows] for rows in (
         _transition_rows(batch) for batch in _sampled_batches(full, FRAME_SMALL_BATCH,
                                                               FRAME_SMALL_BATCHES))]
@@ -693,13 +748,12 @@ def _frames_probe(inputs, FrameStackReplay):
              for seed in (inputs["seed"], inputs["seed"], inputs["other_seed"])]
     large = call_student(f"FrameStackReplay({LARGE_CAPACITY}, 4)", FrameStackReplay,
                          LARGE_CAPACITY, 4, seed=0)
+    empty_nbytes.append(_nbytes(large))
     call_student("start_episode(an 84 x 84 frame)", large.start_episode,
                  np.zeros(LARGE_FRAME, dtype=np.uint8))
     for step in range(3):  # a few transitions: whatever the buffer keeps for them exists
         call_student("add(0, 1.0, an 84 x 84 frame, False)", large.add, 0, 1.0,
                      np.full(LARGE_FRAME, step + 1, dtype=np.uint8), False)
-    empty_nbytes = _nbytes(call_student("FrameStackReplay(6, 2)", FrameStackReplay, 6, 2,
-                                        seed=0))
     # stacks of one frame still have their stack axis: (batch, 1, *frame shape)
     single = call_student("FrameStackReplay(6, 1)", FrameStackReplay, 6, 1, seed=0)
     call_student("start_episode(frame 0)", single.start_episode, _frame(0))
@@ -716,7 +770,7 @@ def _frames_probe(inputs, FrameStackReplay):
     errors["add(...) before any start_episode"] = outcome_of(fresh.add, 0, 1.0, _frame(1), False)
     return {"sampled": sampled, "small": small, "seeds": seeds, "nbytes": _nbytes(full),
             "large_nbytes": _nbytes(large), "empty_nbytes": empty_nbytes,
-            "single_shapes": single_shapes, "errors": errors}
+            "single_shapes": single_shapes, "errors": errors, "kept_batch": kept_batch}
 
 
 def _transition_words(transition):
@@ -814,10 +868,11 @@ def _frames_verdict(inputs, data):
                          else "the same transitions with different seeds")
                       + ": draw from self.rng = np.random.default_rng(seed), and nothing else.",
                       rule=FRAME_SAMPLE_UNIFORM)
-    if not data["empty_nbytes"]["python_int"]:
-        return failed(f"nbytes of a FrameStackReplay that holds no frame yet is a "
-                      f"{data['empty_nbytes']['type']}, not a Python int: nbytes counts the "
-                      "arrays it holds at any time (none of frames yet).", rule=FRAMES_ONCE)
+    for empty in data["empty_nbytes"]:
+        if not empty["python_int"]:
+            return failed(f"nbytes of a FrameStackReplay that holds no frame yet is a "
+                          f"{empty['type']}, not a Python int: nbytes counts the arrays it "
+                          "holds at any time (none of frames yet).", rule=FRAMES_ONCE)
     if data["single_shapes"][:1] + data["single_shapes"][3:4] != [[5, 1, 2], [5, 1, 2]]:
         return failed(f"FrameStackReplay(6, 1), sampled with sample(5) after frames of shape "
                       f"(2,), returned stacks and next stacks of shapes "
@@ -828,6 +883,11 @@ def _frames_verdict(inputs, data):
                                   int(np.prod(LARGE_FRAME)), strict=True))
     if problem:
         return problem
+    before, after = data["kept_batch"]
+    if before != after:
+        return failed(f"a batch of sample({KEPT_BATCH}) changed when two more batches were "
+                      "drawn: sample returns new arrays each time, never arrays it refills.",
+                      rule=FRAME_SAMPLE_UNIFORM)
     for call, outcome in data["errors"].items():
         problem = value_error_problem(call, outcome, rule=FRAME_ARGUMENTS)
         if problem:
@@ -956,7 +1016,7 @@ def _add_steps(buffer, rollout, first_step=0):
     for t in range(len(rollout["rewards"])):
         fill_in_place(observation, np.array([first_step + t, 0.5]))
         call_student("add(observation, action, reward, value, next_value, terminated, "
-                     "truncated)", buffer.add, observation, t % 2,
+                     "truncated)", buffer.add, observation, (first_step + t) % 2,
                      rollout["rewards"][t], rollout["values"][t], rollout["next_values"][t],
                      rollout["terminated"][t], rollout["truncated"][t])
 
@@ -973,7 +1033,7 @@ def _rollout_probe(inputs, RolloutBuffer, gae):
     buffer = call_student(f"RolloutBuffer({size}, {inputs['discount']}, {inputs['lam']})",
                           RolloutBuffer, size, inputs["discount"], inputs["lam"])
     early = outcome_of(buffer.get)
-    partial = _partial_get(RolloutBuffer, inputs)
+    partial, completed = _partial_get(RolloutBuffer, inputs)
     _add_steps(buffer, inputs["first"])
     full_len = call_student("len(buffer)", len, buffer)
     over = outcome_of(buffer.add, np.array([-1.0, 0.5]), 0, 0.0, 0.0, 0.0, False, False)
@@ -985,21 +1045,27 @@ def _rollout_probe(inputs, RolloutBuffer, gae):
     if "raised" in refilled:
         return {"early": early, "partial": partial, "full_len": full_len, "over": over,
                 "first": first, "emptied": emptied, "again": again,
-                "refill_refused": refilled["raised"]}
+                "refill_refused": refilled["raised"], "completed": completed}
     second = _handed_out(call_student("get()", buffer.get))
     return {"early": early, "partial": partial, "full_len": full_len, "over": over,
             "first": first, "emptied": emptied, "again": again, "second": second,
-            "first_afterwards": _handed_out(kept)}
+            "first_afterwards": _handed_out(kept), "completed": completed}
 
 
 def _partial_get(RolloutBuffer, inputs):
-    """What get() does on a rollout one step short of full (a fresh buffer)."""
+    """(what get() does on a rollout one step short of full (a fresh buffer), what it hands
+    out once the last step is added): a refused get() keeps the steps."""
     size = inputs["size"]
     buffer = call_student(f"RolloutBuffer({size}, {inputs['discount']}, {inputs['lam']})",
                           RolloutBuffer, size, inputs["discount"], inputs["lam"])
     short = {key: value[:-1] for key, value in inputs["first"].items()}
+    last = {key: value[-1:] for key, value in inputs["first"].items()}
     _add_steps(buffer, short)
-    return outcome_of(buffer.get)
+    refused = outcome_of(buffer.get)
+    completed = attempted(_add_steps, buffer, last, size - 1)
+    if "raised" not in completed:
+        completed = attempted(lambda: _handed_out(call_student("get()", buffer.get)))
+    return refused, completed.get("value") or {"raised": completed["raised"]}
 
 
 def _rollout_verdict(inputs, data):
@@ -1041,6 +1107,15 @@ def _rollout_verdict(inputs, data):
                               f"{_listed(want[part][:4])}...: gae on the whole rollout, with "
                               f"discount {inputs['discount']} and lam {inputs['lam']}.",
                               rule=USED_ONCE)
+    completed = data["completed"]
+    if completed != data["first"]:
+        said = (f"raised {completed['raised']}" if "raised" in completed else
+                f"handed out observations {completed['observations'][:3]}... and advantages "
+                f"{_listed(completed['advantages'][:4])}...")
+        return failed(f"get() on a RolloutBuffer({size}) holding {size - 1} steps raised, as it "
+                      f"should; then, the last step added, get() {said}: a refused get() keeps "
+                      f"the steps, so the full rollout is handed out as a rollout added in one "
+                      "go would be.", rule=ROLLOUT_FULL)
     if data["first_afterwards"] != data["first"]:
         return failed("the arrays get() handed out for the first rollout changed when the next "
                       "rollout was added and handed out: return new arrays, never the buffer's "
