@@ -320,7 +320,11 @@ def test_a_later_lesson_names_the_unfinished_earlier_lesson_it_runs(edition, tmp
     folder = copy / "notebooks"
     nbformat.write(student_notebook(all_lessons()["01_qlearning"], URL),
                    folder / "01_qlearning.ipynb")
-    notebook = execute_in(completed("02_replay_buffer"), folder)
+    notebook = completed("02_replay_buffer")
+    # the other test cells run the finished lesson 02 for a minute and say nothing here
+    notebook.cells = [cell for cell in notebook.cells if not is_test(cell)
+                      or nbgrader_meta(cell).get("grade_id") == "test_replay_learning"]
+    notebook = execute_in(notebook, folder)
     cell = next(cell for cell in code_cells(notebook)
                 if nbgrader_meta(cell).get("grade_id") == "test_replay_learning")
     printed = "".join(output.get("text", "") for output in cell.outputs)
