@@ -754,6 +754,18 @@ def _frames_probe(inputs, FrameStackReplay):
     for step in range(3):  # a few transitions: whatever the buffer keeps for them exists
         call_student("add(0, 1.0, an 84 x 84 frame, False)", large.add, 0, 1.0,
                      np.full(LARGE_FRAME, step + 1, dtype=np.uint8), False)
+    # frames of another dtype: nbytes counts their bytes, not their elements
+    wide = call_student(f"FrameStackReplay({LARGE_CAPACITY}, 4)", FrameStackReplay,
+                        LARGE_CAPACITY, 4, seed=0)
+    call_student("start_episode(an 84 x 84 float32 frame)", wide.start_episode,
+                 np.zeros(LARGE_FRAME, dtype=np.float32))
+    call_student("add(0, 1.0, an 84 x 84 float32 frame, False)", wide.add, 0, 1.0,
+                 np.ones(LARGE_FRAME, dtype=np.float32), False)
+    # the smallest rings the text allows, capacity = stack + 1: built, filled and sampled
+    smallest = {}
+    for stack in SMALLEST_RING_STACKS:
+        smallest[f"FrameStackReplay({stack + 1}, {stack})"] = attempted(
+            _smallest_ring_sample, FrameStackReplay, stack)
     # stacks of one frame still have their stack axis: (batch, 1, *frame shape)
     single = call_student("FrameStackReplay(6, 1)", FrameStackReplay, 6, 1, seed=0)
     call_student("start_episode(frame 0)", single.start_episode, _frame(0))
@@ -770,7 +782,24 @@ def _frames_probe(inputs, FrameStackReplay):
     errors["add(...) before any start_episode"] = outcome_of(fresh.add, 0, 1.0, _frame(1), False)
     return {"sampled": sampled, "small": small, "seeds": seeds, "nbytes": _nbytes(full),
             "large_nbytes": _nbytes(large), "empty_nbytes": empty_nbytes,
+            "wide_nbytes": _nbytes(wide), "smallest": smallest,
             "single_shapes": single_shapes, "errors": errors, "kept_batch": kept_batch}
+
+
+SMALLEST_RING_STACKS = (1, 2, 4)
+
+
+def _smallest_ring_sample(FrameStackReplay, stack):
+    """A FrameStackReplay(stack + 1, stack) given one episode of stack + 3 steps (the ring
+    wraps), sampled: the frame numbers ending the stacks drawn."""
+    buffer = call_student(f"FrameStackReplay({stack + 1}, {stack})", FrameStackReplay,
+                          stack + 1, stack, seed=0)
+    call_student("start_episode(frame 0)", buffer.start_episode, _frame(0))
+    for frame in range(1, stack + 4):
+        call_student(f"add(0, 1.0, frame {frame}, False)", buffer.add, 0, 1.0, _frame(frame),
+                     False)
+    rows = _transition_rows(call_student("sample(8)", buffer.sample, 8))
+    return None if rows is None else sorted({row[0][-1] for row in rows})
 
 
 def _transition_words(transition):
@@ -880,9 +909,22 @@ def _frames_verdict(inputs, data):
                       "one frame keeps its stack axis, (batch, 1, 2).", rule=STACKS_REBUILT)
     problem = (_nbytes_problem(data["nbytes"], inputs["capacity"], 16, strict=False)
                or _nbytes_problem(data["large_nbytes"], LARGE_CAPACITY,
-                                  int(np.prod(LARGE_FRAME)), strict=True))
+                                  int(np.prod(LARGE_FRAME)), strict=True)
+               or _nbytes_problem(data["wide_nbytes"], LARGE_CAPACITY,
+                                  4 * int(np.prod(LARGE_FRAME)), strict=True))
     if problem:
         return problem
+    for call, got in data["smallest"].items():
+        stack = int(call.split(", ")[1].rstrip(")"))
+        # after stack + 3 adds the ring holds frames 3..stack+3: the one transition whose
+        # two stacks are whole (the episode's start is gone) is from the newest but one
+        if "raised" in got or got.get("value") != [stack + 2]:
+            said = (f"failed: {got['raised']}" if "raised" in got else
+                    f"drew the transitions from frames {got.get('value')}")
+            return failed(f"{call} given one episode of {stack + 3} steps and sampled {said}; "
+                          f"capacity = stack + 1 is a valid ring, and only the transition from "
+                          f"frame {stack + 2} has both stacks whole in it.",
+                          rule=FRAME_ARGUMENTS if "raised" in got else FRAME_SAMPLE_UNIFORM)
     before, after = data["kept_batch"]
     if before != after:
         return failed(f"a batch of sample({KEPT_BATCH}) changed when two more batches were "
@@ -1034,6 +1076,15 @@ def _rollout_probe(inputs, RolloutBuffer, gae):
                           RolloutBuffer, size, inputs["discount"], inputs["lam"])
     early = outcome_of(buffer.get)
     partial, completed = _partial_get(RolloutBuffer, inputs)
+    # discount and lam at their edges (0 and 1 are values like any other)
+    edges = {}
+    for discount, lam in _edge_settings(inputs):
+        edge = call_student(f"RolloutBuffer({size}, {discount}, {lam})", RolloutBuffer, size,
+                            discount, lam)
+        got = attempted(_add_steps, edge, inputs["first"])
+        if "raised" not in got:
+            got = attempted(lambda: _handed_out(call_student("get()", edge.get)))
+        edges[f"{discount},{lam}"] = got.get("value") or {"raised": got["raised"]}
     _add_steps(buffer, inputs["first"])
     full_len = call_student("len(buffer)", len, buffer)
     over = outcome_of(buffer.add, np.array([-1.0, 0.5]), 0, 0.0, 0.0, 0.0, False, False)
@@ -1045,11 +1096,15 @@ def _rollout_probe(inputs, RolloutBuffer, gae):
     if "raised" in refilled:
         return {"early": early, "partial": partial, "full_len": full_len, "over": over,
                 "first": first, "emptied": emptied, "again": again,
-                "refill_refused": refilled["raised"], "completed": completed}
+                "refill_refused": refilled["raised"], "completed": completed, "edges": edges}
     second = _handed_out(call_student("get()", buffer.get))
     return {"early": early, "partial": partial, "full_len": full_len, "over": over,
             "first": first, "emptied": emptied, "again": again, "second": second,
-            "first_afterwards": _handed_out(kept), "completed": completed}
+            "first_afterwards": _handed_out(kept), "completed": completed, "edges": edges}
+
+
+def _edge_settings(inputs):
+    return ((inputs["discount"], 0.0), (0.0, 1.0), (1.0, inputs["lam"]))
 
 
 def _partial_get(RolloutBuffer, inputs):
@@ -1107,13 +1162,27 @@ def _rollout_verdict(inputs, data):
                               f"{_listed(want[part][:4])}...: gae on the whole rollout, with "
                               f"discount {inputs['discount']} and lam {inputs['lam']}.",
                               rule=USED_ONCE)
+    for discount, lam in _edge_settings(inputs):
+        got = data["edges"][f"{discount},{lam}"]
+        want = reference(LESSON, "rollouts", {**inputs, "discount": discount, "lam": lam})
+        if "raised" in got:
+            return failed(f"RolloutBuffer({size}, {discount}, {lam}) given a full rollout "
+                          f"failed: {got['raised']}; discounts and lams of 0 and 1 are valid.",
+                          rule=USED_ONCE)
+        for part in ("advantages", "returns"):
+            if not _close(got[part], want["first"][part]):
+                return failed(f"RolloutBuffer({size}, {discount}, {lam}) handed out {part} "
+                              f"{_listed(got[part][:4])}..., expected "
+                              f"{_listed(want['first'][part][:4])}...: gae with discount "
+                              f"{discount} and lam {lam}, as given (0 is a value, not a "
+                              "missing one).", rule=USED_ONCE)
     completed = data["completed"]
     if completed != data["first"]:
-        said = (f"raised {completed['raised']}" if "raised" in completed else
+        said = (f"failed: {completed['raised']}" if "raised" in completed else
                 f"handed out observations {completed['observations'][:3]}... and advantages "
                 f"{_listed(completed['advantages'][:4])}...")
         return failed(f"get() on a RolloutBuffer({size}) holding {size - 1} steps raised, as it "
-                      f"should; then, the last step added, get() {said}: a refused get() keeps "
+                      f"should; then, the last step added, get() {said}; a refused get() keeps "
                       f"the steps, so the full rollout is handed out as a rollout added in one "
                       "go would be.", rule=ROLLOUT_FULL)
     if data["first_afterwards"] != data["first"]:

@@ -54,19 +54,19 @@ SEEDS_LINE = re.compile(r"^(\s*\w*SEEDS = range\()(\d+)(\))", re.MULTILINE)
 # them up (never an answer or a test; a test says so)
 SMOKE_SIZES = {
     "03_prioritized_replay": {"EPISODES = 200\nCHECKPOINTS = [25, 50, 100, 200]":
-                              "EPISODES = 50\nCHECKPOINTS = [25, 50]",
+                              "EPISODES = 30\nCHECKPOINTS = [15, 30]",
                               "CAPACITIES = [1_000, 10_000, 100_000]":
                               "CAPACITIES = [1_000, 10_000]"},
     "04_hindsight_replay": {"BITS = {4: 1000, 6: 3000, 8: 4000}": "BITS = {4: 300, 6: 300, 8: 300}",
                             "RELATIVE_EPISODES = 2000": "RELATIVE_EPISODES = 200"},
     "05_combined_replay": {"EPISODES, BATCH, EARLY = 200, 8, 50":
-                           "EPISODES, BATCH, EARLY = 30, 8, 20",
+                           "EPISODES, BATCH, EARLY = 16, 8, 10",
                            "def cartpole_run(seed, episodes=300)":
                            "def cartpole_run(seed, episodes=150)"},
     "06_capstone": {"episodes=300, early=(1, 50), late=(201, 300), threshold=0.0":
-                    "episodes=100, early=(1, 50), late=(51, 100), threshold=0.0",
+                    "episodes=60, early=(1, 30), late=(31, 60), threshold=0.0",
                     "episodes=300, early=(1, 150), late=(201, 300), threshold=195.0":
-                    "episodes=100, early=(1, 50), late=(51, 100), threshold=195.0"},
+                    "episodes=60, early=(1, 30), late=(31, 60), threshold=195.0"},
     "07_neural_replay": {"SETTINGS = DQNSettings()": "SETTINGS = DQNSettings(steps=1000)"},
     "08_nstep_replay": {"SETTINGS = Settings()":
                         "SETTINGS = Settings(steps=2_000, learning_starts=500, "
