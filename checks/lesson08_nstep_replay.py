@@ -261,12 +261,21 @@ def _draw_record_operation(rng, position, sequence):
     return ["add", reward, terminated, truncated]
 
 
+# the two longest sequences take the edges of [0, 1] as discount (values like any other,
+# never "missing"), with n >= 2 so that a record's return shows the discount
+EDGE_DISCOUNTS = {5: 0.0, 6: 1.0}
+
+
 def _records_inputs(rng):
     drawn = sequences(rng, _draw_record_operation)
-    return {"sequences": [{"capacity": int(rng.integers(3, 9)), "n": int(rng.integers(1, 5)),
-                           "discount": round(float(rng.uniform(0.5, 0.95)), 3),
-                           "seed": int(rng.integers(2**31)), "operations": operations}
-                          for operations in drawn]}
+    found = [{"capacity": int(rng.integers(3, 9)), "n": int(rng.integers(1, 5)),
+              "discount": round(float(rng.uniform(0.5, 0.95)), 3),
+              "seed": int(rng.integers(2**31)), "operations": operations}
+             for operations in drawn]
+    for index, discount in EDGE_DISCOUNTS.items():
+        found[index]["discount"] = discount
+        found[index]["n"] = max(2, found[index]["n"])
+    return {"sequences": found}
 
 
 def _new_nstep_buffer(NStepReplayBuffer, capacity, n, discount, seed):
@@ -316,12 +325,34 @@ def _record_operations(buffer):
     return apply
 
 
+# the rewards of one 3-step window that does not end: its record shows the discount
+EDGE_REWARDS = (1.0, 2.0, 4.0)
+
+
+def _edge_record(NStepReplayBuffer, discount):
+    """(return, discount) of the one record a 3-step buffer with ``discount`` holds after
+    three steps that do not end."""
+    buffer = _new_nstep_buffer(NStepReplayBuffer, 4, len(EDGE_REWARDS), discount, 0)
+    for k, reward in enumerate(EDGE_REWARDS):
+        call_student(f"add(observation, 0, {reward}, next_observation, False, False)",
+                     buffer.add, _observation(k), 0, reward, _next_observation(k), False, False)
+    batch = call_student("sample(1)", buffer.sample, 1)
+    try:
+        _, _, returns, discounts, _ = batch
+        return [float(np.asarray(returns).reshape(-1)[0]),
+                float(np.asarray(discounts).reshape(-1)[0])]
+    except (TypeError, ValueError, IndexError):
+        return None  # not five fields of one row: the sequences' samples say more
+
+
 def _records_probe(inputs, NStepReplayBuffer, n_step_return):
     # n_step_return is the notebook's, which the class calls itself
     return {"sequences": [observed(sequence["operations"], _record_operations(
         _new_nstep_buffer(NStepReplayBuffer, sequence["capacity"], sequence["n"],
                           sequence["discount"], sequence["seed"])))
-        for sequence in inputs["sequences"]]}
+        for sequence in inputs["sequences"]],
+        "edges": {str(discount): attempted(_edge_record, NStepReplayBuffer, discount)
+                  for discount in (0.0, 1.0)}}
 
 
 def _operation_words(operation):
@@ -455,9 +486,20 @@ def _records_verdict(inputs, data):
         rule, words = _contents_problem(got, wanted, start + " ended with a sample that",
                                         expected_run["completed_at"])
         return failed(words + ".", rule=rule)
+    for discount, got in data["edges"].items():
+        want = [sum(float(discount) ** k * r for k, r in enumerate(EDGE_REWARDS)),
+                float(discount) ** len(EDGE_REWARDS)]
+        if "raised" in got or got["value"] is None or not _close(got["value"], want):
+            said = (f"failed: {got['raised']}" if "raised" in got else
+                    "sampled no five fields of one record" if got["value"] is None else
+                    f"held return {got['value'][0]:.6g} and discount {got['value'][1]:.6g}")
+            return failed(f"NStepReplayBuffer(4, 3, {discount}) given three steps with rewards "
+                          f"{list(EDGE_REWARDS)}, none ending the episode, {said}; its record "
+                          f"has return {want[0]:g} and discount {want[1]:g}: a discount of "
+                          f"{discount} is used as given.", rule=RECORDS_ARE_N_STEP)
     return passed(f"adds, lens and samples agree with the reference over "
                   f"{len(inputs['sequences'])} sequences (n from 1 to 4, episodes ending by "
-                  "termination and truncation, rings that wrap).")
+                  "termination and truncation, rings that wrap, discounts 0 and 1).")
 
 
 # --- NStepReplayBuffer: sampling --------------------------------------------------------------
@@ -501,6 +543,7 @@ def _sampled_batches(buffer, batch_size, count):
     return batches
 
 
+KEPT_OBSERVATION_TYPES = ("float32", "float64", "uint8")
 # a batch kept while two more are drawn: one refilled in place would change (4 records, 16
 # rows: the same draws again by chance with probability 4**-16)
 KEPT_BATCH = 16
@@ -539,14 +582,17 @@ def _sample_probe(inputs, NStepReplayBuffer, n_step_return):
                                  _filled_one_step(NStepReplayBuffer, 20, 20, seed).sample,
                                  inputs["batch"]))
             for seed in (inputs["seed"], inputs["seed"], inputs["other_seed"], 0, 0)]
-    # what the records hold keeps its type: float32 observations, integer actions
-    typed = _new_nstep_buffer(NStepReplayBuffer, 6, 2, 0.9, inputs["seed"])
-    for k in range(4):
-        call_student("add(float32 observation, int action, reward, float32 next_observation, "
-                     f"{k == 3}, False)", typed.add, _observation(k).astype(np.float32), k % 3,
-                     1.0, _next_observation(k).astype(np.float32), k == 3, False)
-    fields = call_student("sample(3)", typed.sample, 3)
-    dtypes = [np.asarray(field).dtype.str for field in fields]
+    # what the records hold keeps its type: observations of each dtype, integer actions
+    dtypes = {}
+    for kind in KEPT_OBSERVATION_TYPES:
+        typed = _new_nstep_buffer(NStepReplayBuffer, 6, 2, 0.9, inputs["seed"])
+        for k in range(4):
+            call_student(f"add({kind} observation, int action, reward, {kind} "
+                         f"next_observation, {k == 3}, False)", typed.add,
+                         _observation(k).astype(kind), k % 3, 1.0,
+                         _next_observation(k).astype(kind), k == 3, False)
+        fields = call_student("sample(3)", typed.sample, 3)
+        dtypes[kind] = [np.asarray(field).dtype.str for field in fields]
     valid = {f"NStepReplayBuffer({capacity}, {n}, {discount})": outcome_of(
         NStepReplayBuffer, capacity, n, discount)
         for capacity, n, discount in VALID_CONSTRUCTIONS}
@@ -631,15 +677,17 @@ def _sample_verdict(inputs, data):
             return failed(f"{call} raised {outcome['raised']}: {outcome.get('message', '')}; "
                           "it is a valid buffer (capacity and n from 1, any discount in "
                           "[0, 1], 0 and 1 included).", rule=BAD_ARGUMENTS)
-    observation, action, _, _, bootstrap = (data["dtypes"] + [None] * 5)[:5]
-    if observation != np.dtype(np.float32).str or bootstrap != np.dtype(np.float32).str or \
-            action is None or np.dtype(action).kind not in "iu":
-        return failed(f"a buffer given float32 observations and int actions sampled "
-                      f"observations of dtype {observation and np.dtype(observation)}, actions "
-                      f"of {action and np.dtype(action)} and bootstrap observations of "
-                      f"{bootstrap and np.dtype(bootstrap)}: keep each field's type (allocate "
-                      "the record arrays with the dtype of the first record's fields).",
-                      rule=RECORDS_KEEP_TYPES)
+    for kind in KEPT_OBSERVATION_TYPES:
+        observation, action, _, _, bootstrap = (data["dtypes"][kind] + [None] * 5)[:5]
+        given = np.dtype(kind).str
+        if observation != given or bootstrap != given or action is None or \
+                np.dtype(action).kind not in "iu":
+            return failed(f"a buffer given {kind} observations and int actions sampled "
+                          f"observations of dtype {observation and np.dtype(observation)}, "
+                          f"actions of {action and np.dtype(action)} and bootstrap observations "
+                          f"of {bootstrap and np.dtype(bootstrap)}: keep each field's type "
+                          "(allocate the record arrays with the dtype of the first record's "
+                          "fields).", rule=RECORDS_KEEP_TYPES)
     for call, outcome in data["errors"].items():
         rule = BAD_ARGUMENTS if call.startswith("NStepReplayBuffer") else SAMPLE_ERRORS
         problem = value_error_problem(call, outcome, rule=rule)
