@@ -563,6 +563,16 @@ def _kept_across_calls(sample, batch_size, values):
     return before, values(kept)
 
 
+def _kept_batch_problem(kept_batch, rule):
+    """The failed verdict when a kept batch changed under later samples, or None."""
+    before, after = kept_batch
+    if before != after:
+        return failed(f"a batch of sample({KEPT_BATCH}) changed when two more batches were "
+                      "drawn: sample returns new arrays each time, never arrays it refills.",
+                      rule=rule)
+    return None
+
+
 def _ids_of(batch):
     return np.asarray(batch[0], dtype=np.float64).reshape(len(batch[0]), -1)[:, 0].astype(
         np.int64).tolist()
@@ -667,11 +677,9 @@ def _sample_verdict(inputs, data):
                       f"transitions 0..3 sampled transitions {data['after_changing_a_batch']}: "
                       "sample returns new arrays, never views of what is stored.",
                       rule=SAMPLE_UNIFORM)
-    before, after = data["kept_batch"]
-    if before != after:
-        return failed(f"a batch of sample({KEPT_BATCH}) changed when two more batches were "
-                      "drawn: sample returns new arrays each time, never arrays it refills.",
-                      rule=SAMPLE_UNIFORM)
+    problem = _kept_batch_problem(data["kept_batch"], SAMPLE_UNIFORM)
+    if problem:
+        return problem
     for call, outcome in data["valid"].items():
         if outcome.get("raised"):
             return failed(f"{call} raised {outcome['raised']}: {outcome.get('message', '')}; "
@@ -973,11 +981,9 @@ def _frames_verdict(inputs, data):
                           f"capacity = stack + 1 is a valid ring, and only the transition from "
                           f"frame {stack + 2} has both stacks whole in it.",
                           rule=FRAME_ARGUMENTS if "raised" in got else FRAME_SAMPLE_UNIFORM)
-    before, after = data["kept_batch"]
-    if before != after:
-        return failed(f"a batch of sample({KEPT_BATCH}) changed when two more batches were "
-                      "drawn: sample returns new arrays each time, never arrays it refills.",
-                      rule=FRAME_SAMPLE_UNIFORM)
+    problem = _kept_batch_problem(data["kept_batch"], FRAME_SAMPLE_UNIFORM)
+    if problem:
+        return problem
     for call, outcome in data["errors"].items():
         problem = value_error_problem(call, outcome, rule=FRAME_ARGUMENTS)
         if problem:
@@ -1129,10 +1135,7 @@ def _rollout_probe(inputs, RolloutBuffer, gae):
     for discount, lam in _edge_settings(inputs):
         edge = call_student(f"RolloutBuffer({size}, {discount}, {lam})", RolloutBuffer, size,
                             discount, lam)
-        got = attempted(_add_steps, edge, inputs["first"])
-        if "raised" not in got:
-            got = attempted(lambda: _handed_out(call_student("get()", edge.get)))
-        edges[f"{discount},{lam}"] = got.get("value") or {"raised": got["raised"]}
+        edges[f"{discount},{lam}"] = _added_then_got(edge, inputs["first"])
     _add_steps(buffer, inputs["first"])
     full_len = call_student("len(buffer)", len, buffer)
     over = outcome_of(buffer.add, np.array([-1.0, 0.5]), 0, 0.0, 0.0, 0.0, False, False)
@@ -1165,10 +1168,16 @@ def _partial_get(RolloutBuffer, inputs):
     last = {key: value[-1:] for key, value in inputs["first"].items()}
     _add_steps(buffer, short)
     refused = outcome_of(buffer.get)
-    completed = attempted(_add_steps, buffer, last, size - 1)
-    if "raised" not in completed:
-        completed = attempted(lambda: _handed_out(call_student("get()", buffer.get)))
-    return refused, completed.get("value") or {"raised": completed["raised"]}
+    return refused, _added_then_got(buffer, last, size - 1)
+
+
+def _added_then_got(buffer, rollout, first_step=0):
+    """What get() hands out once ``rollout``'s steps are added, or ``{"raised": ...}``
+    where adding or get() failed."""
+    got = attempted(_add_steps, buffer, rollout, first_step)
+    if "raised" not in got:
+        got = attempted(lambda: _handed_out(call_student("get()", buffer.get)))
+    return got.get("value") or {"raised": got["raised"]}
 
 
 def _rollout_verdict(inputs, data):
