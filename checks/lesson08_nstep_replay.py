@@ -9,6 +9,7 @@ import numpy as np
 
 from checks.contracts import INPUTS_UNTOUCHED, Contract, array, constructor, tuple_of
 from checks.expected import expected as reference
+from checks.held_arrays import held_arrays
 from checks.framework import (Callee, Check, LessonChecks, attempted, call_student,
                               call_student_repeatedly, failed, fill_in_place, kept_with,
                               outcome_of, parts_of, passed, result_by_reference,
@@ -543,7 +544,9 @@ def _sampled_batches(buffer, batch_size, count):
     return batches
 
 
-KEPT_OBSERVATION_TYPES = ("float32", "float64", "uint8")
+# observations of each dtype and shape: the records keep both (a frame stays a frame)
+KEPT_OBSERVATIONS = {"float32": (2,), "float64": (3, 2), "uint8": (2, 2, 3)}
+RECORDS_SAMPLED = 3
 # a batch kept while two more are drawn: one refilled in place would change (4 records, 16
 # rows: the same draws again by chance with probability 4**-16)
 KEPT_BATCH = 16
@@ -573,6 +576,10 @@ def _kept_batch_problem(kept_batch, rule):
     return None
 
 
+def _shaped_observation(k, kind, shape):
+    return (np.arange(int(np.prod(shape))).reshape(shape) + k).astype(kind)
+
+
 def _ids_of(batch):
     return np.asarray(batch[0], dtype=np.float64).reshape(len(batch[0]), -1)[:, 0].astype(
         np.int64).tolist()
@@ -594,15 +601,16 @@ def _sample_probe(inputs, NStepReplayBuffer, n_step_return):
             for seed in (inputs["seed"], inputs["seed"], inputs["other_seed"], 0, 0)]
     # what the records hold keeps its type: observations of each dtype, integer actions
     dtypes = {}
-    for kind in KEPT_OBSERVATION_TYPES:
+    for kind, shape in KEPT_OBSERVATIONS.items():
         typed = _new_nstep_buffer(NStepReplayBuffer, 6, 2, 0.9, inputs["seed"])
         for k in range(4):
-            call_student(f"add({kind} observation, int action, reward, {kind} "
-                         f"next_observation, {k == 3}, False)", typed.add,
-                         _observation(k).astype(kind), k % 3, 1.0,
-                         _next_observation(k).astype(kind), k == 3, False)
-        fields = call_student("sample(3)", typed.sample, 3)
-        dtypes[kind] = [np.asarray(field).dtype.str for field in fields]
+            call_student(f"add({kind} observation of shape {shape}, int action, reward, "
+                         f"{kind} next_observation, {k == 3}, False)", typed.add,
+                         _shaped_observation(k, kind, shape), k % 3, 1.0,
+                         _shaped_observation(k + 1, kind, shape), k == 3, False)
+        fields = call_student(f"sample({RECORDS_SAMPLED})", typed.sample, RECORDS_SAMPLED)
+        dtypes[kind] = [[np.asarray(field).dtype.str, list(np.shape(field))]
+                        for field in fields]
     valid = {f"NStepReplayBuffer({capacity}, {n}, {discount})": outcome_of(
         NStepReplayBuffer, capacity, n, discount)
         for capacity, n, discount in VALID_CONSTRUCTIONS}
@@ -685,8 +693,9 @@ def _sample_verdict(inputs, data):
             return failed(f"{call} raised {outcome['raised']}: {outcome.get('message', '')}; "
                           "it is a valid buffer (capacity and n from 1, any discount in "
                           "[0, 1], 0 and 1 included).", rule=BAD_ARGUMENTS)
-    for kind in KEPT_OBSERVATION_TYPES:
-        observation, action, _, _, bootstrap = (data["dtypes"][kind] + [None] * 5)[:5]
+    for kind, shape in KEPT_OBSERVATIONS.items():
+        (observation, observed_shape), (action, _), _, _, (bootstrap, bootstrap_shape) = (
+            data["dtypes"][kind] + [[None, None]] * 5)[:5]
         given = np.dtype(kind).str
         if observation != given or bootstrap != given or action is None or \
                 np.dtype(action).kind not in "iu":
@@ -696,6 +705,14 @@ def _sample_verdict(inputs, data):
                           f"of {bootstrap and np.dtype(bootstrap)}: keep each field's type "
                           "(allocate the record arrays with the dtype of the first record's "
                           "fields).", rule=RECORDS_KEEP_TYPES)
+        batch_shape = [RECORDS_SAMPLED, *shape]
+        if observed_shape != batch_shape or bootstrap_shape != batch_shape:
+            return failed(f"a buffer given observations of shape {shape} sampled "
+                          f"sample({RECORDS_SAMPLED}) observations of shape "
+                          f"{tuple(observed_shape or ())} and bootstrap observations of shape "
+                          f"{tuple(bootstrap_shape or ())}, not {tuple(batch_shape)}: keep each "
+                          "observation's shape (allocate the record arrays shaped like the "
+                          "first record's fields).", rule=RECORDS_KEEP_TYPES)
     for call, outcome in data["errors"].items():
         rule = BAD_ARGUMENTS if call.startswith("NStepReplayBuffer") else SAMPLE_ERRORS
         problem = value_error_problem(call, outcome, rule=rule)
@@ -785,7 +802,7 @@ def _nbytes(buffer):
     value = got["value"]
     number = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
     return {"python_int": type(value) is int, "value": int(value) if number else None,
-            "type": type(value).__name__}
+            "type": type(value).__name__, "held": held_arrays(buffer)}
 
 
 def _frames_probe(inputs, FrameStackReplay):
@@ -843,6 +860,18 @@ def _frames_probe(inputs, FrameStackReplay):
 
 
 SMALLEST_RING_STACKS = (1, 2, 4)
+
+
+def _uncounted_arrays_problem(said, which):
+    """Failed when ``nbytes`` (``said``, from :func:`_nbytes`) is less than the bytes of the
+    arrays the buffer holds (:func:`~checks.held_arrays.held_arrays`)."""
+    held = said.get("held") or {}
+    if said["value"] is None or said["value"] >= sum(held.values()):
+        return None
+    arrays = ", ".join(f"{where} ({size:,} bytes)" for where, size in held.items())
+    return failed(f"{which} says nbytes = {said['value']:,}, but the arrays it holds take "
+                  f"{sum(held.values()):,} bytes: {arrays[:400]}. nbytes counts every array "
+                  "the buffer holds.", rule=FRAMES_ONCE)
 
 
 def _smallest_ring_sample(FrameStackReplay, stack):
@@ -911,6 +940,9 @@ FRAME_FILLS = ("first", "early", "full", "long")
 def _nbytes_problem(said, frames, frame_bytes, strict):
     if not said["python_int"]:
         return failed(f"nbytes is a {said['type']}, not a Python int.", rule=FRAMES_ONCE)
+    problem = _uncounted_arrays_problem(said, f"A FrameStackReplay of capacity {frames}")
+    if problem:
+        return problem
     # the frames, and at least a byte a slot for each of the actions, rewards and flags
     value, least = said["value"], frames * frame_bytes + 3 * frames
     most = frames * frame_bytes * 1.5 + 64 * frames if strict else \
@@ -958,6 +990,10 @@ def _frames_verdict(inputs, data):
             return failed(f"nbytes of a FrameStackReplay that holds no frame yet is a "
                           f"{empty['type']}, not a Python int: nbytes counts the arrays it "
                           "holds at any time (none of frames yet).", rule=FRAMES_ONCE)
+        problem = _uncounted_arrays_problem(empty, "A FrameStackReplay that holds no frame "
+                                                   "yet")
+        if problem:
+            return problem
     if data["single_shapes"][:1] + data["single_shapes"][3:4] != [[5, 1, 2], [5, 1, 2]]:
         return failed(f"FrameStackReplay(6, 1), sampled with sample(5) after frames of shape "
                       f"(2,), returned stacks and next stacks of shapes "

@@ -634,7 +634,7 @@ def _beta_batches_problem(inputs, beta, batches, refused):
 
 
 def _weights_verdict(inputs, data):
-    errors, alpha = inputs["td_errors"], inputs["alpha"]
+    errors = inputs["td_errors"]
     stored = len(errors)
     if data.get("larger_refused"):
         return failed(f"with {stored} transitions stored, sample({inputs['batch_size']}, "
