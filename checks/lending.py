@@ -15,7 +15,14 @@ objects stay with the grader: they are *lent*, in one of two ways.
 - **Served**: nothing is copied. The student's process holds a proxy whose *remote*
   methods call the original across the channel, whose *deferred* methods (those that
   return nothing) are queued in the transcript, and whose *readable* attributes are
-  read across.
+  read across. A *predicted* remote method's answer may also come ahead of its call:
+  with the answer to one call the grader sends what the original would answer to the
+  next ones if the student's code went on as an honest loop does (the original's
+  ``answers_ahead``), and the proxy answers a later call from them only when that call,
+  and every call logged since the last answer, are exactly the ones foreseen. Each such
+  answer is written to the transcript, and the grader replays it on its original like
+  any call: an answer the original would not give is refused. A loop that goes its own
+  way only waits for its answers again.
 
 A check declares the way with :func:`mirrored` (per object: the recipe is its
 constructor call) or a class attribute ``__lending__ = Served(...)``. In a notebook the
@@ -98,11 +105,16 @@ class Served:
     settable: tuple = ()
     # method -> {argument name: AtMost}; arguments not named get DEFAULT_LIMIT
     limits: dict = field(default_factory=dict, hash=False)
+    # remote methods whose answers may be sent ahead (the object has answers_ahead)
+    predicted: tuple = ()
 
     def __post_init__(self):
         unknown = set(self.limits) - set(self.remote) - set(self.deferred)
         if unknown:
             raise ValueError(f"limits for methods that are not served: {sorted(unknown)}")
+        if set(self.predicted) - set(self.remote):
+            raise ValueError(f"predicted methods that are not remote: "
+                             f"{sorted(set(self.predicted) - set(self.remote))}")
 
 
 _MIRRORED = {}  # id(object) -> (object, Mirrored); cleared after each check

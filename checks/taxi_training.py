@@ -16,6 +16,7 @@ Q-tables judged are read from the grader's agent.
 """
 
 from checks.expected import reference_code
+from checks.foreseen_taxi_steps import taxi_steps_ahead
 from checks.framework import ProbeError, call_student
 from checks.lending import mirrored
 from checks.witness import ONLINE_STEPS, BufferUnderTest, WitnessedAgent, WitnessedEnv, taxi_steps
@@ -30,15 +31,18 @@ def taxi_pair(seed, alpha, epsilon, discount, allowance, lent=False, agent_class
     reference is not shipped with it)."""
     from course.legal_actions import AllActions
     from course.taxi import N_ACTIONS, make_taxi
+    foresee = None
     if agent_class is None:
         from qlearning import QLearningAgent as agent_class
+        # served to a loop in the student's process: answers sent ahead save the waits
+        foresee = taxi_steps_ahead if lent else None
 
     env = WitnessedEnv(make_taxi(seed), allowance)
     if lent:
         mirrored(make_taxi, seed, logged=("reset", "step"), calls=(), original=env)
     agent = agent_class(alpha=alpha, epsilon=epsilon, discount=discount,
                         get_legal_actions=AllActions(N_ACTIONS), seed=seed)
-    return env, WitnessedAgent(agent, env)
+    return env, WitnessedAgent(agent, env, foresee)
 
 
 def train_on_taxi(play_episode, seed, checkpoints, alpha, epsilon, discount, epsilon_decay,

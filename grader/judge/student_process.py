@@ -231,6 +231,7 @@ class StudentProcess:
         self._next_id = 0
         self._lent = {}  # lend id -> (original object, declaration)
         self._lend_ids = {}  # id(original) -> lend id
+        self._foresight = {}  # lend id -> Foresight (answers sent ahead, answers used)
         self._deferred = []  # (description, call) sent with the next request: see defer()
         self._changed_arguments = []  # what calls changed of their inputs: see take_...
         self.restarts = -1
@@ -426,6 +427,7 @@ class StudentProcess:
         self._course_request({"op": "forget"}, "forgetting a check's objects")
         self._lent.clear()
         self._lend_ids.clear()
+        self._foresight.clear()
         self._changed_arguments.clear()
 
     def call(self, target, args, kwargs, method=None, by_ref=False):
@@ -689,6 +691,10 @@ class StudentProcess:
         if not isinstance(args, list) or not isinstance(kwargs, dict) or not all(
                 isinstance(key, str) for key in kwargs):
             raise wire.WireError("arguments of the wrong shape")
+        if kind == "answered":
+            self._replay_answered(lend_id, original, declaration, what, name, args, kwargs,
+                                  outcome)
+            return
         if kind == "set":
             if name not in declaration.settable or len(args) != 1 or kwargs:
                 raise TranscriptMismatch(f"your code may not set {what}")
@@ -717,6 +723,27 @@ class StudentProcess:
             return
         self._compare(what, args, outcome, result, raised)
 
+    def _replay_answered(self, lend_id, original, declaration, what, name, args, kwargs,
+                         outcome):
+        """A predicted method's call that the student's process answered from what the
+        grader sent ahead: run on the original now, and refused unless its answer is the
+        one the student's code was given."""
+        if not isinstance(declaration, Served) or name not in declaration.predicted:
+            raise TranscriptMismatch(f"your code may not call {what} that way")
+        try:
+            result = _run(original, declaration, name, args, kwargs)
+        except ProbeError as refused:  # the original checks its calls: this one is refused
+            raise TranscriptMismatch(str(refused)) from None
+        except Exception as error:
+            raise TranscriptMismatch(f"{what}({_shown(args)}) raised {type(error).__name__}: "
+                                     f"{printable(error, 200)}") from None
+        given = outcome.get("value") if isinstance(outcome, dict) else None
+        if not _same_value(wire.encode(result, _plain_only), given):
+            raise TranscriptMismatch(
+                f"the grader's {what}({_shown(args)}) gives {printable(repr(result), 120)}, "
+                "but your code's process answered it otherwise")
+        self._foresight.setdefault(lend_id, Foresight()).used += 1
+
     @staticmethod
     def _compare(what, args, outcome, result, raised):
         copy_says = outcome if isinstance(outcome, dict) else {}
@@ -739,7 +766,11 @@ class StudentProcess:
         try:
             if poisoned:
                 raise RuntimeError(f"the grader stopped this call: {poisoned}")
-            reply["value"] = wire.encode(self._served_call(incoming), _plain_only)
+            value = self._served_call(incoming)
+            reply["value"] = wire.encode(value, _plain_only)
+            ahead = self._answers_ahead(incoming, value)
+            if ahead:
+                reply["ahead"] = ahead
         except StudentProcessLost:
             raise
         except wire.WireError as error:
@@ -753,6 +784,47 @@ class StudentProcess:
         self._send(reply)
         self._check_budget()  # code that calls back without end never waits: look here too
         return refusal
+
+    def _answers_ahead(self, incoming, value):
+        """What the served object would answer to the calls an honest loop makes next
+        (its ``answers_ahead``), as the student's process logs those calls, for a
+        predicted method; nothing once too few of the answers sent were used (a loop
+        that goes its own way), or when the object foresees nothing."""
+        lend_id, name = incoming.get("lend"), incoming.get("name")
+        original, declaration = self._lent.get(lend_id, (None, None))
+        if not isinstance(declaration, Served) or name not in declaration.predicted:
+            return None
+        foresight = self._foresight.setdefault(lend_id, Foresight())
+        if not foresight.worth_it():
+            return None
+        args = wire.decode(incoming.get("args"), _plain_only, _plain_only)
+        kwargs = wire.decode(incoming.get("kwargs"), _plain_only, _plain_only)
+        ahead = []
+        try:
+            for before, call_args, call_kwargs, answer in original.answers_ahead(
+                    name, args, kwargs, value):
+                entries = [self._foreseen_entry(*call) for call in before]
+                if None in entries:
+                    break
+                ahead.append({"before": entries,
+                              "args": wire.encode(list(call_args), _plain_only),
+                              "kwargs": wire.encode(dict(call_kwargs), _plain_only),
+                              "value": wire.encode(answer, _plain_only)})
+        except Exception:  # noqa: BLE001 - foresight only saves waits: without it, none
+            return None
+        foresight.sent += len(ahead)
+        return ahead
+
+    def _foreseen_entry(self, target, method, args, kwargs, result):
+        """The transcript entry the student's process writes for ``target.method(*args,
+        **kwargs)`` (``result``: what a logged method returns; None for a deferred one),
+        or None when ``target`` is not lent."""
+        lend_id = self._lend_ids.get(id(target))
+        if lend_id is None:
+            return None
+        outcome = None if result is None else {"value": wire.loose(result)}
+        return [lend_id, "call", method, wire.encode(list(args), _plain_only, numbers=True),
+                wire.encode(dict(kwargs), _plain_only, numbers=True), outcome]
 
     def _served_call(self, incoming):
         original, declaration = self._lent.get(incoming.get("lend"), (None, None))
@@ -771,6 +843,30 @@ class StudentProcess:
         if name == "__len__":
             return len(original)
         return _run(original, declaration, name, args, kwargs)
+
+
+def _same_value(encoded, given):
+    """Whether two encoded values are the same value of the same type (an int is not a
+    float nor a bool; NaN is NaN)."""
+    if type(encoded) in wire.SCALARS or type(given) in wire.SCALARS:
+        return type(encoded) is type(given) and (encoded == given or encoded != encoded
+                                                 and given != given)
+    return wire.canonical(encoded) == wire.canonical(given)
+
+
+class Foresight:
+    """How many answers the grader sent ahead for one served object, and how many the
+    student's code used: past TRIAL answers sent, more are sent only while at
+    least half were used (a loop that never takes them costs the grader no more than a
+    little foresight)."""
+
+    TRIAL = 64
+
+    def __init__(self):
+        self.sent = self.used = 0
+
+    def worth_it(self):
+        return self.sent < self.TRIAL or 2 * self.used >= self.sent
 
 
 def _run(original, declaration, name, args, kwargs):
