@@ -4,7 +4,7 @@
                                             [--attackers]
 
 1. Grades the example class (``examples/submissions``: ``ada_complete`` holds the
-   reference solutions of all seven lessons, the others known bugs, a loop that never
+   reference solutions of all eight lessons, the others known bugs, a loop that never
    ends a truncated episode and a tamperer) with ``python -m grader grade --workers 2``
    on the machine as it is. With ``--attackers``, students who attack the budgets join
    the class (``tests/attacks.py``: busy processes in sessions of their own, a thread
@@ -192,7 +192,7 @@ def main(argv=None):
         f"{args.per_core} busy processes per core: {runs['loaded']['wall']:.0f} s wall, "
         f"{runs['loaded']['cpu']:.0f} s CPU (load {runs['loaded']['load'][0]} - "
         f"{runs['loaded']['load'][1]})",
-        f"{REFERENCE_STUDENT} (the reference solutions, seven lessons) under load: "
+        f"{REFERENCE_STUDENT} (the reference solutions, eight lessons) under load: "
         f"{reference['score']:g} / {reference['max_score']:g} "
         f"({'full marks' if full else 'NOT full marks'} of the checks; {waiting:g} "
         "points of written answers await a person)",

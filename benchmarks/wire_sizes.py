@@ -5,7 +5,7 @@ set from.
     python benchmarks/wire_sizes.py [FOLDER ...] [--salt bench]
 
 Every notebook under the folders (default: ``examples/submissions/ada_complete``, all
-seven lessons, learning checks included) is graded in this process, one at a time, with
+eight lessons, learning checks included) is graded in this process, one at a time, with
 ``wire.pack`` and ``wire.unpack`` wrapped to record each frame the grader sends to a
 student's process and each it reads from one: its bytes, its items
 (``wire.items_in``: the count the receiver checks before parsing) and the check it
