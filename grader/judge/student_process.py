@@ -797,10 +797,10 @@ class StudentProcess:
         foresight = self._foresight.setdefault(lend_id, Foresight())
         if not foresight.worth_it():
             return None
-        args = wire.decode(incoming.get("args"), _plain_only, _plain_only)
-        kwargs = wire.decode(incoming.get("kwargs"), _plain_only, _plain_only)
         ahead = []
         try:
+            args = wire.decode(incoming.get("args"), _plain_only, _plain_only)
+            kwargs = wire.decode(incoming.get("kwargs"), _plain_only, _plain_only)
             for before, call_args, call_kwargs, answer in original.answers_ahead(
                     name, args, kwargs, value):
                 entries = [self._foreseen_entry(*call) for call in before]
@@ -856,9 +856,8 @@ def _same_value(encoded, given):
 
 class Foresight:
     """How many answers the grader sent ahead for one served object, and how many the
-    student's code used: past TRIAL answers sent, more are sent only while at
-    least half were used (a loop that never takes them costs the grader no more than a
-    little foresight)."""
+    student's code used: past TRIAL answers sent, more are sent only while at least half
+    of them were used (a loop that never takes them costs the grader little foresight)."""
 
     TRIAL = 64
 

@@ -44,6 +44,10 @@ def wanders(counter, x, steps):
     return x
 
 
+def pings(silent, times):
+    return [silent.ping() for _ in range(times)]
+
+
 def forges(counter, x):
     """Writes an answer the grader never sent into the transcript, and uses it."""
     import gc
@@ -91,6 +95,21 @@ class PredictedCounter(Counter):
 
 class PlainCounter(Counter):
     __lending__ = Served(remote=("next",), deferred=("add",))
+
+
+class Silent:
+    """A predicted method that answers None: an answer ahead like any other."""
+
+    __lending__ = Served(remote=("ping",), predicted=("ping",))
+
+    def __init__(self):
+        self.pinged = 0
+
+    def ping(self):
+        self.pinged += 1
+
+    def answers_ahead(self, name, args, kwargs, answer):
+        return [([], (), {}, None)] * STEPS
 
 
 @pytest.fixture(scope="module")
@@ -202,3 +221,9 @@ def test_the_taxi_foresight_is_what_the_lessons_loop_does():
                 for (step, update), args, _, answer in foreseen] == happened
         foreseen_steps += len(foreseen)
     assert foreseen_steps > 2000
+
+
+def test_an_answer_of_none_sent_ahead_is_used_once(process):
+    silent = Silent()
+    answers, waits = run(process, "pings", silent, STEPS + 1)
+    assert answers == [None] * (STEPS + 1) and silent.pinged == STEPS + 1 and waits == 1

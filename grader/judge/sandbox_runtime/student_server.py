@@ -84,6 +84,9 @@ def _rebuild_error(error):
     return kind(message)
 
 
+NOT_FORESEEN = object()  # a call the grader's answers ahead do not cover
+
+
 def _canonical(value):
     """``value`` (JSON data) as a string equal for equal data, or None (never equal to a
     string) for what JSON cannot hold, such as an array's bytes."""
@@ -335,7 +338,7 @@ class StudentServer:
         except wire.WireError as error:
             raise TypeError(str(error)) from None
         foreseen = self.answered_ahead(lend_id, name, encoded)
-        if foreseen is not None:
+        if foreseen is not NOT_FORESEEN:
             return foreseen
         self.ahead.clear()
         self.next_callback += 1
@@ -350,21 +353,21 @@ class StudentServer:
             raise _rebuild_error(answer["error"])
         if answer.get("ahead"):
             self.ahead[lend_id] = collections.deque(
-                ([_canonical(entry) for entry in foreseen["before"]],
-                 _canonical([name, foreseen["args"], foreseen["kwargs"]]), foreseen["value"])
-                for foreseen in answer["ahead"])
+                ([_canonical(entry) for entry in coming["before"]],
+                 _canonical([name, coming["args"], coming["kwargs"]]), coming["value"])
+                for coming in answer["ahead"])
         return self.decode(answer["value"])
 
     def answered_ahead(self, lend_id, name, encoded):
         """The answer the grader sent ahead for this call, written to the transcript, if
         the call and the entries logged since the last answer are the ones it foresaw;
-        else None."""
+        else NOT_FORESEEN."""
         waiting = self.ahead.get(lend_id)
         if not waiting:
-            return None
+            return NOT_FORESEEN
         before, call, value = waiting[0]
         if before != self.since or call != _canonical([name, *encoded]):
-            return None
+            return NOT_FORESEEN
         waiting.popleft()
         self.since = []
         self.transcript.append([lend_id, "answered", name, encoded[0], encoded[1],
