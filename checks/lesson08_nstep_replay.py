@@ -866,11 +866,12 @@ def _uncounted_arrays_problem(said, which):
     """Failed when ``nbytes`` (``said``, from :func:`_nbytes`) is less than the bytes of the
     arrays the buffer holds (:func:`~checks.held_arrays.held_arrays`)."""
     held = said.get("held") or {}
-    if said["value"] is None or said["value"] >= sum(held.values()):
+    total = sum(held.values())
+    if said["value"] is None or said["value"] >= total:
         return None
     arrays = ", ".join(f"{where} ({size:,} bytes)" for where, size in held.items())
     return failed(f"{which} says nbytes = {said['value']:,}, but the arrays it holds take "
-                  f"{sum(held.values()):,} bytes: {arrays[:400]}. nbytes counts every array "
+                  f"{total:,} bytes: {arrays[:400]}. nbytes counts every array "
                   "the buffer holds.", rule=FRAMES_ONCE)
 
 

@@ -31,11 +31,11 @@ def taxi_pair(seed, alpha, epsilon, discount, allowance, lent=False, agent_class
     reference is not shipped with it)."""
     from course.legal_actions import AllActions
     from course.taxi import N_ACTIONS, make_taxi
-    foresee = None
+    # the reference agent served to a loop in the student's process: answers sent ahead
+    # save the waits
+    foresee = taxi_steps_ahead if lent and agent_class is None else None
     if agent_class is None:
         from qlearning import QLearningAgent as agent_class
-        # served to a loop in the student's process: answers sent ahead save the waits
-        foresee = taxi_steps_ahead if lent else None
 
     env = WitnessedEnv(make_taxi(seed), allowance)
     if lent:

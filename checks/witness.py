@@ -307,10 +307,9 @@ class WitnessedAgent:
     def answers_ahead(self, name, args, kwargs, answer):
         """[(calls logged before, args, kwargs, answer)] of the get_action calls an honest
         loop makes next (checks/lending.py: the grader sends them ahead of the calls)."""
-        foresee = object.__getattribute__(self, "foresee")
-        if foresee is None or name != "get_action" or kwargs or len(args) != 1:
+        if self.foresee is None or name != "get_action" or kwargs or len(args) != 1:
             return []
-        return foresee(self, args[0], answer)
+        return self.foresee(self, args[0], answer)
 
     def get_action(self, state):
         env = self.env

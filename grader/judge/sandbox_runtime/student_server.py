@@ -369,10 +369,8 @@ class StudentServer:
         if before != self.since or call != _canonical([name, *encoded]):
             return NOT_FORESEEN
         waiting.popleft()
-        self.since = []
-        self.transcript.append([lend_id, "answered", name, encoded[0], encoded[1],
-                                {"value": value}])
-        self.send_transcript_if_long()
+        self.append([lend_id, "answered", name, encoded[0], encoded[1], {"value": value}])
+        self.since = []  # the entries before the next answer start here
         return self.decode(value)
 
     # --- requests ------------------------------------------------------------------------
