@@ -6,7 +6,10 @@ a reduced version of that study (three of the notebook's ten seeds and three fre
 (10-12, which the notebook never uses), and only as many
 episodes as each claim's window needs) and asserts every qualitative claim the
 conclusion makes, so a change to the study code that would make the written conclusion
-false fails here.
+false fails here. The intervals its sentences quote over ten seeds are checked by
+``test_claims_lesson06_intervals.py`` against a record of the whole study on thirty seeds
+(``benchmarks/capstone_record.py``); the last test here shows, on the runs this module
+makes anyway, that the record holds what the study code computes now.
 
 The code comes from the source notebook: ``namespace_for`` executes its given and answer
 cells (the ``#| export`` cells that ``python -m grader release`` turns into
@@ -21,6 +24,7 @@ measured when this test was written), so that a change that only reshuffles the 
 streams, leaving the study's behaviour alone, still passes.
 """
 
+import json
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -286,3 +290,29 @@ def test_cartpole_focus_per_hurts_and_replays_its_falls(seed_set):
     falls = {name: measure(seeds, "CartPole", name, "terminal share of replays", CARTPOLE_EPISODES)
              for name in ("PER + online", "uniform + online")}
     assert falls["PER + online"].min() > 2 * falls["uniform + online"].max(), falls
+
+
+# --- the record of the whole study, against which the ten-seed sentences are checked ------
+
+STUDY_RECORD = REPOSITORY / "tests" / "lessons" / "records" / "lesson06_study.json"
+# the 300-episode runs the tests above make anyway, on each set's three seeds
+MADE_ABOVE = {"Taxi": ("uniform", "uniform + online", "CER", "CER + online"),
+              "CartPole": ("no replay", "uniform", "uniform + online", "PER + online",
+                           "unweighted PER + online")}
+
+
+@on_both_seed_sets
+def test_the_record_holds_what_the_study_computes(seed_set):
+    """test_claims_lesson06_intervals.py checks the lesson's ten-seed sentences against a
+    record of the whole study on thirty seeds (benchmarks/capstone_record.py): the runs
+    made here must be in it, to the last bit."""
+    record = json.loads(STUDY_RECORD.read_text())["runs"]
+    seeds = SEED_SETS[seed_set]
+    for environment, names in MADE_ABOVE.items():
+        for name in names:
+            for part in ("early", "late"):
+                computed = window_mean(seeds, environment, name, part, 300).tolist()
+                recorded = [record[environment][name][str(seed)][part] for seed in seeds]
+                assert computed == recorded, (
+                    f"{environment}, {name}, {part}: the study computes {computed}, the "
+                    f"record holds {recorded}; run python benchmarks/capstone_record.py")
