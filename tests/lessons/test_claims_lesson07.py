@@ -20,8 +20,11 @@ solution notebook's ``td_targets`` and ``huber_loss_gradient`` (it trains every 
 exactly as the one-seed loop does: tests/lessons/test_many_seeds_dqn.py), ``greedy_return``, the
 training return of the last 2,000 steps, and |Q| on 256 probe states drawn from the seed. The claim about every run is
 checked on the first two seeds of each set (any seed that broke it would refute it).
-About 65 s of CPU per seed set; each set and loss is its own xdist group (the Huber runs
-of a set on one worker, the squared-error runs on another), so they spread over both.
+The squared-error runs, 20 seeds of three configurations per set (about 60 s of CPU), are
+read from ``tests/lessons/records/lesson07_<set>.json`` once the first and last seed of
+each configuration, trained again here, give the record's numbers to the last bit;
+otherwise they are all trained here (tests/support/run_records.py). Each set and loss is
+its own xdist group.
 
 Why the assertions cannot flip by chance: every run is a fixed computation of its seed
 (environment, exploration, buffer and initial weights are seeded), so the intervals are
@@ -44,6 +47,7 @@ from course.dqn import DQNSettings, greedy_return
 from course.many_seeds_dqn import train_dqn_on_seeds
 from course.plotting import mean_and_band
 from tests.support.in_process import namespace_for
+from tests.support.run_records import RunRecord
 from tests.support.seed_sets import each_seed_set
 
 SEED_SETS = {"notebook": range(20), "fresh": range(1000, 1020)}  # the notebook's: range(20)
@@ -81,6 +85,16 @@ def scores(seed_set, loss, configuration, seeds=None):
     return {measure: np.array(values) for measure, values in found.items()}
 
 
+@lru_cache(maxsize=None)
+def squared(seed_set, configuration):
+    """``scores`` of the squared-error runs on all the set's seeds: from the set's record
+    once its first and last seeds' runs, made again here, match it
+    (tests/support/run_records.py), else all made here."""
+    return RunRecord(f"lesson07_{seed_set}").per_seed(
+        configuration, SEED_SETS[seed_set],
+        lambda seeds: scores(seed_set, "squared", configuration, seeds))
+
+
 def interval(values):
     """(low, high): the 95% t-interval of the mean, as the notebook's with_interval."""
     mean, half_width = mean_and_band(np.asarray(values, dtype=np.float64)[:, None])
@@ -89,8 +103,7 @@ def interval(values):
 
 def paired_low(seed_set, first, second, measure):
     """The low end of the 95% t-interval of first - second, seed by seed (squared error)."""
-    difference = (scores(seed_set, "squared", first)[measure]
-                  - scores(seed_set, "squared", second)[measure])
+    difference = (squared(seed_set, first)[measure] - squared(seed_set, second)[measure])
     return interval(difference)[0]
 
 
@@ -107,7 +120,7 @@ def test_huber_without_a_target_network_learns_nothing_and_its_values_run_away(
 
 @each_seed_set("07-squared")
 def test_squared_error_without_a_target_network_overshoots_but_learns(seed_set):
-    found = scores(seed_set, "squared", "replay, no target network")
+    found = squared(seed_set, "replay, no target network")
     assert np.median(found["largest |Q|"]) > VALUE_BOUND, found["largest |Q|"]  # 164, 165
     low, _ = interval(found["greedy"])
     assert low > 3 * RANDOM_POLICY, low  # 171 and 217

@@ -33,8 +33,11 @@ n=3, 20,000 minus 1,000: +40 [6, 74] / +46 [16, 77]; interaction at n=3: 2 [-35,
 -142 [-213, -70] / -155 [-234, -77]), 8 uses: -107 [-132, -82] / -114 [-137, -92]; at
 0.001, 4 uses: +66 [51, 81] / +55 [41, 69] (greedy -19 [-103, 66] / -29 [-164, 106]);
 4 uses at 0.001 minus 1 use at 0.01: +3 [-22, 28] / -9 [-32, 13].
-About 60 s of CPU per seed set; each set's DQN runs and its A2C runs are xdist groups of
-their own.
+The runs (about 60 s of CPU per seed set) are read from
+``tests/lessons/records/lesson08_<set>.json`` once each study's first and last seed,
+trained again here, give the record's numbers to the last bit; otherwise they are all
+trained here (tests/support/run_records.py). Each set's DQN grid, ratio runs and A2C runs
+are xdist groups of their own.
 """
 
 from functools import cache, lru_cache
@@ -46,6 +49,7 @@ from course.nstep_dqn import Run, Settings, train
 from course.plotting import mean_and_band
 from course.rollout_a2c import A2CSettings, train_a2c
 from tests.support.in_process import namespace_for
+from tests.support.run_records import RunRecord
 from tests.support.seed_sets import SET_NAMES
 
 SEED_SETS = {"notebook": range(20), "fresh": range(1000, 1020)}  # the notebook's: range(20)
@@ -66,24 +70,42 @@ def lesson():
     return namespace_for("08_nstep_replay")
 
 
+def recorded(seed_set, key, compute):
+    """``compute(seeds)`` on all the set's seeds: from the set's record once its first and
+    last seeds' runs, made again here, match it (tests/support/run_records.py)."""
+    return RunRecord(f"lesson08_{seed_set}").per_seed(key, SEED_SETS[seed_set], compute)
+
+
+def grid_cells(seeds, settings=SETTINGS, cells=None):
+    """{"n=N capacity=C": mean training return over ``seeds``} of the grid's cells."""
+    cells = cells or [(n, capacity) for n in NS for capacity in CAPACITIES]
+    results = train([Run(seed, capacity, n) for n, capacity in cells for seed in seeds],
+                    settings, lesson()["n_step_return"])
+    found = {(r.run.n, r.run.capacity, r.run.seed): r.mean_training_return(settings.steps)
+             for r in results}
+    return {f"n={n} capacity={capacity}": np.array([found[n, capacity, seed] for seed in seeds])
+            for n, capacity in cells}
+
+
 @cache
 def grid(seed_set):
     """{(n, capacity, seed): mean training return} of the notebook's grid."""
-    seeds = SEED_SETS[seed_set]
-    results = train([Run(seed, capacity, n) for n in NS for capacity in CAPACITIES
-                     for seed in seeds], SETTINGS, lesson()["n_step_return"])
-    return {(r.run.n, r.run.capacity, r.run.seed): r.mean_training_return(SETTINGS.steps)
-            for r in results}
+    cells = recorded(seed_set, "grid", grid_cells)
+    return {(n, capacity, seed): cells[f"n={n} capacity={capacity}"][index]
+            for n in NS for capacity in CAPACITIES
+            for index, seed in enumerate(SEED_SETS[seed_set])}
 
 
 @cache
 def reuse(seed_set, rate, uses):
     """{measure: array over the seeds} of A2C at ``rate`` with each rollout used ``uses``
     times."""
-    results = train_a2c(SEED_SETS[seed_set], uses, A2C.with_(learning_rate=rate),
-                        lesson()["gae"])
-    return {"mean": np.array([r.mean_training_return(A2C.steps) for r in results]),
-            "greedy": np.array([r.greedy_return for r in results])}
+    def runs(seeds):
+        results = train_a2c(seeds, uses, A2C.with_(learning_rate=rate), lesson()["gae"])
+        return {"mean": np.array([r.mean_training_return(A2C.steps) for r in results]),
+                "greedy": np.array([r.greedy_return for r in results])}
+
+    return recorded(seed_set, f"a2c rate={rate} uses={uses}", runs)
 
 
 def interval(values):
@@ -124,15 +146,13 @@ def test_20_seeds_cannot_tell_whether_5_step_dqn_gains_from_20000_over_1000(seed
 
 @in_group("ratio")
 def test_two_updates_per_step_beat_a_quarter(seed_set):
-    seeds = SEED_SETS[seed_set]
-    settings = SETTINGS.with_(replay_ratio=2.0)
-    fast = {r.run.seed: r.mean_training_return(settings.steps)
-            for r in train([Run(seed, 4_500, 3) for seed in seeds], settings,
-                           lesson()["n_step_return"])}
-    slow = {r.run.seed: r.mean_training_return(SETTINGS.steps)
-            for r in train([Run(seed, 4_500, 3) for seed in seeds], SETTINGS,
-                           lesson()["n_step_return"])}
-    low, _ = interval([fast[s] - slow[s] for s in seeds])
+    def at_each_ratio(seeds):
+        return {f"ratio {ratio}": grid_cells(seeds, SETTINGS.with_(replay_ratio=ratio),
+                                             [(3, 4_500)])["n=3 capacity=4500"]
+                for ratio in (2.0, SETTINGS.replay_ratio)}
+
+    ratios = recorded(seed_set, "ratio", at_each_ratio)
+    low, _ = interval(ratios["ratio 2.0"] - ratios[f"ratio {SETTINGS.replay_ratio}"])
     assert low > 0, low
 
 
