@@ -4,7 +4,7 @@
 
 Runs the capstone's own study code (the source notebook's ``run_setting``, ``SETTINGS``
 and ``ENVIRONMENTS``) for every setting on both environments, 300 episodes, on the
-notebook's seeds 0-9, on the fresh seeds 10-19 and on 20-29 (one sentence quotes them), and
+notebook's seeds 0-9, on the fresh seeds 10-19 and on 20-29 (two sentences quote them), and
 writes each run's early and late
 mean return to ``tests/lessons/records/lesson06_study.json``.
 

@@ -3,7 +3,7 @@ both seed sets, and says only what the intervals resolve.
 
 The lesson's "What to expect" and its model conclusion quote paired differences over ten
 seeds as mean [95% t-interval], the notebook's seeds first and, after a slash, the fresh
-seeds 10-19 (one sentence also quotes 20-29). ``tests/lessons/records/lesson06_study.json``
+seeds 10-19 (two sentences also quote 20-29). ``tests/lessons/records/lesson06_study.json``
 holds every run of the study on those thirty seeds (early and late mean return per run),
 made by ``benchmarks/capstone_record.py`` from the notebook's own study code;
 ``test_claims_lesson06.py::test_the_record_holds_what_the_study_computes`` reruns three
@@ -137,6 +137,8 @@ QUOTES = [
     Quote("+17 [11, 23] / +16 [6, 25]", (P(C, UO, NR),), says="ahead"),
     Quote("+8 [−1, 16] / +10 [−2, 21]", (P(C, "PER", NR),), says="cannot tell"),
     Quote("+5 [−0.2, 9] / −2 [−10, 7]", (P(C, "PER + online", NR),), says="cannot tell"),
+    Quote("+27 [17, 38] and +11 [3, 18]", (P(C, "PER", NR), P(C, "PER + online", NR)),
+          sets=("more",), says="ahead"),
     Quote("290 [212, 367] / 287 [203, 370]", (Alone(C, NR, "late"),)),
     Quote("+34 [−49, 117] / +35 [−52, 122]", (P(C, NR, UO, "late"),), says="cannot tell"),
     Quote("+131 [39, 223]", (P(C, NR, UO, "late"),), sets=("more",), says="ahead"),
