@@ -30,7 +30,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 if str(REPOSITORY) not in sys.path:
