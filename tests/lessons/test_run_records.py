@@ -18,6 +18,7 @@ def runs(seeds, made):
 @pytest.fixture
 def recorded(tmp_path, monkeypatch):
     monkeypatch.setenv(RECORDING, "1")
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # as one process writes them
     RunRecord("study", tmp_path).per_seed("setting", SEEDS, lambda seeds: runs(seeds, []))
     monkeypatch.delenv(RECORDING)
     return tmp_path
@@ -52,3 +53,12 @@ def test_a_key_or_seeds_the_record_lacks_are_made_in_full(recorded, key, seeds):
     with pytest.warns(StaleRecord):
         RunRecord("study", recorded).per_seed(key, seeds, lambda chosen: runs(chosen, made))
     assert made == [seeds]
+
+
+def test_records_are_written_from_one_process_only(tmp_path, monkeypatch):
+    # two xdist workers would each write their groups' keys into the same file
+    monkeypatch.setenv(RECORDING, "1")
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw1")
+    with pytest.raises(RuntimeError, match="-n 0"):
+        RunRecord("study", tmp_path).per_seed("setting", SEEDS, lambda seeds: runs(seeds, []))
+    assert not (tmp_path / "study.json").exists()
