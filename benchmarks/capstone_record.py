@@ -12,7 +12,7 @@ mean return to ``tests/lessons/records/lesson06_study.json``.
 sentences quote must be the record's, and say only what both sets resolve. That test
 also reruns, at no extra cost, the runs the claims test computes anyway (three seeds of
 each set) and requires the record to hold exactly their numbers; when the study code
-changes, it fails and asks for this script to be run again. About 12 minutes of CPU.
+changes, it fails and asks for this script to be run again. About 6 minutes of CPU.
 """
 
 import argparse
