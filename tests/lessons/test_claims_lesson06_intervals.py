@@ -19,12 +19,13 @@ the same on both sets"). And no interval in those two cells is left out of this 
 import json
 import re
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy import stats
 
+from course.plotting import mean_and_band
 from grader.lessons import all_lessons
 
 RECORD = json.loads((Path(__file__).parent / "records" / "lesson06_study.json").read_text())
@@ -32,6 +33,7 @@ CELLS = ("What to expect", "conclusion")  # the markdown cells whose numbers are
 SETS = ("notebook", "fresh", "more")
 
 
+@cache
 def lesson_text():
     """The two cells' text, each a run of words with single spaces."""
     texts = []
@@ -51,9 +53,8 @@ def returns(environment, setting, part, seed_set):
 
 def mean_and_interval(values):
     """Mean and 95% t-interval over seeds, as the notebook's confidence_interval."""
-    mean = values.mean()
-    half = stats.sem(values) * stats.t.ppf(0.975, values.size - 1)
-    return mean, mean - half, mean + half
+    mean, half = mean_and_band(values[:, None])
+    return mean[0], mean[0] - half[0], mean[0] + half[0]
 
 
 @dataclass(frozen=True)
