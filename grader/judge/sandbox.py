@@ -94,8 +94,14 @@ UNLOCKED_GRACE = 600.0  # seconds
 
 
 def _hold_owner_lock(root):
-    handle = os.open(root / OWNER_FILE, os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
+    """Lock OWNER_FILE for good. It is locked under another name and then renamed into
+    place (the lock stays with the file): made in place, another grader opening it between
+    its creation and the lock would take the lock itself, judge the folder's maker gone
+    and remove the folder while it is being filled."""
+    pending = root / f"{OWNER_FILE}.pending"
+    handle = os.open(pending, os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_CLOEXEC, 0o600)
     fcntl.flock(handle, fcntl.LOCK_EX)
+    os.rename(pending, root / OWNER_FILE)
     return handle
 
 

@@ -289,6 +289,29 @@ def test_an_existing_cluster_grades_through_the_same_code(client, undisturbed, t
     assert mine == theirs, differences({"submissions": [mine]}, {"submissions": [theirs]})
 
 
+def test_a_scratch_folder_being_made_is_never_judged_stale(tmp_path, monkeypatch):
+    """Another grader's sweep may look at the folder at any moment of its making; at the
+    moment the maker takes its lock (the last one it could be seen without it), the sweep
+    must judge it live."""
+    from grader.judge import sandbox
+
+    monkeypatch.setattr(sandbox.tempfile, "tempdir", str(tmp_path))
+    seen, lock = [], sandbox.fcntl.flock
+
+    def sweep_then_lock(handle, operation):
+        seen.append(sandbox.stale_scratch_folders(tmp_path))
+        return lock(handle, operation)
+
+    monkeypatch.setattr(sandbox.fcntl, "flock", sweep_then_lock)
+    scratch = sandbox.make_scratch(all_lessons()["01_qlearning"])
+    try:
+        assert seen == [[]]
+        monkeypatch.setattr(sandbox.fcntl, "flock", lock)
+        assert sandbox.stale_scratch_folders(tmp_path) == []  # locked: live
+    finally:
+        sandbox.remove_scratch(scratch)
+
+
 def test_a_scratch_folder_whose_maker_is_gone_is_removed_and_a_live_ones_kept(tmp_path):
     """Owned through a lock its maker holds, not through a PID: a grader in another PID
     namespace (a container sharing the temporary folder) has a PID no process here has."""
