@@ -27,23 +27,34 @@ GRADING_FOLDERS = ("grader/judge", "checks", "course")
 def _grader_imports(path, root):
     """The files of the ``grader`` modules that the Python file at ``path`` imports
     (anywhere in it: a function's own imports too), with their packages' ``__init__.py``."""
+    try:
+        names = _grader_modules_named(path.read_bytes())
+    except SyntaxError as error:
+        error.filename = str(path)
+        raise
     found = set()
-    for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-        else:
-            continue
-        for name in names:
-            parts = name.split(".")
-            if parts[0] != "grader":
-                continue
-            for depth in range(1, len(parts) + 1):  # the packages it runs on the way
-                folder = root.joinpath(*parts[:depth])
-                candidates = (folder / "__init__.py", folder.with_suffix(".py"))
-                found |= {file for file in candidates if file.is_file()}
+    for name in names:
+        parts = name.split(".")
+        for depth in range(1, len(parts) + 1):  # the packages it runs on the way
+            folder = root.joinpath(*parts[:depth])
+            candidates = (folder / "__init__.py", folder.with_suffix(".py"))
+            found |= {file for file in candidates if file.is_file()}
     return found
+
+
+@functools.lru_cache(maxsize=4096)
+def _grader_modules_named(source):
+    """The dotted names a Python source imports that may be ``grader`` modules (what
+    ``from grader.x import y`` imports may be the module ``grader.x.y``). Kept per
+    source: parsing is most of the version's cost, and a copy of the course has the
+    same files."""
+    names = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names += [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+    return tuple(name for name in names if name.split(".")[0] == "grader")
 
 
 def grading_code(root=REPOSITORY):
