@@ -152,6 +152,70 @@ def test_a_list_of_numpy_values_of_one_kind_crosses_as_raw_bytes():
         assert len(packed) < 10_000 * 8 + 200
 
 
+def batch(rng, size=8):
+    """One sampled batch of Taxi transitions: five arrays of five dtypes."""
+    return (rng.integers(0, 500, size), rng.integers(0, 6, size).astype(np.int32),
+            rng.random(size), rng.integers(0, 500, size), rng.random(size) < 0.5)
+
+
+LISTS_OF_ROWS = [
+    [batch(np.random.default_rng(0)) for _ in range(3)],
+    [list(batch(np.random.default_rng(1))) for _ in range(2)],  # rows as lists
+    [batch(np.random.default_rng(2)), batch(np.random.default_rng(3), size=7)],  # two shapes
+    [batch(np.random.default_rng(4)), list(batch(np.random.default_rng(5)))],  # two kinds
+    [(np.zeros(2), np.int64(3)), (np.zeros(2), np.int64(4))],  # a column of scalars
+    [(np.zeros(0),), (np.zeros(0),)],  # empty arrays: item by item
+    [(np.zeros(2),) * 17, (np.zeros(2),) * 17],  # wider than a batch: item by item
+]
+
+
+@pytest.mark.parametrize("rows", LISTS_OF_ROWS, ids=lambda rows: repr(rows)[:40])
+def test_a_list_of_rows_comes_back_as_the_same_rows(rows):
+    back = round_trip(rows)
+    assert type(back) is list and len(back) == len(rows)
+    for sent, got in zip(rows, back):
+        assert type(got) is type(sent) and len(got) == len(sent)
+        for field, value in zip(sent, got):
+            assert type(value) is type(field) and value.dtype == field.dtype
+            assert np.shape(value) == np.shape(field) and np.array_equal(value, field)
+
+
+def test_a_list_of_batches_crosses_as_one_blob_per_field():
+    batches = [batch(np.random.default_rng(seed)) for seed in range(64)]
+    value = wire.encode(batches, no_objects)
+    assert value["$"] == "rows" and len(value["columns"]) == 5
+    packed = wire.pack({"op": "reply", "value": value}, wire.FROM_SANDBOX)
+    for field in range(5):
+        assert np.stack([rows[field] for rows in batches]).tobytes() in packed
+    back = round_trip(batches)
+    back[0][0][:] = -1  # rows are arrays of their own: writing one changes no other
+    assert all(np.array_equal(got[0], sent[0]) for got, sent in zip(back[1:], batches[1:]))
+
+
+def rows_message(columns, as_tuples=True):
+    nodes = [{"$": "arrays", "dtype": "<i8", "shape": [2], "data": index}
+             for index in range(len(columns))]
+    return frame(json.dumps({"op": "reply", "value": {"$": "rows", "tuple": as_tuples,
+                                                      "columns": nodes}}), columns)
+
+
+@pytest.mark.parametrize("raw", [
+    rows_message([bytes(32), bytes(16)]),  # columns of two rows and of one
+    rows_message([]),  # no columns
+    rows_message([bytes(16)] * 17),  # more columns than a row may have
+    rows_message([bytes(16)], as_tuples=1),
+    frame(json.dumps({"op": "reply", "value": {"$": "rows", "tuple": True,
+                                               "columns": [[1, 2]]}})),  # not arrays
+    frame(json.dumps({"op": "reply", "value": {"$": "rows", "tuple": True,
+                                               "columns": [{"$": "array", "dtype": "<i8",
+                                                            "shape": [2], "data": 0}]}}),
+          [bytes(16)]),  # one array, not a list of them
+], ids=["uneven", "empty", "too-wide", "flag-not-bool", "not-arrays", "an-array"])
+def test_a_list_of_rows_that_does_not_add_up_is_refused(raw):
+    with pytest.raises(wire.WireError):
+        decoded_value(raw)
+
+
 @pytest.mark.parametrize("node, blob", [
     ({"$": "scalars", "dtype": "<i8"}, bytes(12)),  # not whole numbers
     ({"$": "scalars", "dtype": "?"}, bytes([0, 1, 2])),  # a boolean that is neither

@@ -83,6 +83,7 @@ FROM_SANDBOX = Limit(bytes=2**20, items=250_000)
 # a cell's source are not items.
 TO_SANDBOX = Limit(bytes=128 * 2**20, items=2**32)
 MAX_DEPTH = 64  # nesting of lists, tuples and dicts
+MAX_COLUMNS = 16  # fields of a row in a list of rows (a sampled batch has five)
 ARRAY_KINDS = "biufc"  # numpy dtype kinds that may cross: bool, ints, floats, complex
 KEY_TYPES = (type(None), bool, int, float, str)
 
@@ -129,9 +130,10 @@ def encode(value, other, depth=0, numbers=False):
             return {"$": "scalars", "dtype": value[0].dtype.str,
                     "data": np.array(value, dtype=value[0].dtype).tobytes()}
         if len(value) > 1 and _alike_arrays(value):
-            return {"$": "arrays", "dtype": value[0].dtype.str, "shape": list(value[0].shape),
-                    # stacking may change the byte order; the dtype sent names the bytes
-                    "data": np.stack(value).astype(value[0].dtype, copy=False).tobytes()}
+            return _stacked(value)
+        if len(value) > 1 and _alike_rows(value):  # sampled batches: a node per field
+            return {"$": "rows", "tuple": type(value[0]) is tuple,
+                    "columns": [_stacked(column) for column in zip(*value)]}
         return [item if type(item) in SCALARS else encode(item, other, depth + 1, numbers)
                 for item in value]
     if kind is tuple or _is_namedtuple(value):
@@ -168,6 +170,23 @@ def _alike_arrays(values):
     return (type(first) is np.ndarray and first.dtype.kind in ARRAY_KINDS and first.size > 0
             and all(type(item) is np.ndarray and item.dtype == first.dtype
                     and item.shape == first.shape for item in values))
+
+
+def _stacked(arrays):
+    """Alike arrays (:func:`_alike_arrays`) as one node and one blob."""
+    return {"$": "arrays", "dtype": arrays[0].dtype.str, "shape": list(arrays[0].shape),
+            # stacking may change the byte order; the dtype sent names the bytes
+            "data": np.stack(arrays).astype(arrays[0].dtype, copy=False).tobytes()}
+
+
+def _alike_rows(values):
+    """Whether ``values`` are all tuples, or all lists, of one length (at most
+    :data:`MAX_COLUMNS`) whose items, position by position, are alike arrays: a list of
+    batches, each one array per field."""
+    kind, width = type(values[0]), len(values[0]) if type(values[0]) in (tuple, list) else 0
+    return (0 < width <= MAX_COLUMNS
+            and all(type(row) is kind and len(row) == width for row in values)
+            and all(_alike_arrays(column) for column in zip(*values)))
 
 
 def _is_namedtuple(value):
@@ -209,6 +228,8 @@ def decode(node, ref, lend, depth=0):
         return _scalars(node)
     if tag == "arrays":
         return _arrays(node)
+    if tag == "rows":
+        return _rows(node)
     if tag == "ref":
         return ref(node)
     if tag == "lend":
@@ -296,6 +317,24 @@ def _arrays(node):
         raise WireError(f"a list of {count} arrays is too long")
     stacked = _array({**node, "shape": [count, *shape]})
     return [stacked[row, ...] for row in range(count)]  # arrays, 0-d ones too
+
+
+def _rows(node):
+    """The list of tuples (or lists) a "rows" node stands for: row k holds the k-th array
+    of each column."""
+    columns, as_tuples = node.get("columns"), node.get("tuple")
+    if type(columns) is not list or not 0 < len(columns) <= MAX_COLUMNS \
+            or type(as_tuples) is not bool:
+        raise WireError("a list of rows without its columns")
+    if not all(type(column) is dict and column.get("$") == "arrays" for column in columns):
+        raise WireError("a column of rows that is not a list of arrays")
+    arrays = [_arrays(column) for column in columns]
+    count = len(arrays[0])
+    if any(len(column) != count for column in arrays):
+        raise WireError("a list of rows whose columns differ in length")
+    if count * len(arrays) > FROM_SANDBOX.items:
+        raise WireError(f"a list of {count} rows of {len(arrays)} arrays is too long")
+    return [tuple(row) if as_tuples else list(row) for row in zip(*arrays)]
 
 
 def _array(node):
