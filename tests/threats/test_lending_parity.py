@@ -12,7 +12,8 @@ turn (``NotebookGrading.load``). The reference is compared on every quick check,
 correct variant on the quick checks whose code runs its changed cells: those that need a
 name the cells define, or call it (``Callee``). A bug is compared where its verdict is
 the catalogue's point: the check that names it and those it is known to fail too (its
-points there, partial credit included, must be the same in both). That the bug costs no
+points there, partial credit included, must be the same in both), and its own check must
+fail by the bug's rule (test_bugs_in_process.py holds it to that with the visible salt). That the bug costs no
 other check is ``test_bugs_in_process.py``'s to show, in the notebook; what a lent object
 does on passing code, the reference's and the variants' comparisons show. Learning checks
 (seconds to minutes each) are left to ``test_bugs_in_process.py`` and the graded example
@@ -51,14 +52,14 @@ BEYOND_THE_LENDING = {"07_neural_replay": {
 
 
 def versions(lesson):
-    """(name, answers, checks compared) of the lesson's reference, correct variants and
-    bugs, and of code that uses more than the lent objects offer."""
-    return [("reference", {}, checks_running(lesson, {})),
-            *((variant.name, variant.answers, checks_running(lesson, variant.answers))
+    """(name, answers, checks compared, the bug or None) of the lesson's reference,
+    correct variants and bugs, and of code that uses more than the lent objects offer."""
+    return [("reference", {}, checks_running(lesson, {}), None),
+            *((variant.name, variant.answers, checks_running(lesson, variant.answers), None)
               for variant in CORRECT_VARIANTS if variant.lesson == lesson),
-            *((bug.name, bug.answers, compared_on(bug)) for bug in ALL_BUGS
+            *((bug.name, bug.answers, compared_on(bug), bug) for bug in ALL_BUGS
               if bug.lesson == lesson),
-            *((name, answers, checks_running(lesson, answers))
+            *((name, answers, checks_running(lesson, answers), None)
               for name, answers in BEYOND_THE_LENDING.get(lesson, {}).items())]
 
 
@@ -78,7 +79,7 @@ def in_the_notebook(lesson, answers, names):
               for cell in autograded_cells(all_lessons()[lesson].source())}
     outcomes = {name: lesson_checks.outcome(name, namespace, BUG_SUITE_SALT) for name in names}
     return {name: (outcome.status, round(points[name] * outcome.fraction, 6))
-            for name, outcome in outcomes.items()}
+            for name, outcome in outcomes.items()}, outcomes
 
 
 def in_the_grader(grading, rebuilt, names):
@@ -99,18 +100,23 @@ def test_the_notebook_and_the_grader_agree_on_every_version(lesson):
     grading = NotebookGrading(info, rebuild(source, None, stubs), scratch, BUG_SUITE_SALT,
                               DEFAULT_MEMORY_MB, DEFAULT_DISK_MB, True,
                               cell_time_limit=TIME_LIMIT, check_time_limit=TIME_LIMIT)
-    disagreements, compared = {}, 0
+    disagreements, missed, compared = {}, {}, 0
     try:
-        for name, answers, names in versions(lesson):
+        for name, answers, names, bug in versions(lesson):
             if not names:  # a learning check's bug that fails no quick check
                 continue
             rebuilt = rebuild(source, fake_submission(source, answers), stubs)
             graded = in_the_grader(grading, rebuilt, names)
-            judged = in_the_notebook(lesson, answers, names)
+            judged, outcomes = in_the_notebook(lesson, answers, names)
             compared += len(names)
             disagreements.update({(name, check): {"grader": graded[check],
                                                   "notebook": judged[check]}
                                   for check in names if graded[check] != judged[check]})
+            if bug is not None and bug.check in outcomes:  # its own check, hidden inputs
+                own = outcomes[bug.check]
+                if own.passed or own.rule is None or own.rule.name != bug.rule \
+                        or "Traceback" in own.feedback:
+                    missed[name] = own.feedback
     finally:
         grading.close()
         remove_scratch(scratch)
@@ -118,6 +124,8 @@ def test_the_notebook_and_the_grader_agree_on_every_version(lesson):
     assert versions(lesson)[0][2] == quick  # the reference, on every quick check
     assert compared > len(quick)
     assert not disagreements
+    assert not missed, "bugs that do not fail their own check by its rule with the " \
+        f"hidden salt: {missed}"
 
 
 def test_what_a_lent_object_does_not_offer_fails_in_the_notebook_too():
