@@ -8,9 +8,9 @@ trials of one stand-in run in turn in one child, each on its own copy of the nam
 
 The forks are made by a small server process (``python -m tests.support.substitute_trials``)
 that imported only the course and keeps each lesson's empty namespace: forking it costs
-a few milliseconds, where forking a pytest-xdist worker, which holds hundreds of MB of
-page tables, costs 12-22 ms, and tests/threats/test_reachable_answers.py makes thousands
-of trials.
+about 7 ms, where forking a pytest-xdist worker, which holds hundreds of MB of page
+tables, costs 12-22 ms, and tests/threats/test_reachable_answers.py makes thousands of
+trials.
 """
 
 import importlib
