@@ -13,11 +13,11 @@ correct variant on the quick checks whose code runs its changed cells: those tha
 name the cells define, or call it (``Callee``). A bug is compared where its verdict is
 the catalogue's point: the check that names it and those it is known to fail too (its
 points there, partial credit included, must be the same in both), and its own check must
-fail by the bug's rule (test_bugs_in_process.py holds it to that with the visible salt). That the bug costs no
-other check is ``test_bugs_in_process.py``'s to show, in the notebook; what a lent object
-does on passing code, the reference's and the variants' comparisons show. Learning checks
-(seconds to minutes each) are left to ``test_bugs_in_process.py`` and the graded example
-class.
+fail by the bug's rule (test_bugs_in_process.py holds it to that with the visible salt).
+That the bug costs no other check is ``test_bugs_in_process.py``'s to show, in the
+notebook; what a lent object does on passing code, the reference's and the variants'
+comparisons show. Learning checks (seconds to minutes each) are left to
+``test_bugs_in_process.py`` and the graded example class.
 """
 
 import pytest

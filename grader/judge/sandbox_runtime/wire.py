@@ -131,9 +131,10 @@ def encode(value, other, depth=0, numbers=False):
                     "data": np.array(value, dtype=value[0].dtype).tobytes()}
         if len(value) > 1 and _alike_arrays(value):
             return _stacked(value)
-        if len(value) > 1 and _alike_rows(value):  # sampled batches: a node per field
+        columns = _alike_columns(value) if len(value) > 1 else None
+        if columns:  # sampled batches: a node per field
             return {"$": "rows", "tuple": type(value[0]) is tuple,
-                    "columns": [_stacked(column) for column in zip(*value)]}
+                    "columns": [_stacked(column) for column in columns]}
         return [item if type(item) in SCALARS else encode(item, other, depth + 1, numbers)
                 for item in value]
     if kind is tuple or _is_namedtuple(value):
@@ -179,14 +180,16 @@ def _stacked(arrays):
             "data": np.stack(arrays).astype(arrays[0].dtype, copy=False).tobytes()}
 
 
-def _alike_rows(values):
-    """Whether ``values`` are all tuples, or all lists, of one length (at most
-    :data:`MAX_COLUMNS`) whose items, position by position, are alike arrays: a list of
-    batches, each one array per field."""
+def _alike_columns(values):
+    """The columns of ``values`` when they are all tuples, or all lists, of one length (at
+    most :data:`MAX_COLUMNS`) whose items, position by position, are alike arrays (a list
+    of batches, each one array per field); else None."""
     kind, width = type(values[0]), len(values[0]) if type(values[0]) in (tuple, list) else 0
-    return (0 < width <= MAX_COLUMNS
-            and all(type(row) is kind and len(row) == width for row in values)
-            and all(_alike_arrays(column) for column in zip(*values)))
+    if not (0 < width <= MAX_COLUMNS
+            and all(type(row) is kind and len(row) == width for row in values)):
+        return None
+    columns = list(zip(*values))
+    return columns if all(_alike_arrays(column) for column in columns) else None
 
 
 def _is_namedtuple(value):
