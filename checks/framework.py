@@ -165,6 +165,33 @@ def lent_where(value, near):
     return lent_in_notebook(value) if _lends(near) else value
 
 
+def public_where(function, near):
+    """The course's public ``function`` (a ``course.`` module's), to be called where the
+    student's code ``near`` runs, as that code is: in the grader, in the student's process
+    (a proxy: the check's objects it is given cross as they cross to student code, and its
+    calls on mirrored ones come back as a transcript, replayed on the originals); in a
+    notebook, here, given the views the student's code gets, and refused as the grader
+    refuses (:mod:`checks.lending`). A check runs the course's own loop this way when
+    the loop would otherwise make a round trip for every step."""
+    process = student_process_of(near)
+    if process is not None:
+        return process.public(function)
+    if not _lends(near):
+        return function
+
+    def on_lent_views(*args, **kwargs):
+        try:
+            result = function(*to_student_code(args), **to_student_code(kwargs))
+        except Exception:
+            _raise_refusal(True)
+            raise
+        _raise_refusal(True)
+        return result
+    on_lent_views.__name__ = on_lent_views.__qualname__ = function.__name__
+    on_lent_views.__module__ = function.__module__
+    return on_lent_views
+
+
 def lend_to(owner, name, value):
     """Give the student's object ``owner`` the check's ``value`` as its attribute ``name``
     (a buffer's generator), lent as the grader lends it: in the grader ``value`` crosses

@@ -11,22 +11,24 @@ are witnesses of each call: :mod:`checks.witness`) and judges the greedy policy 
 online network the grader holds.
 """
 
+import dataclasses
 import math
 
 import numpy as np
 
+from checks.dqn_loop import DQNLoopWitness
 from checks.contracts import BOOL, FLOAT, INPUTS_UNTOUCHED, RESULT_TYPES, Contract, array
 from checks.expected import expected as reference
 from checks.framework import (Callee, Check, ContractBroken, LessonChecks, NotWrittenYet,
                               ProbeError, attempted, call_student, comparison, failed,
-                              lent_where, packed, passed, unpacked, wrong_amount)
+                              lent_where, packed, passed, public_where, unpacked,
+                              wrong_amount)
 from checks.lending import (DEFAULT_LIMIT, STAND_IN_BATCH, STAND_IN_PRIORITIES, AtMost, Served,
                             mirrored)
 from checks.records import Record
-from checks.witness import (DQN_STEP, SYNC_TARGET, Ledger, WitnessedNetwork,
-                            WitnessedOptimizer, witnessed_sample)
-from course.dqn import (CARTPOLE_NETWORK, DQNSettings, UniformReplay, greedy_return,
-                        train_dqn)
+from checks.witness import Ledger, WitnessedNetwork, WitnessedOptimizer
+from course.dqn import (CARTPOLE_NETWORK, DQNSettings, Turns, UniformReplay, greedy_return,
+                        make_cartpole, train_dqn_lent)
 from checks.requirements import Rule
 from course.mlp import Adam, QNetwork
 
@@ -128,8 +130,6 @@ DQN_LEARNS = Rule("dqn-learns-cartpole", "A DQN trained by your dqn_step and syn
 OBSERVATIONS = AtMost(16_384, "takes at most {limit:,} numbers of observations per call")
 OUTPUT_GRADIENTS = AtMost(8_192, "takes at most {limit:,} numbers of output gradients per "
                                  "call")
-# The learning check's buffer: DQN samples 64 rows a step; 65,536 is a thousand times that.
-REPLAY_BATCH = AtMost(65_536, "serves at most {limit:,} transitions per call", shape=True)
 
 
 class ServedNetwork(QNetwork):
@@ -225,22 +225,6 @@ class FixedBatches:
     def update_priorities(self, slots, td_errors):
         self.priority_updates.append([np.asarray(slots).astype(int).reshape(-1).tolist(),
                                       np.asarray(td_errors, float).reshape(-1).tolist()])
-
-
-class ServedUniformReplay(UniformReplay):
-    """The learning check's buffer: the grader's, sampled across the channel, once per
-    dqn_step with its batch size (the witnesses' ``ledger`` counts the samples)."""
-
-    __lending__ = Served(remote=("sample", "__len__"),
-                         limits={"sample": {"batch_size": REPLAY_BATCH}})
-
-    def __init__(self, capacity, seed, ledger, batch_size):
-        super().__init__(capacity, seed)
-        self.ledger, self.batch_size = ledger, batch_size
-
-    def sample(self, batch_size, beta=None):
-        witnessed_sample(self.ledger, batch_size, self.batch_size)
-        return super().sample(batch_size)
 
 
 # --- helpers ----------------------------------------------------------------------------
@@ -1779,29 +1763,32 @@ def mirrored_networks(ledger):
     return networks
 
 
-def witnessed_turn(ledger, allowance, description, function):
-    """``function``, called by the course's loop, as one turn under ``allowance``:
-    refused past it, and refused if it made fewer calls than the turn needs."""
-    def turn(*args):
-        ledger.begin(allowance)
-        call_student(description, function, *args)
-        ledger.check()
-        ledger.end()
-    return turn
+LEARNING_CALL = ("the course's DQN loop (train_dqn), calling your dqn_step(online, target, "
+                 "optimizer, replay, batch_size, discount, beta) and sync_target(online, "
+                 "target, step, period)")
 
 
 def _learning_probe(inputs, dqn_step, sync_target):
+    """The course's loop trains a CartPole DQN with the student's dqn_step and sync_target,
+    where they run (checks/dqn_loop.py): a run is one call, and the grader replays its
+    transcript on its own CartPole, buffer, networks and optimizer, which are what the
+    verdict reads."""
     settings = learning_settings(inputs)
+    loop = public_where(train_dqn_lent, near=dqn_step)
     parameters, curves = [], []
     for seed in inputs["seeds"]:
         ledger = Ledger()
-        learn = witnessed_turn(ledger, DQN_STEP, "dqn_step(online, target, optimizer, replay, "
-                               "batch_size, discount, beta)", dqn_step)
-        sync = witnessed_turn(ledger, SYNC_TARGET, "sync_target(online, target, step, period)",
-                              sync_target)
-        replay = ServedUniformReplay(settings.capacity, seed, ledger, settings.batch_size)
-        run = train_dqn(learn, sync, replay, seed, settings, networks=mirrored_networks(ledger))
-        parameters.append([packed(p, "float64") for p in run.online.parameters()])
+        online, target, optimizer = mirrored_networks(ledger)(seed, settings)
+        run = DQNLoopWitness(seed, settings, ledger, online.network)
+        env = mirrored(make_cartpole, seed, logged=("reset", "step"), calls=(),
+                       original=run.env)
+        replay = mirrored(UniformReplay, settings.capacity, seed, logged=("add", "sample"),
+                          calls=(), original=run.replay)
+        turns = mirrored(Turns, logged=("begin",), calls=(), original=run.turns)
+        call_student(LEARNING_CALL, loop, dqn_step, sync_target, env, replay, online, target,
+                     optimizer, turns, seed, dataclasses.asdict(settings))
+        run.finished()
+        parameters.append([packed(p, "float64") for p in online.network.parameters()])
         curves.append(run.returns_by_step(settings.steps)[::100].tolist())
     return {"parameters": parameters, "curves": curves}
 

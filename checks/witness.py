@@ -65,6 +65,12 @@ RULES = MappingProxyType({
               "was given",
     "replay.sample": "call replay.sample(batch_size, beta) exactly once per dqn_step, with "
                      "the batch size dqn_step was given",
+    "replay.add": "only the course's loop adds to the replay buffer: each environment "
+                  "step's own transition, once",
+    "the course's loop": "the course's DQN loop runs as written: the action its "
+                         "epsilon-greedy rule picks at every step, each step's transition "
+                         "stored, then from learning_starts on one dqn_step and one "
+                         "sync_target call per step; code may not change it",
     "optimizer.step": "step the optimizer at most once per dqn_step (and never in "
                       "sync_target)",
     "online.load_parameters": "never load parameters into the online network (nor set its "

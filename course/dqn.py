@@ -121,16 +121,17 @@ def new_networks(seed, settings):
 
 
 def train_dqn(learn, sync_target, replay, seed, settings=DQNSettings(), prioritized=False,
-              prioritized_beta=None, progress=False, desc="DQN", networks=new_networks):
+              prioritized_beta=None, progress=False, desc="DQN", networks=new_networks,
+              env=None):
     """Train a CartPole DQN for ``settings.steps`` steps; return the :class:`DQNRun`.
 
     ``learn`` and ``sync_target`` are called as the module docstring says; ``beta`` is
     None unless ``prioritized``, then ``prioritized_beta`` if given (0: no importance
     weights) or else annealed from ``beta_start`` to 1. ``networks(seed, settings)``
     makes (online, target, optimizer); they start equal, so the target needs no sync
-    before the first update.
+    before the first update. ``env``: ``make_cartpole(seed)`` unless given.
     """
-    env = make_cartpole(seed)
+    env = make_cartpole(seed) if env is None else env
     rng = np.random.default_rng(seed)
     online, target, optimizer = networks(seed, settings)
     run = DQNRun(online, target, [], [])
@@ -159,6 +160,35 @@ def train_dqn(learn, sync_target, replay, seed, settings=DQNSettings(), prioriti
                   beta)
             sync_target(online, target, step, settings.target_period)
     return run
+
+
+class Turns:
+    """Marks where :func:`train_dqn_lent` calls each function it was given. Does nothing:
+    the grader lends it by mirroring, and its marks in the transcript tell the grader
+    which calls that follow are whose."""
+
+    def begin(self, name):
+        return None
+
+
+def train_dqn_lent(learn, sync_target, env, replay, online, target, optimizer, turns, seed,
+                   settings):
+    """:func:`train_dqn` as the grader runs it where the student's code runs, on the
+    environment, buffer, networks and optimizer it lends there (copies: the grader
+    replays every call on its own and checks it), with ``settings`` as a dict of
+    :class:`DQNSettings`' fields. ``turns.begin("learn")`` and ``turns.begin("sync")``
+    mark each call of ``learn`` and of ``sync_target``. Returns nothing: the grader reads
+    its own objects, never this process's."""
+    def learn_turn(*args):
+        turns.begin("learn")
+        learn(*args)
+
+    def sync_turn(*args):
+        turns.begin("sync")
+        sync_target(*args)
+
+    train_dqn(learn_turn, sync_turn, replay, seed, DQNSettings(**settings),
+              networks=lambda *_: (online, target, optimizer), env=env)
 
 
 def greedy_return(network, seed, episodes=10):

@@ -740,4 +740,17 @@ DQN_STEP_TRICKS = {
     "loads_the_online_network": (_DQN_STEP.format(
         more="", after="online.load_parameters(online.parameters())"),
         "loaded parameters into the online network"),
+    # the course's loop runs where dqn_step does, on a copy of the buffer: adding to it
+    # is replayed on the grader's, and refused
+    "adds_to_the_buffer": (_DQN_STEP.format(more="", after="replay.add(observations[0], "
+                                            "int(actions[0]), 1.0, next_observations[0], "
+                                            "False)"),
+                           "added a transition to the buffer"),
 }
+
+# lesson 07: a dqn_step that changes the course's loop, which runs beside it, to play
+# greedily from its first call on; the grader's witness of the loop refuses the first
+# action the loop's rule would not pick
+DQN_STEP_CHANGING_THE_LOOP = _DQN_STEP.format(
+    more="import course.dqn\n    course.dqn.epsilon_at = lambda step, settings: 0.0", after="")
+DQN_LOOP_CHANGED_REFUSAL = "where its epsilon-greedy rule picks"

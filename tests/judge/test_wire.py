@@ -430,3 +430,35 @@ def test_a_huge_list_is_refused_before_it_is_copied():
                   dict.fromkeys(range(wire.FROM_SANDBOX.items + 1))):
         with pytest.raises(wire.WireError, match="too large"):
             wire.encode([value], no_objects)
+
+
+# --- digests: how a mirrored call's large answer is compared -------------------------------
+
+def test_a_digest_is_equal_exactly_for_the_same_types_shapes_and_bytes():
+    batch = (np.arange(8, dtype=np.float32).reshape(2, 4), np.array([0, 1]), [1.0, True])
+    same = (batch[0].copy(), batch[1].copy(), [1.0, True])
+    assert wire.digest(batch) == wire.digest(same) is not None
+    assert wire.digest((np.array([np.nan]),)) == wire.digest((np.array([np.nan]),))
+    others = [
+        (batch[0].astype(np.float64), batch[1], [1.0, True]),  # another dtype
+        (batch[0].reshape(4, 2), batch[1], [1.0, True]),  # another shape
+        (batch[0] + 1, batch[1], [1.0, True]),  # other values
+        [batch[0], batch[1], [1.0, True]],  # a list, not a tuple
+        (batch[0], batch[1], [1, True]),  # an int, not a float
+        (batch[0], batch[1], [1.0, 1]),  # an int, not a bool
+        (batch[0], batch[1], {"a": 1.0}),
+    ]
+    digests = {wire.digest(other) for other in others}
+    assert len(digests) == len(others) and wire.digest(batch) not in digests
+
+
+def test_what_is_not_plain_data_has_no_digest():
+    assert wire.digest([np.zeros(3), object()]) is None
+    assert wire.digest(np.array(["a"])) is None  # not an array kind that crosses
+
+
+def test_numbers_in_counts_into_containers_and_stops_past_its_limit():
+    assert wire.numbers_in((np.zeros((64, 4)), 1.0), limit=1000) == 257
+    assert wire.numbers_in((np.zeros((64, 4)), 1.0)) > wire.LOOSE_NUMBERS
+    assert wire.numbers_in([1, 2.0, [3, {"x": 4}]]) == 4
+    assert wire.numbers_in(list(range(10**6)), limit=10) == 11

@@ -28,7 +28,8 @@ from pathlib import Path
 
 import pytest
 
-from attacks import (BUDGET_ATTACKS, DQN_STEP_TRICKS, ESCAPE, ESCAPE_MARKER,
+from attacks import (BUDGET_ATTACKS, DQN_LOOP_CHANGED_REFUSAL, DQN_STEP_CHANGING_THE_LOOP,
+                     DQN_STEP_TRICKS, ESCAPE, ESCAPE_MARKER,
                      FABRICATED_ROWS_SAMPLE, FORGED_LINE, FORGING_ROUTES, HARM,
                      LEAVER_MARKER, LOOP_TRICK_REFUSALS, LOOP_TRICKS,
                      SERVED_AGENT_TAUGHT_THE_MODEL, SHARED_MEMORY_KEY,
@@ -316,6 +317,16 @@ def test_lesson_01_refuses_a_loop_that_breaks_the_rules(tmp_path, trick):
     assert_gains_nothing(result)
     assert LOOP_TRICK_REFUSALS[trick] in result.checks[0].feedback
     assert "The rule: " in result.checks[0].feedback
+
+
+def test_lesson_07_refuses_a_learning_step_that_changes_the_course_loop(tmp_path):
+    """The course's loop runs in the student's process, beside dqn_step, so that a step is
+    not a round trip: a dqn_step that changes it is refused by the grader's replay."""
+    result = grade_learning(tmp_path, "07_neural_replay",
+                            {"dqn_step": DQN_STEP_CHANGING_THE_LOOP})
+    (check,) = result.checks
+    assert check.status == "error" and check.score == 0, check.feedback
+    assert DQN_LOOP_CHANGED_REFUSAL in check.feedback and "The rule: " in check.feedback
 
 
 @pytest.mark.parametrize("trick", sorted(DQN_STEP_TRICKS))

@@ -23,7 +23,6 @@ import checks
 from checks.framework import ProbeError
 from checks.lending import Served, lending_of, oversized
 from checks.records import Record, RecordSet
-from checks.witness import DQN_STEP, Ledger
 from grader.judge import budgets
 from grader.judge.budgets import Budget, BudgetMeter, BudgetSpent
 from grader.judge.student_process import StudentProcess, StudentProcessLost
@@ -50,7 +49,7 @@ def test_every_served_class_is_found():
     assert set(served_classes()) == {
         "RecordingBuffer", "TopOfTheRange", "RecordingPrioritizedBuffer",
         "ScriptedGoalAgent", "RecordingHindsightBuffer", "ServedNetwork", "RecordingAdam",
-        "FixedBatches", "ServedUniformReplay", "WitnessedAgent", "CountingGenerator"}
+        "FixedBatches", "WitnessedAgent", "CountingGenerator"}
 
 
 @pytest.mark.parametrize("name", sorted(served_classes()))
@@ -70,7 +69,7 @@ def _objects():
     from checks.lesson03_prioritized_replay.training_loop import RecordingPrioritizedBuffer
     from checks.lesson04_hindsight_replay.training_loop import RecordingHindsightBuffer
     from checks.lesson07_neural_replay import (FixedBatches, RecordingAdam, ServedNetwork,
-                                               ServedUniformReplay, batch_rows, served_batch)
+                                               batch_rows, served_batch)
     from checks.replay_loops import RecordingBuffer
     from course.bit_flipping import BitFlippingEnv
 
@@ -81,9 +80,6 @@ def _objects():
     hindsight = RecordingHindsightBuffer(BitFlippingEnv(6))
     wide = np.zeros((2, 512), dtype=np.int64)  # the widest episode: two observations of 512
     hindsight.store_episode(wide, wide, wide[0], np.zeros(1, dtype=np.int64))
-    uniform = ServedUniformReplay(1000, 0, Ledger(DQN_STEP), 65_536)  # its one sample a step
-    for _ in range(100):
-        uniform.add(np.zeros(4), 0, 1.0, np.zeros(4), False)
     network = ServedNetwork(1)
     rows = 16_384 // 4
     return {
@@ -93,7 +89,6 @@ def _objects():
         "FixedBatches": (FixedBatches([served_batch(batch_rows(np.random.default_rng(0), 5))]),
                          "update_priorities", (np.arange(1024), np.ones(1024)),
                          (np.arange(1025), np.ones(1025))),
-        "ServedUniformReplay": (uniform, "sample", (65_536,), (10**7,)),
         "ServedNetwork.predict": (network, "predict", (np.zeros((rows, 4)),),
                                   (np.zeros((rows + 1, 4)),)),
         "ServedNetwork.gradients": (network, "gradients",
@@ -144,10 +139,6 @@ def test_refusals_name_the_method_the_argument_and_the_limit():
     for size in (np.array(10**8), np.int64(10**8), [10**8], np.array([10**4, 10**4])):
         assert "serves at most 1,024" in oversized(lending_of(buffer), buffer, "sample",
                                                     [size], {})
-    from checks.lesson07_neural_replay import ServedUniformReplay
-    replay = ServedUniformReplay(10, 0, Ledger(DQN_STEP), 64)
-    assert "serves at most 65,536" in oversized(lending_of(replay), replay, "sample",
-                                                [np.array([10**8])], {})
     # slots are indices, not a shape
     from checks.lesson03_prioritized_replay.training_loop import RecordingPrioritizedBuffer
     prioritized = RecordingPrioritizedBuffer()

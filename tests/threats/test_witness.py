@@ -131,20 +131,23 @@ def test_a_smaller_batch_is_a_batch():
 # --- DQN -----------------------------------------------------------------------------------
 
 def dqn_run(dqn_step=None, sync_target=None, steps=520):
-    """A short DQN run with the learning check's witnesses; the run's ledger."""
+    """A short run of the learning check's loop on its witnesses (checks/dqn_loop.py), as
+    it runs in-process; the run's ledger."""
+    import dataclasses
+
     import neural_replay
-    from checks.lesson07_neural_replay import (ServedUniformReplay, mirrored_networks,
-                                               witnessed_turn)
-    from course.dqn import DQNSettings, train_dqn
+    from checks.dqn_loop import DQNLoopWitness
+    from checks.lesson07_neural_replay import mirrored_networks
+    from course.dqn import DQNSettings, train_dqn_lent
 
     settings = DQNSettings(steps=steps, batch_size=16, learning_starts=500, target_period=10)
     ledger = Ledger()
-    learn = witnessed_turn(ledger, DQN_STEP, "dqn_step", dqn_step or neural_replay.dqn_step)
-    sync = witnessed_turn(ledger, SYNC_TARGET, "sync_target",
-                          sync_target or neural_replay.sync_target)
-    train_dqn(learn, sync, ServedUniformReplay(settings.capacity, 5, ledger,
-                                               settings.batch_size), 5, settings,
-              networks=mirrored_networks(ledger))
+    online, target, optimizer = mirrored_networks(ledger)(5, settings)
+    run = DQNLoopWitness(5, settings, ledger, online.network)
+    train_dqn_lent(dqn_step or neural_replay.dqn_step, sync_target or neural_replay.sync_target,
+                   run.env, run.replay, online, target, optimizer, run.turns, 5,
+                   dataclasses.asdict(settings))
+    run.finished()
     return ledger
 
 
@@ -162,6 +165,42 @@ def test_a_dqn_step_that_breaks_a_rule_is_refused_with_the_rule(trick):
     with pytest.raises(RefusedCall, match="The rule: ") as refused:
         dqn_run(dqn_step=dqn_step)
     assert refusal in str(refused.value)
+
+
+@pytest.mark.parametrize("change, words", [
+    ("greedy", "played action"), ("short", "made 510 environment steps, not 520"),
+    ("twice", "began a 'learn' turn"), ("another_transition", "that is not the step's own")])
+def test_a_changed_course_loop_is_refused(monkeypatch, change, words):
+    """The course's loop runs in the student's process, where their code could change it:
+    the grader's witnesses hold it to the loop as written."""
+    import course.dqn
+
+    train = course.dqn.train_dqn
+    if change == "greedy":
+        monkeypatch.setattr(course.dqn, "epsilon_at", lambda step, settings: 0.0)
+    elif change == "short":  # the loop runs fewer steps than the grader's settings say
+        monkeypatch.setattr(course.dqn, "train_dqn", lambda *args, **kwargs: train(
+            *args[:4], args[4].with_(steps=510), **kwargs))
+    elif change == "twice":  # the learning step twice a step
+        monkeypatch.setattr(course.dqn, "train_dqn", lambda learn, *args, **kwargs: train(
+            lambda *a: (learn(*a), learn(*a)), *args, **kwargs))
+    else:  # a reward of its own stored
+        class Shifted:
+            def __init__(self, replay):
+                self.replay = replay
+
+            def add(self, observation, action, reward, *rest):
+                self.replay.add(observation, action, reward + 1.0, *rest)
+
+            def __getattr__(self, name):
+                return getattr(self.replay, name)
+        monkeypatch.setattr(course.dqn, "train_dqn", lambda learn, sync, replay, *args, **kw:
+                            train(learn, sync, Shifted(replay), *args, **kw))
+    with pytest.raises(RefusedCall, match="The rule: ") as refused:
+        dqn_run()
+    assert words in str(refused.value)
+    if change != "twice":
+        assert "The rule: the course's DQN loop runs as written" in str(refused.value)
 
 
 def test_a_dqn_step_that_never_samples_is_refused():

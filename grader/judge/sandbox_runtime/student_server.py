@@ -39,6 +39,21 @@ MAX_MESSAGE_TEXT = 500  # characters of an exception's message that are sent
 # entries of calls on mirrored objects sent in one message (a corridor step is ~60 bytes,
 # so a batch stays far below the channel's 1 MiB limit on what the sandbox sends)
 TRANSCRIPT_BATCH = 512
+# ... and at most about this many bytes of arrays in their arguments (an optimizer step's
+# gradients are 37 KB: seven of them a message, a quarter of the limit)
+TRANSCRIPT_BYTES = 2**18
+
+
+def _bytes_in(node):
+    """About how many bytes the arrays of an encoded value hold."""
+    if type(node) is list:
+        return sum(_bytes_in(item) for item in node if type(item) in (list, dict))
+    if type(node) is dict:
+        data = node.get("data")
+        if type(data) is bytes:
+            return len(data)
+        return sum(_bytes_in(item) for item in node.get("items", ()) if type(item) in (list, dict))
+    return 0
 
 
 def _describe(error, called=None):
@@ -201,8 +216,19 @@ def _fill(target, value):
         target[...] = value
 
 
+def _public(module_name, qualname):
+    """The course's public function ``qualname`` of ``module_name`` (a ``course.`` module):
+    a check runs the course's own loop here, where the student's code is."""
+    if not (type(module_name) is str and module_name.startswith("course.")):
+        raise ValueError(f"{module_name!r} is not one of the course's public modules")
+    value = importlib.import_module(module_name)
+    for part in str(qualname).split("."):
+        value = getattr(value, part)
+    return value
+
+
 APPLY = {
-    "fill": _fill,
+    "fill": _fill, "public": _public,
     "getattr": getattr, "setattr": setattr, "getitem": operator.getitem,
     "setitem": operator.setitem, "len": len, "list": list, "bool": bool, "float": float,
     "int": int, "index": operator.index, "contains": operator.contains,
@@ -216,6 +242,7 @@ class StudentServer:
         self.lent = {}  # lend id -> Mirror, Served or a bare copy
         self.shadows = {}  # lend id -> the copy behind a Mirror (for pushed attributes)
         self.transcript = []
+        self.transcript_bytes = 0  # of arrays in the transcript's arguments
         # answers the grader sent ahead: lend id -> deque of (the entries logged before the
         # call, the call's arguments, its answer), each canonical; and the entries logged
         # since the last answer (checks/lending.py: predicted methods)
@@ -293,7 +320,7 @@ class StudentServer:
                      wire.encode(dict(kwargs), _refuse_object, numbers=True), outcome]
         except wire.WireError as error:
             raise TypeError(str(error)) from None
-        self.append(entry)
+        self.append(entry, _bytes_in(entry[3]))
 
     def logged_call(self, lend_id, name, method, args, kwargs):
         try:
@@ -307,26 +334,32 @@ class StudentServer:
             self.append([lend_id, "call", name, encoded_args, encoded_kwargs,
                          {"raised": type(error).__name__}])
             raise
-        self.append([lend_id, "call", name, encoded_args, encoded_kwargs,
-                     {"value": wire.loose(result)}])
+        digest = wire.digest(result) if wire.numbers_in(result) > wire.LOOSE_NUMBERS else None
+        # a sampled batch crosses as its bytes' digest, other answers as numbers
+        outcome = {"value": wire.loose(result)} if digest is None else {"digest": digest}
+        self.append([lend_id, "call", name, encoded_args, encoded_kwargs, outcome],
+                     _bytes_in(encoded_args))
         return result
 
-    def append(self, entry):
-        """Put ``entry`` in the transcript (and, while answers wait ahead, note it)."""
+    def append(self, entry, size=0):
+        """Put ``entry`` (with about ``size`` bytes of arrays) in the transcript (and, while
+        answers wait ahead, note it)."""
         self.transcript.append(entry)
+        self.transcript_bytes += size
         if self.ahead:
             self.since.append(_canonical(entry))
         self.send_transcript_if_long()
 
     def send_transcript_if_long(self):
-        """Send the transcript on its own once it holds TRANSCRIPT_BATCH entries: code that
-        only uses mirrored objects (a 10,000-step episode) never waits for the grader, and
-        no one message outgrows the channel's limit."""
-        if len(self.transcript) >= TRANSCRIPT_BATCH:
+        """Send the transcript on its own once it holds TRANSCRIPT_BATCH entries or
+        TRANSCRIPT_BYTES of arrays: code that only uses mirrored objects (a 10,000-step
+        episode, a DQN's 5,000 optimizer steps) never waits for the grader, and no one
+        message outgrows the channel's limit."""
+        if len(self.transcript) >= TRANSCRIPT_BATCH or self.transcript_bytes >= TRANSCRIPT_BYTES:
             self.channel.send({"op": "transcript", "transcript": self.take_transcript()})
 
     def take_transcript(self):
-        entries, self.transcript = self.transcript, []
+        entries, self.transcript, self.transcript_bytes = self.transcript, [], 0
         return entries
 
     def callback(self, lend_id, name, args, kwargs):
@@ -488,6 +521,7 @@ class StudentServer:
         self.lent.clear()
         self.shadows.clear()
         self.transcript.clear()
+        self.transcript_bytes = 0
         self.ahead.clear()
         return None, False
 
