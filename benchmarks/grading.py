@@ -412,7 +412,7 @@ def in_process_floor(lesson, notebook):
                for check in lesson_checks)
 
 
-def floor_in_a_fresh_process(lesson, notebook):
+def floor_in_a_fresh_process(lesson, notebook, baselines):
     """:func:`in_process_floor` in a fresh interpreter of its own (spawned, not forked from
     this process): ``(wall, CPU, passed, whole-process CPU)``. The CPU is counted after
     the interpreter has imported what the sandbox template holds (the sandbox pays for
@@ -422,17 +422,19 @@ def floor_in_a_fresh_process(lesson, notebook):
 
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-        return pool.submit(timed_floor, lesson, notebook).result()
+        return pool.submit(timed_floor, lesson, notebook, baselines).result()
 
 
-def timed_floor(lesson, notebook):
+def timed_floor(lesson, notebook, baselines):
     import contextlib
     import importlib
     import io
     import resource
 
+    from grader.class_run.baselines import install_baselines
     from grader.judge.sandbox_template import PRELOADED
 
+    install_baselines(baselines)  # trained once per class, as the grader's are
     for name in PRELOADED:  # as the sandbox template has: counted on neither side
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
@@ -519,7 +521,18 @@ def benchmark_overhead(repeats):
           "template holds (a sandbox forked from the template pays for neither: counted on "
           "neither side); cold: against the floor's whole interpreter, start and imports "
           "included. fixed: the sandbox started and the notebook's cells run, no check. "
-          "round trips: requests and callbacks across the channel)")
+          "round trips: requests and callbacks across the channel. The learning checks' "
+          "baselines are trained first, once, as a class run trains them once for every "
+          "submission (grader/class_run/baselines.py), and both sides have them)")
+    from grader.class_run.baselines import install_baselines, needed_baselines, train_baseline
+
+    baselines, baseline_cpu = {}, 0.0
+    for lesson, check in needed_baselines(lessons):
+        _, cpu, answers = timed(lambda: train_baseline(lesson, check, TIMING_SALT))
+        baselines.update(answers)
+        baseline_cpu += cpu
+    install_baselines(baselines)
+    print(f"the learning checks' baselines: {baseline_cpu:.1f} CPU-s, once per class")
     print(f"{'lesson':<22} {'grader wall':>11} {'grader CPU':>10} {'fixed CPU':>9} "
           f"{'round trips':>11} {'floor wall':>10} {'floor CPU':>9} {'ratio CPU':>9} "
           f"{'(cold)':>7} {'checks passed':>13}", flush=True)
@@ -532,7 +545,8 @@ def benchmark_overhead(repeats):
         fixed = min((timed_in_sandboxes(lambda: graded_in_a_sandbox(lesson, notebook,
                                                                     only=set()))
                      for _ in range(repeats)), key=lambda run: run[1])
-        floor = min((floor_in_a_fresh_process(lesson, notebook) for _ in range(repeats)),
+        floor = min((floor_in_a_fresh_process(lesson, notebook, baselines)
+                     for _ in range(repeats)),
                     key=lambda run: run[1])
         passed, total, trips = graded[2]
         ratios[lesson] = graded[1] / floor[1]
@@ -545,7 +559,7 @@ def benchmark_overhead(repeats):
               f"{cold_ratios[lesson]:>6.2f}x {passed:>6}/{total} (floor {floor[2]}/{total})",
               flush=True)
     template = template_start_cpu()
-    minutes = CLASS_SIZE * totals["grader"] / CLASS_CORES / 60
+    minutes = (CLASS_SIZE * totals["grader"] + baseline_cpu) / CLASS_CORES / 60
     print(f"the sandbox template: {template:.1f} CPU-s to start, once per grader process")
     return ["grader overhead per lesson (grader CPU / floor CPU, the public packages' "
             "imports counted on neither side): " + ", ".join(
@@ -555,8 +569,8 @@ def benchmark_overhead(repeats):
             f"{totals['floor']:.1f} CPU-s (goals: each lesson <= 1.5x, a submission <= 20 "
             "CPU-s)",
             f"{CLASS_SIZE:,} submissions on {CLASS_CORES} cores: {minutes:.1f} minutes of "
-            f"CPU-bound grading (goal <= 10), plus {template:.1f} CPU-s per worker for its "
-            "template"]
+            f"CPU-bound grading, the baselines' {baseline_cpu:.1f} CPU-s included (goal <= 10), "
+            f"plus {template:.1f} CPU-s per worker for its template"]
 
 
 # --- the command line -----------------------------------------------------------------
