@@ -844,6 +844,82 @@ def call_later(description, function, *args):
     process.defer(description, owner, args, {}, method=method)
 
 
+@dataclasses.dataclass(frozen=True)
+class PlannedCall:
+    """A call of the student's code planned now and made later, in a sequence
+    (:func:`call_in_sequence`): its description, the function, and its arguments in the
+    form :func:`call_student` would have chosen for it at this point."""
+
+    description: str
+    function: object
+    args: tuple
+    name: str | None
+    contract: object
+    effect_only: bool = False  # made for its effect (call_later's): its result is not kept
+
+
+def planned_call(description, function, *args, effect_only=False):
+    """Plan a call of the student's ``function`` as :func:`call_student` (or, with
+    ``effect_only``, :func:`call_later`) would make it now: the numpy or Python form of
+    its arguments is chosen here, in the order calls are planned."""
+    if effect_only:
+        return PlannedCall(description, function, args, None, None, effect_only=True)
+    name, contract = _IN_FORCE.contract_of(function)
+    description, args, _ = _numpy_call(description, args, {}, contract,
+                                       _IN_FORCE.next_form(contract))
+    return PlannedCall(description, function, tuple(args), name, contract)
+
+
+class CallsUnsettled(ProbeError):
+    """A sequence of calls did not go as planned: a call raised, broke its contract or
+    answered otherwise than foreseen. The caller makes the calls again one by one, where
+    each is reported as it would have been."""
+
+
+def call_in_sequence(planned, foresee=None):
+    """Make the ``planned`` calls (:func:`planned_call`, all in one student process) one
+    after another in one round trip: ``(results, foreseen)``, the results of the planned
+    calls that are not for their effect only, each held to its contract, and what the
+    ``foresee`` request asked a foresight of the student's process for (a list of arrays,
+    or None: ``StudentProcess.call_sequence``). Raises :class:`CallsUnsettled` if a call
+    raised or broke its contract."""
+    process = student_process_of(planned[0].function)
+    keep = [which for which, call in enumerate(planned) if not call.effect_only]
+    results, foreseen = process.call_sequence(
+        [_call_target(call.function, call.args) for call in planned], keep, foresee)
+    if len(results) != len(keep) or any(type(result) is dict and "raised" in result
+                                        for result in results):
+        raise CallsUnsettled("a call in the sequence raised")
+    try:
+        _IN_FORCE.settle(near=planned[0].function, description=planned[-1].description)
+        for which, result in zip(keep, results):
+            call = planned[which]
+            if call.contract is not None:
+                _IN_FORCE.held(call.description, call.name, call.contract, result,
+                               args=call.args)
+    except ContractBroken as broken:
+        raise CallsUnsettled(str(broken)) from None
+    return results, foreseen
+
+
+def _call_target(function, args):
+    """(target, method, args, kwargs) of a call of a student process's ``function``."""
+    if hasattr(type(function), "_owner"):
+        return (object.__getattribute__(function, "_owner"),
+                object.__getattribute__(function, "_name"), args, {})
+    return function, None, args, {}
+
+
+def contract_calls_made():
+    """What the contracts in force have counted so far (the numpy and Python forms
+    alternate by it), to be put back by :func:`restore_contract_calls`."""
+    return dict(_IN_FORCE.calls)
+
+
+def restore_contract_calls(counted):
+    _IN_FORCE.calls = dict(counted)
+
+
 def outcome_of(function, *args):
     """What calling the student's ``function`` did, as data: the exception's class name
     and message (``{"raised": None}`` if it returned). For checks of error handling."""

@@ -1111,9 +1111,10 @@ def _learning_probe(inputs, ReplayBuffer, play_and_train_with_replay=None):
     settings = {k: inputs[k] for k in LEARNING}
     runs = []
     for seed in inputs["seeds"]:
-        buffer = _new_buffer(ReplayBuffer, inputs["capacity"], seed)
-        snapshots = train_buffer_on_taxi(buffer, loop, seed, [inputs["early"], inputs["total"]],
-                                         inputs["batch_size"], 1, **settings, called=called)
+        snapshots = train_buffer_on_taxi(
+            lambda: _new_buffer(ReplayBuffer, inputs["capacity"], seed), loop, seed,
+            [inputs["early"], inputs["total"]], inputs["batch_size"], 1, **settings,
+            called=called, near=ReplayBuffer)
         runs.append([q.tolist() for q in snapshots])
     return {"snapshots": runs, "loop": whose}
 

@@ -1069,14 +1069,16 @@ def _learning_inputs(rng):
     return {"seeds": rng.integers(2**31, size=2).tolist(), **LEARNING}
 
 
-def train_taxi_from_replay(buffer, loop, seed, episodes, batch_size, alpha, epsilon, discount,
-                           epsilon_decay, called="the course's loop that learns from replay"):
+def train_taxi_from_replay(new_buffer, loop, seed, episodes, batch_size, alpha, epsilon,
+                           discount, epsilon_decay,
+                           called="the course's loop that learns from replay", near=None):
     """The reference agent's Q-table after ``episodes`` of Taxi, trained by ``loop(env,
-    agent, buffer, batch_size)``, which learns only from ``buffer``'s batches."""
+    agent, buffer, batch_size)``, which learns only from the batches of the buffer
+    ``new_buffer()`` (made in the student's process of ``near``, if any)."""
     from checks.taxi_training import train_buffer_on_taxi
 
-    return train_buffer_on_taxi(buffer, loop, seed, [episodes], batch_size, 0, alpha, epsilon,
-                                discount, epsilon_decay, called=called)[0]
+    return train_buffer_on_taxi(new_buffer, loop, seed, [episodes], batch_size, 0, alpha,
+                                epsilon, discount, epsilon_decay, called=called, near=near)[0]
 
 
 def _learning_probe(inputs, CombinedReplayBuffer, play_and_train_from_replay=None):
@@ -1091,8 +1093,9 @@ def _learning_probe(inputs, CombinedReplayBuffer, play_and_train_from_replay=Non
     called = ("the course's loop that learns from replay" if whose == "course" else
               f"play_and_train_from_replay(env, agent, replay, {inputs['batch_size']})")
     return {"qtables": [train_taxi_from_replay(
-        _new_buffer(CombinedReplayBuffer, inputs["capacity"], seed), loop, seed, **settings,
-        called=called).tolist() for seed in inputs["seeds"]], "loop": whose}
+        lambda: _new_buffer(CombinedReplayBuffer, inputs["capacity"], seed), loop, seed,
+        **settings, called=called, near=CombinedReplayBuffer).tolist()
+        for seed in inputs["seeds"]], "loop": whose}
 
 
 def _learning_baseline(inputs):

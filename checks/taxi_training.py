@@ -8,7 +8,8 @@ Two ways, one harness (:func:`train_on_taxi`):
 - **a buffer under test** (lessons 02 and 05, :func:`train_buffer_on_taxi`): the course's
   own loop, run here, plays each episode with the student's buffer as its replay; the
   environment and agent are plain objects of the grader, and every ``add`` and
-  ``sample`` is a call to the student's buffer.
+  ``sample`` is a call to the student's buffer, foreseen a few hundred steps at a time
+  where the buffer lives in the student's process (:mod:`checks.foreseen_samples`).
 
 Either way the environment and agent are witnesses (:mod:`checks.witness`) held to the
 lesson's allowance per step, the grader decays epsilon itself between episodes, and the
@@ -17,7 +18,9 @@ Q-tables judged are read from the grader's agent.
 
 from checks.expected import reference_code
 from checks.foreseen_taxi_steps import taxi_steps_ahead
-from checks.framework import ProbeError, call_student
+from checks.foreseen_samples import ForeseenSamples
+from checks.framework import (ProbeError, call_student, contract_calls_made,
+                              restore_contract_calls, student_process_of)
 from checks.lending import mirrored
 from checks.witness import ONLINE_STEPS, BufferUnderTest, WitnessedAgent, WitnessedEnv, taxi_steps
 
@@ -82,16 +85,48 @@ def course_loop(lesson, stand_in, name):
     return stand_in, "yours"
 
 
-def train_buffer_on_taxi(buffer, loop, seed, checkpoints, batch_size, online_updates, alpha,
-                         epsilon, discount, epsilon_decay, called="the course's loop"):
+def train_buffer_on_taxi(new_buffer, loop, seed, checkpoints, batch_size, online_updates,
+                         alpha, epsilon, discount, epsilon_decay, called="the course's loop",
+                         near=None):
     """Q-tables of the reference agent after each number of episodes in ``checkpoints``,
-    trained on Taxi by ``loop(env, agent, replay, batch_size)`` with ``buffer``, the
-    buffer under test, as ``replay``. Each step may update the agent ``online_updates``
+    trained on Taxi by ``loop(env, agent, replay, batch_size)`` with the buffer under test,
+    ``new_buffer()``, as ``replay``. Each step may update the agent ``online_updates``
     times on its own transition and once on each row of one ``sample(batch_size)``.
-    ``called`` names the loop in what the feedback says when it raises."""
-    def play_episode(env, agent):
-        replay = BufferUnderTest(buffer, env, batch_size)
-        call_student(called, loop, env, agent, replay, batch_size)
+    ``called`` names the loop in what the feedback says when it raises.
 
-    return train_on_taxi(play_episode, seed, checkpoints, alpha, epsilon, discount,
-                         epsilon_decay, allowance=taxi_steps(online_updates, batch_size))
+    Where the buffer is made in a student's process (``near``: an object of it, such as
+    the buffer's class), its samples are foreseen (:mod:`checks.foreseen_samples`); a run
+    that does not go as foreseen is redone from its start the ordinary way, with a new
+    buffer, and with the student's global generators and the contracts' counts as they
+    were when it began."""
+    settings = dict(alpha=alpha, epsilon=epsilon, discount=discount,
+                    epsilon_decay=epsilon_decay, allowance=taxi_steps(online_updates, batch_size))
+
+    def train(foreseen):
+        buffer, replay = new_buffer(), None
+
+        def play_episode(env, agent):
+            nonlocal replay
+            if not foreseen:  # as it always was: a round trip per step
+                replay = BufferUnderTest(buffer, env, batch_size)
+            elif replay is None:  # one for the whole run: its foresight spans episodes
+                replay = ForeseenSamples(buffer, env, batch_size)
+            call_student(called, loop, env, agent, replay, batch_size)
+
+        snapshots = train_on_taxi(play_episode, seed, checkpoints, **settings)
+        if foreseen and replay is not None:
+            replay.finish()
+        return snapshots
+
+    process = student_process_of(near)
+    if process is None:
+        return train(foreseen=False)
+    counted = contract_calls_made()
+    process.generators()  # kept, for a run that is redone
+    try:
+        return train(foreseen=True)
+    except Exception:  # noqa: BLE001 - whatever it was, the ordinary run says it as ever
+        restore_contract_calls(counted)
+        process.generators(restore=True)
+        process.take_changed_arguments()  # what the foreseen run's calls were told of
+        return train(foreseen=False)

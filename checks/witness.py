@@ -391,13 +391,22 @@ class BufferUnderTest:
                    action, reward, obs_tp1, done)
 
     def sample(self, batch_size):
+        self._charge_sample(batch_size)
+        batch = taxi_batch(call_student(f"sample({batch_size})", self.buffer.sample,
+                                        batch_size), batch_size)
+        return self._witnessed(batch, batch_size)
+
+    def _charge_sample(self, batch_size):
         env = self.env
         env.ledger.charge("sample", "your loop sampled the buffer")
         if batch_size != self.batch_size:
             env.ledger.refuse(f"your loop called replay.sample({batch_size!r}) with "
                               f"replay_batch_size {self.batch_size}", "sample")
-        batch = taxi_batch(call_student(f"sample({batch_size})", self.buffer.sample,
-                                        batch_size), batch_size)
+
+    def _witnessed(self, batch, batch_size):
+        """``batch``, after telling the environment's witness which rows a replayed update
+        may use in this step (refused if one is no transition of the run)."""
+        env = self.env
         for key in zip(*(field.tolist() for field in batch)):  # transition_key of each row
             if key not in env.happened:
                 env.ledger.refuse(f"your buffer's sample({batch_size}) returned the row "

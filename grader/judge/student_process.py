@@ -38,6 +38,8 @@ import subprocess
 import threading
 import time
 
+import numpy as np
+
 from checks.framework import ProbeError, StudentObjectBase, failure_of
 from checks.lending import Mirrored, Served, lending_of, oversized
 from grader.judge.budgets import Budget, BudgetMeter, BudgetSpent, run_queue_wait
@@ -449,14 +451,43 @@ class StudentProcess:
                               "args": self._encode(list(args)),
                               "kwargs": self._encode(dict(kwargs))})
 
+    def call_sequence(self, calls, keep, foresee=None):
+        """Calls ``[(target, method, args, kwargs)]`` made one after another in one round
+        trip: ``(results, foreseen)``, the results of the calls whose index is in ``keep``
+        (ended by ``{"raised": class name}`` at a call that raised), and, with
+        ``foresee`` (a dict: ``id``, ``until``, and to start one, ``start``, ``target``,
+        ``add``, ``sample``, ``sample_args``, ``first``, ``step``), the next answers of that
+        foresight, a list of arrays (fields, rows), or None (see the student server's
+        ``op_call_sequence`` and ``ForkAhead``)."""
+        request = {"op": "call_sequence", "calls": [self._call_node(*call) for call in calls],
+                   "keep": list(keep)}
+        if foresee:
+            request["foresee"] = {key: self._encode(value) if key in ("target", "sample_args")
+                                  else value for key, value in foresee.items()}
+        reply = self._request(request)
+        if not (isinstance(reply, dict) and isinstance(reply.get("results"), list)):
+            raise self._lost("protocol", "a sequence's answers could not be read")
+        foreseen = reply.get("foreseen")
+        if not (isinstance(foreseen, list) and all(isinstance(answer, np.ndarray)
+                                                   for answer in foreseen)):
+            foreseen = None
+        return reply["results"], foreseen
+
+    def generators(self, restore=False):
+        """Keep the student's process's global generators' states, or put them back."""
+        self._course_request({"op": "generators", "restore": bool(restore)},
+                             "keeping the generators")
+
+    def _call_node(self, target, method, args, kwargs):
+        return {"target": self._encode(target), "method": method,
+                "args": self._encode(list(args)), "kwargs": self._encode(dict(kwargs))}
+
     def defer(self, description, target, args, kwargs, method=None):
         """Call ``target`` (its ``method``) for its effect only: the call is sent with the
         next request, ahead of it, which saves a round trip per call (a replay buffer's
         ``add`` before each ``sample``). If it raises, that request is not run and raises
         a ProbeError naming the call by its ``description``."""
-        self._deferred.append((description, {
-            "target": self._encode(target), "method": method,
-            "args": self._encode(list(args)), "kwargs": self._encode(dict(kwargs))}))
+        self._deferred.append((description, self._call_node(target, method, args, kwargs)))
 
     def apply(self, function, *args, by_ref=False):
         return self._request({"op": "apply", "function": function,

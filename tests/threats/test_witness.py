@@ -51,7 +51,7 @@ def test_the_course_loops_keep_every_rule():
     assert episodes(play_and_train).shape == (500, 6)
     for online, buffer, loop in ((1, ReplayBuffer, play_and_train_with_replay),
                                  (0, CombinedReplayBuffer, play_and_train_from_replay)):
-        train_buffer_on_taxi(buffer(1000, seed=3), loop, 7, [3], 8, online, **SETTINGS)
+        train_buffer_on_taxi(lambda: buffer(1000, seed=3), loop, 7, [3], 8, online, **SETTINGS)
 
 
 @pytest.mark.parametrize("trick", LOOP_TRICKS)
@@ -93,7 +93,7 @@ def test_combined_replay_may_not_learn_online_too():
     from replay_buffer import play_and_train_with_replay  # one online update per step
 
     with pytest.raises(RefusedCall, match="newest transition is already in the batch"):
-        train_buffer_on_taxi(CombinedReplayBuffer(100, seed=1), play_and_train_with_replay,
+        train_buffer_on_taxi(lambda: CombinedReplayBuffer(100, seed=1), play_and_train_with_replay,
                              7, [2], 8, 0, **SETTINGS)
 
 
@@ -104,7 +104,7 @@ def test_a_buffer_that_makes_up_rows_is_refused():
     made_up.sample = answer(FABRICATED_ROWS_SAMPLE.replace("@add_to_class(ReplayBuffer)", ""))[
         "sample"]
     with pytest.raises(RefusedCall, match="no transition the environment produced"):
-        train_buffer_on_taxi(made_up(100, seed=1), play_and_train_with_replay, 7, [2], 8, 1,
+        train_buffer_on_taxi(lambda: made_up(100, seed=1), play_and_train_with_replay, 7, [2], 8, 1,
                              **SETTINGS)
 
 

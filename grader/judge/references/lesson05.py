@@ -39,5 +39,5 @@ def uniform_success(seeds, settings):
     settings = dict(settings)
     capacity = settings.pop("capacity")
     return float(np.mean([evaluate_qtable(train_taxi_from_replay(
-        ReplayBuffer(capacity, seed=seed), training_loop, seed, **settings)).success_rate
+        lambda: ReplayBuffer(capacity, seed=seed), training_loop, seed, **settings)).success_rate
         for seed in seeds]))

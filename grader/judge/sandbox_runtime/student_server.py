@@ -19,10 +19,12 @@ not a wall, and a submission may rewrite all of it without gaining anything.
 
 import builtins
 import collections
+import contextlib
 import importlib
 import operator
 import os
 import random
+import signal
 import sys
 import types
 
@@ -235,6 +237,110 @@ APPLY = {
 }
 
 
+class ForkAhead:
+    """A fork of this process that plays a buffer ahead on placeholders, for a grader that
+    runs a training loop of its own on the buffer's answers (checks/foreseen_samples.py).
+
+    Forked before the buffer's first call, it makes the same calls the grader's loop
+    makes, an add then a sample, step after step, but stores placeholders (the n-th:
+    ``first + n * step``, field by field, each in its field's type), and so tells, for a
+    buffer whose choices do not depend on what it stores, which of the transitions to come
+    each sample will return. Its answers are hints: the grader checks every batch it uses
+    against the buffer's real answers. The fork asks nothing else of this process, and
+    ends when its pipe closes (:meth:`end`, or this process's end)."""
+
+    def __init__(self, target, add, sample, sample_args, first, step):
+        to_child, self.requests = os.pipe()
+        self.replies, from_child = os.pipe()
+        self.stopped = False
+        try:
+            self.pid = os.fork()
+        except OSError:  # too many tasks in the sandbox: nothing foreseen
+            for fd in (to_child, self.requests, self.replies, from_child):
+                os.close(fd)
+            self.stopped, self.pid = True, None
+            return
+        if self.pid == 0:
+            try:
+                os.close(self.requests)
+                os.close(self.replies)
+                _play_ahead(getattr(target, add), getattr(target, sample), sample_args,
+                            first, step, to_child, from_child)
+            finally:
+                os._exit(0)
+        os.close(to_child)
+        os.close(from_child)
+
+    def answers(self, until):
+        """The fork's answers from where it stopped to step ``until``: a list of arrays
+        (fields, rows) of float64, fewer than asked for (and none after) once a call
+        raised or answered otherwise; None if the fork is gone."""
+        if self.stopped:
+            return None
+        try:
+            _write_all(self.requests, b"%d\n" % until)
+            size = int.from_bytes(_read_exactly(self.replies, 4), "little")
+            if size > wire.FROM_SANDBOX.bytes:
+                raise ValueError("too large")
+            message = wire.unpack(_read_exactly(self.replies, size), wire.FROM_SANDBOX)
+            answers = wire.decode(message["answers"], _refuse_object, _refuse_object)
+        except (OSError, ValueError, KeyError, TypeError, wire.WireError):
+            self.end()
+            return None
+        if message.get("stopped"):
+            self.stopped = True
+        return answers
+
+    def end(self):
+        if self.pid is None:
+            return
+        for fd in (self.requests, self.replies):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        with contextlib.suppress(OSError):
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        self.pid, self.stopped = None, True
+
+
+def _write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read_exactly(fd, count):
+    data = bytearray()
+    while len(data) < count:
+        chunk = os.read(fd, count - len(data))
+        if not chunk:
+            raise OSError("the fork ended")
+        data += chunk
+    return bytes(data)
+
+
+def _play_ahead(add, sample, sample_args, first, step, requests, replies):
+    """The fork's part of a :class:`ForkAhead`: for each request (a step to go to), the
+    answers of the samples up to it, each one's fields as an array of float64 rows."""
+    played, stopped = 0, False
+    with os.fdopen(requests, "rb") as inbox:
+        for line in inbox:
+            until, answers = int(line), []
+            while not stopped and played < until:
+                try:
+                    add(*[type(f)(f + played * s) for f, s in zip(first, step)])
+                    answer = np.stack([np.asarray(field, dtype=np.float64).reshape(-1)
+                                       for field in sample(*sample_args)])
+                except BaseException:  # noqa: BLE001 - nothing more is foreseen
+                    stopped = True
+                    break
+                answers.append(answer)
+                played += 1
+            frame = wire.pack({"answers": wire.encode(answers, _refuse_object),
+                               "stopped": stopped}, wire.FROM_SANDBOX)
+            _write_all(replies, len(frame).to_bytes(4, "little") + frame)
+
+
 class StudentServer:
     def __init__(self, channel):
         self.channel = channel
@@ -243,6 +349,8 @@ class StudentServer:
         self.shadows = {}  # lend id -> the copy behind a Mirror (for pushed attributes)
         self.transcript = []
         self.transcript_bytes = 0  # of arrays in the transcript's arguments
+        self.kept_generators = None  # op_generators
+        self.foresights = {}  # id -> ForkAhead
         # answers the grader sent ahead: lend id -> deque of (the entries logged before the
         # call, the call's arguments, its answer), each canonical; and the entries logged
         # since the last answer (checks/lending.py: predicted methods)
@@ -503,6 +611,42 @@ class StudentServer:
                                   self.decode(request["kwargs"])))
                 for _ in range(int(request["times"]))], False
 
+    def op_call_sequence(self, request):
+        """Calls one after another in one request, each as a request of its own would make
+        it (a training loop's adds and samples, which the grader ran ahead of on answers
+        foreseen): the results of those whose index is in ``keep``, in a list (a list of
+        alike batches crosses as one array per field); the first call that raises ends it,
+        as ``{"raised": its class's name}``. With ``foresee``, also the next answers of a
+        :class:`ForkAhead` (started first, before the calls, if it is new)."""
+        foresee = request.get("foresee")
+        if foresee and foresee.get("start"):
+            self.start_foresight(foresee)
+        keep, results = set(request.get("keep", ())), []
+        for which, call in enumerate(request["calls"]):
+            try:
+                result, _ = self.op_call(call, which=which)
+            except Exception as error:  # the student's code raised: the grader redoes it
+                results.append({"raised": type(error).__name__})
+                return {"results": results, "foreseen": None}, False
+            if which in keep:
+                results.append(result)
+        foreseen = None
+        if foresee and foresee.get("id") in self.foresights:
+            foreseen = self.foresights[foresee["id"]].answers(int(foresee["until"]))
+        return {"results": results, "foreseen": foreseen}, False
+
+    def start_foresight(self, foresee):
+        """Fork a :class:`ForkAhead` of the object ``foresee["target"]`` (see there)."""
+        self.end_foresight(foresee["id"])
+        self.foresights[foresee["id"]] = ForkAhead(
+            self.decode(foresee["target"]), foresee["add"], foresee["sample"],
+            self.decode(foresee["sample_args"]), foresee["first"], foresee["step"])
+
+    def end_foresight(self, foresight_id):
+        foresight = self.foresights.pop(foresight_id, None)
+        if foresight is not None:
+            foresight.end()
+
     def op_apply(self, request):
         function = APPLY[request["function"]]
         return function(*self.decode(request["args"])), bool(request.get("by_ref"))
@@ -515,7 +659,21 @@ class StudentServer:
         np.random.seed(request["seed"] % 2**32)
         return None, False
 
+    def op_generators(self, request):
+        """Keep the global generators' states (``random``, ``np.random``), or, with
+        ``restore``, put back the ones kept: a check that redoes a run gives the student's
+        code the generators it had the first time."""
+        if request.get("restore"):
+            if self.kept_generators is not None:
+                random.setstate(self.kept_generators[0])
+                np.random.set_state(self.kept_generators[1])
+        else:
+            self.kept_generators = (random.getstate(), np.random.get_state())
+        return None, False
+
     def op_forget(self, request):
+        for foresight_id in list(self.foresights):
+            self.end_foresight(foresight_id)
         self.earlier_results.clear()
         self.handles.clear()
         self.lent.clear()

@@ -1,0 +1,152 @@
+"""The course's Taxi loop foresees the samples of a student's buffer (checks/foreseen_samples.py):
+a round trip per few hundred steps instead of one per step, and exactly what a round trip
+per step gives, whatever the buffer does.
+
+Each buffer below is trained twice in a student's process: foreseen, and the ordinary way
+(``near=None``: the run made one call at a time). The Q-tables must be equal to the bit, and
+a run that fails must fail with the same words. A buffer whose choices depend on what it
+stores is foreseen wrongly, and its run is redone the ordinary way, with the global
+generators put back as they were when it began.
+"""
+
+import numpy as np
+import pytest
+
+from checks.framework import ProbeError, call_student
+from checks.taxi_training import train_buffer_on_taxi
+from grader.judge.sandbox import make_scratch, remove_scratch
+from grader.judge.student_process import StudentProcess
+from grader.lessons import all_lessons
+
+BUDGET = 60.0  # CPU seconds: far more than a run here takes
+EPISODES = 6
+SETTINGS = dict(alpha=0.5, epsilon=0.25, discount=0.99, epsilon_decay=0.99)
+
+BUFFERS = '''
+import numpy as np
+
+
+class Uniform:
+    """Uniform with replacement, from its own generator."""
+
+    def __init__(self, size, seed=None):
+        self.size, self.storage, self.rng = size, [], np.random.default_rng(seed)
+
+    def add(self, *transition):
+        self.storage = (self.storage + [transition])[-self.size:]
+
+    def sample(self, batch_size):
+        rows = [self.storage[i] for i in self.rng.integers(len(self.storage), size=batch_size)]
+        return tuple(np.array(field) for field in zip(*rows))
+
+
+class GlobalGenerator(Uniform):
+    """Draws from numpy's global generator: the fork has its own copy of it."""
+
+    def sample(self, batch_size):
+        rows = [self.storage[i] for i in np.random.randint(len(self.storage), size=batch_size)]
+        return tuple(np.array(field) for field in zip(*rows))
+
+
+class Picky(Uniform):
+    """Draws from the global generator, and draws again for a row of an illegal move
+    (reward -10): what it stores decides what it returns, so it is foreseen wrongly."""
+
+    def sample(self, batch_size):
+        rows = []
+        for _ in range(batch_size):
+            row = self.storage[np.random.randint(len(self.storage))]
+            if row[2] == -10:
+                row = self.storage[np.random.randint(len(self.storage))]
+            rows.append(row)
+        return tuple(np.array(field) for field in zip(*rows))
+
+
+class Breaks(Uniform):
+    """Refuses to sample once it holds 150 transitions."""
+
+    def sample(self, batch_size):
+        if len(self.storage) >= 150:
+            raise ValueError("the buffer is tired")
+        return super().sample(batch_size)
+'''
+
+
+@pytest.fixture(scope="module")
+def process():
+    scratch = make_scratch(all_lessons()["02_replay_buffer"])
+    process = StudentProcess(scratch, memory_mb=1024, disk_mb=16, isolate=False)
+    process.start()
+    try:
+        with process.budget(BUDGET):
+            assert process.run_cell(BUFFERS) == {"status": "ok"}
+        yield process
+    finally:
+        process.stop()
+        remove_scratch(scratch)
+
+
+def trained(process, name, foreseen):
+    """``(Q-tables or the words of the ProbeError the run raised, round trips)`` of a run
+    of the course's loop on Taxi with the student's buffer ``name``."""
+    from replay_buffer import play_and_train_with_replay
+
+    trips, request = [], process._request
+
+    def counted(message):
+        trips.append(message.get("op"))
+        return request(message)
+
+    process._request = counted
+    try:
+        with process.budget(BUDGET):
+            process.seed(11)
+            made_by = process.lookup([name])[name]
+            try:
+                tables = train_buffer_on_taxi(
+                    lambda: call_student(f"{name}(1000, 3)", made_by, 1000, 3),
+                    play_and_train_with_replay, 7, [EPISODES // 2, EPISODES], 8, 1, **SETTINGS,
+                    near=made_by if foreseen else None)
+            except ProbeError as error:
+                return str(error), len(trips)
+        return [table.tolist() for table in tables], len(trips)
+    finally:
+        del process._request
+        process.forget()
+
+
+@pytest.mark.parametrize("name", ["Uniform", "GlobalGenerator"])
+def test_a_buffer_that_stores_blindly_is_foreseen_to_the_bit(process, name):
+    foreseen, trips = trained(process, name, foreseen=True)
+    ordinary, ordinary_trips = trained(process, name, foreseen=False)
+    assert foreseen == ordinary and not isinstance(foreseen, str)
+    assert ordinary_trips > 500 and trips < ordinary_trips / 20
+
+
+def test_a_buffer_that_looks_at_what_it_stores_is_redone_the_ordinary_way(process):
+    foreseen, trips = trained(process, "Picky", foreseen=True)
+    ordinary, ordinary_trips = trained(process, "Picky", foreseen=False)
+    assert foreseen == ordinary and not isinstance(foreseen, str)
+    assert trips > ordinary_trips  # the foreseen run's few, then the ordinary run's
+
+
+def test_a_run_that_fails_fails_with_the_same_words(process):
+    foreseen, _ = trained(process, "Breaks", foreseen=True)
+    ordinary, _ = trained(process, "Breaks", foreseen=False)
+    assert isinstance(foreseen, str) and foreseen == ordinary
+    assert "the buffer is tired" in foreseen
+
+
+def test_the_fork_that_plays_ahead_ends_with_the_check(process):
+    trained(process, "Uniform", foreseen=True)  # forgets the check's objects at the end
+    server = process._server_pid()
+    with open(f"/proc/{server}/task/{server}/children") as children:
+        assert children.read().split() == []
+
+
+def test_placeholders_are_never_taxi_states():
+    from checks.foreseen_samples import FIRST, PLACEHOLDER, STEP
+    from course.taxi import N_STATES
+
+    assert PLACEHOLDER >= N_STATES and FIRST[0] == FIRST[3] == PLACEHOLDER
+    assert np.all(np.array(STEP[:4]) >= 0) and STEP[0] == STEP[3] == 1
