@@ -838,9 +838,7 @@ def call_later(description, function, *args):
     if process is None:
         call_student(description, function, *args)
         return
-    owner = object.__getattribute__(function, "_owner") if hasattr(
-        type(function), "_owner") else function
-    method = object.__getattribute__(function, "_name") if owner is not function else None
+    owner, method, args, _ = _call_target(function, args)
     process.defer(description, owner, args, {}, method=method)
 
 

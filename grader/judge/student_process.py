@@ -486,7 +486,8 @@ class StudentProcess:
         """Call ``target`` (its ``method``) for its effect only: the call is sent with the
         next request, ahead of it, which saves a round trip per call (a replay buffer's
         ``add`` before each ``sample``). If it raises, that request is not run and raises
-        a ProbeError naming the call by its ``description``."""
+        a ProbeError naming the call by its ``description`` (with no description, what the
+        call raised, as the call itself would have raised it)."""
         self._deferred.append((description, self._call_node(target, method, args, kwargs)))
 
     def apply(self, function, *args, by_ref=False):
@@ -551,7 +552,8 @@ class StudentProcess:
             self._note_changed_arguments(incoming.get("changed"), deferred)
             if "error" in incoming:
                 failed = incoming.get("deferred")
-                if type(failed) is int and 0 <= failed < len(deferred):
+                if type(failed) is int and 0 <= failed < len(deferred) \
+                        and deferred[failed][0] is not None:
                     raise _deferred_failure(deferred[failed][0], incoming["error"])
                 raise rebuilt_exception(incoming["error"])
             try:
