@@ -16,18 +16,24 @@ student's buffer makes exactly those calls, in order, in the very forms
 :func:`~checks.framework.call_student` would have given them, and the grader holds each
 answer to its contract and requires each batch to be the one it used.
 
-Anything else (a call that raised or broke its contract, a batch not as foreseen, a row
-the witnesses refuse) ends the foreseen run: the caller
-(:func:`checks.taxi_training.train_buffer_on_taxi`) puts back the student's global
-generators and the contracts' counts and redoes the run from its start the ordinary way,
-a round trip per step, where every call is judged and reported as it always was.
+Where the whole loop is the course's public code (lesson 03's Blind Cliffwalk, whose
+"agent" is a Q-table and a public update), the fork runs that loop itself on its copy of
+the buffer, priorities and all, and its answers are the buffer's answers to come
+(:class:`ForeseenLoop`).
+
+Anything else (a call that raised or broke its contract, an answer not as foreseen, a row
+the witnesses refuse) ends the foreseen run: :func:`foreseen_or_redone` puts back the
+student's global generators and the contracts' counts and redoes the run from its start
+the ordinary way, a round trip per step, where every call is judged and reported as it
+always was.
 """
 
 import itertools
 
 import numpy as np
 
-from checks.framework import CallsUnsettled, call_in_sequence, planned_call
+from checks.framework import (CallsUnsettled, call_in_sequence, contract_calls_made,
+                              planned_call, restore_contract_calls, student_process_of)
 from checks.witness import TAXI_FIELDS, BufferUnderTest, taxi_batch
 
 PLACEHOLDER = 500  # Taxi's states are 0..499
@@ -38,6 +44,53 @@ AHEAD = 512  # steps foreseen per round trip
 _foresights = itertools.count(1)
 
 
+def foreseen_or_redone(near, run):
+    """``run(foreseen=True)`` where the student's process of ``near`` (an object of it)
+    can foresee its buffer; if that run does not go as foreseen, whatever happened, it is
+    redone as ``run(foreseen=False)`` from its start, with the student's global
+    generators and the contracts' counts as they were when it began. In a notebook (no
+    student process), ``run(foreseen=False)``."""
+    process = student_process_of(near)
+    if process is None:
+        return run(foreseen=False)
+    counted = contract_calls_made()
+    process.generators()  # kept, for a run that is redone
+    try:
+        return run(foreseen=True)
+    except Exception:  # noqa: BLE001 - whatever it was, the ordinary run says it as ever
+        restore_contract_calls(counted)
+        process.generators(restore=True)
+        process.take_changed_arguments()  # what the foreseen run's calls were told of
+        return run(foreseen=False)
+
+
+class PlannedCalls:
+    """Calls of a student's buffer the grader made on foreseen answers, each with the
+    answer it used (None for a call made for its effect), made for real later, in one
+    round trip, by :meth:`make`."""
+
+    def __init__(self, same):
+        self.planned = []
+        self.same = same  # same(real answer, answer used): whether it was as foreseen
+
+    def add(self, call, used=None):
+        self.planned.append((call, used))
+
+    def make(self, call=None, foresee=None):
+        """Make the planned calls, then ``call`` if given: ``(its result, foreseen)``.
+        Raises :class:`CallsUnsettled` if a call was not answered as foreseen."""
+        calls = [planned for planned, _ in self.planned] + ([call] if call else [])
+        if not calls:
+            return None, None
+        results, foreseen = call_in_sequence(calls, foresee)
+        used = [used for planned, used in self.planned if not planned.effect_only]
+        for answer, result in zip(used, results, strict=False):
+            if not self.same(result, answer):
+                raise CallsUnsettled("an answer was not the one foreseen")
+        self.planned = []
+        return (results[-1] if call else None), foreseen
+
+
 class ForeseenSamples(BufferUnderTest):
     """The student's ``buffer`` as the course's Taxi loop uses it, its samples foreseen;
     :meth:`finish` makes the calls still planned. Raises :class:`CallsUnsettled` when
@@ -45,9 +98,7 @@ class ForeseenSamples(BufferUnderTest):
 
     def __init__(self, buffer, env, batch_size):
         super().__init__(buffer, env, batch_size)
-        # calls the grader made here and the buffer has yet to make, each with the batch
-        # a sample was given here (None for an add)
-        self.planned = []
+        self.planned = PlannedCalls(_same_batch)
         self.transitions = []  # every one stored in the run, in order: placeholder n's
         self.steps = 0  # samples so far: the number of the next one
         self.foreseen = {}  # step -> the placeholder numbers its sample returns
@@ -55,9 +106,9 @@ class ForeseenSamples(BufferUnderTest):
         self.foresight, self.started, self.ended = next(_foresights), False, False
 
     def add(self, obs_t, action, reward, obs_tp1, done):
-        self.planned.append((planned_call("add(obs_t, action, reward, obs_tp1, done)",
-                                          self.buffer.add, obs_t, action, reward, obs_tp1,
-                                          done, effect_only=True), None))
+        self.planned.add(planned_call("add(obs_t, action, reward, obs_tp1, done)",
+                                      self.buffer.add, obs_t, action, reward, obs_tp1, done,
+                                      effect_only=True))
         self.transitions.append((obs_t, action, reward, obs_tp1, done))
 
     def sample(self, batch_size):
@@ -69,15 +120,12 @@ class ForeseenSamples(BufferUnderTest):
             batch = self._made(call, batch_size, step)
         else:
             batch = self._filled_in(numbers)
-            self.planned.append((call, batch))
+            self.planned.add(call, batch)
         return self._witnessed(batch, batch_size)
 
     def finish(self):
         """Make the calls still planned (the run's last steps), checked as ever."""
-        if self.planned:
-            results, _ = call_in_sequence([call for call, _ in self.planned])
-            self._settle(results)
-            self.planned = []
+        self.planned.make()
 
     def _made(self, call, batch_size, step):
         """The planned calls and ``call`` (the sample of ``step``) made; the batch it
@@ -89,13 +137,10 @@ class ForeseenSamples(BufferUnderTest):
                 foresee.update(start=True, target=self.buffer, add="add", sample="sample",
                                sample_args=[batch_size], first=FIRST, step=STEP)
                 self.started = True
-        results, foreseen = call_in_sequence([planned for planned, _ in self.planned] + [call],
-                                             foresee)
-        self._settle(results[:-1])
-        self.planned = []
+        result, foreseen = self.planned.make(call, foresee)
         if foresee is not None:
             self._take(foreseen, step, foresee["until"])
-        return taxi_batch(results[-1], batch_size)
+        return taxi_batch(result, batch_size)
 
     def _take(self, answers, step, until):
         """Keep what the foresight answered for the steps after ``step``; foresee no more
@@ -108,17 +153,6 @@ class ForeseenSamples(BufferUnderTest):
         if self.played < until:
             self.ended = True
 
-    def _settle(self, results):
-        """Each planned sample's answer (``results``, in order) is the batch used here."""
-        used_batches = [used for _, used in self.planned if used is not None]
-        for used, result in zip(used_batches, results, strict=True):
-            try:
-                made = taxi_batch(result, len(used[0]))
-            except Exception as error:  # not a batch: the ordinary way says what it is
-                raise CallsUnsettled(str(error)) from None
-            if not all(a.dtype == b.dtype and np.array_equal(a, b) for a, b in zip(made, used)):
-                raise CallsUnsettled("a sample was not the batch foreseen")
-
     def _filled_in(self, numbers):
         """The batch of the run's transitions ``numbers``, in Taxi's types."""
         if max(numbers) >= len(self.transitions):  # one not stored yet: not an honest batch
@@ -129,6 +163,72 @@ class ForeseenSamples(BufferUnderTest):
                      for (_, dtype), column in zip(TAXI_FIELDS, zip(*rows)))
 
 
+def _same_batch(result, used):
+    """Whether a sample's real answer is, as Taxi's batch, the batch used."""
+    try:
+        made = taxi_batch(result, len(used[0]))
+    except Exception:  # noqa: BLE001 - not a batch: the ordinary way says what it is
+        return False
+    return all(a.dtype == b.dtype and np.array_equal(a, b) for a, b in zip(made, used))
+
+
+class ForeseenLoop:
+    """The student's prioritized buffer as the course's Blind Cliffwalk loop uses it
+    (``learn_from_replay`` on a memory of ``n`` and ``seed``, ``max_updates`` updates,
+    ``beta``), its answers foreseen by the same loop run on a fork of the student's
+    process; ``update_priorities`` and ``sample`` are made for real a few hundred at a
+    time. :meth:`finish` makes the calls still planned."""
+
+    def __init__(self, buffer, function, n, seed, max_updates, beta):
+        self.buffer = buffer
+        self.function, self.loop_args = function, [n, seed, max_updates, beta]
+        self.planned = PlannedCalls(_same_answer)
+        self.samples = 0  # samples so far: the number of the next one
+        self.foreseen = {}  # sample number -> its answer
+        self.played = 0  # answers the fork gave
+        self.foresight, self.started, self.ended = next(_foresights), False, False
+
+    def sample(self, batch_size, beta):
+        call = planned_call(f"sample({batch_size}, beta={beta})", self.buffer.sample,
+                            batch_size, beta)
+        number, self.samples = self.samples, self.samples + 1
+        if number in self.foreseen:
+            answer = self.foreseen.pop(number)
+            self.planned.add(call, answer)
+            return answer
+        foresee = None
+        if not self.ended:
+            foresee = {"id": self.foresight, "until": number + 1 + AHEAD}
+            if not self.started:
+                foresee.update(start=True, kind="loop", target=self.buffer, sample="sample",
+                               function=[self.function.__module__, self.function.__qualname__],
+                               args=self.loop_args)
+                self.started = True
+        answer, foreseen = self.planned.make(call, foresee)
+        if foresee is not None:
+            answers = foreseen if isinstance(foreseen, list) else []
+            self.foreseen.update((self.played + k, a) for k, a in enumerate(answers)
+                                 if self.played + k > number)
+            self.played += len(answers)
+            self.ended = self.played < foresee["until"]
+        return answer
+
+    def update_priorities(self, slots, td_errors):
+        self.planned.add(planned_call("update_priorities(slots, td_errors)",
+                                      self.buffer.update_priorities, slots, td_errors,
+                                      effect_only=True))
+
+    def finish(self):
+        self.planned.make()
+
+
+def _same_answer(result, used):
+    """Whether a call's real answer is the one used, in types, shapes and bytes."""
+    from grader.judge.sandbox_runtime import wire  # the grader's: only it foresees
+
+    return wire.digest(result) is not None and wire.digest(result) == wire.digest(used)
+
+
 def _foreseen_numbers(answers, first):
     """For each sample the foresight answered (``answers``: arrays (fields, rows), the
     first of them step ``first``), the numbers of the placeholders it returned, up to the
@@ -137,7 +237,8 @@ def _foreseen_numbers(answers, first):
     first_fields = np.array(FIRST, dtype=np.float64)[:, None]
     steps = np.array(STEP, dtype=np.float64)
     for step, fields in enumerate(answers or (), start=first):
-        if fields.ndim != 2 or fields.shape[0] != len(FIRST) or not fields.shape[1]:
+        if not (isinstance(fields, np.ndarray) and fields.ndim == 2
+                and fields.shape[0] == len(FIRST) and fields.shape[1]):
             break
         numbers = fields[0] - PLACEHOLDER
         if not (np.array_equal(fields, first_fields + np.outer(steps, numbers))

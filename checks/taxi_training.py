@@ -18,9 +18,8 @@ Q-tables judged are read from the grader's agent.
 
 from checks.expected import reference_code
 from checks.foreseen_taxi_steps import taxi_steps_ahead
-from checks.foreseen_samples import ForeseenSamples
-from checks.framework import (ProbeError, call_student, contract_calls_made,
-                              restore_contract_calls, student_process_of)
+from checks.foreseen_samples import ForeseenSamples, foreseen_or_redone
+from checks.framework import ProbeError, call_student
 from checks.lending import mirrored
 from checks.witness import ONLINE_STEPS, BufferUnderTest, WitnessedAgent, WitnessedEnv, taxi_steps
 
@@ -118,15 +117,4 @@ def train_buffer_on_taxi(new_buffer, loop, seed, checkpoints, batch_size, online
             replay.finish()
         return snapshots
 
-    process = student_process_of(near)
-    if process is None:
-        return train(foreseen=False)
-    counted = contract_calls_made()
-    process.generators()  # kept, for a run that is redone
-    try:
-        return train(foreseen=True)
-    except Exception:  # noqa: BLE001 - whatever it was, the ordinary run says it as ever
-        restore_contract_calls(counted)
-        process.generators(restore=True)
-        process.take_changed_arguments()  # what the foreseen run's calls were told of
-        return train(foreseen=False)
+    return foreseen_or_redone(near, train)

@@ -167,6 +167,13 @@ def learn_from_replay(replay, memory, max_updates, beta=0.0, record_every=100):
     return ReplayRun(None, np.array(errors), slots)
 
 
+def learn_from_replay_of(replay, n, seed, max_updates, beta=0.0):
+    """:func:`learn_from_replay` on ``replay_memory(n, seed)``: a run that a student's
+    process can make as the grader makes it (the grader's check foresees a buffer's answers
+    by having a copy of it make this run first)."""
+    return learn_from_replay(replay, replay_memory(n, seed), max_updates, beta)
+
+
 def qtables_from_slots(memory, slots, checkpoints):
     """Replay the transitions in ``slots`` in order (weights 1); the Q-table after each
     number of updates in ``checkpoints``. What any replay's slots amount to."""

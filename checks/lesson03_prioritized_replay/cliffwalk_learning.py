@@ -4,6 +4,7 @@ on the Blind Cliffwalk."""
 import numpy as np
 
 from checks.expected import expected as reference
+from checks.foreseen_samples import ForeseenLoop, foreseen_or_redone
 from checks.framework import call_later, call_student, comparison, failed, passed, wrong_amount
 from checks.lesson03_prioritized_replay.buffer import SAMPLE_FILLED_SLOTS
 from checks.lesson03_prioritized_replay.driving import LESSON, _new_buffer
@@ -22,6 +23,7 @@ PER_BEATS_UNIFORM = Rule("per-beats-uniform", "On unseen Blind Cliffwalks your b
 
 # updates the probe may use per run; the reference needs about a quarter of it (median)
 CLIFFWALK_BUDGET = {7: 2500, 8: 4000, 9: 7000}
+BETA = 0.4  # importance weights' exponent in the loop's updates
 UNIFORM_FACTOR = 2.0  # PER's median must be at least twice as fast as uniform replay's
 
 
@@ -50,17 +52,28 @@ class BufferUnderTest:
 def _cliffwalk_probe(inputs, PrioritizedReplayBuffer):
     """The student's buffer, driven by the course's replay loop (learn_from_replay, run
     here), learns the walk; the verdict replays the slots it drew."""
-    from course.blind_cliffwalk import learn_from_replay, replay_memory
+    from course.blind_cliffwalk import learn_from_replay, learn_from_replay_of, replay_memory
 
     runs = []
     for seed in inputs["seeds"]:
         memory = replay_memory(inputs["n"], seed)
-        buffer = _new_buffer(PrioritizedReplayBuffer, len(memory), 0.6, seed)
-        for row in memory.rows():
-            call_later("add(obs_t, action, reward, obs_tp1, done)", buffer.add, *row)
-        run = call_student("learning the Blind Cliffwalk from your buffer", learn_from_replay,
-                           BufferUnderTest(buffer), memory, inputs["budget"], 0.4)
-        runs.append(run.slots)
+
+        def learned(foreseen):
+            """The slots the buffer drew; its answers foreseen (checks/foreseen_samples.py:
+            a fork of the student's process runs the same loop first) or not."""
+            buffer = _new_buffer(PrioritizedReplayBuffer, len(memory), 0.6, seed)
+            for row in memory.rows():
+                call_later("add(obs_t, action, reward, obs_tp1, done)", buffer.add, *row)
+            replay = (ForeseenLoop(buffer, learn_from_replay_of, inputs["n"], seed,
+                                   inputs["budget"], BETA) if foreseen
+                      else BufferUnderTest(buffer))
+            run = call_student("learning the Blind Cliffwalk from your buffer",
+                               learn_from_replay, replay, memory, inputs["budget"], BETA)
+            if foreseen:
+                replay.finish()
+            return run.slots
+
+        runs.append(foreseen_or_redone(PrioritizedReplayBuffer, learned))
     return {"slots": runs}
 
 

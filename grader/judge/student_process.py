@@ -38,8 +38,6 @@ import subprocess
 import threading
 import time
 
-import numpy as np
-
 from checks.framework import ProbeError, StudentObjectBase, failure_of
 from checks.lending import Mirrored, Served, lending_of, oversized
 from grader.judge.budgets import Budget, BudgetMeter, BudgetSpent, run_queue_wait
@@ -59,6 +57,8 @@ STOP_GRACE = 0.5  # seconds a server gets to leave by itself once its channel cl
 INTERRUPT_GRACE = Budget(2.0, wall_seconds=10.0)
 STRAY_ROUNDS = 20  # of ending a sandbox's stray processes, for those that fork meanwhile
 _STUDENT_EXCEPTIONS = {}  # name -> a class standing for a student's own exception class
+# what a foresight's start sends as objects or values of the student's process
+ENCODED_FORESIGHT = ("target", "sample_args", "args")
 
 
 class StudentProcessLost(BaseException):
@@ -455,23 +455,19 @@ class StudentProcess:
         """Calls ``[(target, method, args, kwargs)]`` made one after another in one round
         trip: ``(results, foreseen)``, the results of the calls whose index is in ``keep``
         (ended by ``{"raised": class name}`` at a call that raised), and, with
-        ``foresee`` (a dict: ``id``, ``until``, and to start one, ``start``, ``target``,
-        ``add``, ``sample``, ``sample_args``, ``first``, ``step``), the next answers of that
-        foresight, a list of arrays (fields, rows), or None (see the student server's
-        ``op_call_sequence`` and ``ForkAhead``)."""
+        ``foresee`` (a dict: ``id``, ``until``, and to start one, ``start``, ``target``
+        and what its ``kind`` needs), the next answers of that foresight, a list, or None
+        (see the student server's ``op_call_sequence`` and ``ForkAhead``)."""
         request = {"op": "call_sequence", "calls": [self._call_node(*call) for call in calls],
                    "keep": list(keep)}
         if foresee:
-            request["foresee"] = {key: self._encode(value) if key in ("target", "sample_args")
+            request["foresee"] = {key: self._encode(value) if key in ENCODED_FORESIGHT
                                   else value for key, value in foresee.items()}
         reply = self._request(request)
         if not (isinstance(reply, dict) and isinstance(reply.get("results"), list)):
             raise self._lost("protocol", "a sequence's answers could not be read")
         foreseen = reply.get("foreseen")
-        if not (isinstance(foreseen, list) and all(isinstance(answer, np.ndarray)
-                                                   for answer in foreseen)):
-            foreseen = None
-        return reply["results"], foreseen
+        return reply["results"], foreseen if isinstance(foreseen, list) else None
 
     def generators(self, restore=False):
         """Keep the student's process's global generators' states, or put them back."""

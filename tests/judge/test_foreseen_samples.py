@@ -150,3 +150,124 @@ def test_placeholders_are_never_taxi_states():
 
     assert PLACEHOLDER >= N_STATES and FIRST[0] == FIRST[3] == PLACEHOLDER
     assert np.all(np.array(STEP[:4]) >= 0) and STEP[0] == STEP[3] == 1
+
+
+# --- the Blind Cliffwalk: the whole loop is the course's, so the fork runs it -------------
+
+PRIORITIZED = '''
+import os
+
+import numpy as np
+
+
+class Proportional:
+    """Samples in proportion to priorities (|TD error| + 0.01), from its own generator."""
+
+    def __init__(self, size, seed=None):
+        self.rows, self.priorities = [], []
+        self.rng, self.born = np.random.default_rng(seed), os.getpid()
+
+    def add(self, *transition):
+        self.rows.append(transition)
+        self.priorities.append(max(self.priorities, default=1.0))
+
+    def sample(self, batch_size, beta):
+        p = np.array(self.priorities) / sum(self.priorities)
+        slots = self.rng.choice(len(self.rows), size=batch_size, p=p)
+        fields = [np.array(field) for field in zip(*(self.rows[s] for s in slots))]
+        return (*fields, np.ones(batch_size), slots)
+
+    def update_priorities(self, slots, td_errors):
+        for slot, error in zip(slots, td_errors):
+            self.priorities[slot] = abs(error) + 0.01
+
+
+class KnowsItsFork(Proportional):
+    """Samples otherwise in a process that is not the one it was made in: its fork's
+    answers are wrong, and its run is redone."""
+
+    def sample(self, batch_size, beta):
+        if os.getpid() != self.born:
+            self.rng.random()
+        return super().sample(batch_size, beta)
+
+
+class TiresOfPriorities(Proportional):
+    def update_priorities(self, slots, td_errors):
+        if len(self.rows) and sum(1 for p in self.priorities if p != 1.0) > 40:
+            raise RuntimeError("enough priorities")
+        super().update_priorities(slots, td_errors)
+'''
+
+
+@pytest.fixture(scope="module")
+def prioritized():
+    scratch = make_scratch(all_lessons()["03_prioritized_replay"])
+    process = StudentProcess(scratch, memory_mb=1024, disk_mb=16, isolate=False)
+    process.start()
+    try:
+        with process.budget(BUDGET):
+            assert process.run_cell(PRIORITIZED) == {"status": "ok"}
+        yield process
+    finally:
+        process.stop()
+        remove_scratch(scratch)
+
+
+def cliffwalk_slots(process, name, foreseen):
+    """``(slots drawn or the words of the ProbeError the run raised, round trips)``."""
+    from checks.foreseen_samples import ForeseenLoop, foreseen_or_redone
+    from checks.framework import call_later
+    from checks.lesson03_prioritized_replay.cliffwalk_learning import BufferUnderTest
+    from course.blind_cliffwalk import learn_from_replay, learn_from_replay_of, replay_memory
+
+    memory, trips, request = replay_memory(5, 3), [], process._request
+
+    def counted(message):
+        trips.append(message.get("op"))
+        return request(message)
+
+    def learned(foreseen):
+        buffer = call_student(f"{name}()", made_by, len(memory), 3)
+        for row in memory.rows():
+            call_later("add", buffer.add, *row)
+        replay = (ForeseenLoop(buffer, learn_from_replay_of, 5, 3, 400, 0.4) if foreseen
+                  else BufferUnderTest(buffer))
+        run = call_student("learning", learn_from_replay, replay, memory, 400, 0.4)
+        if foreseen:
+            replay.finish()
+        return run.slots
+
+    process._request = counted
+    try:
+        with process.budget(BUDGET):
+            process.seed(11)
+            made_by = process.lookup([name])[name]
+            try:
+                return foreseen_or_redone(made_by if foreseen else None, learned), len(trips)
+            except ProbeError as error:
+                return str(error), len(trips)
+    finally:
+        del process._request
+        process.forget()
+
+
+def test_the_course_loop_run_on_a_fork_foresees_a_prioritized_buffer(prioritized):
+    foreseen, trips = cliffwalk_slots(prioritized, "Proportional", foreseen=True)
+    ordinary, ordinary_trips = cliffwalk_slots(prioritized, "Proportional", foreseen=False)
+    assert foreseen == ordinary and isinstance(foreseen, list) and len(foreseen) > 100
+    assert trips < ordinary_trips / 20
+
+
+def test_a_buffer_that_answers_its_fork_otherwise_is_redone(prioritized):
+    foreseen, trips = cliffwalk_slots(prioritized, "KnowsItsFork", foreseen=True)
+    ordinary, ordinary_trips = cliffwalk_slots(prioritized, "KnowsItsFork", foreseen=False)
+    assert foreseen == ordinary and isinstance(foreseen, list)
+    assert trips > ordinary_trips
+
+
+def test_a_loop_whose_buffer_fails_fails_with_the_same_words(prioritized):
+    foreseen, _ = cliffwalk_slots(prioritized, "TiresOfPriorities", foreseen=True)
+    ordinary, _ = cliffwalk_slots(prioritized, "TiresOfPriorities", foreseen=False)
+    assert isinstance(foreseen, str) and foreseen == ordinary
+    assert "enough priorities" in foreseen

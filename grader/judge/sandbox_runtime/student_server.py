@@ -20,7 +20,9 @@ not a wall, and a submission may rewrite all of it without gaining anything.
 import builtins
 import collections
 import contextlib
+import functools
 import importlib
+import itertools
 import operator
 import os
 import random
@@ -238,18 +240,16 @@ APPLY = {
 
 
 class ForkAhead:
-    """A fork of this process that plays a buffer ahead on placeholders, for a grader that
-    runs a training loop of its own on the buffer's answers (checks/foreseen_samples.py).
+    """A fork of this process that plays a buffer ahead, for a grader that runs a training
+    loop of its own on the buffer's answers (checks/foreseen_samples.py).
 
-    Forked before the buffer's first call, it makes the same calls the grader's loop
-    makes, an add then a sample, step after step, but stores placeholders (the n-th:
-    ``first + n * step``, field by field, each in its field's type), and so tells, for a
-    buffer whose choices do not depend on what it stores, which of the transitions to come
-    each sample will return. Its answers are hints: the grader checks every batch it uses
-    against the buffer's real answers. The fork asks nothing else of this process, and
-    ends when its pipe closes (:meth:`end`, or this process's end)."""
+    Forked before the buffer's first call that the grader foresees, it makes calls of its
+    own on its copy of the buffer and tells their answers, one by one, as the grader asks:
+    ``answers`` (called in the fork) gives them. Its answers are hints: the grader checks
+    every answer it uses against the buffer's real one. The fork asks nothing else of this
+    process, and ends when its pipe closes (:meth:`end`, or this process's end)."""
 
-    def __init__(self, target, add, sample, sample_args, first, step):
+    def __init__(self, answers):
         to_child, self.requests = os.pipe()
         self.replies, from_child = os.pipe()
         self.stopped = False
@@ -264,17 +264,16 @@ class ForkAhead:
             try:
                 os.close(self.requests)
                 os.close(self.replies)
-                _play_ahead(getattr(target, add), getattr(target, sample), sample_args,
-                            first, step, to_child, from_child)
+                _serve_ahead(answers(), to_child, from_child)
             finally:
                 os._exit(0)
         os.close(to_child)
         os.close(from_child)
 
     def answers(self, until):
-        """The fork's answers from where it stopped to step ``until``: a list of arrays
-        (fields, rows) of float64, fewer than asked for (and none after) once a call
-        raised or answered otherwise; None if the fork is gone."""
+        """The fork's answers from where it stopped to the ``until``-th: a list, fewer than
+        asked for (and none after) once its calls raised or answered with what is not
+        plain data; None if the fork is gone."""
         if self.stopped:
             return None
         try:
@@ -319,26 +318,60 @@ def _read_exactly(fd, count):
     return bytes(data)
 
 
-def _play_ahead(add, sample, sample_args, first, step, requests, replies):
-    """The fork's part of a :class:`ForkAhead`: for each request (a step to go to), the
-    answers of the samples up to it, each one's fields as an array of float64 rows."""
+def _serve_ahead(answers, requests, replies):
+    """The fork's part of a :class:`ForkAhead`: for each request (how many answers it
+    should have given by then), the next ``answers``, as plain data."""
     played, stopped = 0, False
     with os.fdopen(requests, "rb") as inbox:
         for line in inbox:
-            until, answers = int(line), []
+            until, batch = int(line), []
             while not stopped and played < until:
                 try:
-                    add(*[type(f)(f + played * s) for f, s in zip(first, step)])
-                    answer = np.stack([np.asarray(field, dtype=np.float64).reshape(-1)
-                                       for field in sample(*sample_args)])
+                    batch.append(next(answers))
                 except BaseException:  # noqa: BLE001 - nothing more is foreseen
                     stopped = True
                     break
-                answers.append(answer)
                 played += 1
-            frame = wire.pack({"answers": wire.encode(answers, _refuse_object),
-                               "stopped": stopped}, wire.FROM_SANDBOX)
+            try:
+                encoded = wire.encode(batch, _refuse_object)
+            except (TypeError, wire.WireError):  # not plain data: nothing from here on
+                encoded, stopped = [], True
+            frame = wire.pack({"answers": encoded, "stopped": stopped}, wire.FROM_SANDBOX)
             _write_all(replies, len(frame).to_bytes(4, "little") + frame)
+
+
+def _placeholder_answers(target, add, sample, sample_args, first, step):
+    """The answers of a buffer that stores placeholders (the n-th: ``first + n * step``,
+    field by field, each in its field's type) and samples after each, each answer's fields
+    as an array of float64 rows: for a buffer whose choices do not depend on what it
+    stores, which of the transitions to come each sample returns."""
+    add, sample = getattr(target, add), getattr(target, sample)
+    for played in itertools.count():
+        add(*[type(f)(f + played * s) for f, s in zip(first, step)])
+        yield np.stack([np.asarray(field, dtype=np.float64).reshape(-1)
+                        for field in sample(*sample_args)])
+
+
+def _loop_answers(target, method, function, args):
+    """The answers of ``target``'s ``method`` while the course's public ``function`` runs
+    on it (``function(target, *args)``), up to its end or its first error: what the
+    grader's run of the same loop will be answered, if the buffer does as it did here."""
+    answers = []
+
+    class Recording:
+        def __getattr__(self, name):
+            value = getattr(target, name)
+            if name != method:
+                return value
+
+            def recorded(*call_args, **call_kwargs):
+                answers.append(value(*call_args, **call_kwargs))
+                return answers[-1]
+            return recorded
+
+    with contextlib.suppress(BaseException):
+        function(Recording(), *args)
+    yield from answers
 
 
 class StudentServer:
@@ -638,9 +671,16 @@ class StudentServer:
     def start_foresight(self, foresee):
         """Fork a :class:`ForkAhead` of the object ``foresee["target"]`` (see there)."""
         self.end_foresight(foresee["id"])
-        self.foresights[foresee["id"]] = ForkAhead(
-            self.decode(foresee["target"]), foresee["add"], foresee["sample"],
-            self.decode(foresee["sample_args"]), foresee["first"], foresee["step"])
+        target = self.decode(foresee["target"])
+        if foresee.get("kind") == "loop":  # the course's loop, on the fork's copy
+            function, args = _public(*foresee["function"]), self.decode(foresee["args"])
+            answers = functools.partial(_loop_answers, target, foresee["sample"], function,
+                                        args)
+        else:  # placeholders stored, a sample after each
+            answers = functools.partial(_placeholder_answers, target, foresee["add"],
+                                        foresee["sample"], self.decode(foresee["sample_args"]),
+                                        foresee["first"], foresee["step"])
+        self.foresights[foresee["id"]] = ForkAhead(answers)
 
     def end_foresight(self, foresight_id):
         foresight = self.foresights.pop(foresight_id, None)
