@@ -531,10 +531,10 @@ class StudentProcess:
                 self._interrupt(message["id"], spent)
             transcript = incoming.get("transcript", [])
             if incoming.get("op") == "transcript":  # calls on mirrored objects, sent on
-                poisoned = poisoned or self._replay(transcript)  # their own: replay, go on
-                continue
+                poisoned = poisoned or self._refused(transcript, message["id"])  # their
+                continue  # own: replay, go on
             if incoming.get("op") == "callback":
-                poisoned = poisoned or self._replay(transcript)
+                poisoned = poisoned or self._refused(transcript, message["id"])
                 try:
                     poisoned = self._answer_callback(incoming, poisoned) or poisoned
                 except BudgetSpent as spent:
@@ -556,6 +556,16 @@ class StudentProcess:
                 return wire.decode(incoming.get("value"), self._reference, _plain_only)
             except wire.WireError as error:
                 raise self._lost("protocol", f"a reply could not be read: {error}") from None
+
+    def _refused(self, transcript, request_id):
+        """:meth:`_replay` of a transcript that came before the reply; when it refuses the
+        transcript, the student's process is told to stop the request's run (it raises
+        in the student's code at its next transcript), which can no longer change what
+        the check says: a refused loop does not run on to its end."""
+        refusal = self._replay(transcript)
+        if refusal:
+            self._send({"op": "stop", "id": request_id, "why": printable(refusal, 300)})
+        return refusal
 
     def _note_changed_arguments(self, changed, deferred):
         """Keep what the reply says the calls changed of their arguments, as (the deferred

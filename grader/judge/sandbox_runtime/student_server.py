@@ -26,6 +26,7 @@ import itertools
 import operator
 import os
 import random
+import select
 import signal
 import sys
 import types
@@ -384,6 +385,8 @@ class StudentServer:
         self.transcript_bytes = 0  # of arrays in the transcript's arguments
         self.kept_generators = None  # op_generators
         self.foresights = {}  # id -> ForkAhead
+        self.request_id = None  # of the request being answered
+        self.stopped = None  # why the grader stopped it (stop_if_told)
         # answers the grader sent ahead: lend id -> deque of (the entries logged before the
         # call, the call's arguments, its answer), each canonical; and the entries logged
         # since the last answer (checks/lending.py: predicted methods)
@@ -496,8 +499,22 @@ class StudentServer:
         TRANSCRIPT_BYTES of arrays: code that only uses mirrored objects (a 10,000-step
         episode, a DQN's 5,000 optimizer steps) never waits for the grader, and no one
         message outgrows the channel's limit."""
+        if self.stopped:
+            raise RuntimeError(f"the grader stopped this call: {self.stopped}")
         if len(self.transcript) >= TRANSCRIPT_BATCH or self.transcript_bytes >= TRANSCRIPT_BYTES:
             self.channel.send({"op": "transcript", "transcript": self.take_transcript()})
+            self.stop_if_told()
+
+    def stop_if_told(self):
+        """Raise in the student's code if the grader refused what it did in this request
+        (a "stop" waiting on the channel): the rest of the run could not change the check,
+        and need not be run. Raises again at every transcript entry after it."""
+        if not (self.channel.pending or select.select([self.channel.sock], [], [], 0)[0]):
+            return
+        message = self.channel.receive()
+        if message.get("op") == "stop" and message.get("id") == self.request_id:
+            self.stopped = str(message.get("why", ""))[:MAX_MESSAGE_TEXT]
+            raise RuntimeError(f"the grader stopped this call: {self.stopped}")
 
     def take_transcript(self):
         entries, self.transcript, self.transcript_bytes = self.transcript, [], 0
@@ -520,6 +537,10 @@ class StudentServer:
                            "name": name, "args": encoded[0], "kwargs": encoded[1],
                            "transcript": self.take_transcript()})
         answer = self.channel.receive()
+        while answer.get("op") == "stop":  # the grader answers the callback all the same
+            if answer.get("id") == self.request_id:
+                self.stopped = str(answer.get("why", ""))[:MAX_MESSAGE_TEXT]
+            answer = self.channel.receive()
         if answer.get("op") != "callback_reply" or answer.get("id") != self.next_callback:
             raise SystemExit("the grader broke off the call")
         self.since = []
@@ -556,6 +577,9 @@ class StudentServer:
                 continue
             except (wire.ChannelClosed, wire.WireError):
                 return
+            if request.get("op") == "stop":  # it came after the reply it was for
+                continue
+            self.request_id, self.stopped = request.get("id"), None
             reply = {"op": "reply", "id": request.get("id")}
             self.ahead.clear()  # answers foreseen for the last request's calls
             self.since = []
