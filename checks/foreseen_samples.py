@@ -91,6 +91,37 @@ class PlannedCalls:
         return (results[-1] if call else None), foreseen
 
 
+class Foresight:
+    """One foresight of the student's process (its ``ForkAhead``): what to ask it for
+    with the next sequence of calls, and the answers it gave, by number (the n-th call it
+    foresees). It is asked for ``AHEAD`` answers at a time; once it gives fewer than
+    asked (a call raised, or the fork is gone), it is asked no more."""
+
+    def __init__(self):
+        self.id, self.started, self.ended = next(_foresights), False, False
+        self.played = 0  # answers it gave
+        self.answers = {}  # number -> an answer not used yet
+
+    def request(self, number, start):
+        """The ``foresee`` of the sequence that makes call ``number`` (``start``: what its
+        fork is started with, the first time), or None once it is asked no more."""
+        if self.ended:
+            return None
+        foresee = {"id": self.id, "until": number + 1 + AHEAD}
+        if not self.started:
+            foresee.update(start=True, **start)
+            self.started = True
+        return foresee
+
+    def take(self, answers, number, until):
+        """Keep ``answers`` (the ones asked for up to ``until``, numbered from those
+        already played) for the calls after ``number``."""
+        self.answers.update((self.played + k, answer) for k, answer in enumerate(answers)
+                            if self.played + k > number)
+        self.played += len(answers)
+        self.ended = self.played < until
+
+
 class ForeseenSamples(BufferUnderTest):
     """The student's ``buffer`` as the course's Taxi loop uses it, its samples foreseen;
     :meth:`finish` makes the calls still planned. Raises :class:`CallsUnsettled` when
@@ -101,9 +132,7 @@ class ForeseenSamples(BufferUnderTest):
         self.planned = PlannedCalls(_same_batch)
         self.transitions = []  # every one stored in the run, in order: placeholder n's
         self.steps = 0  # samples so far: the number of the next one
-        self.foreseen = {}  # step -> the placeholder numbers its sample returns
-        self.played = 0  # steps the foresight has answered for
-        self.foresight, self.started, self.ended = next(_foresights), False, False
+        self.foresight = Foresight()  # its answers: the placeholder numbers each returns
 
     def add(self, obs_t, action, reward, obs_tp1, done):
         self.planned.add(planned_call("add(obs_t, action, reward, obs_tp1, done)",
@@ -115,7 +144,7 @@ class ForeseenSamples(BufferUnderTest):
         self._charge_sample(batch_size)
         call = planned_call(f"sample({batch_size})", self.buffer.sample, batch_size)
         step, self.steps = self.steps, self.steps + 1
-        numbers = self.foreseen.pop(step, None)
+        numbers = self.foresight.answers.pop(step, None)
         if numbers is None:
             batch = self._made(call, batch_size, step)
         else:
@@ -130,28 +159,14 @@ class ForeseenSamples(BufferUnderTest):
     def _made(self, call, batch_size, step):
         """The planned calls and ``call`` (the sample of ``step``) made; the batch it
         returned. Asks the foresight for the steps after it."""
-        foresee = None
-        if not self.ended:
-            foresee = {"id": self.foresight, "until": step + 1 + AHEAD}
-            if not self.started:
-                foresee.update(start=True, target=self.buffer, add="add", sample="sample",
-                               sample_args=[batch_size], first=FIRST, step=STEP)
-                self.started = True
+        foresee = self.foresight.request(step, dict(
+            target=self.buffer, add="add", sample="sample", sample_args=[batch_size],
+            first=FIRST, step=STEP))
         result, foreseen = self.planned.make(call, foresee)
         if foresee is not None:
-            self._take(foreseen, step, foresee["until"])
+            self.foresight.take(_foreseen_numbers(foreseen, self.foresight.played), step,
+                                foresee["until"])
         return taxi_batch(result, batch_size)
-
-    def _take(self, answers, step, until):
-        """Keep what the foresight answered for the steps after ``step``; foresee no more
-        once it answered for fewer than asked (a call raised, or it is gone)."""
-        batches = _foreseen_numbers(answers, self.played)
-        for number, numbers in enumerate(batches, start=self.played):
-            if number > step:
-                self.foreseen[number] = numbers
-        self.played += len(batches)
-        if self.played < until:
-            self.ended = True
 
     def _filled_in(self, numbers):
         """The batch of the run's transitions ``numbers``, in Taxi's types."""
@@ -184,33 +199,23 @@ class ForeseenLoop:
         self.function, self.loop_args = function, [n, seed, max_updates, beta]
         self.planned = PlannedCalls(_same_answer)
         self.samples = 0  # samples so far: the number of the next one
-        self.foreseen = {}  # sample number -> its answer
-        self.played = 0  # answers the fork gave
-        self.foresight, self.started, self.ended = next(_foresights), False, False
+        self.foresight = Foresight()  # its answers: the samples' own
 
     def sample(self, batch_size, beta):
         call = planned_call(f"sample({batch_size}, beta={beta})", self.buffer.sample,
                             batch_size, beta)
         number, self.samples = self.samples, self.samples + 1
-        if number in self.foreseen:
-            answer = self.foreseen.pop(number)
+        answer = self.foresight.answers.pop(number, None)
+        if answer is not None:
             self.planned.add(call, answer)
             return answer
-        foresee = None
-        if not self.ended:
-            foresee = {"id": self.foresight, "until": number + 1 + AHEAD}
-            if not self.started:
-                foresee.update(start=True, kind="loop", target=self.buffer, sample="sample",
-                               function=[self.function.__module__, self.function.__qualname__],
-                               args=self.loop_args)
-                self.started = True
+        foresee = self.foresight.request(number, dict(
+            kind="loop", target=self.buffer, sample="sample",
+            function=[self.function.__module__, self.function.__qualname__],
+            args=self.loop_args))
         answer, foreseen = self.planned.make(call, foresee)
         if foresee is not None:
-            answers = foreseen if isinstance(foreseen, list) else []
-            self.foreseen.update((self.played + k, a) for k, a in enumerate(answers)
-                                 if self.played + k > number)
-            self.played += len(answers)
-            self.ended = self.played < foresee["until"]
+            self.foresight.take(foreseen or [], number, foresee["until"])
         return answer
 
     def update_priorities(self, slots, td_errors):
@@ -226,7 +231,8 @@ def _same_answer(result, used):
     """Whether a call's real answer is the one used, in types, shapes and bytes."""
     from grader.judge.sandbox_runtime import wire  # the grader's: only it foresees
 
-    return wire.digest(result) is not None and wire.digest(result) == wire.digest(used)
+    digest = wire.digest(result)
+    return digest is not None and digest == wire.digest(used)
 
 
 def _foreseen_numbers(answers, first):

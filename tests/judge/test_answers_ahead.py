@@ -19,9 +19,8 @@ Lesson 01's foresight (checks/foreseen_taxi_steps.py) is held to the lesson's ow
 import pytest
 
 from checks.lending import Served
-from grader.judge.sandbox import make_scratch, remove_scratch
-from grader.judge.student_process import Foresight, StudentProcess, TranscriptMismatch
-from grader.lessons import all_lessons
+from grader.judge.student_process import Foresight, TranscriptMismatch
+from support.student_processes import student_process
 
 BUDGET = 30.0  # CPU seconds: far more than any request here takes
 STEPS = 40
@@ -114,16 +113,8 @@ class Silent:
 
 @pytest.fixture(scope="module")
 def process():
-    scratch = make_scratch(all_lessons()["01_qlearning"])
-    process = StudentProcess(scratch, memory_mb=1024, disk_mb=16, isolate=False)
-    process.start()
-    try:
-        with process.budget(BUDGET):
-            assert process.run_cell(LOOPS) == {"status": "ok"}
+    with student_process("01_qlearning", LOOPS, BUDGET) as process:
         yield process
-    finally:
-        process.stop()
-        remove_scratch(scratch)
 
 
 def run(process, loop, counter, *args):

@@ -6,9 +6,7 @@ raised, so that a caller that defers a call sees what it saw when it made the ca
 import pytest
 
 from checks.framework import ProbeError
-from grader.judge.sandbox import make_scratch, remove_scratch
-from grader.judge.student_process import StudentProcess
-from grader.lessons import all_lessons
+from support.student_processes import student_process
 
 BUFFER = '''
 class Buffer:
@@ -27,16 +25,8 @@ class Buffer:
 
 @pytest.fixture(scope="module")
 def process():
-    scratch = make_scratch(all_lessons()["04_hindsight_replay"])
-    process = StudentProcess(scratch, memory_mb=1024, disk_mb=16, isolate=False)
-    process.start()
-    try:
-        with process.budget(30.0):
-            assert process.run_cell(BUFFER) == {"status": "ok"}
+    with student_process("04_hindsight_replay", BUFFER) as process:
         yield process
-    finally:
-        process.stop()
-        remove_scratch(scratch)
 
 
 def test_a_deferred_call_without_a_description_raises_as_the_call_would(process):

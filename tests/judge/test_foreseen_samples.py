@@ -14,9 +14,7 @@ import pytest
 
 from checks.framework import ProbeError, call_student
 from checks.taxi_training import train_buffer_on_taxi
-from grader.judge.sandbox import make_scratch, remove_scratch
-from grader.judge.student_process import StudentProcess
-from grader.lessons import all_lessons
+from support.student_processes import requests_counted, student_process
 
 BUDGET = 60.0  # CPU seconds: far more than a run here takes
 EPISODES = 6
@@ -74,16 +72,8 @@ class Breaks(Uniform):
 
 @pytest.fixture(scope="module")
 def process():
-    scratch = make_scratch(all_lessons()["02_replay_buffer"])
-    process = StudentProcess(scratch, memory_mb=1024, disk_mb=16, isolate=False)
-    process.start()
-    try:
-        with process.budget(BUDGET):
-            assert process.run_cell(BUFFERS) == {"status": "ok"}
+    with student_process("02_replay_buffer", BUFFERS, BUDGET) as process:
         yield process
-    finally:
-        process.stop()
-        remove_scratch(scratch)
 
 
 def trained(process, name, foreseen):
@@ -91,15 +81,8 @@ def trained(process, name, foreseen):
     of the course's loop on Taxi with the student's buffer ``name``."""
     from replay_buffer import play_and_train_with_replay
 
-    trips, request = [], process._request
-
-    def counted(message):
-        trips.append(message.get("op"))
-        return request(message)
-
-    process._request = counted
     try:
-        with process.budget(BUDGET):
+        with requests_counted(process) as trips, process.budget(BUDGET):
             process.seed(11)
             made_by = process.lookup([name])[name]
             try:
@@ -111,7 +94,6 @@ def trained(process, name, foreseen):
                 return str(error), len(trips)
         return [table.tolist() for table in tables], len(trips)
     finally:
-        del process._request
         process.forget()
 
 
@@ -202,16 +184,8 @@ class TiresOfPriorities(Proportional):
 
 @pytest.fixture(scope="module")
 def prioritized():
-    scratch = make_scratch(all_lessons()["03_prioritized_replay"])
-    process = StudentProcess(scratch, memory_mb=1024, disk_mb=16, isolate=False)
-    process.start()
-    try:
-        with process.budget(BUDGET):
-            assert process.run_cell(PRIORITIZED) == {"status": "ok"}
+    with student_process("03_prioritized_replay", PRIORITIZED, BUDGET) as process:
         yield process
-    finally:
-        process.stop()
-        remove_scratch(scratch)
 
 
 def cliffwalk_slots(process, name, foreseen):
@@ -221,11 +195,7 @@ def cliffwalk_slots(process, name, foreseen):
     from checks.lesson03_prioritized_replay.cliffwalk_learning import BufferUnderTest
     from course.blind_cliffwalk import learn_from_replay, learn_from_replay_of, replay_memory
 
-    memory, trips, request = replay_memory(5, 3), [], process._request
-
-    def counted(message):
-        trips.append(message.get("op"))
-        return request(message)
+    memory = replay_memory(5, 3)
 
     def learned(foreseen):
         buffer = call_student(f"{name}()", made_by, len(memory), 3)
@@ -238,9 +208,8 @@ def cliffwalk_slots(process, name, foreseen):
             replay.finish()
         return run.slots
 
-    process._request = counted
     try:
-        with process.budget(BUDGET):
+        with requests_counted(process) as trips, process.budget(BUDGET):
             process.seed(11)
             made_by = process.lookup([name])[name]
             try:
@@ -248,7 +217,6 @@ def cliffwalk_slots(process, name, foreseen):
             except ProbeError as error:
                 return str(error), len(trips)
     finally:
-        del process._request
         process.forget()
 
 

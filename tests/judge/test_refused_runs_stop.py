@@ -9,9 +9,8 @@ import pytest
 from checks.framework import ProbeError
 from checks.lending import forget_mirrored, mirrored
 from course.stand_ins import CountingBuffer
-from grader.judge.sandbox import make_scratch, remove_scratch
-from grader.judge.student_process import StudentProcess, TranscriptMismatch
-from grader.lessons import all_lessons
+from grader.judge.student_process import TranscriptMismatch
+from support.student_processes import student_process
 
 CALLS = 100_000
 LOOPS = '''
@@ -49,16 +48,8 @@ class RefusesAfter(CountingBuffer):
 
 @pytest.fixture(scope="module")
 def process():
-    scratch = make_scratch(all_lessons()["02_replay_buffer"])
-    process = StudentProcess(scratch, memory_mb=1024, disk_mb=16, isolate=False)
-    process.start()
-    try:
-        with process.budget(60.0):
-            assert process.run_cell(LOOPS) == {"status": "ok"}
+    with student_process("02_replay_buffer", LOOPS) as process:
         yield process
-    finally:
-        process.stop()
-        remove_scratch(scratch)
 
 
 @pytest.mark.parametrize("loop", ["fills", "fills_whatever_it_is_told"])

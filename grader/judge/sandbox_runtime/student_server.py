@@ -511,10 +511,15 @@ class StudentServer:
         and need not be run. Raises again at every transcript entry after it."""
         if not (self.channel.pending or select.select([self.channel.sock], [], [], 0)[0]):
             return
-        message = self.channel.receive()
+        if self.told_to_stop(self.channel.receive()):
+            raise RuntimeError(f"the grader stopped this call: {self.stopped}")
+
+    def told_to_stop(self, message):
+        """Whether ``message`` is a stop of the request being answered (noted in
+        ``stopped``); a stop of an earlier request is dropped."""
         if message.get("op") == "stop" and message.get("id") == self.request_id:
             self.stopped = str(message.get("why", ""))[:MAX_MESSAGE_TEXT]
-            raise RuntimeError(f"the grader stopped this call: {self.stopped}")
+        return bool(self.stopped)
 
     def take_transcript(self):
         entries, self.transcript, self.transcript_bytes = self.transcript, [], 0
@@ -538,8 +543,7 @@ class StudentServer:
                            "transcript": self.take_transcript()})
         answer = self.channel.receive()
         while answer.get("op") == "stop":  # the grader answers the callback all the same
-            if answer.get("id") == self.request_id:
-                self.stopped = str(answer.get("why", ""))[:MAX_MESSAGE_TEXT]
+            self.told_to_stop(answer)
             answer = self.channel.receive()
         if answer.get("op") != "callback_reply" or answer.get("id") != self.next_callback:
             raise SystemExit("the grader broke off the call")
@@ -742,8 +746,7 @@ class StudentServer:
         self.handles.clear()
         self.lent.clear()
         self.shadows.clear()
-        self.transcript.clear()
-        self.transcript_bytes = 0
+        self.take_transcript()
         self.ahead.clear()
         return None, False
 
