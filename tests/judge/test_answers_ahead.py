@@ -43,6 +43,15 @@ def wanders(counter, x, steps):
     return x
 
 
+def adds_floats(counter, x, steps):
+    """Adds what it was answered as a float: equal to the int foreseen, not the same."""
+    for _ in range(steps):
+        y = counter.next(x)
+        counter.add(float(y))
+        x = y
+    return x
+
+
 def pings(silent, times):
     return [silent.ping() for _ in range(times)]
 
@@ -157,6 +166,16 @@ def test_a_loop_that_goes_its_own_way_waits_and_gets_the_true_answers(process):
     assert result == run_here("wanders", here, 7, 30)
     assert there.calls == here.calls
     assert waits >= 10  # each step after a wandering add waits again
+
+
+def test_a_call_equal_to_the_foreseen_one_but_of_another_type_waits(process):
+    # after the first answer (an int), add(7.0) is not the foreseen add(7): the answers
+    # after it are floats, so the int answers sent ahead would be refused if they were
+    # used; the loop waits once more instead, and the counter then foresees floats
+    here, there = PlainCounter(), PredictedCounter()
+    result, waits = run(process, "adds_floats", there, 7, 20)
+    assert result == run_here("adds_floats", here, 7, 20) and type(result) is float
+    assert there.calls == here.calls and waits == 2
 
 
 def test_an_answer_the_grader_would_not_give_is_refused(process):

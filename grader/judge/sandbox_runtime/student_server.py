@@ -107,13 +107,12 @@ def _rebuild_error(error):
 NOT_FORESEEN = object()  # a call the grader's answers ahead do not cover
 
 
-def _canonical(value):
-    """``value`` (JSON data) as a string equal for equal data, or None (never equal to a
-    string) for what JSON cannot hold, such as an array's bytes."""
-    try:
-        return wire.canonical(value)
-    except (TypeError, ValueError):
-        return None
+def _exact_key(entry):
+    """A string equal for two transcript entries (or calls) exactly when they are equal
+    value for value and type for type (1, 1.0 and True differ; NaN equals NaN). Both
+    sides build entries the same way (lists, dicts in one order, plain scalars, bytes),
+    so ``repr`` is such a key, at half the cost of canonical JSON."""
+    return repr(entry)
 
 
 def _refuse_object(value):
@@ -485,13 +484,16 @@ class StudentServer:
                      _bytes_in(encoded_args))
         return result
 
-    def append(self, entry, size=0):
+    def append(self, entry, size=0, answered=False):
         """Put ``entry`` (with about ``size`` bytes of arrays) in the transcript (and, while
-        answers wait ahead, note it)."""
+        answers wait ahead, note it among the entries before the next answer, unless it
+        is an ``answered`` one: those start after it)."""
         self.transcript.append(entry)
         self.transcript_bytes += size
-        if self.ahead:
-            self.since.append(_canonical(entry))
+        if answered:
+            self.since = []
+        elif self.ahead:
+            self.since.append(_exact_key(entry))
         self.send_transcript_if_long()
 
     def send_transcript_if_long(self):
@@ -552,8 +554,8 @@ class StudentServer:
             raise _rebuild_error(answer["error"])
         if answer.get("ahead"):
             self.ahead[lend_id] = collections.deque(
-                ([_canonical(entry) for entry in coming["before"]],
-                 _canonical([name, coming["args"], coming["kwargs"]]), coming["value"])
+                ([_exact_key(entry) for entry in coming["before"]],
+                 _exact_key([name, coming["args"], coming["kwargs"]]), coming["value"])
                 for coming in answer["ahead"])
         return self.decode(answer["value"])
 
@@ -565,11 +567,11 @@ class StudentServer:
         if not waiting:
             return NOT_FORESEEN
         before, call, value = waiting[0]
-        if before != self.since or call != _canonical([name, *encoded]):
+        if before != self.since or call != _exact_key([name, *encoded]):
             return NOT_FORESEEN
         waiting.popleft()
-        self.append([lend_id, "answered", name, encoded[0], encoded[1], {"value": value}])
-        self.since = []  # the entries before the next answer start here
+        self.append([lend_id, "answered", name, encoded[0], encoded[1], {"value": value}],
+                    answered=True)
         return self.decode(value)
 
     # --- requests ------------------------------------------------------------------------
