@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from distributed import KilledWorker, get_worker, wait
 
+from grader.class_run.baseline_cache import baseline_cache
 from grader.class_run.baselines import (baseline_name, install_baselines, needed_baselines,
                                         train_baseline)
 from grader.class_run.class_progress import ClassProgress
@@ -133,11 +134,25 @@ class ClassGrading:
         lessons = {jobs[index].lesson for index in self.todo}
         self.needed = needed_baselines(lessons, options.get("only"))
         self.baselines = store.baselines(salt, self.version)
+        self.cache = baseline_cache()  # baselines this machine trained in earlier runs
+        self._reuse_cached_baselines()
         self.untrained = [pair for pair in self.needed
                           if baseline_name(*pair) not in self.baselines]
         self.held = {}  # lesson -> notebooks waiting for its baselines
         self.in_flight = {}  # Dask future -> ("baseline", (lesson, check)) | ("notebook", i)
         self.run = ClassRun(reused=len(jobs) - len(self.todo))
+
+    def _reuse_cached_baselines(self):
+        """Take the needed baselines this machine's cache holds for this salt, course
+        version and libraries (written into the run's store too, which stays whole)."""
+        if self.cache is None:
+            return
+        kept = self.cache.baselines(self.salt, self.version)
+        for pair in self.needed:
+            name = baseline_name(*pair)
+            if name not in self.baselines and name in kept:
+                self.baselines[name] = kept[name]
+                self.store.save_baseline(self.salt, self.version, name, kept[name])
 
     def lesson_ready(self, lesson):
         return all(baseline_name(*pair) in self.baselines
@@ -210,6 +225,8 @@ class ClassGrading:
             answers = {}
         else:
             self.store.save_baseline(self.salt, self.version, name, answers)
+            if self.cache is not None:
+                self.cache.save(self.salt, self.version, name, answers)
         self.baselines[name] = answers
         self.progress.baseline_trained()
         return self.held.pop(pair[0], []) if self.lesson_ready(pair[0]) else []
