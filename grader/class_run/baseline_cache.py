@@ -17,6 +17,7 @@ training do).
 """
 
 import hashlib
+import importlib.metadata
 import json
 import os
 import sys
@@ -40,15 +41,21 @@ def cache_folder():
     return Path(base) / "experience-replay-grader" / "baselines"
 
 
+LIBRARIES = ("numpy", "scipy", "gymnasium")  # what the checks train with
+
+
 def libraries_key():
     """A short hash of what else decides a baseline's numbers: Python's version and those
-    of the libraries the checks train with."""
-    import gymnasium
-    import numpy
-    import scipy
-
-    versions = f"{sys.version}|{numpy.__version__}|{scipy.__version__}|{gymnasium.__version__}"
+    of the libraries the checks train with (read from their metadata: nothing imported)."""
+    versions = "|".join([sys.version, *(_version(name) for name in LIBRARIES)])
     return hashlib.sha256(versions.encode()).hexdigest()[:16]
+
+
+def _version(distribution):
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return "none"
 
 
 class BaselineCache:
@@ -62,12 +69,15 @@ class BaselineCache:
 
     def baselines(self, salt, version):
         """``{"lesson/check": answers}`` kept for this salt and version; {} if none are,
-        or if the file is not a whole JSON object keyed by names."""
+        or if the file is not whole baselines: a JSON object of names, each with the
+        object of answers its training recorded."""
         try:
             kept = json.loads(self._path(salt, version).read_text())
         except (OSError, ValueError):
             return {}
-        if not isinstance(kept, dict) or not all(isinstance(name, str) for name in kept):
+        if not isinstance(kept, dict) or not all(
+                isinstance(name, str) and isinstance(answers, dict)
+                for name, answers in kept.items()):
             return {}
         return kept
 
