@@ -37,7 +37,10 @@ def cache_folder():
         return None
     if chosen:
         return Path(chosen)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    try:
+        base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    except (RuntimeError, KeyError):  # no home directory to be found: no cache
+        return None
     return Path(base) / "experience-replay-grader" / "baselines"
 
 

@@ -75,6 +75,13 @@ def test_the_cache_is_where_the_variable_says_or_off(monkeypatch, tmp_path):
     monkeypatch.delenv(cache_module.CACHE_VARIABLE)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert baseline_cache().folder == tmp_path / "xdg" / "experience-replay-grader" / "baselines"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+
+    def no_home():
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    assert baseline_cache() is None  # nowhere to keep them: every run trains its own
 
 
 def test_a_class_run_takes_the_kept_baselines_instead_of_training_them(tmp_path, monkeypatch):
