@@ -17,6 +17,7 @@ from grader.judge.student_process import (StudentException, StudentInterrupted, 
                                           StudentProcess, StudentProcessLost,
                                           rebuilt_exception)
 from grader.lessons import all_lessons
+from support.student_processes import student_process
 
 BUDGET = 30.0  # CPU seconds: far more than any request here takes
 STUDENT_CODE = '''
@@ -72,14 +73,8 @@ def started(isolate=False):
 
 @pytest.fixture(scope="module")
 def process():
-    process, scratch = started()
-    try:
-        with process.budget(BUDGET):
-            assert process.run_cell(STUDENT_CODE) == {"status": "ok"}
+    with student_process("01_qlearning", STUDENT_CODE, BUDGET) as process:
         yield process
-    finally:
-        process.stop()
-        remove_scratch(scratch)
 
 
 @pytest.fixture
