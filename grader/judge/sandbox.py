@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.judge.sandbox_launcher import RUNTIME_FOLDER
+from grader.judge.scratch_bytecode import write_bytecode
 from grader.judge.sandbox_resources import (DEFAULT_DISK_MB, DEFAULT_MEMORY_MB,  # noqa: F401
                                             MAX_TASKS, budget_mechanisms, process_runs)
 from grader.lessons import REPOSITORY, earlier_reference_modules
@@ -117,6 +118,7 @@ def make_scratch(lesson):
     for module in earlier_reference_modules(lesson):
         shutil.copy2(REPOSITORY / module, lib / module)
     shutil.copytree(RUNTIME_SOURCE, lib / RUNTIME_FOLDER, ignore=ignore)
+    write_bytecode(lib)
     return Scratch(root, lib, new_root, workdir, owner_lock)
 
 

@@ -283,12 +283,19 @@ def test_a_sandbox_holds_the_course_helpers_and_earlier_lessons_only(lesson):
     checks, whose verdicts hold references; not this lesson's module or a later one's."""
     scratch = make_scratch(all_lessons()[lesson])
     try:
-        exposed = sorted(path.name for path in scratch.lib.iterdir())
+        exposed = sorted(path.name for path in scratch.lib.iterdir()
+                         if path.name != "__pycache__")
+        compiled = sorted(path.name.split(".")[0]
+                          for path in (scratch.lib / "__pycache__").glob("*"))
         ring = (scratch.lib / "course" / "ring_buffer.py").exists()
+        ring_compiled = any((scratch.lib / "course" / "__pycache__").glob("ring_buffer.*"))
     finally:
         remove_scratch(scratch)
     earlier = sorted(other.exports_to for other in all_lessons().values()
                      if other.number < all_lessons()[lesson].number and other.exports_to)
     assert exposed == sorted(["_grader_runtime", "course", *earlier])
+    # the bytecode the grader compiled is of those modules, and of nothing else
+    assert compiled == sorted(name.removesuffix(".py") for name in earlier)
+    assert ring_compiled == ring
     # the course's ring buffer could stand in for lesson 02's answer: out of reach there
     assert ring == (lesson >= "03")
