@@ -53,19 +53,15 @@ SANDBOX_HOST_NAME = "sandbox"
 # ``mount``: a sandbox makes about thirty, and each ``mount`` process started from the
 # template's large address space cost about 3 ms of CPU (half of a sandbox's start).
 libc = ctypes.CDLL(None, use_errno=True)
-libc.mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
-                       ctypes.c_char_p)
-libc.umount2.argtypes = (ctypes.c_char_p, ctypes.c_int)
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
 MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC, MS_RELATIME = 1024, 2048, 4096, 16384, 1 << 21
 MNT_DETACH = 2
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203,
                   "s390x": 217}
-# statvfs's flags of a mount that a remount inside a user namespace must keep (the kernel
-# refuses to clear them on a mount it was given), and the mount flag each one is
-KEPT_FLAGS = ((os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV),
-              (os.ST_NOEXEC, MS_NOEXEC), (os.ST_NOATIME, MS_NOATIME),
-              (os.ST_NODIRATIME, MS_NODIRATIME), (os.ST_RELATIME, MS_RELATIME))
+# Linux's statvfs flags of a mount that a remount inside a user namespace must keep (the
+# kernel refuses to clear them on a mount it was given), and the mount flag each one is
+KEPT_FLAGS = ((2, MS_NOSUID), (4, MS_NODEV), (8, MS_NOEXEC), (1024, MS_NOATIME),
+              (2048, MS_NODIRATIME), (4096, MS_RELATIME))
 
 
 def _encoded(text):
@@ -73,7 +69,7 @@ def _encoded(text):
 
 
 def _mount(source, target, kind, flags, options, doing):
-    if libc.mount(_encoded(source), _encoded(target), _encoded(kind), flags,
+    if libc.mount(_encoded(source), _encoded(target), _encoded(kind), ctypes.c_ulong(flags),
                   _encoded(options)):
         number = ctypes.get_errno()
         raise OSError(number, f"sandbox: {doing} {target}: {os.strerror(number)}")
@@ -103,13 +99,13 @@ def pivot_root(new_root, put_old):
     if number is None:
         raise OSError(f"sandbox: pivot_root's system call number on {platform.machine()} "
                       "is not known")
-    if libc.syscall(number, os.fsencode(new_root), os.fsencode(put_old)):
+    if libc.syscall(ctypes.c_long(number), os.fsencode(new_root), os.fsencode(put_old)):
         error = ctypes.get_errno()
         raise OSError(error, f"sandbox: pivot_root: {os.strerror(error)}")
 
 
 def unmount_detached(target):
-    if libc.umount2(os.fsencode(target), MNT_DETACH):
+    if libc.umount2(os.fsencode(target), ctypes.c_int(MNT_DETACH)):
         number = ctypes.get_errno()
         raise OSError(number, f"sandbox: unmounting {target}: {os.strerror(number)}")
 
