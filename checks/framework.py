@@ -416,8 +416,57 @@ def as_plain_data(value):
 
     Visible tests pass inputs and data through this too, so a check behaves the same
     in a notebook as in the grader (tuples become lists, dict keys become strings).
+
+    Data that is plain already (the built-in types themselves, string keys, ints JSON
+    writes, at most ``_PLAIN_DEPTH`` deep) is copied without writing and reading the
+    text, which is what a learning check's data cost most; anything else goes through
+    JSON itself, which converts it or refuses it in its own words.
     """
-    return json.loads(json.dumps(value, allow_nan=True))
+    try:
+        return _plain_copy(value, 0)
+    except _NotPlain:
+        return json.loads(json.dumps(value, allow_nan=True))
+
+
+class _NotPlain(Exception):
+    """A value that only a JSON round trip can say what becomes of."""
+
+
+_PLAIN_DEPTH = 100  # deeper (or circular): JSON's own round trip decides
+_LARGEST_PLAIN_INT_BITS = 4_000  # well within the digits Python writes an int with
+
+
+def _plain_copy(value, depth):
+    """What ``json.loads(json.dumps(value))`` gives, for plain data; raises _NotPlain."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return value
+    if kind is float:
+        return value if value == value else _NAN  # JSON gives its one NaN back
+    if kind is int:
+        if value.bit_length() > _LARGEST_PLAIN_INT_BITS:
+            raise _NotPlain
+        return value
+    if depth >= _PLAIN_DEPTH:
+        raise _NotPlain
+    if kind is list or kind is tuple:  # the common items kept in line, for speed
+        return [item if type(item) in _KEPT_AS_THEY_ARE or (type(item) is float and
+                                                           item == item)
+                else _plain_copy(item, depth + 1) for item in value]
+    if kind is dict:
+        copied = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                raise _NotPlain
+            copied[key] = _plain_copy(item, depth + 1)
+        return copied
+    raise _NotPlain
+
+
+_KEPT_AS_THEY_ARE = frozenset((str, bool, type(None)))
+
+
+_NAN = json.loads("NaN")
 
 
 def packed(array, dtype="float32"):
