@@ -188,8 +188,9 @@ def exposed_paths():
 
 @functools.lru_cache(maxsize=1)
 def namespaces_available():
-    """Can this machine give a process its own namespaces, drop its capabilities and
-    move its root (``unshare``, ``setpriv`` and ``pivot_root``, all from util-linux)?"""
+    """Can this machine give a process its own namespaces and drop its capabilities
+    (``unshare`` and ``setpriv``, from util-linux)? The launcher moves the root with the
+    system call itself."""
     if not sys.platform.startswith("linux") or shutil.which("unshare") is None:
         return False
     try:
@@ -197,7 +198,7 @@ def namespaces_available():
                                capture_output=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return False
-    return probe.returncode == 0 and shutil.which("pivot_root") is not None
+    return probe.returncode == 0
 
 
 SYSCALL_FILTER = "seccomp: no namespaces, mounts or kernel administration"  # the launcher's
