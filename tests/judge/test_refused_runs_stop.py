@@ -64,8 +64,11 @@ def test_a_refused_loop_stops_soon_and_is_refused(process, loop):
     finally:
         forget_mirrored()
         process.forget()
-    if loop == "fills":  # stopped within a transcript or two of the refusal
-        assert 1_000 <= len(made) < 3_000
+    if loop == "fills":  # stopped a few transcripts after the refusal, not 100,000 calls on
+        # how many depends on how far the student's process ran ahead while the grader
+        # replayed: at most what the channel's buffer holds (208 KB here, about 3,000
+        # adds) and a transcript or two more, however the machine is loaded
+        assert 1_000 <= len(made) < 10_000
     else:  # it goes on, but every call raises, and the check is refused all the same
         assert len(made) == CALLS
 
