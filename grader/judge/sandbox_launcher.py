@@ -55,6 +55,7 @@ SANDBOX_HOST_NAME = "sandbox"
 libc = ctypes.CDLL(None, use_errno=True)
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
 MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC, MS_RELATIME = 1024, 2048, 4096, 16384, 1 << 21
+MS_PRIVATE = 1 << 18
 MNT_DETACH = 2
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203,
                   "s390x": 217}
@@ -68,7 +69,8 @@ def _encoded(text):
     return None if text is None else os.fsencode(text)
 
 
-def _mount(source, target, kind, flags, options, doing):
+def mount(source, target, kind, flags, options, doing):
+    """mount(2); an OSError that says what it was ``doing`` if it fails."""
     if libc.mount(_encoded(source), _encoded(target), _encoded(kind), ctypes.c_ulong(flags),
                   _encoded(options)):
         number = ctypes.get_errno()
@@ -76,11 +78,11 @@ def _mount(source, target, kind, flags, options, doing):
 
 
 def mount_tmpfs(target, options, flags=0):
-    _mount("tmpfs", target, "tmpfs", flags, options, "mounting a tmpfs on")
+    mount("tmpfs", target, "tmpfs", flags, options, "mounting a tmpfs on")
 
 
 def bind(source, target, recursive=False):
-    _mount(source, target, None, MS_BIND | (MS_REC if recursive else 0), None,
+    mount(source, target, None, MS_BIND | (MS_REC if recursive else 0), None,
            f"binding {source} on")
 
 
@@ -91,7 +93,7 @@ def remount_read_only(target):
     for statvfs_flag, mount_flag in KEPT_FLAGS:
         if kept & statvfs_flag:
             flags |= mount_flag
-    _mount(None, target, None, flags, None, "making read-only")
+    mount(None, target, None, flags, None, "making read-only")
 
 
 def pivot_root(new_root, put_old):

@@ -56,7 +56,6 @@ CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 NAMESPACES = (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC
               | CLONE_NEWUTS)
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 0x4000, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP = 1, 4, 24
 PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 38, 47, 4
 CAPABILITY_VERSION_3 = 0x20080522
@@ -139,8 +138,9 @@ def become_sandbox(request, channel_fd, log_fd, template_pid):
                            ("gid_map", f"0 {gid} 1")):
             with open(f"/proc/self/{name}", "w") as handle:
                 handle.write(text)
-        _check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None),
-               "making mounts private")
+        launcher = sandbox_launcher
+        launcher.mount("none", "/", None, launcher.MS_REC | launcher.MS_PRIVATE, None,
+                       "making private the mounts under")
         init = os.fork()
         if init == 0:
             become_init(request, channel_fd)
@@ -186,10 +186,12 @@ def become_init(request, channel_fd):
     try:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         _title("sandbox_init.py (forked from the sandbox template)")
-        _check(libc.mount(b"none", b"/proc", None, MS_REC | MS_PRIVATE, None),
-               "making /proc private")
-        _check(libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NOEXEC | MS_NODEV,
-                          None), "mounting /proc")
+        launcher = sandbox_launcher
+        launcher.mount("none", "/proc", None, launcher.MS_REC | launcher.MS_PRIVATE, None,
+                       "making private the mounts under")
+        launcher.mount("proc", "/proc", "proc",
+                       launcher.MS_NOSUID | launcher.MS_NOEXEC | launcher.MS_NODEV, None,
+                       "mounting the namespace's proc on")
         # the template's imports are not the sandbox's: its cap is the budget above them
         inherited_mb = _address_space_mb()
         sandbox_launcher.enter_sandbox(request["root"], request["expose"], request["lib"],

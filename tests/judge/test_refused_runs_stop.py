@@ -68,7 +68,7 @@ def most_run_past_a_refusal():
     sender, receiver = socket.socketpair()
     with sender, receiver:
         buffered = sender.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
-    return 2 * TRANSCRIPT_BATCH + buffered // 60 + 2 * TRANSCRIPT_BATCH
+    return 4 * TRANSCRIPT_BATCH + buffered // 60
 
 
 @pytest.mark.parametrize("loop", ["fills", "fills_whatever_it_is_told"])
